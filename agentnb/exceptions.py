@@ -1,0 +1,252 @@
+"""Typed errors raised by agentnb.
+
+Two roots keep "you called it wrong" apart from "it failed while running": argument mistakes raise the
+built-ins (``ValueError``, ``TypeError``); everything that goes wrong at run time derives from
+:class:`AgentnbError` and carries the data needed to act on it.
+
+```
+AgentnbError
+├── ServiceError                     a model provider failed
+│   ├── ServiceResponseError         HTTP 4xx/5xx (status_code, body)
+│   │   ├── ServiceAuthenticationError   401/403
+│   │   ├── RateLimitError               429
+│   │   └── ContentFilterError           the provider refused the content
+│   ├── ServiceTimeoutError          no answer in time
+│   └── ServiceConnectionError       could not reach the provider
+├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
+├── ChatClientError                  the model's output cannot be used
+│   └── StructuredOutputError        the reply does not match the requested schema
+├── ToolError                        a tool cannot be defined or run
+│   ├── ToolExecutionError           a tool failed while running
+│   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
+├── ApprovalError                    an approval answer that matches no pending request
+├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
+├── SerializationError               JSON (de)serialization with type tags failed
+├── SessionError                     a session cannot be loaded or saved
+│   └── SessionCorruptError          a stored session is unreadable (the file is kept)
+├── CassetteError                    record/replay failed
+│   └── CassetteMissError            a request the cassette does not hold (shows the nearest one)
+├── MCPError                         an MCP server failed (names the server)
+│   ├── MCPConnectionError           could not start or reach the server, or it died
+│   └── MCPTimeoutError              the server did not answer in time
+├── WorkflowError                    a workflow cannot be built or run
+│   ├── WorkflowValidationError      the graph is invalid (names the nodes)
+│   ├── WorkflowRunError             an executor failed or a limit was hit during a run
+│   └── CheckpointError              a checkpoint cannot be used
+│       ├── CheckpointNotFoundError
+│       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
+│       └── CheckpointMismatchError  the checkpoint belongs to another graph
+└── StoreError                       the SQLite run store failed or has an unknown schema
+```
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AgentnbError",
+    "ApprovalError",
+    "CassetteError",
+    "CassetteMissError",
+    "ChatClientError",
+    "CheckpointCorruptError",
+    "CheckpointError",
+    "CheckpointMismatchError",
+    "CheckpointNotFoundError",
+    "ContentFilterError",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPTimeoutError",
+    "MiddlewareTermination",
+    "RateLimitError",
+    "SerializationError",
+    "ServiceAuthenticationError",
+    "ServiceConnectionError",
+    "ServiceError",
+    "ServiceInitializationError",
+    "ServiceResponseError",
+    "ServiceTimeoutError",
+    "SessionCorruptError",
+    "SessionError",
+    "StoreError",
+    "StructuredOutputError",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolSchemaError",
+    "WorkflowError",
+    "WorkflowRunError",
+    "WorkflowValidationError",
+]
+
+
+class AgentnbError(Exception):
+    """Base class of every run-time error agentnb raises."""
+
+
+class ServiceError(AgentnbError):
+    """A model provider failed to answer."""
+
+
+class ServiceResponseError(ServiceError):
+    """The provider answered with an HTTP error.
+
+    Attributes:
+        status_code: The HTTP status, when there was one.
+        body: The server's message or parsed error body.
+    """
+
+    def __init__(self, message: str, *, status_code: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+
+
+class ServiceAuthenticationError(ServiceResponseError):
+    """The provider rejected the credentials (401/403)."""
+
+
+class RateLimitError(ServiceResponseError):
+    """The provider is rate limiting this client (429)."""
+
+
+class ContentFilterError(ServiceResponseError):
+    """The provider refused the request or reply because of its content filter."""
+
+
+class ServiceTimeoutError(ServiceError):
+    """The provider did not answer in time."""
+
+
+class ServiceConnectionError(ServiceError):
+    """The provider could not be reached."""
+
+
+class ServiceInitializationError(AgentnbError):
+    """A client cannot be created: configuration such as an API key or model is missing."""
+
+
+class ChatClientError(AgentnbError):
+    """The model's output cannot be used."""
+
+
+class StructuredOutputError(ChatClientError):
+    """The model's reply does not validate against the requested ``response_format``.
+
+    Attributes:
+        schema_name: The name of the requested schema.
+        text: The model's raw reply.
+    """
+
+    def __init__(self, message: str, *, schema_name: str = "", text: str = "") -> None:
+        super().__init__(message)
+        self.schema_name = schema_name
+        self.text = text
+
+
+class ToolError(AgentnbError):
+    """A tool cannot be defined or run."""
+
+
+class ToolExecutionError(ToolError):
+    """A tool failed while running; raised when a run is configured to fail on tool errors."""
+
+
+class ToolSchemaError(ToolError):
+    """A function's signature cannot be described as a JSON schema."""
+
+
+class ApprovalError(AgentnbError):
+    """An approval response that answers no pending request (unknown, already answered or forged)."""
+
+
+class MiddlewareTermination(AgentnbError):
+    """Raised by middleware to end a run early; the run returns ``result`` if one is given."""
+
+    def __init__(self, message: str = "Middleware terminated the run.", *, result: Any = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class SerializationError(AgentnbError):
+    """A value cannot be turned into tagged JSON, or tagged JSON cannot be turned back."""
+
+
+class SessionError(AgentnbError):
+    """A session cannot be loaded or saved."""
+
+
+class SessionCorruptError(SessionError):
+    """A stored session is unreadable; the file is left in place for inspection."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class CassetteError(AgentnbError):
+    """Recording or replaying model traffic failed."""
+
+
+class CassetteMissError(CassetteError):
+    """The replayed request is not in the cassette.
+
+    Attributes:
+        nearest: The closest recorded request, to show what differs.
+    """
+
+    def __init__(self, message: str, *, nearest: Any = None) -> None:
+        super().__init__(message)
+        self.nearest = nearest
+
+
+class MCPError(AgentnbError):
+    """An MCP server failed.
+
+    Attributes:
+        server: The name of the MCP tool/server the error is about.
+    """
+
+    def __init__(self, message: str, *, server: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class MCPConnectionError(MCPError):
+    """The MCP server could not be started or reached, or it died."""
+
+
+class MCPTimeoutError(MCPError):
+    """The MCP server did not answer within the configured timeout."""
+
+
+class WorkflowError(AgentnbError):
+    """A workflow cannot be built or run."""
+
+
+class WorkflowValidationError(WorkflowError):
+    """The workflow graph is invalid; the message names the executors involved."""
+
+
+class WorkflowRunError(WorkflowError):
+    """An executor failed, or a limit was reached, while a workflow ran."""
+
+
+class CheckpointError(WorkflowError):
+    """A checkpoint cannot be used."""
+
+
+class CheckpointNotFoundError(CheckpointError):
+    """No checkpoint has the requested id."""
+
+
+class CheckpointCorruptError(CheckpointError):
+    """Stored checkpoint data is unreadable; it is left in place for inspection."""
+
+
+class CheckpointMismatchError(CheckpointError):
+    """The checkpoint was written by a different workflow graph."""
+
+
+class StoreError(AgentnbError):
+    """The SQLite run store failed, or holds a schema this version cannot read."""
