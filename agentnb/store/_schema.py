@@ -1,0 +1,94 @@
+"""The run store's SQL schema and its version.
+
+Bump :data:`SCHEMA_VERSION` whenever a table changes, and add the step that upgrades the previous version
+to :data:`MIGRATIONS`. A database written by a newer agentnb is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 1
+
+# Times of runs, events, checkpoints and sessions are fixed-width ISO 8601 UTC strings, so text order is
+# time order; span times are integer nanoseconds since the epoch, as OpenTelemetry records them, because
+# spans are many and turning integers into pandas datetimes is much cheaper than parsing strings.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS runs (
+    run_id     TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    error      TEXT,
+    metadata   TEXT NOT NULL DEFAULT '{}',
+    rev        INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_started_at ON runs (started_at);
+CREATE INDEX IF NOT EXISTS runs_rev ON runs (rev);
+
+CREATE TABLE IF NOT EXISTS events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id      TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    type        TEXT NOT NULL,
+    executor_id TEXT,
+    timestamp   TEXT NOT NULL,
+    data        TEXT NOT NULL DEFAULT 'null',
+    UNIQUE (run_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS spans (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    trace_id       TEXT NOT NULL,
+    span_id        TEXT NOT NULL,
+    parent_id      TEXT,
+    name           TEXT NOT NULL,
+    kind           TEXT NOT NULL DEFAULT 'INTERNAL',
+    start_ns       INTEGER NOT NULL,
+    end_ns         INTEGER,
+    status_code    TEXT NOT NULL DEFAULT 'UNSET',
+    status_message TEXT,
+    operation      TEXT,
+    agent_name     TEXT,
+    model          TEXT,
+    tool_name      TEXT,
+    input_tokens   INTEGER,
+    output_tokens  INTEGER,
+    run_id         TEXT,
+    attributes     TEXT NOT NULL DEFAULT '{}',
+    events         TEXT NOT NULL DEFAULT '[]',
+    resource       TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (trace_id, span_id)
+);
+CREATE INDEX IF NOT EXISTS spans_trace ON spans (trace_id);
+CREATE INDEX IF NOT EXISTS spans_start ON spans (start_ns);
+CREATE INDEX IF NOT EXISTS spans_agent ON spans (agent_name);
+CREATE INDEX IF NOT EXISTS spans_run ON spans (run_id);
+
+CREATE TABLE IF NOT EXISTS checkpoints (
+    checkpoint_id TEXT PRIMARY KEY,
+    run_id        TEXT,
+    workflow_name TEXT,
+    parent_id     TEXT,
+    step          INTEGER,
+    created_at    TEXT NOT NULL,
+    data          TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS checkpoints_run ON checkpoints (run_id, created_at);
+CREATE INDEX IF NOT EXISTS checkpoints_workflow ON checkpoints (workflow_name, created_at);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+);
+"""
+
+# version -> SQL that upgrades a database at ``version - 1`` to ``version``.
+MIGRATIONS: dict[int, str] = {}

@@ -1,0 +1,325 @@
+"""Behaviour of the SQLite run store in one process."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from agentnb.exceptions import StoreError
+from agentnb.store import SCHEMA_VERSION, RunStore, default_store, default_store_path
+from agentnb.store._run_store import to_iso, to_ns
+
+
+@pytest.fixture
+def store() -> RunStore:
+    s = RunStore(":memory:")
+    yield s
+    s.close()
+
+
+def test_default_path_uses_agentnb_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path / "home"))
+    assert default_store_path() == tmp_path / "home" / "agentnb.db"
+    monkeypatch.delenv("AGENTNB_HOME")
+    monkeypatch.chdir(tmp_path)
+    assert default_store_path() == tmp_path / ".agentnb" / "agentnb.db"
+
+
+def test_default_store_is_shared_per_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path / "a"))
+    first = default_store()
+    assert default_store() is first
+    assert first.path == (tmp_path / "a" / "agentnb.db").resolve()
+    assert (tmp_path / "a" / "agentnb.db").exists()
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path / "b"))
+    second = default_store()
+    assert second is not first
+    first.close()
+    second.close()
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path / "a"))
+    reopened = default_store()
+    assert reopened is not first and not reopened.closed
+    reopened.close()
+
+
+def test_file_store_uses_wal_and_busy_timeout(tmp_path: Path) -> None:
+    with RunStore(tmp_path / "x.db", timeout=3) as s:
+        assert s._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert s._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 3000
+        assert s.schema_version == SCHEMA_VERSION
+
+
+def test_run_lifecycle_and_polling(store: RunStore) -> None:
+    t0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+    store.start_run("r1", kind="agent", name="helper", started_at=t0, metadata={"model": "m"})
+    store.start_run("r2", kind="workflow", name="flow", started_at=t0 + dt.timedelta(minutes=1))
+    mark = store.watermark()["runs"]
+    store.finish_run("r1", status="completed", ended_at=t0 + dt.timedelta(seconds=5))
+
+    run = store.get_run("r1")
+    assert run is not None
+    assert run["status"] == "completed"
+    assert run["started_at"] == "2026-01-01T12:00:00.000000+00:00"
+    assert run["ended_at"] == "2026-01-01T12:00:05.000000+00:00"
+    assert run["metadata"] == {"model": "m"}
+    assert [r["run_id"] for r in store.list_runs()] == ["r2", "r1"]
+    assert [r["run_id"] for r in store.list_runs(order="oldest")] == ["r1", "r2"]
+    assert [r["run_id"] for r in store.list_runs(kind="workflow")] == ["r2"]
+    assert [r["run_id"] for r in store.list_runs(status="running")] == ["r2"]
+    assert [r["run_id"] for r in store.list_runs(since=t0 + dt.timedelta(seconds=30))] == ["r2"]
+    # Only the run that changed after the poller's mark comes back.
+    assert [r["run_id"] for r in store.list_runs(after_rev=mark)] == ["r1"]
+    assert store.list_runs(limit=1)[0]["run_id"] == "r2"
+    assert store.get_run("nope") is None
+
+
+def test_restarting_a_run_resumes_it(store: RunStore) -> None:
+    store.start_run("r", kind="workflow", name="flow", started_at=0, metadata={"a": 1})
+    store.finish_run("r", status="failed", ended_at=1, error="boom")
+    store.start_run("r", kind="workflow", name="flow", started_at=50)
+    run = store.get_run("r")
+    assert run is not None
+    assert (run["status"], run["ended_at"], run["error"]) == ("running", None, None)
+    assert run["started_at"] == to_iso(0)
+    assert run["metadata"] == {"a": 1}
+    store.update_run("r", status="paused", metadata={"b": 2})
+    run = store.get_run("r")
+    assert run is not None
+    assert run["status"] == "paused" and run["metadata"] == {"a": 1, "b": 2}
+
+
+def test_finishing_an_unknown_run_is_a_clear_error(store: RunStore) -> None:
+    with pytest.raises(StoreError, match="No run 'ghost'"):
+        store.finish_run("ghost", status="completed", ended_at=None)
+    with pytest.raises(StoreError, match="start_run"):
+        store.update_run("ghost", status="paused")
+
+
+def test_events_get_sequence_numbers_and_can_be_polled(store: RunStore) -> None:
+    store.start_run("r", kind="workflow", name="flow", started_at=None)
+    assert store.add_events("r", [{"type": "started"}, {"type": "output", "executor_id": "e1", "data": {"x": 1}}]) == [
+        0,
+        1,
+    ]
+    assert store.add_events("r", [{"type": "step", "data": '{"step": 2}', "timestamp": 10}]) == [2]
+    assert store.add_events("r", [{"type": "late", "seq": 10}, {"type": "next"}]) == [10, 11]
+    events = store.list_events("r")
+    assert [e["seq"] for e in events] == [0, 1, 2, 10, 11]
+    assert events[1]["executor_id"] == "e1"
+    assert json.loads(events[1]["data"]) == {"x": 1}
+    assert events[2]["data"] == '{"step": 2}'
+    assert events[2]["timestamp"] == to_iso(10)
+    assert [e["seq"] for e in store.list_events("r", after_seq=2)] == [10, 11]
+    assert [e["seq"] for e in store.list_events("r", offset=1, limit=2)] == [1, 2]
+    assert [e["type"] for e in store.list_events("r", types=["output", "late"])] == ["output", "late"]
+    assert store.list_events("other") == []
+    assert store.add_events("r", []) == []
+
+
+def test_a_taken_seq_rejects_the_whole_batch(store: RunStore) -> None:
+    store.add_events("r", [{"type": "a"}])
+    with pytest.raises(StoreError, match="already has an event"):
+        store.add_events("r", [{"type": "b"}, {"type": "c", "seq": 0}])
+    assert [e["type"] for e in store.list_events("r")] == ["a"]
+
+
+def test_bad_events_are_rejected_before_writing(store: RunStore) -> None:
+    with pytest.raises(ValueError, match="needs a 'type'"):
+        store.add_events("r", [{"data": 1}])
+    with pytest.raises(ValueError, match="invalid JSON"):
+        store.add_events("r", [{"type": "x", "data": "not json"}])
+    assert store.list_events("r") == []
+
+
+def _span(trace: str, span: str, start_s: float, **extra: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "trace_id": trace,
+        "span_id": span,
+        "name": extra.pop("name", "chat m"),
+        "start_ns": int(start_s * 1e9),
+        "end_ns": int((start_s + 1) * 1e9),
+    }
+    row.update(extra)
+    return row
+
+
+def test_spans_round_trip_and_filter(store: RunStore) -> None:
+    rows = [
+        _span("t1", "a", 100, name="invoke_agent bot", agent_name="bot", attributes={"k": [1, 2]}),
+        _span("t1", "b", 101, parent_id="a", agent_name="bot", model="m", input_tokens=3, output_tokens=4),
+        _span("t2", "c", 200, name="invoke_agent other", agent_name="other", status_code="ERROR", run_id="run-9"),
+        _span("t3", "d", 300, name="workflow.run", events=[{"name": "e"}], resource={"service.name": "s"}),
+    ]
+    assert store.add_spans(rows) == 4
+    assert store.add_spans(rows[:2]) == 0  # the exporter retried: nothing is stored twice
+    spans = store.list_spans()
+    assert [s["span_id"] for s in spans] == ["a", "b", "c", "d"]
+    assert spans[0]["attributes"] == {"k": [1, 2]}
+    assert spans[0]["kind"] == "INTERNAL" and spans[0]["status_code"] == "UNSET"
+    assert spans[1]["parent_id"] == "a" and spans[1]["input_tokens"] == 3
+    assert spans[3]["events"] == [{"name": "e"}] and spans[3]["resource"] == {"service.name": "s"}
+    assert [s["span_id"] for s in store.list_spans(trace_id="t1")] == ["a", "b"]
+    assert [s["span_id"] for s in store.list_spans(trace_id=["t2", "t3"])] == ["c", "d"]
+    assert [s["span_id"] for s in store.list_spans(agent_name="bot")] == ["a", "b"]
+    assert [s["span_id"] for s in store.list_spans(run_id="run-9")] == ["c"]
+    assert [s["span_id"] for s in store.list_spans(start=150, end=250)] == ["c"]
+    assert [s["span_id"] for s in store.list_spans(last_traces=2)] == ["c", "d"]
+    assert [s["span_id"] for s in store.list_spans(after_id=spans[1]["id"])] == ["c", "d"]
+    assert [s["span_id"] for s in store.list_spans(limit=1)] == ["a"]
+    assert store.list_spans(trace_id="t1", decode=False)[0]["attributes"] == '{"k": [1, 2]}'
+    traces = store.list_traces()
+    assert [t["trace_id"] for t in traces] == ["t3", "t2", "t1"]
+    assert traces[2] == {
+        "trace_id": "t1",
+        "start_ns": int(100e9),
+        "end_ns": int(102e9),
+        "spans": 2,
+        "errors": 0,
+        "root": "invoke_agent bot",
+        "agent_name": "bot",
+    }
+    assert traces[1]["errors"] == 1
+    assert store.delete_spans(before=150) == 2
+    assert store.delete_spans() == 2
+
+
+def test_span_rows_need_ids(store: RunStore) -> None:
+    with pytest.raises(ValueError, match="span_id"):
+        store.add_spans([{"trace_id": "t", "name": "x", "start_ns": 1}])
+
+
+def test_checkpoints(store: RunStore) -> None:
+    store.put_checkpoint("c2", run_id="r", workflow_name="w", parent_id="c1", step=2, created_at=20, data='{"n": 2}')
+    store.put_checkpoint("c1", run_id="r", workflow_name="w", parent_id=None, step=1, created_at=10, data='{"n": 1}')
+    store.put_checkpoint("c3", run_id="r2", workflow_name="v", parent_id=None, step=1, created_at=5, data="{}")
+    assert store.get_checkpoint("c1") == '{"n": 1}'
+    assert store.get_checkpoint("missing") is None
+    assert [c["checkpoint_id"] for c in store.list_checkpoints(run_id="r")] == ["c1", "c2"]
+    assert [c["checkpoint_id"] for c in store.list_checkpoints(workflow_name="v")] == ["c3"]
+    assert [c["checkpoint_id"] for c in store.list_checkpoints()] == ["c3", "c1", "c2"]
+    meta = store.list_checkpoints(run_id="r")[1]
+    assert meta == {
+        "checkpoint_id": "c2",
+        "run_id": "r",
+        "workflow_name": "w",
+        "parent_id": "c1",
+        "step": 2,
+        "created_at": to_iso(20),
+    }
+    assert store.get_checkpoint_info("c2") == meta
+    store.put_checkpoint("c2", run_id="r", workflow_name="w", parent_id="c1", step=2, created_at=20, data='{"n": 3}')
+    assert store.get_checkpoint("c2") == '{"n": 3}'
+    assert store.delete_checkpoint("c2") is True
+    assert store.delete_checkpoint("c2") is False
+    with pytest.raises(TypeError, match="JSON text"):
+        store.put_checkpoint("c9", run_id=None, workflow_name=None, parent_id=None, step=0, data={"x": 1})  # pyright: ignore[reportArgumentType]
+
+
+def test_sessions(store: RunStore) -> None:
+    assert store.load_session("s") is None
+    store.save_session("s", '{"v": 1}')
+    store.save_session("t", "{}")
+    store.save_session("s", '{"v": 2}')
+    assert store.load_session("s") == '{"v": 2}'
+    listed = store.list_sessions()
+    assert [s["session_id"] for s in listed] == ["s", "t"]
+    assert listed[0]["size"] == len('{"v": 2}')
+    assert store.delete_session("t") is True
+    assert store.delete_session("t") is False
+    with pytest.raises(TypeError):
+        store.save_session("s", {"v": 3})  # pyright: ignore[reportArgumentType]
+
+
+def test_watermark_moves_on_every_kind_of_write(store: RunStore) -> None:
+    before = store.watermark()
+    assert before == {"runs": 0, "events": 0, "spans": 0, "checkpoints": None, "sessions": None}
+    store.start_run("r", kind="agent", name="a", started_at=None)
+    store.add_events("r", [{"type": "x"}])
+    store.add_spans([_span("t", "s", 1)])
+    store.put_checkpoint("c", run_id="r", workflow_name="w", parent_id=None, step=0, created_at=None, data="{}")
+    store.save_session("s", "{}")
+    after = store.watermark()
+    assert after["runs"] == 1 and after["events"] == 1 and after["spans"] == 1
+    assert after["checkpoints"] is not None and after["sessions"] is not None
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    RunStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    conn.close()
+    with pytest.raises(StoreError, match=rf"schema version {SCHEMA_VERSION + 1}.*upgrade agentnb"):
+        RunStore(path)
+
+
+def test_foreign_sqlite_file_is_refused_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (x TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="not an agentnb run store"):
+        RunStore(path)
+    conn = sqlite3.connect(path)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    conn.close()
+    assert tables == ["notes"]
+
+
+def test_garbage_file_is_refused_and_kept(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.db"
+    payload = b"this is not a database, it is a text file that happens to be long enough" * 20
+    path.write_bytes(payload)
+    with pytest.raises(StoreError, match="not a readable agentnb run store"):
+        RunStore(path)
+    assert path.read_bytes() == payload
+
+
+def test_closed_store_says_so(tmp_path: Path) -> None:
+    s = RunStore(tmp_path / "c.db")
+    s.close()
+    s.close()
+    with pytest.raises(StoreError, match="closed"):
+        s.list_runs()
+
+
+def test_threads_share_one_store(tmp_path: Path) -> None:
+    s = RunStore(tmp_path / "threads.db")
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(50):
+                s.add_events(f"run-{n % 2}", [{"type": f"t{n}-{i}"}])
+                s.list_events(f"run-{n % 2}", after_seq=i)
+        except BaseException as e:  # collected and asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for run in ("run-0", "run-1"):
+        seqs = [e["seq"] for e in s.list_events(run)]
+        assert seqs == list(range(150))
+    s.close()
+
+
+def test_time_helpers() -> None:
+    aware = dt.datetime(2026, 3, 1, 10, 30, tzinfo=dt.timezone(dt.timedelta(hours=2)))
+    assert to_iso(aware) == "2026-03-01T08:30:00.000000+00:00"
+    assert to_iso("2026-03-01T08:30:00Z") == "2026-03-01T08:30:00.000000+00:00"
+    assert to_ns(aware) == to_ns("2026-03-01T08:30:00+00:00") == int(aware.timestamp()) * 1_000_000_000
+    assert to_ns(1.5) == 1_500_000_000
+    with pytest.raises(ValueError, match="ISO 8601"):
+        to_iso("yesterday")
+    with pytest.raises(TypeError):
+        to_ns(object())
