@@ -1,0 +1,175 @@
+"""agentnb: build, run and debug LLM agents and multi-agent workflows, notebook first.
+
+Everything a basic agent needs is importable from here. Heavier areas load on first use:
+``agentnb.workflows``, ``agentnb.openai``, ``agentnb.mcp``, ``agentnb.observability``,
+``agentnb.notebook`` and ``agentnb.devui`` (their most used names are also available here, lazily).
+
+Example:
+    ```python
+    from agentnb import Agent, tool
+    from agentnb.local import ToolCallingChatClient
+
+    @tool
+    def get_weather(city: str) -> str:
+        \"\"\"Return the weather for a city.\"\"\"
+        return f"Sunny in {city}."
+
+    agent = Agent(ToolCallingChatClient(), "You are helpful.", tools=[get_weather])
+    print((await agent.run("What's the weather in Paris?")).text)
+    ```
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._agents import Agent, BaseAgent, SupportsAgentRun
+from ._clients import BaseChatClient, SupportsChatGetResponse
+from ._middleware import (
+    AgentContext,
+    AgentMiddleware,
+    ChatContext,
+    ChatMiddleware,
+    FunctionInvocationContext,
+    FunctionMiddleware,
+    agent_middleware,
+    chat_middleware,
+    function_middleware,
+)
+from ._serialization import register_type
+from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
+from ._tools import FunctionTool, SupportsToolExpansion, tool
+from ._types import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatOptions,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    ResponseStream,
+    UsageDetails,
+)
+from .exceptions import AgentnbError, MiddlewareTermination
+
+if TYPE_CHECKING:
+    from .observability import configure_otel_providers, enable_instrumentation, traces, usage_summary
+    from .workflows import (
+        Case,
+        Default,
+        Executor,
+        Workflow,
+        WorkflowBuilder,
+        WorkflowContext,
+        WorkflowEvent,
+        WorkflowRunResult,
+        WorkflowViz,
+        executor,
+        handler,
+        response_handler,
+    )
+
+__version__ = "0.1.0"
+
+# name -> module that defines it; imported on first attribute access so `import agentnb` stays light.
+_LAZY_EXPORTS: dict[str, str] = {
+    "Case": "agentnb.workflows",
+    "Default": "agentnb.workflows",
+    "Executor": "agentnb.workflows",
+    "Workflow": "agentnb.workflows",
+    "WorkflowBuilder": "agentnb.workflows",
+    "WorkflowContext": "agentnb.workflows",
+    "WorkflowEvent": "agentnb.workflows",
+    "WorkflowRunResult": "agentnb.workflows",
+    "WorkflowViz": "agentnb.workflows",
+    "configure_otel_providers": "agentnb.observability",
+    "enable_instrumentation": "agentnb.observability",
+    "executor": "agentnb.workflows",
+    "handler": "agentnb.workflows",
+    "response_handler": "agentnb.workflows",
+    "traces": "agentnb.observability",
+    "usage_summary": "agentnb.observability",
+}
+
+__all__ = [
+    "Agent",
+    "AgentContext",
+    "AgentMiddleware",
+    "AgentResponse",
+    "AgentResponseUpdate",
+    "AgentSession",
+    "AgentnbError",
+    "BaseAgent",
+    "BaseChatClient",
+    "Case",
+    "ChatContext",
+    "ChatMiddleware",
+    "ChatOptions",
+    "ChatResponse",
+    "ChatResponseUpdate",
+    "Content",
+    "ContextProvider",
+    "Default",
+    "Executor",
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "FunctionTool",
+    "HistoryProvider",
+    "InMemoryHistoryProvider",
+    "Message",
+    "MiddlewareTermination",
+    "ResponseStream",
+    "SessionContext",
+    "SupportsAgentRun",
+    "SupportsChatGetResponse",
+    "SupportsToolExpansion",
+    "UsageDetails",
+    "Workflow",
+    "WorkflowBuilder",
+    "WorkflowContext",
+    "WorkflowEvent",
+    "WorkflowRunResult",
+    "WorkflowViz",
+    "agent_middleware",
+    "chat_middleware",
+    "configure_otel_providers",
+    "enable_instrumentation",
+    "executor",
+    "function_middleware",
+    "handler",
+    "load_ipython_extension",
+    "register_type",
+    "response_handler",
+    "tool",
+    "traces",
+    "unload_ipython_extension",
+    "usage_summary",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentnb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext agentnb``: rich display, magics, widgets and tracing in this kernel."""
+    from .notebook import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext agentnb``: undo everything ``%load_ext agentnb`` did."""
+    from .notebook import unload_ipython_extension as unload
+
+    unload(ipython)

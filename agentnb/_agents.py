@@ -1,0 +1,421 @@
+"""Agents: a chat client plus instructions, tools, middleware and context providers, run turn by turn.
+
+One turn: agent middleware wraps the turn; context providers add history and context; the chat
+client's function-invocation loop calls the model and tools; providers store the result. The streaming
+and non-streaming paths share every step except how the client's answer is consumed.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+
+from . import _telemetry as tel
+from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
+from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
+from ._tools import ApprovalMode, FunctionTool
+from ._types import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    Message,
+    MessagesLike,
+    ResponseStream,
+    normalize_messages,
+)
+
+if TYPE_CHECKING:
+    from ._clients import BaseChatClient
+
+__all__ = ["Agent", "BaseAgent", "SupportsAgentRun"]
+
+
+@runtime_checkable
+class SupportsAgentRun(Protocol):
+    """Anything that can be run like an agent (an Agent, a workflow as an agent, a remote agent)."""
+
+    id: str
+    name: str | None
+    description: str | None
+
+    def run(
+        self, messages: MessagesLike = None, *, stream: bool = False, session: AgentSession | None = None, **kwargs: Any
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
+        """Run one turn."""
+        ...
+
+    def create_session(self, *, session_id: str | None = None) -> AgentSession:
+        """Start a new conversation."""
+        ...
+
+
+def _tool_name(name: str) -> str:
+    cleaned = re.sub(r"[^a-zA-Z0-9_-]", "_", name).strip("_")
+    return cleaned or "agent"
+
+
+class BaseAgent(ABC):
+    """What all agents share: identity, sessions, and being usable as a tool by another agent."""
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
+        middleware: Sequence[Any] | None = None,
+        additional_properties: dict[str, Any] | None = None,
+    ) -> None:
+        self.id = id or str(uuid.uuid4())
+        self.name = name
+        self.description = description
+        if isinstance(context_providers, ContextProvider):
+            context_providers = [context_providers]
+        self.context_providers: list[ContextProvider] = list(context_providers or [])
+        self.middleware: list[Any] = list(middleware or [])
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    @property
+    def display_name(self) -> str:
+        """The name shown to people: the agent's name, else its id."""
+        return self.name or self.id
+
+    def create_session(self, *, session_id: str | None = None) -> AgentSession:
+        """Start a new conversation with this agent."""
+        return AgentSession(session_id=session_id)
+
+    @abstractmethod
+    def run(
+        self,
+        messages: MessagesLike = None,
+        *,
+        stream: bool = False,
+        session: AgentSession | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
+        """Run one turn."""
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_name: str = "task",
+        arg_description: str | None = None,
+        approval_mode: ApprovalMode = "never_require",
+    ) -> FunctionTool:
+        """Wrap this agent as a tool another agent can call with one text argument."""
+        from pydantic import Field, create_model
+
+        tool_name = name or _tool_name(self.name or "agent")
+        field = Field(description=arg_description or f"The task for {self.display_name}.")
+        input_model = create_model(f"{tool_name}_input", **{arg_name: (str, field)})  # type: ignore[call-overload]
+        agent = self
+
+        async def run_agent(**kwargs: Any) -> str:
+            response = await agent.run(kwargs[arg_name])
+            return response.text
+
+        return FunctionTool(
+            run_agent,
+            name=tool_name,
+            description=description or self.description or f"Ask {self.display_name}.",
+            approval_mode=approval_mode,
+            input_model=input_model,
+        )
+
+
+class _Turn:
+    """The per-run state both run paths share: providers, prepared messages and options."""
+
+    def __init__(self, agent: Agent, context: AgentContext, tools: list[Any], chat_middleware: list[Any]) -> None:
+        self.agent = agent
+        self.context = context
+        self.tools = tools
+        self.chat_middleware = chat_middleware
+        self.providers = agent._providers_for(context.session)
+        self.session_context: SessionContext | None = None
+
+    def _state(self, provider: ContextProvider) -> dict[str, Any]:
+        session = self.context.session
+        return session.state.setdefault(provider.source_id, {}) if session is not None else {}
+
+    async def prepare(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        ctx = self.context
+        session = ctx.session
+        sc = SessionContext(
+            session_id=session.session_id if session else None,
+            service_session_id=session.service_session_id if session else None,
+            input_messages=ctx.messages,
+            options=ctx.options,
+        )
+        self.session_context = sc
+        for provider in self.providers:
+            await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        options = dict(ctx.options)
+        instructions = [i for i in (self.agent.instructions, *sc.instructions, options.get("instructions")) if i]
+        if instructions:
+            options["instructions"] = "\n\n".join(instructions)
+        if session is not None and session.service_session_id and "conversation_id" not in options:
+            options["conversation_id"] = session.service_session_id
+        tools = [*self.agent.tools, *self.tools, *sc.tools]
+        return sc.get_messages(include_input=True), options, tools
+
+    async def finish(self, chat: ChatResponse) -> AgentResponse:
+        agent = self.agent
+        response = AgentResponse.from_chat_response(chat, agent_id=agent.id, author_name=agent.name)
+        sc = self.session_context
+        assert sc is not None
+        sc.response = response
+        session = self.context.session
+        for provider in reversed(self.providers):
+            await provider.after_run(agent=agent, session=session, context=sc, state=self._state(provider))
+        if session is not None and chat.conversation_id:
+            session.service_session_id = chat.conversation_id
+        return response
+
+    def span(self) -> Any:
+        agent = self.agent
+        session = self.context.session
+        return tel.start_span(
+            f"invoke_agent {agent.display_name}",
+            {
+                tel.GEN_AI_OPERATION_NAME: "invoke_agent",
+                tel.GEN_AI_PROVIDER_NAME: agent.client.OTEL_PROVIDER_NAME,
+                tel.GEN_AI_AGENT_ID: agent.id,
+                tel.GEN_AI_AGENT_NAME: agent.name,
+                tel.GEN_AI_REQUEST_MODEL: self.context.options.get("model_id") or agent.client.model_id,
+                tel.GEN_AI_CONVERSATION_ID: session.session_id if session else None,
+            },
+        )
+
+
+def _end_agent_span(span: Any, response: AgentResponse) -> None:
+    if span is None:
+        return
+    usage = response.usage_details or {}
+    tel.end_span(
+        span,
+        attributes={
+            tel.GEN_AI_RESPONSE_MODEL: response.model_id,
+            tel.GEN_AI_USAGE_INPUT_TOKENS: usage.get("input_token_count"),
+            tel.GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("output_token_count"),
+            tel.GEN_AI_RESPONSE_FINISH_REASONS: [response.finish_reason] if response.finish_reason else None,
+        },
+    )
+
+
+class Agent(BaseAgent):
+    """An LLM agent: a chat client with instructions, tools, middleware and context providers.
+
+    Args:
+        client: The chat client that answers (a provider such as ``OpenAIChatClient`` or an offline model).
+        instructions: The system prompt.
+        tools: Functions, ``FunctionTool``s, other agents (``agent.as_tool()``) or MCP tools.
+        default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
+        context_providers: Providers that add history or context to each run.
+        middleware: Agent, chat and function middleware (sorted by kind; they wrap run-level middleware).
+
+    Example:
+        ```python
+        from agentnb import Agent, tool
+        from agentnb.local import ToolCallingChatClient
+
+        @tool
+        def get_weather(city: str) -> str:
+            \"\"\"Return the weather for a city.\"\"\"
+            return f"Sunny in {city}."
+
+        agent = Agent(ToolCallingChatClient(), "You are helpful.", name="weather", tools=[get_weather])
+        response = await agent.run("What's the weather in Paris?")
+        ```
+    """
+
+    def __init__(
+        self,
+        client: BaseChatClient,
+        instructions: str | None = None,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        tools: Any = None,
+        default_options: dict[str, Any] | None = None,
+        context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
+        middleware: Sequence[Any] | None = None,
+        additional_properties: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            id=id,
+            name=name,
+            description=description,
+            context_providers=context_providers,
+            middleware=middleware,
+            additional_properties=additional_properties,
+        )
+        self.client = client
+        self.instructions = instructions
+        self.tools: list[Any] = list(tools) if isinstance(tools, (list, tuple)) else ([tools] if tools else [])
+        self.default_options: dict[str, Any] = dict(default_options or {})
+        self._agent_middleware, chat, function = split_middleware(self.middleware)
+        self._client_middleware: list[Any] = [*chat, *function]
+
+    @property
+    def model_id(self) -> str | None:
+        """The model that answers, as the client reports it."""
+        return self.default_options.get("model_id") or self.client.model_id
+
+    def _providers_for(self, session: AgentSession | None) -> list[ContextProvider]:
+        providers = self.context_providers
+        if session is not None and not any(isinstance(p, HistoryProvider) for p in providers):
+            return [InMemoryHistoryProvider(), *providers]
+        return providers
+
+    @overload
+    def run(
+        self,
+        messages: MessagesLike = None,
+        *,
+        stream: Literal[False] = False,
+        session: AgentSession | None = None,
+        middleware: Sequence[Any] | None = None,
+        tools: Any = None,
+        options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[AgentResponse]: ...
+
+    @overload
+    def run(
+        self,
+        messages: MessagesLike = None,
+        *,
+        stream: Literal[True],
+        session: AgentSession | None = None,
+        middleware: Sequence[Any] | None = None,
+        tools: Any = None,
+        options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
+
+    def run(
+        self,
+        messages: MessagesLike = None,
+        *,
+        stream: bool = False,
+        session: AgentSession | None = None,
+        middleware: Sequence[Any] | None = None,
+        tools: Any = None,
+        options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
+        """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
+
+        Args:
+            messages: The new input: a string, Content, Message or a list of them.
+            stream: Stream updates as they are produced.
+            session: Continue this conversation (history is kept in it).
+            middleware: Extra middleware for this run (inside the agent's own).
+            tools: Extra tools for this run.
+            options: ``ChatOptions`` overriding the agent's ``default_options``.
+        """
+        run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
+        context = AgentContext(
+            agent=self,
+            messages=normalize_messages(messages),
+            session=session,
+            options={**self.default_options, **(options or {})},
+            stream=stream,
+            kwargs=kwargs,
+        )
+        run_tools = list(tools) if isinstance(tools, (list, tuple)) else ([tools] if tools else [])
+        turn = _Turn(self, context, run_tools, [*self._client_middleware, *run_chat_mw, *run_function_mw])
+        agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
+        if stream:
+            return self._stream(turn, agent_mw)
+        return self._run(turn, agent_mw)
+
+    async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
+        span = turn.span()
+        try:
+            with tel.use_span(span):
+                await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
+        except BaseException as e:
+            tel.end_span(span, error=e)
+            raise
+        result = turn.context.result
+        if isinstance(result, ResponseStream):  # a middleware switched to streaming
+            result = await result.get_final_response()
+        _end_agent_span(span, result)
+        return result
+
+    async def _run_core(self, turn: _Turn) -> None:
+        messages, options, tools = await turn.prepare()
+        chat = await self.client.get_response(
+            messages,
+            options=options,
+            tools=tools,
+            middleware=turn.chat_middleware,
+            session=turn.context.session,
+            **turn.context.kwargs,
+        )
+        turn.context.result = await turn.finish(chat)
+
+    def _stream(
+        self, turn: _Turn, agent_mw: list[AgentMiddleware]
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
+        async def source() -> AsyncIterator[AgentResponseUpdate]:
+            span = turn.span()
+            try:
+                if span is None:
+                    await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+                    async for update in turn.context.result:
+                        yield update
+                else:
+                    with tel.use_span(span):
+                        await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+                    iterator = aiter(turn.context.result)
+                    while True:
+                        with tel.use_span(span):  # the client's work runs inside the agent span
+                            try:
+                                update = await anext(iterator)
+                            except StopAsyncIteration:
+                                break
+                        yield update
+                final = await turn.context.result.get_final_response()
+            except BaseException as e:
+                tel.end_span(span, error=e)
+                raise
+            _end_agent_span(span, final)
+
+        async def final_response(_updates: list[AgentResponseUpdate]) -> AgentResponse:
+            return await turn.context.result.get_final_response()
+
+        return ResponseStream(source(), final_response)
+
+    async def _stream_core(self, turn: _Turn) -> None:
+        messages, options, tools = await turn.prepare()
+        chat_stream = self.client.get_response(
+            messages,
+            stream=True,
+            options=options,
+            tools=tools,
+            middleware=turn.chat_middleware,
+            session=turn.context.session,
+            **turn.context.kwargs,
+        )
+
+        async def updates() -> AsyncIterator[AgentResponseUpdate]:
+            async for update in chat_stream:
+                yield AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=self.name)
+
+        async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
+            return await turn.finish(await chat_stream.get_final_response())
+
+        turn.context.result = ResponseStream(updates(), finish)
+
+    def __repr__(self) -> str:
+        return f"Agent(name={self.name!r}, client={self.client!r}, tools={len(self.tools)})"

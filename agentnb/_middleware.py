@@ -1,0 +1,274 @@
+"""Middleware: code that wraps an agent run, a model call, or a tool call.
+
+Each middleware gets a context and ``call_next``; it may read or change the context before calling
+``call_next()``, look at ``context.result`` after, replace the result, or not call ``call_next`` at all
+to end that step with its own result. Agent-level middleware wraps run-level middleware, which wraps
+the agent's work; the same order holds for chat and function middleware and for streaming runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_type_hints
+
+from .exceptions import MiddlewareTermination
+
+if TYPE_CHECKING:
+    from ._sessions import AgentSession
+    from ._tools import FunctionTool
+    from ._types import Message
+
+__all__ = [
+    "AgentContext",
+    "AgentMiddleware",
+    "ChatContext",
+    "ChatMiddleware",
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "MiddlewareTermination",
+    "agent_middleware",
+    "chat_middleware",
+    "function_middleware",
+]
+
+CallNext = Callable[[], Awaitable[None]]
+
+
+class AgentContext:
+    """What agent middleware sees: the agent, the input messages, session, options and (after) the result.
+
+    ``result`` is an ``AgentResponse`` for a normal run and a ``ResponseStream`` when ``stream`` is true.
+    """
+
+    def __init__(
+        self,
+        *,
+        agent: Any,
+        messages: list[Message],
+        session: AgentSession | None = None,
+        options: dict[str, Any] | None = None,
+        stream: bool = False,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.messages = messages
+        self.session = session
+        self.options: dict[str, Any] = options if options is not None else {}
+        self.stream = stream
+        self.kwargs: dict[str, Any] = kwargs or {}
+        self.result: Any = None
+        self.metadata: dict[str, Any] = {}
+
+
+class ChatContext:
+    """What chat middleware sees for one model call: messages, options and (after) the response.
+
+    ``result`` is a ``ChatResponse``, or a ``ResponseStream`` of updates when ``stream`` is true.
+    """
+
+    def __init__(
+        self,
+        *,
+        client: Any,
+        messages: list[Message],
+        options: dict[str, Any],
+        stream: bool = False,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.client = client
+        self.messages = messages
+        self.options = options
+        self.stream = stream
+        self.kwargs: dict[str, Any] = kwargs or {}
+        self.result: Any = None
+        self.metadata: dict[str, Any] = {}
+
+
+class FunctionInvocationContext:
+    """What function middleware and tools see for one tool call.
+
+    A tool may declare a parameter annotated ``FunctionInvocationContext`` to receive it (the parameter
+    is hidden from the model's schema). ``tools`` is the run's live tool list; tools added or removed
+    here are offered to the model from the next iteration on.
+    """
+
+    def __init__(
+        self,
+        *,
+        function: FunctionTool,
+        arguments: dict[str, Any],
+        call_id: str | None = None,
+        session: AgentSession | None = None,
+        tools: list[FunctionTool] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        self.function = function
+        self.arguments = arguments
+        self.call_id = call_id
+        self.session = session
+        self.tools: list[FunctionTool] = tools if tools is not None else []
+        self.kwargs: dict[str, Any] = kwargs or {}
+        self.result: Any = None
+        self.exception: BaseException | None = None
+        self.metadata: dict[str, Any] = {}
+        self.terminate = False
+
+    def add_tools(self, *tools: FunctionTool) -> None:
+        """Offer more tools to the model from the next iteration of this run."""
+        for t in tools:
+            if all(existing.name != t.name for existing in self.tools):
+                self.tools.append(t)
+
+    def remove_tools(self, *names: str) -> None:
+        """Stop offering the named tools from the next iteration of this run."""
+        self.tools[:] = [t for t in self.tools if t.name not in names]
+
+
+_ContextT = TypeVar("_ContextT")
+
+
+class _Middleware(ABC, Generic[_ContextT]):
+    @abstractmethod
+    async def process(self, context: _ContextT, call_next: CallNext) -> None:
+        """Do work around ``await call_next()``; set ``context.result`` to replace the outcome."""
+
+
+class AgentMiddleware(_Middleware[AgentContext]):
+    """Wraps a whole agent run (all model and tool calls of one turn).
+
+    Example:
+        ```python
+        from agentnb import AgentMiddleware
+
+        class Logging(AgentMiddleware):
+            async def process(self, context, call_next):
+                print("in:", context.messages[-1].text)
+                await call_next()
+                print("out:", context.result.text if not context.stream else "(stream)")
+        ```
+    """
+
+
+class ChatMiddleware(_Middleware[ChatContext]):
+    """Wraps each model call of a run."""
+
+
+class FunctionMiddleware(_Middleware[FunctionInvocationContext]):
+    """Wraps each tool call of a run."""
+
+
+class _FunctionMiddleware:
+    """Adapts a plain ``async def f(context, call_next)`` to a middleware class."""
+
+    def __init__(self, func: Callable[[Any, CallNext], Awaitable[None]]) -> None:
+        self.func = func
+        self.__name__ = getattr(func, "__name__", type(self).__name__)
+
+    async def process(self, context: Any, call_next: CallNext) -> None:
+        await self.func(context, call_next)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__name__})"
+
+
+class _AgentFunctionMiddleware(_FunctionMiddleware, AgentMiddleware):
+    pass
+
+
+class _ChatFunctionMiddleware(_FunctionMiddleware, ChatMiddleware):
+    pass
+
+
+class _FunctionFunctionMiddleware(_FunctionMiddleware, FunctionMiddleware):
+    pass
+
+
+def agent_middleware(func: Callable[[AgentContext, CallNext], Awaitable[None]]) -> AgentMiddleware:
+    """Make ``async def f(context, call_next)`` an agent middleware."""
+    return _AgentFunctionMiddleware(func)
+
+
+def chat_middleware(func: Callable[[ChatContext, CallNext], Awaitable[None]]) -> ChatMiddleware:
+    """Make ``async def f(context, call_next)`` a chat middleware."""
+    return _ChatFunctionMiddleware(func)
+
+
+def function_middleware(
+    func: Callable[[FunctionInvocationContext, CallNext], Awaitable[None]],
+) -> FunctionMiddleware:
+    """Make ``async def f(context, call_next)`` a function (tool call) middleware."""
+    return _FunctionFunctionMiddleware(func)
+
+
+_CONTEXT_KINDS: dict[type, Callable[[Any], Any]] = {
+    AgentContext: _AgentFunctionMiddleware,
+    ChatContext: _ChatFunctionMiddleware,
+    FunctionInvocationContext: _FunctionFunctionMiddleware,
+}
+
+
+def _classify(item: Any) -> Any:
+    if isinstance(item, (AgentMiddleware, ChatMiddleware, FunctionMiddleware)):
+        return item
+    if callable(item):
+        try:
+            hints = get_type_hints(item)
+        except Exception:
+            hints = {}
+        params = list(inspect.signature(item).parameters)
+        first = hints.get(params[0]) if params else None
+        wrapper = _CONTEXT_KINDS.get(first) if isinstance(first, type) else None
+        if wrapper is not None:
+            return wrapper(item)
+    raise TypeError(
+        f"Cannot tell what kind of middleware {item!r} is; subclass AgentMiddleware / ChatMiddleware / "
+        "FunctionMiddleware, use @agent_middleware / @chat_middleware / @function_middleware, or annotate the "
+        "first parameter with AgentContext, ChatContext or FunctionInvocationContext."
+    )
+
+
+def split_middleware(
+    items: Sequence[Any] | Any | None,
+) -> tuple[list[AgentMiddleware], list[ChatMiddleware], list[FunctionMiddleware]]:
+    """Sort a mixed middleware list into agent, chat and function middleware, keeping their order."""
+    agent: list[AgentMiddleware] = []
+    chat: list[ChatMiddleware] = []
+    function: list[FunctionMiddleware] = []
+    if items is None:
+        return agent, chat, function
+    for item in items if isinstance(items, (list, tuple)) else [items]:
+        mw = _classify(item)
+        if isinstance(mw, AgentMiddleware):
+            agent.append(mw)
+        elif isinstance(mw, ChatMiddleware):
+            chat.append(mw)
+        else:
+            function.append(mw)
+    return agent, chat, function
+
+
+async def run_pipeline(
+    middleware: Sequence[_Middleware[Any]], context: Any, final: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Run ``final(context)`` inside the middleware, outermost first.
+
+    ``MiddlewareTermination`` raised by a middleware ends the chain; its ``result`` (if any) becomes the
+    context's result.
+    """
+    if not middleware:
+        await final(context)
+        return
+
+    async def call(index: int) -> None:
+        if index == len(middleware):
+            await final(context)
+            return
+        await middleware[index].process(context, lambda: call(index + 1))
+
+    try:
+        await call(0)
+    except MiddlewareTermination as e:
+        if e.result is not None:
+            context.result = e.result

@@ -1,0 +1,225 @@
+"""Sessions and context providers: the state that makes single turns into a conversation.
+
+An :class:`AgentSession` is plain data (an id and a ``state`` dict) that serializes to JSON, so a
+conversation — including a tool call waiting for approval — survives a kernel restart. Context providers
+add to each run (history, memories, instructions, tools) before it starts and see its result after.
+"""
+
+from __future__ import annotations
+
+import uuid
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._serialization import decode, encode
+from ._types import Message
+from .exceptions import SessionError
+
+if TYPE_CHECKING:
+    from ._types import AgentResponse
+
+__all__ = [
+    "AgentSession",
+    "ContextProvider",
+    "HistoryProvider",
+    "InMemoryHistoryProvider",
+    "SessionContext",
+]
+
+
+class AgentSession:
+    """One conversation's identity and state; pass it to ``agent.run`` to continue the conversation.
+
+    Args:
+        session_id: A stable id (a UUID by default).
+        service_session_id: The provider's own conversation handle, when the service keeps history.
+        state: Per-provider state; values must be JSON-serializable with agentnb's tagged JSON.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+
+        agent = Agent(ScriptedChatClient(["Hi Ada!", "Your name is Ada."]))
+        session = agent.create_session()
+        await agent.run("I'm Ada.", session=session)
+        (await agent.run("What's my name?", session=session)).text  # 'Your name is Ada.'
+        ```
+    """
+
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        service_session_id: str | None = None,
+        state: dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id or str(uuid.uuid4())
+        self.service_session_id = service_session_id
+        self.state: dict[str, Any] = state if state is not None else {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe snapshot of the session (history and pending approvals included)."""
+        return {
+            "type": "agent_session",
+            "session_id": self.session_id,
+            "service_session_id": self.service_session_id,
+            "state": encode(self.state),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentSession:
+        """Restore a session saved with :meth:`to_dict`."""
+        if not isinstance(data, dict) or data.get("type") != "agent_session" or "session_id" not in data:
+            raise SessionError("Not a saved AgentSession: expected a dict with type 'agent_session' and a session_id.")
+        return cls(
+            session_id=data["session_id"],
+            service_session_id=data.get("service_session_id"),
+            state=decode(data.get("state") or {}),
+        )
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation as the in-memory history provider keeps it (empty for other providers)."""
+        return list(self.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}).get("messages", []))
+
+    def __repr__(self) -> str:
+        return f"AgentSession(session_id={self.session_id!r}, messages={len(self.messages)})"
+
+
+class SessionContext:
+    """What context providers read and extend for one run."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str | None,
+        input_messages: list[Message],
+        service_session_id: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.service_session_id = service_session_id
+        self.input_messages = input_messages
+        self.context_messages: dict[str, list[Message]] = {}
+        self.instructions: list[str] = []
+        self.tools: list[Any] = []
+        self.options: dict[str, Any] = options if options is not None else {}
+        self.response: AgentResponse | None = None
+        self.metadata: dict[str, Any] = {}
+
+    def extend_messages(self, source_id: str, messages: Sequence[Message]) -> None:
+        """Add messages (history, retrieved documents, memories) ahead of the input."""
+        self.context_messages.setdefault(source_id, []).extend(messages)
+
+    def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
+        """Add instructions for this run."""
+        self.instructions.extend([instructions] if isinstance(instructions, str) else instructions)
+
+    def extend_tools(self, source_id: str, tools: Sequence[Any]) -> None:
+        """Offer more tools for this run."""
+        self.tools.extend(tools)
+
+    def get_messages(self, *, include_input: bool = False) -> list[Message]:
+        """All context messages in provider order, optionally followed by the input."""
+        out = [m for messages in self.context_messages.values() for m in messages]
+        return [*out, *self.input_messages] if include_input else out
+
+
+class ContextProvider:
+    """Adds context to runs: override ``before_run`` and/or ``after_run``.
+
+    ``state`` is this provider's slice of ``session.state`` (a dict keyed by ``source_id``), so what a
+    provider remembers travels with the session.
+
+    Example:
+        ```python
+        from agentnb import ContextProvider
+
+        class UserFacts(ContextProvider):
+            async def before_run(self, *, agent, session, context, state):
+                context.extend_instructions(self.source_id, "The user's name is Ada.")
+        ```
+    """
+
+    def __init__(self, source_id: str | None = None) -> None:
+        self.source_id = source_id or type(self).__name__
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        """Called before the model sees the input."""
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        """Called after the run with ``context.response`` set."""
+
+
+class HistoryProvider(ContextProvider):
+    """A context provider that loads earlier messages before a run and saves the new ones after it.
+
+    Args:
+        source_id: The key of this provider's state in the session.
+        load_messages: Add stored history to each run.
+        store_inputs: Save the caller's input messages.
+        store_outputs: Save the response's messages.
+    """
+
+    def __init__(
+        self,
+        source_id: str | None = None,
+        *,
+        load_messages: bool = True,
+        store_inputs: bool = True,
+        store_outputs: bool = True,
+    ) -> None:
+        super().__init__(source_id)
+        self.load_messages = load_messages
+        self.store_inputs = store_inputs
+        self.store_outputs = store_outputs
+
+    @abstractmethod
+    async def get_messages(self, session_id: str | None, *, state: dict[str, Any]) -> list[Message]:
+        """Return the stored conversation, oldest first."""
+
+    @abstractmethod
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any]
+    ) -> None:
+        """Append ``messages`` to the stored conversation."""
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        if self.load_messages:
+            context.extend_messages(self.source_id, await self.get_messages(context.session_id, state=state))
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        new: list[Message] = []
+        if self.store_inputs:
+            new.extend(context.input_messages)
+        if self.store_outputs and context.response is not None:
+            new.extend(context.response.messages)
+        if new:
+            await self.save_messages(context.session_id, new, state=state)
+
+
+class InMemoryHistoryProvider(HistoryProvider):
+    """Keeps the conversation in ``session.state``; the default when a session has no history provider."""
+
+    DEFAULT_SOURCE_ID = "in_memory"
+
+    def __init__(self, source_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(source_id or self.DEFAULT_SOURCE_ID, **kwargs)
+
+    async def get_messages(self, session_id: str | None, *, state: dict[str, Any]) -> list[Message]:
+        return list(state.get("messages", ()))
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any]
+    ) -> None:
+        state.setdefault("messages", []).extend(messages)

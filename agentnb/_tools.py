@@ -1,0 +1,376 @@
+"""Tools: Python functions the model may call, described by a JSON schema derived from their type hints.
+
+A :class:`FunctionTool` validates the model's arguments with pydantic before the function runs, so a
+function body only ever sees arguments of the declared types. Errors are not raised into the run: the
+function-invocation loop turns them into a ``function_result`` with an error text the model can read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, get_args, get_origin, get_type_hints, overload
+from typing import runtime_checkable as _runtime_checkable
+
+from .exceptions import ToolError, ToolSchemaError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ._middleware import FunctionInvocationContext
+
+__all__ = [
+    "ApprovalMode",
+    "FunctionTool",
+    "SupportsToolExpansion",
+    "ToolLike",
+    "resolve_tools",
+    "result_to_text",
+    "tool",
+]
+
+ApprovalMode = Literal["always_require", "never_require"]
+_APPROVAL_MODES = ("always_require", "never_require")
+
+
+@_runtime_checkable
+class SupportsToolExpansion(Protocol):
+    """Something that stands for several tools, resolved when a run starts (for example an MCP server)."""
+
+    async def get_tools(self) -> Sequence[FunctionTool]:
+        """Return the tools this object provides (connecting first if needed)."""
+        ...
+
+
+ToolLike = "FunctionTool | Callable[..., Any] | SupportsToolExpansion"
+
+
+def _is_context_annotation(annotation: Any) -> bool:
+    from ._middleware import FunctionInvocationContext
+
+    if annotation is FunctionInvocationContext:
+        return True
+    if isinstance(annotation, str):
+        return annotation.rsplit(".", 1)[-1] == "FunctionInvocationContext"
+    return False
+
+
+def _field_for(annotation: Any, default: Any) -> tuple[Any, Any]:
+    """Translate ``Annotated[T, "description"]`` into a pydantic field."""
+    from pydantic import Field
+    from pydantic.fields import FieldInfo
+
+    if get_origin(annotation) is Annotated:
+        base, *extras = get_args(annotation)
+        description = next((e for e in extras if isinstance(e, str)), None)
+        field_infos = [e for e in extras if isinstance(e, FieldInfo)]
+        if description is not None and not field_infos:
+            field = (
+                Field(default=default, description=description)
+                if default is not ...
+                else Field(description=description)
+            )
+            return base, field
+    return annotation, default
+
+
+class FunctionTool:
+    """A tool backed by a Python function (sync or async), or declared by a JSON schema only.
+
+    Args:
+        func: The function to call; ``None`` for a declaration the caller executes itself.
+        name: The name the model sees (defaults to the function's name).
+        description: What the tool does (defaults to the docstring).
+        approval_mode: ``"always_require"`` makes every call wait for a person's approval.
+        max_invocations: Calls allowed over the tool's lifetime; later calls return an error to the model.
+        input_model: A pydantic model or a JSON schema dict for the arguments (derived from ``func``
+            when omitted).
+        additional_properties: Metadata such as ``server_label`` for tools that come from a server.
+
+    Example:
+        ```python
+        from agentnb import FunctionTool
+
+        def add(a: int, b: int) -> int:
+            \"\"\"Add two numbers.\"\"\"
+            return a + b
+
+        adder = FunctionTool(add)
+        await adder.invoke(arguments={"a": 1, "b": 2})  # 3
+        ```
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        approval_mode: ApprovalMode = "never_require",
+        max_invocations: int | None = None,
+        input_model: type[BaseModel] | dict[str, Any] | None = None,
+        additional_properties: dict[str, Any] | None = None,
+    ) -> None:
+        if func is None and name is None:
+            raise ValueError("A FunctionTool needs a function or at least a name.")
+        if approval_mode not in _APPROVAL_MODES:
+            raise ValueError(f"approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
+        if max_invocations is not None and max_invocations < 1:
+            raise ValueError(f"max_invocations must be >= 1, got {max_invocations}")
+        self.func = func
+        self.name: str = name or getattr(func, "__name__", "tool")
+        doc = inspect.getdoc(func) if func is not None else None
+        self.description: str = description if description is not None else (doc or "").strip()
+        self.approval_mode: ApprovalMode = approval_mode
+        self.max_invocations = max_invocations
+        self.invocation_count = 0
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self._input_model = input_model
+        self._schema: dict[str, Any] | None = input_model if isinstance(input_model, dict) else None
+        self._context_param: str | None = None
+        self._accepts_kwargs = False
+        self._is_async = False
+        if func is not None:
+            self._inspect_function(func)
+
+    def _inspect_function(self, func: Callable[..., Any]) -> None:
+        target = func.__call__ if not inspect.isroutine(func) and callable(func) else func  # type: ignore[operator]
+        self._is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func)
+        signature = inspect.signature(func)
+        for param in signature.parameters.values():
+            if param.kind is param.VAR_KEYWORD:
+                self._accepts_kwargs = True
+            elif _is_context_annotation(param.annotation):
+                self._context_param = param.name
+
+    # -- schema ------------------------------------------------------------------------------------------
+    @property
+    def input_model(self) -> type[BaseModel] | None:
+        """The pydantic model that validates arguments (``None`` for schema-only tools)."""
+        if self._input_model is None and self.func is not None:
+            self._input_model = self._build_input_model(self.func)
+        return self._input_model if not isinstance(self._input_model, dict) else None
+
+    def _build_input_model(self, func: Callable[..., Any]) -> type[BaseModel]:
+        from pydantic import ConfigDict, create_model
+
+        try:
+            hints = get_type_hints(func, include_extras=True)
+        except Exception as e:
+            raise ToolSchemaError(f"Cannot read the type hints of tool {self.name!r}: {e}") from e
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(func).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or param.name == self._context_param:
+                continue
+            if param.name in ("self", "cls"):
+                continue
+            annotation = hints.get(param.name, Any)
+            if _is_context_annotation(annotation):
+                self._context_param = param.name
+                continue
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = _field_for(annotation, default)
+        model_name = "".join(part.capitalize() for part in self.name.replace("-", "_").split("_")) + "Input"
+        try:
+            return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=False), **fields)
+        except Exception as e:
+            raise ToolSchemaError(
+                f"Cannot derive a JSON schema for tool {self.name!r}: {e}. Use JSON-friendly parameter types "
+                "(str, int, float, bool, Literal, Enum, list, dict, pydantic models, dataclasses)."
+            ) from e
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, as sent to the model."""
+        if self._schema is None:
+            model = self.input_model
+            if model is None:
+                self._schema = {"type": "object", "properties": {}}
+            else:
+                schema = model.model_json_schema()
+                schema.pop("title", None)
+                self._schema = schema
+        return self._schema
+
+    def to_json_schema_spec(self) -> dict[str, Any]:
+        """The tool in the function-calling format most providers accept."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters()},
+        }
+
+    # -- invocation --------------------------------------------------------------------------------------
+    def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:
+        """Check the model's arguments against the schema; raise ``ValueError`` with a readable reason."""
+        from pydantic import BaseModel, ValidationError
+
+        model = self.input_model
+        if isinstance(arguments, BaseModel):
+            arguments = {k: getattr(arguments, k) for k in type(arguments).model_fields}
+        arguments = dict(arguments or {})
+        if model is None:
+            missing = [k for k in self.parameters().get("required", []) if k not in arguments]
+            if missing:
+                raise ValueError(f"Missing required argument(s) {missing} for tool {self.name!r}.")
+            return arguments
+        try:
+            validated = model.model_validate(arguments)
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in e.errors(include_url=False)
+            )
+            raise ValueError(f"Invalid arguments for tool {self.name!r}: {problems}") from None
+        values = {name: getattr(validated, name) for name in type(validated).model_fields}
+        if self._accepts_kwargs:
+            values.update({k: v for k, v in arguments.items() if k not in values})
+        return values
+
+    async def invoke(
+        self,
+        *,
+        arguments: dict[str, Any] | BaseModel | None = None,
+        context: FunctionInvocationContext | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Validate ``arguments`` and call the function; returns what the function returns."""
+        if self.func is None:
+            raise ToolError(f"Tool {self.name!r} is a declaration only; the caller must execute it.")
+        if self.max_invocations is not None and self.invocation_count >= self.max_invocations:
+            raise ToolError(
+                f"Tool {self.name!r} has reached its limit of {self.max_invocations} invocation(s); "
+                "answer without calling it again."
+            )
+        values = self.validate_arguments(arguments)
+        if self._context_param is not None:
+            values[self._context_param] = context
+        if self._accepts_kwargs and kwargs:
+            values.update({k: v for k, v in kwargs.items() if k not in values})
+        self.invocation_count += 1
+        result = self.func(**values)
+        if self._is_async or inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly, as if it were not a tool."""
+        if self.func is None:
+            raise ToolError(f"Tool {self.name!r} is a declaration only and cannot be called.")
+        return self.func(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        approval = ", approval_mode='always_require'" if self.approval_mode == "always_require" else ""
+        return f"FunctionTool(name={self.name!r}{approval})"
+
+
+@overload
+def tool(func: Callable[..., Any], /) -> FunctionTool: ...
+
+
+@overload
+def tool(
+    func: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_mode: ApprovalMode = "never_require",
+    max_invocations: int | None = None,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+
+
+def tool(
+    func: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    approval_mode: ApprovalMode = "never_require",
+    max_invocations: int | None = None,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Turn a function into a :class:`FunctionTool`; use bare (``@tool``) or with options.
+
+    Example:
+        ```python
+        from typing import Annotated
+        from agentnb import tool
+
+        @tool(approval_mode="always_require")
+        def delete_file(path: Annotated[str, "The file to delete"]) -> str:
+            \"\"\"Delete a file.\"\"\"
+            return f"deleted {path}"
+        ```
+    """
+
+    def wrap(f: Callable[..., Any]) -> FunctionTool:
+        return FunctionTool(
+            f, name=name, description=description, approval_mode=approval_mode, max_invocations=max_invocations
+        )
+
+    return wrap(func) if func is not None else wrap
+
+
+def _to_tool(item: Any) -> FunctionTool:
+    if isinstance(item, FunctionTool):
+        return item
+    as_tool = getattr(item, "as_tool", None)
+    if callable(as_tool) and hasattr(item, "run"):
+        return as_tool()
+    if callable(item):
+        return FunctionTool(item)
+    raise TypeError(f"Cannot use {item!r} as a tool; pass a function, a FunctionTool or an MCP tool.")
+
+
+async def resolve_tools(tools: Sequence[Any] | Any | None) -> list[FunctionTool]:
+    """Flatten functions, tools, agents and tool providers (such as MCP servers) into FunctionTools.
+
+    Names must be unique: two tools with one name would leave the model's choice ambiguous.
+    """
+    if tools is None:
+        return []
+    if not isinstance(tools, (list, tuple)):
+        tools = [tools]
+    resolved: list[FunctionTool] = []
+    for item in tools:
+        if isinstance(item, FunctionTool):
+            resolved.append(item)
+        elif isinstance(item, SupportsToolExpansion) and not isinstance(item, FunctionTool):
+            resolved.extend(await item.get_tools())
+        else:
+            resolved.append(_to_tool(item))
+    seen: set[str] = set()
+    for t in resolved:
+        if t.name in seen:
+            raise ValueError(f"Tool {t.name!r} is registered twice; pass name=... to one of them.")
+        seen.add(t.name)
+    return resolved
+
+
+def result_to_text(result: Any) -> str:
+    """How a tool's return value is shown to the model: strings as-is, everything else as JSON."""
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return ""
+    dump = getattr(result, "model_dump_json", None)
+    if callable(dump):
+        return str(dump())
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        result = dataclasses.asdict(result)
+    try:
+        return json.dumps(result, default=_json_default, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(result)
+
+
+def _json_default(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return str(value)

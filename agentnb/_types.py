@@ -1,0 +1,1010 @@
+"""The data that flows through agents: messages, contents, responses, streaming updates and options.
+
+One ``Content`` class covers every kind of content (told apart by ``type``) so that messages stay plain
+lists that serialize to JSON without a registry of subclasses. Responses are assembled from streaming
+updates by :meth:`ChatResponse.from_updates`; the non-streaming path uses the same assembly, so the two
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+
+from ._serialization import decode as _decode
+from ._serialization import encode as _encode
+from .exceptions import StructuredOutputError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = [
+    "AgentResponse",
+    "AgentResponseUpdate",
+    "ChatOptions",
+    "ChatResponse",
+    "ChatResponseUpdate",
+    "Content",
+    "ContentType",
+    "FinishReason",
+    "Message",
+    "ResponseStream",
+    "Role",
+    "UsageDetails",
+    "add_usage_details",
+    "normalize_messages",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+ContentType = Literal[
+    "text",
+    "text_reasoning",
+    "data",
+    "uri",
+    "function_call",
+    "function_result",
+    "function_approval_request",
+    "function_approval_response",
+    "usage",
+    "error",
+]
+FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+_ROLES = ("system", "user", "assistant", "tool")
+_CONTENT_TYPES = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
+
+
+class UsageDetails(TypedDict, total=False):
+    """Token counts for one model call or summed over a turn; providers may add keys (cached, reasoning)."""
+
+    input_token_count: int
+    output_token_count: int
+    total_token_count: int
+
+
+def add_usage_details(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:
+    """Sum two usage records key by key (``None`` is the empty record)."""
+    if not a:
+        return dict(b) if b else None  # type: ignore[return-value]
+    if not b:
+        return dict(a)  # type: ignore[return-value]
+    total: dict[str, Any] = dict(a)
+    for key, value in b.items():
+        if isinstance(value, (int, float)) and isinstance(total.get(key, 0), (int, float)):
+            total[key] = total.get(key, 0) + value
+        else:
+            total.setdefault(key, value)
+    return cast(UsageDetails, total)
+
+
+class ChatOptions(TypedDict, total=False):
+    """Options for one chat request; providers read the keys they support and ignore the rest."""
+
+    model_id: str
+    temperature: float
+    top_p: float
+    max_tokens: int
+    stop: str | list[str]
+    seed: int
+    tools: Any
+    tool_choice: Literal["auto", "none", "required"] | dict[str, Any]
+    response_format: Any
+    instructions: str
+    allow_multiple_tool_calls: bool
+    user: str
+    reasoning_effort: Literal["minimal", "low", "medium", "high"]
+    conversation_id: str
+    additional_properties: dict[str, Any]
+
+
+# Fields each content type carries, in the order they are serialized.
+_FIELDS: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "text_reasoning": ("text", "protected_data"),
+    "data": ("data", "media_type"),
+    "uri": ("uri", "media_type"),
+    "function_call": ("call_id", "name", "arguments"),
+    "function_result": ("call_id", "result", "exception"),
+    "function_approval_request": ("id", "function_call"),
+    "function_approval_response": ("id", "approved", "function_call", "reason"),
+    "usage": ("usage_details",),
+    "error": ("message", "error_code", "details"),
+}
+
+
+class Content:
+    """One piece of a message: text, reasoning, an image or file, a tool call or result, an approval, usage.
+
+    Build contents with the ``from_*`` factories; read the fields that belong to ``type``.
+
+    Example:
+        ```python
+        from agentnb import Content
+
+        call = Content.from_function_call("call_1", "get_weather", arguments='{"city": "Paris"}')
+        call.parse_arguments()  # {'city': 'Paris'}
+        ```
+    """
+
+    __slots__ = (
+        "additional_properties",
+        "approved",
+        "arguments",
+        "call_id",
+        "data",
+        "details",
+        "error_code",
+        "exception",
+        "function_call",
+        "id",
+        "media_type",
+        "message",
+        "name",
+        "protected_data",
+        "raw_representation",
+        "reason",
+        "result",
+        "text",
+        "type",
+        "uri",
+        "usage_details",
+    )
+
+    def __init__(
+        self,
+        type: ContentType,
+        *,
+        text: str | None = None,
+        protected_data: str | None = None,
+        data: bytes | None = None,
+        media_type: str | None = None,
+        uri: str | None = None,
+        call_id: str | None = None,
+        name: str | None = None,
+        arguments: str | dict[str, Any] | None = None,
+        result: Any = None,
+        exception: str | None = None,
+        id: str | None = None,
+        function_call: Content | None = None,
+        approved: bool | None = None,
+        reason: str | None = None,
+        usage_details: UsageDetails | None = None,
+        message: str | None = None,
+        error_code: str | None = None,
+        details: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+    ) -> None:
+        if type not in _CONTENT_TYPES:
+            raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
+        self.type: ContentType = type
+        self.text = text
+        self.protected_data = protected_data
+        self.data = data
+        self.media_type = media_type
+        self.uri = uri
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.result = result
+        self.exception = exception
+        self.id = id
+        self.function_call = function_call
+        self.approved = approved
+        self.reason = reason
+        self.usage_details = usage_details
+        self.message = message
+        self.error_code = error_code
+        self.details = details
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    # -- factories ---------------------------------------------------------------------------------------
+    @classmethod
+    def from_text(cls, text: str, **kwargs: Any) -> Content:
+        """Plain text."""
+        return cls("text", text=text, **kwargs)
+
+    @classmethod
+    def from_reasoning(cls, text: str | None = None, *, protected_data: str | None = None, **kwargs: Any) -> Content:
+        """Reasoning text the model shared (shown to people, not treated as the answer)."""
+        return cls("text_reasoning", text=text, protected_data=protected_data, **kwargs)
+
+    @classmethod
+    def from_data(cls, data: bytes, media_type: str, **kwargs: Any) -> Content:
+        """Inline binary data such as an image (``media_type`` like ``"image/png"``)."""
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"data must be bytes, got {type(data).__name__}")
+        return cls("data", data=bytes(data), media_type=media_type, **kwargs)
+
+    @classmethod
+    def from_uri(cls, uri: str, media_type: str | None = None, **kwargs: Any) -> Content:
+        """A reference to content by URI (a web URL or a ``data:`` URI)."""
+        if uri.startswith("data:") and ";base64," in uri:
+            header, _, payload = uri.partition(";base64,")
+            return cls.from_data(base64.b64decode(payload), media_type or header[5:], **kwargs)
+        return cls("uri", uri=uri, media_type=media_type, **kwargs)
+
+    @classmethod
+    def from_function_call(
+        cls, call_id: str, name: str, arguments: str | dict[str, Any] | None = None, **kwargs: Any
+    ) -> Content:
+        """The model asks to call tool ``name``; ``arguments`` is JSON text or an already parsed dict."""
+        return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
+
+    @classmethod
+    def from_function_result(
+        cls, call_id: str, result: Any = None, exception: str | None = None, **kwargs: Any
+    ) -> Content:
+        """The outcome of a tool call; ``exception`` holds the error text when the call failed."""
+        return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
+
+    @classmethod
+    def from_function_approval_request(cls, id: str, function_call: Content, **kwargs: Any) -> Content:
+        """A tool call that waits for a person to approve it."""
+        return cls("function_approval_request", id=id, function_call=function_call, **kwargs)
+
+    @classmethod
+    def from_function_approval_response(
+        cls, id: str, approved: bool, function_call: Content, reason: str | None = None, **kwargs: Any
+    ) -> Content:
+        """A person's answer to an approval request."""
+        return cls(
+            "function_approval_response", id=id, approved=approved, function_call=function_call, reason=reason, **kwargs
+        )
+
+    @classmethod
+    def from_usage(cls, usage_details: UsageDetails, **kwargs: Any) -> Content:
+        """Token usage reported by the model."""
+        return cls("usage", usage_details=usage_details, **kwargs)
+
+    @classmethod
+    def from_error(cls, message: str = "", *, error_code: str | None = None, details: str | None = None) -> Content:
+        """An error the provider or framework reports inside the conversation."""
+        return cls("error", message=message, error_code=error_code, details=details)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+    def parse_arguments(self) -> dict[str, Any]:
+        """The function call's arguments as a dict; raises ``ValueError`` on JSON that is not an object."""
+        args = self.arguments
+        if args is None or args == "":
+            return {}
+        if isinstance(args, dict):
+            return args
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"Arguments of {self.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
+        if not isinstance(parsed, dict):
+            raise ValueError(f"Arguments of {self.name!r} must be a JSON object, got {type(parsed).__name__}")
+        return parsed
+
+    def to_function_approval_response(self, approved: bool, reason: str | None = None) -> Content:
+        """Answer this approval request; send the result in a user message."""
+        if self.type != "function_approval_request" or self.function_call is None or self.id is None:
+            raise ValueError(f"Only a function_approval_request can be answered, not a {self.type!r} content.")
+        return Content.from_function_approval_response(self.id, approved, self.function_call, reason=reason)
+
+    @property
+    def uri_or_data_uri(self) -> str | None:
+        """A URI for ``uri`` and ``data`` contents (data becomes a base64 ``data:`` URI)."""
+        if self.type == "data" and self.data is not None:
+            return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
+        return self.uri
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict; ``from_dict`` restores an equal content."""
+        out: dict[str, Any] = {"type": self.type}
+        for field in _FIELDS[self.type]:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if field == "data":
+                value = base64.b64encode(value).decode("ascii")
+            elif field == "function_call":
+                value = value.to_dict()
+            elif field == "result":
+                value = _encode(value)
+            out[field] = value
+        if self.additional_properties:
+            out["additional_properties"] = _encode(self.additional_properties)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Content:
+        """Rebuild a content from :meth:`to_dict` output."""
+        kwargs = dict(data)
+        type_ = kwargs.pop("type", None)
+        if type_ not in _CONTENT_TYPES:
+            raise ValueError(f"Unknown content type {type_!r} in {data!r}")
+        if "data" in kwargs:
+            kwargs["data"] = base64.b64decode(kwargs["data"])
+        if "function_call" in kwargs:
+            kwargs["function_call"] = cls.from_dict(kwargs["function_call"])
+        if "result" in kwargs:
+            kwargs["result"] = _decode(kwargs["result"])
+        if "additional_properties" in kwargs:
+            kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+        return cls(type_, **kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Content):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{f}={getattr(self, f)!r}" for f in _FIELDS[self.type] if getattr(self, f) is not None and f != "data"
+        )
+        if self.type == "data" and self.data is not None:
+            fields += f"{', ' if fields else ''}data=<{len(self.data)} bytes>"
+        return f"Content({self.type!r}{', ' if fields else ''}{fields})"
+
+
+ContentLike = str | Content | dict[str, Any]
+
+
+def _to_content(item: ContentLike) -> Content:
+    if isinstance(item, Content):
+        return item
+    if isinstance(item, str):
+        return Content.from_text(item)
+    if isinstance(item, dict):
+        return Content.from_dict(item)
+    raise TypeError(f"Message contents must be str or Content, got {type(item).__name__}")
+
+
+def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[Content]:
+    if contents is None:
+        return []
+    if isinstance(contents, (str, Content, dict)):
+        return [_to_content(contents)]
+    return [_to_content(c) for c in contents]
+
+
+def _joined_text(contents: Iterable[Content]) -> str:
+    return "".join(c.text for c in contents if c.type == "text" and c.text)
+
+
+class Message:
+    """A chat message: who said it (``role``) and what (``contents``).
+
+    Example:
+        ```python
+        from agentnb import Message
+
+        msg = Message("user", ["What's the weather in Paris?"])
+        msg.text  # "What's the weather in Paris?"
+        ```
+    """
+
+    __slots__ = ("additional_properties", "author_name", "contents", "message_id", "raw_representation", "role")
+
+    def __init__(
+        self,
+        role: Role | str,
+        contents: ContentLike | Sequence[ContentLike] | None = None,
+        *,
+        author_name: str | None = None,
+        message_id: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        text: str | None = None,
+    ) -> None:
+        if role not in _ROLES:
+            raise ValueError(f"Unknown role {role!r}; expected one of {list(_ROLES)}.")
+        self.role: Role = cast(Role, role)
+        self.contents: list[Content] = _to_contents(contents)
+        if text is not None:
+            self.contents.insert(0, Content.from_text(text))
+        self.author_name = author_name
+        self.message_id = message_id
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    @property
+    def text(self) -> str:
+        """The message's text contents joined (reasoning, tool calls and results are not text)."""
+        return _joined_text(self.contents)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict; ``from_dict`` restores an equal message."""
+        out: dict[str, Any] = {"role": self.role, "contents": [c.to_dict() for c in self.contents]}
+        if self.author_name is not None:
+            out["author_name"] = self.author_name
+        if self.message_id is not None:
+            out["message_id"] = self.message_id
+        if self.additional_properties:
+            out["additional_properties"] = _encode(self.additional_properties)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Message:
+        """Rebuild a message from :meth:`to_dict` output."""
+        return cls(
+            data["role"],
+            [Content.from_dict(c) for c in data.get("contents", [])],
+            author_name=data.get("author_name"),
+            message_id=data.get("message_id"),
+            additional_properties=_decode(data.get("additional_properties")) or None,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        author = f", author_name={self.author_name!r}" if self.author_name else ""
+        return f"Message({self.role!r}, {self.contents!r}{author})"
+
+
+MessagesLike = str | Content | Message | Sequence[str | Content | Message] | None
+
+
+def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Message]:
+    """Turn what a caller passes (str, Content, Message or a list of them) into a list of messages."""
+    if messages is None:
+        return []
+    if isinstance(messages, (str, Content)):
+        return [Message(role, [messages])]
+    if isinstance(messages, Message):
+        return [messages]
+    out: list[Message] = []
+    for item in messages:
+        if isinstance(item, Message):
+            out.append(item)
+        elif isinstance(item, (str, Content)):
+            out.append(Message(role, [item]))
+        else:
+            raise TypeError(f"Cannot use a {type(item).__name__} as a message; pass str, Content or Message.")
+    return out
+
+
+def _pending_approval_requests(messages: Iterable[Message]) -> list[Content]:
+    """Approval requests in ``messages`` that no later approval response answers."""
+    requests: dict[str, Content] = {}
+    for message in messages:
+        for content in message.contents:
+            if content.type == "function_approval_request" and content.id is not None:
+                requests.setdefault(content.id, content)
+            elif content.type == "function_approval_response" and content.id is not None:
+                requests.pop(content.id, None)
+    return list(requests.values())
+
+
+def _parse_structured(text: str, response_format: Any) -> Any:
+    from pydantic import TypeAdapter, ValidationError
+
+    name = getattr(response_format, "__name__", repr(response_format))
+    try:
+        adapter = TypeAdapter(response_format)
+        return adapter.validate_json(text)
+    except ValidationError as e:
+        raise StructuredOutputError(
+            f"The model's reply does not match the response_format {name}: {e.errors(include_url=False)[:3]}",
+            schema_name=name,
+            text=text,
+        ) from e
+
+
+class _ResponseBase:
+    """What chat and agent responses share: messages, ids, usage and structured value."""
+
+    messages: list[Message]
+    response_id: str | None
+    usage_details: UsageDetails | None
+    _value: Any
+    _response_format: Any
+
+    @property
+    def text(self) -> str:
+        """The answer's text: text contents of the assistant messages, without tool chatter or reasoning."""
+        return "".join(m.text for m in self.messages if m.role == "assistant")
+
+    @property
+    def value(self) -> Any:
+        """The structured output parsed with ``response_format`` (``None`` when none was requested)."""
+        if self._value is None and self._response_format is not None:
+            self._value = _parse_structured(self.text, self._response_format)
+        return self._value
+
+    @property
+    def user_input_requests(self) -> list[Content]:
+        """Approval requests in this response that still wait for an answer."""
+        return _pending_approval_requests(self.messages)
+
+    def try_parse_value(self, response_format: type[BaseModel] | Any) -> Any:
+        """Parse the text with ``response_format`` and keep it as ``value``."""
+        self._response_format = response_format
+        self._value = None
+        return self.value
+
+
+_UpdateT = TypeVar("_UpdateT")
+_FinalT = TypeVar("_FinalT")
+
+
+class _UpdateBase:
+    contents: list[Content]
+    role: Role | None
+
+    @property
+    def text(self) -> str:
+        """The text in this update."""
+        return _joined_text(self.contents)
+
+
+class ChatResponseUpdate(_UpdateBase):
+    """One streamed piece of a chat response."""
+
+    def __init__(
+        self,
+        *,
+        contents: ContentLike | Sequence[ContentLike] | None = None,
+        role: Role | None = "assistant",
+        author_name: str | None = None,
+        response_id: str | None = None,
+        message_id: str | None = None,
+        conversation_id: str | None = None,
+        model_id: str | None = None,
+        created_at: float | None = None,
+        finish_reason: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        text: str | None = None,
+    ) -> None:
+        self.contents = _to_contents(contents)
+        if text is not None:
+            self.contents.insert(0, Content.from_text(text))
+        self.role = role
+        self.author_name = author_name
+        self.response_id = response_id
+        self.message_id = message_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    def __repr__(self) -> str:
+        return f"ChatResponseUpdate(role={self.role!r}, contents={self.contents!r})"
+
+
+def _merge_into(messages: list[Message], update: _UpdateBase) -> None:
+    """Append an update's contents to the message it belongs to, coalescing streamed text and arguments."""
+    role = update.role or (messages[-1].role if messages else "assistant")
+    message_id = getattr(update, "message_id", None)
+    author = getattr(update, "author_name", None)
+    current = messages[-1] if messages else None
+    if (
+        current is None
+        or current.role != role
+        or (message_id and current.message_id and message_id != current.message_id)
+        or (author and current.author_name and author != current.author_name)
+    ):
+        current = Message(role, [], author_name=author, message_id=message_id)
+        messages.append(current)
+    else:
+        current.message_id = current.message_id or message_id
+        current.author_name = current.author_name or author
+    for content in update.contents:
+        if content.type == "usage":
+            continue
+        previous = current.contents[-1] if current.contents else None
+        if previous is not None and _coalesce(previous, content):
+            continue
+        current.contents.append(_copy_content(content))
+
+
+def _copy_content(content: Content) -> Content:
+    copied = Content.__new__(Content)
+    for slot in Content.__slots__:
+        setattr(copied, slot, getattr(content, slot))
+    copied.additional_properties = dict(content.additional_properties)
+    return copied
+
+
+def _coalesce(previous: Content, content: Content) -> bool:
+    """Join a streamed fragment onto the previous content of the same kind; False when they are separate."""
+    if previous.type == content.type and content.type in ("text", "text_reasoning"):
+        if content.additional_properties and content.additional_properties != previous.additional_properties:
+            return False
+        previous.text = (previous.text or "") + (content.text or "")
+        return True
+    if (
+        previous.type == content.type == "function_call"
+        and isinstance(previous.arguments, (str, type(None)))
+        and isinstance(content.arguments, (str, type(None)))
+        and (not content.call_id or content.call_id == previous.call_id)
+        and (not content.name or content.name == previous.name)
+    ):
+        previous.arguments = (previous.arguments or "") + (content.arguments or "")
+        return True
+    return False
+
+
+def _usage_of(updates: Iterable[_UpdateBase]) -> UsageDetails | None:
+    usage: UsageDetails | None = None
+    for update in updates:
+        for content in update.contents:
+            if content.type == "usage":
+                usage = add_usage_details(usage, content.usage_details)
+    return usage
+
+
+class ChatResponse(_ResponseBase):
+    """What a chat client returns for one request (after any tool calls it ran).
+
+    Example:
+        ```python
+        from agentnb import ChatResponse, Message
+
+        response = ChatResponse(messages=[Message("assistant", ["Hello!"])])
+        response.text  # 'Hello!'
+        ```
+    """
+
+    def __init__(
+        self,
+        *,
+        messages: Message | Sequence[Message] | None = None,
+        response_id: str | None = None,
+        conversation_id: str | None = None,
+        model_id: str | None = None,
+        created_at: float | None = None,
+        finish_reason: str | None = None,
+        usage_details: UsageDetails | None = None,
+        value: Any = None,
+        response_format: Any = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        text: str | None = None,
+    ) -> None:
+        if isinstance(messages, Message):
+            messages = [messages]
+        self.messages: list[Message] = list(messages or [])
+        if text is not None:
+            self.messages.append(Message("assistant", [text]))
+        self.response_id = response_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.usage_details = usage_details
+        self._value = value
+        self._response_format = response_format
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    @classmethod
+    def from_updates(cls, updates: Iterable[ChatResponseUpdate], *, output_format_type: Any = None) -> ChatResponse:
+        """Assemble the response a stream of updates describes."""
+        updates = list(updates)
+        messages: list[Message] = []
+        response = cls(response_format=output_format_type)
+        for update in updates:
+            _merge_into(messages, update)
+            response.response_id = update.response_id or response.response_id
+            response.conversation_id = update.conversation_id or response.conversation_id
+            response.model_id = update.model_id or response.model_id
+            response.finish_reason = update.finish_reason or response.finish_reason
+            response.created_at = response.created_at or update.created_at
+            response.additional_properties.update(update.additional_properties)
+        response.messages = [m for m in messages if m.contents]
+        response.usage_details = _usage_of(updates)
+        response.raw_representation = [u.raw_representation for u in updates]
+        return response
+
+    def to_updates(self) -> list[ChatResponseUpdate]:
+        """The response as updates, one per message (the inverse of :meth:`from_updates`)."""
+        updates = [
+            ChatResponseUpdate(
+                contents=list(m.contents),
+                role=m.role,
+                author_name=m.author_name,
+                message_id=m.message_id,
+                response_id=self.response_id,
+                conversation_id=self.conversation_id,
+                model_id=self.model_id,
+                created_at=self.created_at,
+                additional_properties=dict(m.additional_properties),
+            )
+            for m in self.messages
+        ]
+        tail = ChatResponseUpdate(contents=[], role=None, finish_reason=self.finish_reason)
+        if self.usage_details:
+            tail.contents.append(Content.from_usage(self.usage_details))
+        updates.append(tail)
+        return updates
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
+        return _response_to_dict(self, ("response_id", "conversation_id", "model_id", "created_at", "finish_reason"))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChatResponse:
+        """Rebuild a response from :meth:`to_dict` output."""
+        return cls(**_response_kwargs(data))
+
+    def __repr__(self) -> str:
+        return f"ChatResponse(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
+
+
+def _response_to_dict(response: _ResponseBase, fields: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {"messages": [m.to_dict() for m in response.messages]}
+    for field in fields:
+        value = getattr(response, field)
+        if value is not None:
+            out[field] = value
+    if response.usage_details:
+        out["usage_details"] = dict(response.usage_details)
+    if response._value is not None:
+        out["value"] = _encode(response._value)
+    props = getattr(response, "additional_properties", None)
+    if props:
+        out["additional_properties"] = _encode(props)
+    return out
+
+
+def _response_kwargs(data: dict[str, Any]) -> dict[str, Any]:
+    kwargs = dict(data)
+    kwargs["messages"] = [Message.from_dict(m) for m in data.get("messages", [])]
+    if "value" in kwargs:
+        kwargs["value"] = _decode(kwargs["value"])
+    if "additional_properties" in kwargs:
+        kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+    return kwargs
+
+
+class AgentResponseUpdate(_UpdateBase):
+    """One streamed piece of an agent's answer."""
+
+    def __init__(
+        self,
+        *,
+        contents: ContentLike | Sequence[ContentLike] | None = None,
+        role: Role | None = "assistant",
+        author_name: str | None = None,
+        agent_id: str | None = None,
+        response_id: str | None = None,
+        message_id: str | None = None,
+        created_at: float | None = None,
+        finish_reason: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        text: str | None = None,
+    ) -> None:
+        self.contents = _to_contents(contents)
+        if text is not None:
+            self.contents.insert(0, Content.from_text(text))
+        self.role = role
+        self.author_name = author_name
+        self.agent_id = agent_id
+        self.response_id = response_id
+        self.message_id = message_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    @classmethod
+    def from_chat_update(cls, update: ChatResponseUpdate, *, agent_id: str | None, author_name: str | None) -> Any:
+        """Re-label a chat client's update as coming from an agent."""
+        return cls(
+            contents=update.contents,
+            role=update.role,
+            author_name=update.author_name or (author_name if update.role == "assistant" else None),
+            agent_id=agent_id,
+            response_id=update.response_id,
+            message_id=update.message_id,
+            created_at=update.created_at,
+            finish_reason=update.finish_reason,
+            additional_properties=update.additional_properties,
+            raw_representation=update,
+        )
+
+    def __repr__(self) -> str:
+        return f"AgentResponseUpdate(role={self.role!r}, contents={self.contents!r})"
+
+
+class AgentResponse(_ResponseBase):
+    """An agent's answer to one run: the new messages (tool calls and results included), usage and value.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+
+        agent = Agent(ScriptedChatClient(["Hi there!"]))
+        response = await agent.run("Hello")
+        response.text  # 'Hi there!'
+        ```
+    """
+
+    def __init__(
+        self,
+        *,
+        messages: Message | Sequence[Message] | None = None,
+        response_id: str | None = None,
+        agent_id: str | None = None,
+        conversation_id: str | None = None,
+        model_id: str | None = None,
+        created_at: float | None = None,
+        finish_reason: str | None = None,
+        usage_details: UsageDetails | None = None,
+        value: Any = None,
+        response_format: Any = None,
+        additional_properties: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        text: str | None = None,
+    ) -> None:
+        if isinstance(messages, Message):
+            messages = [messages]
+        self.messages: list[Message] = list(messages or [])
+        if text is not None:
+            self.messages.append(Message("assistant", [text]))
+        self.response_id = response_id
+        self.agent_id = agent_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.usage_details = usage_details
+        self._value = value
+        self._response_format = response_format
+        self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.raw_representation = raw_representation
+
+    @classmethod
+    def from_chat_response(
+        cls, response: ChatResponse, *, agent_id: str | None = None, author_name: str | None = None
+    ) -> AgentResponse:
+        """Wrap a chat response as the agent's answer, naming the agent as author of its messages."""
+        if author_name:
+            for message in response.messages:
+                if message.role == "assistant" and message.author_name is None:
+                    message.author_name = author_name
+        return cls(
+            messages=response.messages,
+            response_id=response.response_id,
+            agent_id=agent_id,
+            conversation_id=response.conversation_id,
+            model_id=response.model_id,
+            created_at=response.created_at,
+            finish_reason=response.finish_reason,
+            usage_details=response.usage_details,
+            value=response._value,
+            response_format=response._response_format,
+            additional_properties=response.additional_properties,
+            raw_representation=response,
+        )
+
+    @classmethod
+    def from_updates(cls, updates: Iterable[AgentResponseUpdate], *, output_format_type: Any = None) -> AgentResponse:
+        """Assemble the response a stream of agent updates describes."""
+        updates = list(updates)
+        messages: list[Message] = []
+        response = cls(response_format=output_format_type)
+        for update in updates:
+            _merge_into(messages, update)
+            response.response_id = update.response_id or response.response_id
+            response.agent_id = update.agent_id or response.agent_id
+            response.finish_reason = update.finish_reason or response.finish_reason
+            response.created_at = response.created_at or update.created_at
+        response.messages = [m for m in messages if m.contents]
+        response.usage_details = _usage_of(updates)
+        return response
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
+        return _response_to_dict(
+            self, ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentResponse:
+        """Rebuild a response from :meth:`to_dict` output."""
+        return cls(**_response_kwargs(data))
+
+    def __repr__(self) -> str:
+        return f"AgentResponse(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
+
+
+class ResponseStream(Generic[_UpdateT, _FinalT]):
+    """A streamed response: iterate it for updates, then ``await stream.get_final_response()``.
+
+    Nothing runs until the stream is iterated or awaited. The final response is assembled once from the
+    updates that were streamed, so asking for it never re-runs the model.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+
+        stream = Agent(ScriptedChatClient(["Hello there"])).run("Hi", stream=True)
+        async for update in stream:
+            print(update.text, end="")
+        final = await stream.get_final_response()
+        ```
+    """
+
+    def __init__(
+        self,
+        source: AsyncIterable[_UpdateT],
+        finalizer: Callable[[list[_UpdateT]], _FinalT | Awaitable[_FinalT]],
+    ) -> None:
+        self._source = source
+        self._iterator: AsyncIterator[_UpdateT] | None = None
+        self._finalizer = finalizer
+        self._updates: list[_UpdateT] = []
+        self._final: _FinalT | None = None
+        self._done = False
+        self._finalized = False
+
+    @property
+    def updates(self) -> list[_UpdateT]:
+        """The updates streamed so far."""
+        return self._updates
+
+    def __aiter__(self) -> AsyncIterator[_UpdateT]:
+        return self
+
+    async def __anext__(self) -> _UpdateT:
+        if self._done:
+            raise StopAsyncIteration
+        if self._iterator is None:
+            self._iterator = aiter(self._source)
+        try:
+            update = await anext(self._iterator)
+        except StopAsyncIteration:
+            self._done = True
+            raise
+        self._updates.append(update)
+        return update
+
+    async def get_final_response(self) -> _FinalT:
+        """Drain the stream if needed and return the assembled final response."""
+        if not self._finalized:
+            async for _ in self:
+                pass
+            result = self._finalizer(self._updates)
+            if isinstance(result, Awaitable):
+                result = await result
+            self._final = cast(_FinalT, result)
+            self._finalized = True
+        return cast(_FinalT, self._final)
+
+    def __await__(self) -> Generator[Any, None, _FinalT]:
+        return self.get_final_response().__await__()
+
+    async def aclose(self) -> None:
+        """Stop the stream early, closing the model call and any open HTTP stream."""
+        self._done = True
+        closer = getattr(self._iterator or self._source, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+def now() -> float:
+    """Seconds since the epoch, as stored in ``created_at``."""
+    return time.time()
+
+
+def _register_stable_ids() -> None:
+    from ._serialization import register_type
+
+    register_type(Message, "agentnb.Message")
+    register_type(Content, "agentnb.Content")
+    register_type(ChatResponse, "agentnb.ChatResponse")
+    register_type(AgentResponse, "agentnb.AgentResponse")
+
+
+_register_stable_ids()
