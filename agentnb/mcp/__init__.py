@@ -1,0 +1,31 @@
+"""MCP tools: use the tools, prompts and resources of Model Context Protocol servers from an agent.
+
+Built on the official ``mcp`` SDK (``pip install "agentnb[mcp]"``). Each tool object stands for one server
+and can go straight into ``Agent(tools=[...])``: it connects on first use and exposes the server's tools
+as :class:`~agentnb.FunctionTool` objects with the server's own JSON schemas.
+
+The SDK (2.x) ships stdio and streamable HTTP client transports, and no websocket client, so there is no
+``MCPWebsocketTool``.
+"""
+
+from __future__ import annotations
+
+import importlib.util as _importlib_util
+
+# Checked, not imported: the SDK is loaded on first connection, so importing agentnb.mcp stays cheap.
+if _importlib_util.find_spec("mcp") is None:  # pragma: no cover - depends on the environment
+    raise ImportError('agentnb.mcp needs the mcp SDK: pip install "agentnb[mcp]"')
+
+from ._http import MCPStreamableHTTPTool
+from ._sampling import SamplingApprovalCallback, SamplingRequest
+from ._stdio import MCPStdioTool
+from ._tool import ApprovalModeSetting, MCPTool
+
+__all__ = [
+    "ApprovalModeSetting",
+    "MCPStdioTool",
+    "MCPStreamableHTTPTool",
+    "MCPTool",
+    "SamplingApprovalCallback",
+    "SamplingRequest",
+]
