@@ -173,12 +173,12 @@ def _materialize(value: Any) -> Any:
     return value
 
 
-def validate_request(path: str, body: dict[str, Any]) -> None:
+def validate_request(path: str, body: dict[str, Any], extra_params: set[str] | frozenset[str] = frozenset()) -> None:
     """Validate a request body with the SDK's create-params ``TypedDict``; raise ``ValueError`` if invalid."""
     name = "chat_request" if path.endswith("chat/completions") else "responses_request"
     params, adapter = _adapter(name)
     # TypedDict validation ignores unknown keys; catch misspelled top-level parameters explicitly.
-    unknown = set(body) - params.__required_keys__ - params.__optional_keys__ - {"stream"}
+    unknown = set(body) - params.__required_keys__ - params.__optional_keys__ - {"stream"} - extra_params
     if unknown:
         raise ValueError(f"unknown request parameters: {sorted(unknown)}")
     _materialize(adapter.validate_python(body))
@@ -455,6 +455,8 @@ class OpenAIServer:
         self.requests: list[RecordedRequest] = []
         self.unexpected: list[RecordedRequest] = []
         self.validation_errors: list[str] = []
+        # Non-OpenAI body parameters a test expects (e.g. ``top_k`` for vLLM); anything else is an error.
+        self.extra_params: set[str] = set()
         self._queue: collections.deque[Script] = collections.deque()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -483,6 +485,7 @@ class OpenAIServer:
             self.requests.clear()
             self.unexpected.clear()
             self.validation_errors.clear()
+            self.extra_params.clear()
 
     @property
     def base_url(self) -> str:
@@ -525,7 +528,7 @@ class OpenAIServer:
                 server.requests.append(record)
             if server.validate:
                 try:
-                    validate_request(record.path, body)
+                    validate_request(record.path, body, server.extra_params)
                 except Exception as e:  # the test fails on this list; the client gets a clear 400
                     server.validation_errors.append(f"{record.path}: {e}")
                     return JSONResponse({"error": {"message": f"invalid request: {e}", "type": "invalid"}}, 400)

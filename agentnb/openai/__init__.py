@@ -1,0 +1,14 @@
+"""OpenAI models for agentnb, over the official ``openai`` SDK.
+
+:class:`OpenAIChatClient` speaks the Responses API; :class:`OpenAIChatCompletionClient` speaks Chat
+Completions, the API that local servers (Ollama, vLLM, llama.cpp, LM Studio) implement. Both read
+``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` and ``OPENAI_MODEL`` from the environment. The SDK itself is
+imported when the first client is created, so importing this package stays fast.
+"""
+
+from __future__ import annotations
+
+from ._chat_completion_client import OpenAIChatCompletionClient
+from ._responses_client import OpenAIChatClient
+
+__all__ = ["OpenAIChatClient", "OpenAIChatCompletionClient"]

@@ -1,0 +1,424 @@
+"""``OpenAIChatCompletionClient``: agentnb over the OpenAI Chat Completions API (``/v1/chat/completions``).
+
+This is the API nearly every OpenAI-compatible server speaks (Ollama, vLLM, llama.cpp, LM Studio), so it
+is the client to use for local models.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._clients import BaseChatClient
+from .._types import ChatResponse, ChatResponseUpdate, Content, Message
+from ._shared import (
+    OpenAIConfig,
+    arguments_text,
+    content_filter_error,
+    data_uri,
+    function_result_text,
+    is_image,
+    map_openai_error,
+    response_format_schema,
+    tool_choice_param,
+    tool_specs,
+    unsupported,
+    usage_details,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["OpenAIChatCompletionClient"]
+
+_API = "chat completions"
+_AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
+# ChatOptions keys this client translates itself; any other key that names a ``create()`` parameter
+# (frequency_penalty, logit_bias, metadata, store, ...) is passed through unchanged.
+_HANDLED = frozenset(
+    {
+        "model_id",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stop",
+        "seed",
+        "tools",
+        "tool_choice",
+        "response_format",
+        "instructions",
+        "allow_multiple_tool_calls",
+        "user",
+        "reasoning_effort",
+        "conversation_id",
+        "additional_properties",
+        "stream",
+        "messages",
+        "model",
+    }
+)
+_CREATE_PARAMETERS: frozenset[str] | None = None
+
+
+def _create_parameters(client: AsyncOpenAI) -> frozenset[str]:
+    global _CREATE_PARAMETERS
+    if _CREATE_PARAMETERS is None:
+        _CREATE_PARAMETERS = frozenset(inspect.signature(client.chat.completions.create).parameters)
+    return _CREATE_PARAMETERS
+
+
+class OpenAIChatCompletionClient(BaseChatClient):
+    """A chat client for the OpenAI Chat Completions API, or any server that speaks it.
+
+    Configuration comes from the arguments, then the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+    ``OPENAI_MODEL`` (default ``gpt-4o-mini``), ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT``. A base URL
+    without a key works (local servers ignore the key). Retries and timeouts follow the SDK's settings.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.openai import OpenAIChatCompletionClient
+
+        # Ollama: OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2
+        agent = Agent(OpenAIChatCompletionClient(), instructions="Be brief.")
+        print((await agent.run("Say hello.")).text)
+        ```
+
+    Args:
+        model: The model name (``OPENAI_MODEL`` when omitted).
+        api_key: The API key (``OPENAI_API_KEY`` when omitted).
+        base_url: The API root, e.g. ``http://localhost:11434/v1`` (``OPENAI_BASE_URL`` when omitted).
+        org_id: The OpenAI organization (``OPENAI_ORG_ID``).
+        project: The OpenAI project (``OPENAI_PROJECT``).
+        default_headers: Headers sent with every request.
+        async_client: A configured ``openai.AsyncOpenAI`` to use instead of building one.
+        timeout: Seconds to wait for an answer (the SDK's default when omitted).
+        max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
+        instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
+    """
+
+    OTEL_PROVIDER_NAME: ClassVar[str] = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        org_id: str | None = None,
+        project: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        async_client: AsyncOpenAI | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        instruction_role: str = "system",
+        **kwargs: Any,
+    ) -> None:
+        config = OpenAIConfig(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            org_id=org_id,
+            project=project,
+            default_headers=default_headers,
+            async_client=async_client,
+            timeout=timeout,
+            max_retries=max_retries,
+            client_name=type(self).__name__,
+        )
+        super().__init__(model_id=config.model, **kwargs)
+        if instruction_role not in ("system", "developer"):
+            raise ValueError(f"instruction_role must be 'system' or 'developer', got {instruction_role!r}")
+        self.client = config.client
+        self.base_url = config.base_url
+        self.instruction_role = instruction_role
+        self._owns_client = config.owns_client
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r}, base_url={self.base_url!r})"
+
+    def service_url(self) -> str | None:
+        """The API root requests go to."""
+        return self.base_url
+
+    async def close(self) -> None:
+        """Close the HTTP connections (only when this client created the SDK client)."""
+        if self._owns_client:
+            await self.client.close()
+
+    # -- request -----------------------------------------------------------------------------------------
+
+    def _request(self, messages: list[Message], options: Mapping[str, Any], *, stream: bool) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": options.get("model_id") or self.model_id,
+            "messages": self._messages(messages),
+        }
+        for key in ("temperature", "top_p", "seed", "stop", "user", "reasoning_effort"):
+            if options.get(key) is not None:
+                params[key] = options[key]
+        if options.get("max_tokens") is not None:
+            params["max_completion_tokens"] = options["max_tokens"]
+        tools = tool_specs(options.get("tools"), "chat")
+        if tools:
+            params["tools"] = tools
+            if options.get("tool_choice") is not None:
+                params["tool_choice"] = tool_choice_param(options["tool_choice"], "chat")
+            if options.get("allow_multiple_tool_calls") is not None:
+                params["parallel_tool_calls"] = bool(options["allow_multiple_tool_calls"])
+        response_format = options.get("response_format")
+        if response_format is not None:
+            schema = response_format_schema(response_format)
+            if schema is not None:
+                name, json_schema = schema
+                params["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": name, "schema": json_schema, "strict": True},
+                }
+            elif isinstance(response_format, Mapping):
+                params["response_format"] = dict(response_format)
+            else:
+                raise TypeError(
+                    f"response_format must be a pydantic model, a dataclass or a dict, got {response_format!r}"
+                )
+        allowed = _create_parameters(self.client)
+        for key, value in options.items():
+            if key not in _HANDLED and key in allowed and value is not None:
+                params[key] = value
+        if stream:
+            params["stream"] = True
+            params.setdefault("stream_options", {"include_usage": True})
+        extra = options.get("additional_properties")
+        if extra:
+            params["extra_body"] = dict(extra)
+        return params
+
+    def _messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        wire: list[dict[str, Any]] = []
+        for message in messages:
+            role = message.role
+            results = [c for c in message.contents if c.type == "function_result"]
+            others = [c for c in message.contents if c.type != "function_result"]
+            if role == "system":
+                wire.append({"role": self.instruction_role, "content": message.text})
+            elif role == "assistant":
+                wire.extend(self._assistant(message, others))
+            elif role == "user":
+                parts = self._user_parts(others)
+                if parts is not None:
+                    entry: dict[str, Any] = {"role": "user", "content": parts}
+                    if message.author_name:
+                        entry["name"] = message.author_name
+                    wire.append(entry)
+            # Tool results are their own messages, whatever message carried them.
+            for result in results:
+                wire.append(
+                    {"role": "tool", "tool_call_id": result.call_id or "", "content": function_result_text(result)}
+                )
+        return wire
+
+    def _assistant(self, message: Message, contents: list[Content]) -> list[dict[str, Any]]:
+        text = "".join(c.text or "" for c in contents if c.type == "text")
+        calls = [
+            {
+                "id": c.call_id or "",
+                "type": "function",
+                "function": {"name": c.name or "", "arguments": arguments_text(c.arguments)},
+            }
+            for c in contents
+            if c.type == "function_call"
+        ]
+        if not text and not calls:
+            return []
+        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            entry["tool_calls"] = calls
+        if message.author_name:
+            entry["name"] = message.author_name
+        return [entry]
+
+    def _user_parts(self, contents: list[Content]) -> str | list[dict[str, Any]] | None:
+        sendable = [c for c in contents if c.type in ("text", "data", "uri")]
+        if not sendable:
+            return None
+        if all(c.type == "text" for c in sendable):
+            return "".join(c.text or "" for c in sendable)
+        parts: list[dict[str, Any]] = []
+        for content in sendable:
+            if content.type == "text":
+                parts.append({"type": "text", "text": content.text or ""})
+            elif is_image(content):
+                parts.append({"type": "image_url", "image_url": {"url": data_uri(content)}})
+            elif content.type == "data" and content.media_type in _AUDIO_FORMATS:
+                encoded = data_uri(content).partition(";base64,")[2]
+                parts.append(
+                    {
+                        "type": "input_audio",
+                        "input_audio": {"data": encoded, "format": _AUDIO_FORMATS[content.media_type]},
+                    }
+                )
+            elif content.type == "data" and content.media_type == "application/pdf":
+                filename = str(content.additional_properties.get("filename", "document.pdf"))
+                parts.append({"type": "file", "file": {"file_data": data_uri(content), "filename": filename}})
+            else:
+                raise unsupported(content, "user", _API)
+        return parts
+
+    # -- calls -------------------------------------------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        import openai
+
+        params = self._request(messages, options, stream=False)
+        try:
+            completion = await self.client.chat.completions.create(**params)
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        return self._parse_completion(completion, options)
+
+    def _parse_completion(self, completion: Any, options: Mapping[str, Any]) -> ChatResponse:
+        contents: list[Content] = []
+        finish_reason: str | None = None
+        if completion.choices:
+            choice = completion.choices[0]
+            finish_reason = _finish_reason(choice.finish_reason)
+            message = choice.message
+            reasoning = _reasoning_of(message)
+            if reasoning:
+                contents.append(Content.from_reasoning(reasoning))
+            if message.content:
+                contents.append(Content.from_text(message.content, raw_representation=message))
+            if message.refusal:
+                contents.append(Content.from_text(message.refusal, additional_properties={"refusal": True}))
+            for call in message.tool_calls or []:
+                function = getattr(call, "function", None)
+                if function is None:  # custom (non-function) tool calls have no agentnb equivalent
+                    continue
+                contents.append(
+                    Content.from_function_call(call.id, function.name, function.arguments, raw_representation=call)
+                )
+        usage = _usage(completion.usage)
+        if finish_reason == "content_filter":
+            raise content_filter_error(_API, partial_text="".join(c.text or "" for c in contents if c.type == "text"))
+        return ChatResponse(
+            messages=[Message("assistant", contents, message_id=completion.id)],
+            response_id=completion.id,
+            model_id=completion.model,
+            created_at=float(completion.created) if completion.created else None,
+            finish_reason=finish_reason,
+            usage_details=usage,
+            response_format=_value_format(options),
+            raw_representation=completion,
+        )
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        import openai
+
+        params = self._request(messages, options, stream=True)
+        try:
+            stream = await self.client.chat.completions.create(**params)
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        # Tool-call fragments arrive by index (and parallel calls may interleave): assemble each call
+        # whole and emit it when the choice finishes, so arguments are never split across contents.
+        calls: dict[int, dict[str, str]] = {}
+        finish_reason: str | None = None
+        text: list[str] = []
+        response_id = model_id = None
+        created_at: float | None = None
+        try:
+            async for chunk in stream:
+                response_id = chunk.id or response_id
+                model_id = chunk.model or model_id
+                created_at = created_at or (float(chunk.created) if chunk.created else None)
+                contents: list[Content] = []
+                chunk_finish: str | None = None
+                for choice in chunk.choices[:1]:
+                    delta = choice.delta
+                    reasoning = _reasoning_of(delta)
+                    if reasoning:
+                        contents.append(Content.from_reasoning(reasoning))
+                    if delta.content:
+                        text.append(delta.content)
+                        contents.append(Content.from_text(delta.content))
+                    if delta.refusal:
+                        contents.append(Content.from_text(delta.refusal, additional_properties={"refusal": True}))
+                    for fragment in delta.tool_calls or []:
+                        call = calls.setdefault(fragment.index, {"id": "", "name": "", "arguments": ""})
+                        call["id"] = fragment.id or call["id"]
+                        if fragment.function is not None:
+                            call["name"] = fragment.function.name or call["name"]
+                            call["arguments"] += fragment.function.arguments or ""
+                    if choice.finish_reason:
+                        chunk_finish = finish_reason = _finish_reason(choice.finish_reason)
+                        contents.extend(_flush(calls))
+                if chunk.usage is not None:
+                    contents.append(Content.from_usage(_usage(chunk.usage) or {}))
+                if contents or chunk_finish:
+                    yield ChatResponseUpdate(
+                        contents=contents,
+                        role="assistant",
+                        response_id=response_id,
+                        message_id=response_id,
+                        model_id=model_id,
+                        created_at=created_at,
+                        finish_reason=chunk_finish,
+                        raw_representation=chunk,
+                    )
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        finally:
+            # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
+            await stream.close()
+        leftover = _flush(calls)
+        if leftover:  # servers that end the stream without a finish reason
+            yield ChatResponseUpdate(
+                contents=leftover, role="assistant", response_id=response_id, message_id=response_id
+            )
+        if finish_reason == "content_filter":
+            raise content_filter_error(_API, partial_text="".join(text))
+
+
+def _flush(calls: dict[int, dict[str, str]]) -> list[Content]:
+    contents = [
+        Content.from_function_call(call["id"], call["name"], call["arguments"]) for _, call in sorted(calls.items())
+    ]
+    calls.clear()
+    return contents
+
+
+def _reasoning_of(message: Any) -> str | None:
+    """Reasoning text from the extensions servers use (vLLM/DeepSeek ``reasoning_content``, others ``reasoning``)."""
+    extra = getattr(message, "model_extra", None) or {}
+    for key in ("reasoning_content", "reasoning"):
+        value = extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _finish_reason(reason: str | None) -> str | None:
+    return "tool_calls" if reason == "function_call" else reason
+
+
+def _usage(usage: Any) -> Any:
+    if usage is None:
+        return None
+    prompt_details = getattr(usage, "prompt_tokens_details", None)
+    completion_details = getattr(usage, "completion_tokens_details", None)
+    return usage_details(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.total_tokens,
+        cached_tokens=getattr(prompt_details, "cached_tokens", None),
+        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
+    )
+
+
+def _value_format(options: Mapping[str, Any]) -> Any:
+    response_format = options.get("response_format")
+    return response_format if isinstance(response_format, type) else None

@@ -1,0 +1,484 @@
+"""``OpenAIChatClient``: agentnb over the OpenAI Responses API (``/v1/responses``).
+
+The Responses API can keep the conversation on the server: with ``options={"store": True}`` each
+response's id comes back as ``conversation_id``; pass it back as ``options["conversation_id"]`` (an agent
+session does this for you) and only the new messages are sent, with ``previous_response_id``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._clients import BaseChatClient
+from .._types import ChatResponse, ChatResponseUpdate, Content, Message
+from ..exceptions import ServiceResponseError
+from ._shared import (
+    OpenAIConfig,
+    arguments_text,
+    content_filter_error,
+    data_uri,
+    function_result_text,
+    is_image,
+    map_openai_error,
+    response_format_schema,
+    tool_choice_param,
+    tool_specs,
+    unsupported,
+    usage_details,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = ["OpenAIChatClient"]
+
+_API = "responses"
+_HANDLED = frozenset(
+    {
+        "model_id",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stop",
+        "seed",
+        "tools",
+        "tool_choice",
+        "response_format",
+        "instructions",
+        "allow_multiple_tool_calls",
+        "user",
+        "reasoning_effort",
+        "conversation_id",
+        "additional_properties",
+        "stream",
+        "input",
+        "model",
+    }
+)
+_CREATE_PARAMETERS: frozenset[str] | None = None
+
+
+def _create_parameters(client: AsyncOpenAI) -> frozenset[str]:
+    global _CREATE_PARAMETERS
+    if _CREATE_PARAMETERS is None:
+        _CREATE_PARAMETERS = frozenset(inspect.signature(client.responses.create).parameters)
+    return _CREATE_PARAMETERS
+
+
+class OpenAIChatClient(BaseChatClient):
+    """A chat client for the OpenAI Responses API (reasoning summaries, server-side conversation state).
+
+    Configuration comes from the arguments, then the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+    ``OPENAI_MODEL`` (default ``gpt-4o-mini``), ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT``. For servers that
+    only speak Chat Completions (most local ones), use :class:`OpenAIChatCompletionClient`.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.openai import OpenAIChatClient
+
+        agent = Agent(OpenAIChatClient(model="gpt-4o-mini"), instructions="Be brief.")
+        print((await agent.run("Say hello.")).text)
+        ```
+
+    Args:
+        model: The model name (``OPENAI_MODEL`` when omitted).
+        api_key: The API key (``OPENAI_API_KEY`` when omitted).
+        base_url: The API root (``OPENAI_BASE_URL`` when omitted).
+        org_id: The OpenAI organization (``OPENAI_ORG_ID``).
+        project: The OpenAI project (``OPENAI_PROJECT``).
+        default_headers: Headers sent with every request.
+        async_client: A configured ``openai.AsyncOpenAI`` to use instead of building one.
+        timeout: Seconds to wait for an answer (the SDK's default when omitted).
+        max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
+        instruction_role: The role system messages are sent with (``"system"`` or ``"developer"``).
+    """
+
+    OTEL_PROVIDER_NAME: ClassVar[str] = "openai"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        org_id: str | None = None,
+        project: str | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        async_client: AsyncOpenAI | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        instruction_role: str = "system",
+        **kwargs: Any,
+    ) -> None:
+        config = OpenAIConfig(
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            org_id=org_id,
+            project=project,
+            default_headers=default_headers,
+            async_client=async_client,
+            timeout=timeout,
+            max_retries=max_retries,
+            client_name=type(self).__name__,
+        )
+        super().__init__(model_id=config.model, **kwargs)
+        if instruction_role not in ("system", "developer"):
+            raise ValueError(f"instruction_role must be 'system' or 'developer', got {instruction_role!r}")
+        self.client = config.client
+        self.base_url = config.base_url
+        self.instruction_role = instruction_role
+        self._owns_client = config.owns_client
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r}, base_url={self.base_url!r})"
+
+    def service_url(self) -> str | None:
+        """The API root requests go to."""
+        return self.base_url
+
+    async def close(self) -> None:
+        """Close the HTTP connections (only when this client created the SDK client)."""
+        if self._owns_client:
+            await self.client.close()
+
+    # -- request -----------------------------------------------------------------------------------------
+
+    def _request(self, messages: list[Message], options: Mapping[str, Any], *, stream: bool) -> dict[str, Any]:
+        messages, previous = _continuation(messages, options)
+        params: dict[str, Any] = {"model": options.get("model_id") or self.model_id, "input": self._input(messages)}
+        if previous:
+            params["previous_response_id"] = previous
+        for key in ("temperature", "top_p", "user"):
+            if options.get(key) is not None:
+                params[key] = options[key]
+        if options.get("max_tokens") is not None:
+            params["max_output_tokens"] = options["max_tokens"]
+        if options.get("reasoning_effort") is not None:
+            params["reasoning"] = {"effort": options["reasoning_effort"], "summary": "auto"}
+        tools = tool_specs(options.get("tools"), "responses")
+        if tools:
+            params["tools"] = tools
+            if options.get("tool_choice") is not None:
+                params["tool_choice"] = tool_choice_param(options["tool_choice"], "responses")
+            if options.get("allow_multiple_tool_calls") is not None:
+                params["parallel_tool_calls"] = bool(options["allow_multiple_tool_calls"])
+        response_format = options.get("response_format")
+        if response_format is not None:
+            params["text"] = {"format": _text_format(response_format)}
+        allowed = _create_parameters(self.client)
+        for key, value in options.items():
+            if key not in _HANDLED and key in allowed and value is not None and key != "previous_response_id":
+                params[key] = value
+        if stream:
+            params["stream"] = True
+        extra = options.get("additional_properties")
+        if extra:
+            params["extra_body"] = dict(extra)
+        return params
+
+    def _input(self, messages: list[Message]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for message in messages:
+            role = message.role
+            if role == "system":
+                items.append({"type": "message", "role": self.instruction_role, "content": message.text})
+                continue
+            parts: list[dict[str, Any]] = []
+            for content in message.contents:
+                if content.type == "function_result":
+                    items.append(
+                        {
+                            "type": "function_call_output",
+                            "call_id": content.call_id or "",
+                            "output": function_result_text(content),
+                        }
+                    )
+                elif content.type == "function_call" and role == "assistant":
+                    items.append(
+                        {
+                            "type": "function_call",
+                            "call_id": content.call_id or "",
+                            "name": content.name or "",
+                            "arguments": arguments_text(content.arguments),
+                        }
+                    )
+                elif content.type == "text" and role == "assistant":
+                    items.append({"type": "message", "role": "assistant", "content": content.text or ""})
+                elif role == "user" and content.type in ("text", "data", "uri"):
+                    parts.append(self._user_part(content))
+            if parts:
+                items.append({"type": "message", "role": "user", "content": parts})
+        return items
+
+    @staticmethod
+    def _user_part(content: Content) -> dict[str, Any]:
+        if content.type == "text":
+            return {"type": "input_text", "text": content.text or ""}
+        if is_image(content):
+            return {"type": "input_image", "image_url": data_uri(content), "detail": "auto"}
+        if content.type == "data" and content.media_type == "application/pdf":
+            filename = str(content.additional_properties.get("filename", "document.pdf"))
+            return {"type": "input_file", "file_data": data_uri(content), "filename": filename}
+        if content.type == "uri" and content.media_type == "application/pdf":
+            return {"type": "input_file", "file_url": content.uri}
+        raise unsupported(content, "user", _API)
+
+    # -- calls -------------------------------------------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        import openai
+
+        params = self._request(messages, options, stream=False)
+        try:
+            response = await self.client.responses.create(**params)
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        contents: list[Content] = []
+        for item in response.output or []:
+            contents.extend(_item_contents(item))
+        finish_reason = _finish(response, contents)
+        return ChatResponse(
+            messages=[Message("assistant", contents, message_id=response.id)],
+            response_id=response.id,
+            conversation_id=_conversation_id(response.id, params),
+            model_id=response.model,
+            created_at=float(response.created_at) if response.created_at else None,
+            finish_reason=finish_reason,
+            usage_details=_usage(response.usage),
+            response_format=options.get("response_format")
+            if isinstance(options.get("response_format"), type)
+            else None,
+            raw_representation=response,
+        )
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        import openai
+
+        params = self._request(messages, options, stream=True)
+        try:
+            stream = await self.client.responses.create(**params)
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        state = _StreamState(params)
+        try:
+            async for event in stream:
+                update = state.handle(event)
+                if update is not None:
+                    yield update
+        except openai.OpenAIError as e:
+            map_openai_error(e, api=_API)
+        finally:
+            # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
+            await stream.close()
+        if state.error is not None:
+            raise state.error
+
+
+class _StreamState:
+    """Turns Responses stream events into updates, tracking what has been streamed per output item."""
+
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        self.params = params
+        self.response_id: str | None = None
+        self.model_id: str | None = None
+        self.created_at: float | None = None
+        self.calls: dict[str, dict[str, str]] = {}  # item id -> call id, name, arguments streamed so far
+        self.texts: dict[tuple[str, int], str] = {}  # (item id, content index) -> text streamed so far
+        self.contents: list[Content] = []
+        self.error: Exception | None = None
+
+    def update(self, contents: list[Content], raw: Any, **kwargs: Any) -> ChatResponseUpdate:
+        self.contents.extend(contents)
+        return ChatResponseUpdate(
+            contents=contents,
+            role="assistant",
+            response_id=self.response_id,
+            message_id=self.response_id,
+            model_id=self.model_id,
+            created_at=self.created_at,
+            raw_representation=raw,
+            **kwargs,
+        )
+
+    def handle(self, event: Any) -> ChatResponseUpdate | None:
+        kind = getattr(event, "type", "")
+        if kind in ("response.created", "response.in_progress"):
+            response = event.response
+            self.response_id = response.id
+            self.model_id = response.model
+            self.created_at = float(response.created_at) if response.created_at else None
+            return None
+        if kind == "response.output_text.delta":
+            key = (event.item_id, event.content_index)
+            self.texts[key] = self.texts.get(key, "") + event.delta
+            return self.update([Content.from_text(event.delta)], event)
+        if kind == "response.output_text.done":
+            # Some servers send only the final text; emit whatever the deltas did not cover.
+            key = (event.item_id, event.content_index)
+            streamed = self.texts.get(key, "")
+            if event.text.startswith(streamed) and len(event.text) > len(streamed):
+                self.texts[key] = event.text
+                return self.update([Content.from_text(event.text[len(streamed) :])], event)
+            return None
+        if kind == "response.refusal.delta":
+            return self.update([Content.from_text(event.delta, additional_properties={"refusal": True})], event)
+        if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return self.update([Content.from_reasoning(event.delta)], event)
+        if kind == "response.output_item.added" and getattr(event.item, "type", None) == "function_call":
+            item = event.item
+            self.calls[item.id or item.call_id] = {"call_id": item.call_id, "name": item.name, "arguments": ""}
+            return self.update([Content.from_function_call(item.call_id, item.name, "")], event)
+        if kind == "response.function_call_arguments.delta":
+            call = self.calls.get(event.item_id)
+            if call is None:
+                return None
+            call["arguments"] += event.delta
+            return self.update([Content.from_function_call(call["call_id"], call["name"], event.delta)], event)
+        if kind == "response.output_item.done" and getattr(event.item, "type", None) == "function_call":
+            item = event.item
+            call = self.calls.get(item.id or item.call_id)
+            if call is None:
+                call = {"call_id": item.call_id, "name": item.name, "arguments": ""}
+                self.calls[item.id or item.call_id] = call
+                rest = item.arguments or ""
+                contents = [Content.from_function_call(item.call_id, item.name, rest)]
+            else:
+                streamed = call["arguments"]
+                rest = item.arguments[len(streamed) :] if item.arguments.startswith(streamed) else ""
+                contents = [Content.from_function_call(item.call_id, item.name, rest)] if rest else []
+            call["arguments"] += rest
+            return self.update(contents, event) if contents else None
+        if kind in ("response.completed", "response.incomplete"):
+            response = event.response
+            self.response_id = response.id
+            self.model_id = response.model or self.model_id
+            finish_reason: str | None
+            try:
+                finish_reason = _finish(response, self.contents)
+            except Exception as e:  # a content filter: deliver the usage, then raise
+                self.error = e
+                finish_reason = "content_filter"
+            contents = [Content.from_usage(u)] if (u := _usage(response.usage)) else []
+            return self.update(
+                contents,
+                event,
+                finish_reason=finish_reason,
+                conversation_id=_conversation_id(response.id, self.params),
+            )
+        if kind == "response.failed":
+            error = getattr(event.response, "error", None)
+            message = getattr(error, "message", None) or "the response failed"
+            code = getattr(error, "code", None)
+            raise ServiceResponseError(
+                f"OpenAI {_API} request failed: {message}", body={"code": code, "message": message}
+            )
+        if kind == "error":
+            raise ServiceResponseError(
+                f"OpenAI {_API} stream reported an error: {event.message}",
+                body={"code": event.code, "message": event.message, "param": event.param},
+            )
+        return None
+
+
+def _item_contents(item: Any) -> list[Content]:
+    kind = getattr(item, "type", None)
+    if kind == "message":
+        contents: list[Content] = []
+        for part in item.content:
+            if part.type == "output_text":
+                contents.append(Content.from_text(part.text, raw_representation=part))
+            elif part.type == "refusal":
+                contents.append(Content.from_text(part.refusal, additional_properties={"refusal": True}))
+        return contents
+    if kind == "reasoning":
+        texts = [s.text for s in item.summary or []] + [c.text for c in item.content or []]
+        return [
+            Content.from_reasoning(
+                "\n\n".join(t for t in texts if t),
+                protected_data=item.encrypted_content,
+                additional_properties={"item_id": item.id},
+                raw_representation=item,
+            )
+        ]
+    if kind == "function_call":
+        return [Content.from_function_call(item.call_id, item.name, item.arguments, raw_representation=item)]
+    return []
+
+
+def _finish(response: Any, contents: list[Content]) -> str | None:
+    status = getattr(response, "status", None)
+    if status == "failed":
+        error = getattr(response, "error", None)
+        message = getattr(error, "message", None) or "the response failed"
+        raise ServiceResponseError(
+            f"OpenAI {_API} request failed: {message}", body={"code": getattr(error, "code", None), "message": message}
+        )
+    if status == "incomplete":
+        reason = getattr(getattr(response, "incomplete_details", None), "reason", None)
+        if reason == "content_filter":
+            raise content_filter_error(_API, partial_text="".join(c.text or "" for c in contents if c.type == "text"))
+        return "length" if reason == "max_output_tokens" else (reason or "length")
+    return "tool_calls" if any(c.type == "function_call" for c in contents) else "stop"
+
+
+def _continuation(messages: list[Message], options: Mapping[str, Any]) -> tuple[list[Message], str | None]:
+    """What to send when the server keeps the conversation: the messages after its last answer, and that id.
+
+    Continuation is on when ``conversation_id`` (or ``previous_response_id``) is given or ``store`` is true.
+    An assistant message this client produced carries its response id as ``message_id``; the newest one
+    wins over the given id, so tool-call rounds inside one request chain correctly too.
+    """
+    given = options.get("conversation_id") or options.get("previous_response_id")
+    if not given and options.get("store") is not True:
+        return messages, None
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "assistant" and (message.message_id or "").startswith("resp"):
+            return messages[index + 1 :], message.message_id
+    return messages, given or None
+
+
+def _value_format(options: Mapping[str, Any]) -> Any:
+    response_format = options.get("response_format")
+    return response_format if isinstance(response_format, type) else None
+
+
+def _conversation_id(response_id: str | None, params: Mapping[str, Any]) -> str | None:
+    """The response id doubles as the conversation id when the server keeps the conversation."""
+    if params.get("store") is True or params.get("previous_response_id"):
+        return response_id
+    return None
+
+
+def _text_format(response_format: Any) -> dict[str, Any]:
+    schema = response_format_schema(response_format)
+    if schema is not None:
+        name, json_schema = schema
+        return {"type": "json_schema", "name": name, "schema": json_schema, "strict": True}
+    if isinstance(response_format, Mapping):
+        fmt = dict(response_format)
+        if fmt.get("type") == "json_schema" and isinstance(fmt.get("json_schema"), Mapping):
+            # Accept the Chat Completions shape too.
+            return {"type": "json_schema", **fmt["json_schema"]}
+        return fmt
+    raise TypeError(f"response_format must be a pydantic model, a dataclass or a dict, got {response_format!r}")
+
+
+def _usage(usage: Any) -> Any:
+    if usage is None:
+        return None
+    return usage_details(
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.total_tokens,
+        cached_tokens=getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None),
+        reasoning_tokens=getattr(getattr(usage, "output_tokens_details", None), "reasoning_tokens", None),
+    )

@@ -1,0 +1,338 @@
+"""What both OpenAI clients share: configuration, the SDK client, error mapping, tools, formats and usage.
+
+The ``openai`` package is imported lazily (it takes about a second), so ``import agentnb.openai`` stays
+cheap; the SDK loads when the first client is created.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
+
+from .._tools import result_to_text
+from .._types import Content, UsageDetails
+from ..exceptions import (
+    ContentFilterError,
+    RateLimitError,
+    ServiceAuthenticationError,
+    ServiceConnectionError,
+    ServiceInitializationError,
+    ServiceResponseError,
+    ServiceTimeoutError,
+)
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "PLACEHOLDER_API_KEY",
+    "OpenAIConfig",
+    "content_filter_error",
+    "function_result_text",
+    "map_openai_error",
+    "response_format_schema",
+    "strict_tool_schema",
+    "tool_specs",
+    "usage_details",
+]
+
+DEFAULT_MODEL = "gpt-4o-mini"
+# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
+PLACEHOLDER_API_KEY = "not-needed-for-local-servers"
+# Error codes providers use when their content filter blocks a request.
+_CONTENT_FILTER_CODES = frozenset({"content_filter", "content_policy_violation", "content_filtered"})
+
+
+class OpenAIConfig:
+    """Resolved connection settings: arguments first, then the environment, then defaults."""
+
+    def __init__(
+        self,
+        *,
+        model: str | None,
+        api_key: str | None,
+        base_url: str | None,
+        org_id: str | None,
+        project: str | None,
+        default_headers: Mapping[str, str] | None,
+        async_client: AsyncOpenAI | None,
+        timeout: float | None,
+        max_retries: int | None,
+        client_name: str,
+    ) -> None:
+        self.model = model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
+        if async_client is not None:
+            if api_key is not None or base_url is not None:
+                raise ValueError(
+                    f"{client_name}: pass either async_client=... or api_key/base_url, not both; "
+                    "configure the AsyncOpenAI instance itself."
+                )
+            self.client = async_client
+            self.owns_client = False
+            self.base_url = str(async_client.base_url)
+            return
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if key is None and url is None:
+            raise ServiceInitializationError(
+                f"{client_name} needs an OpenAI API key: set OPENAI_API_KEY (or pass api_key=...). "
+                "For a local OpenAI-compatible server such as Ollama or vLLM, set OPENAI_BASE_URL "
+                "(or pass base_url=..., e.g. 'http://localhost:11434/v1'). To run without any model "
+                "service, use the offline models in agentnb.local (ScriptedChatClient, ToolCallingChatClient)."
+            )
+        from openai import AsyncOpenAI
+
+        kwargs: dict[str, Any] = {
+            "api_key": key or PLACEHOLDER_API_KEY,
+            "organization": org_id or os.environ.get("OPENAI_ORG_ID") or None,
+            "project": project or os.environ.get("OPENAI_PROJECT") or os.environ.get("OPENAI_PROJECT_ID") or None,
+            "default_headers": dict(default_headers) if default_headers else None,
+        }
+        if url is not None:
+            kwargs["base_url"] = url
+        if timeout is not None:
+            kwargs["timeout"] = timeout
+        if max_retries is not None:
+            if max_retries < 0:
+                raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+            kwargs["max_retries"] = max_retries
+        self.client = AsyncOpenAI(**kwargs)
+        self.owns_client = True
+        self.base_url = str(self.client.base_url)
+
+
+# --- errors -------------------------------------------------------------------------------------------
+
+
+def _server_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, Mapping):
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+    return str(getattr(error, "message", None) or error)
+
+
+def _error_code(error: Any) -> str | None:
+    body = getattr(error, "body", None)
+    code = getattr(error, "code", None) or (body.get("code") if isinstance(body, Mapping) else None)
+    return str(code) if code else None
+
+
+def map_openai_error(error: BaseException, *, api: str) -> NoReturn:
+    """Raise the ``agentnb.exceptions`` error for an ``openai`` SDK exception, keeping status and message."""
+    import openai
+
+    where = f"OpenAI {api} request"
+    if isinstance(error, openai.APITimeoutError):
+        raise ServiceTimeoutError(
+            f"{where} timed out; raise timeout=... on the client if the model is slow."
+        ) from error
+    if isinstance(error, openai.APIConnectionError):
+        url = getattr(getattr(error, "request", None), "url", None)
+        raise ServiceConnectionError(
+            f"{where} could not reach {url or 'the server'}: {error}. Check base_url / OPENAI_BASE_URL "
+            "and that the server is running."
+        ) from error
+    if isinstance(error, openai.ContentFilterFinishReasonError):
+        raise ContentFilterError(f"{where} was blocked by the content filter.") from error
+    if isinstance(error, openai.APIError):
+        status = getattr(error, "status_code", None)
+        message = _server_message(error)
+        body = getattr(error, "body", None)
+        text = f"{where} failed with HTTP {status}: {message}" if status else f"{where} failed: {message}"
+        code = _error_code(error)
+        if code in _CONTENT_FILTER_CODES:
+            raise ContentFilterError(text, status_code=status, body=body) from error
+        if status in (401, 403):
+            raise ServiceAuthenticationError(
+                text + " (check OPENAI_API_KEY / api_key=...)", status_code=status, body=body
+            ) from error
+        if status == 429:
+            raise RateLimitError(text, status_code=status, body=body) from error
+        raise ServiceResponseError(text, status_code=status, body=body) from error
+    raise error
+
+
+def content_filter_error(api: str, *, partial_text: str, body: Any = None) -> ContentFilterError:
+    """The error for a reply the provider cut off with finish reason ``content_filter``."""
+    return ContentFilterError(
+        f"OpenAI {api} reply was stopped by the provider's content filter"
+        + (f" after {partial_text[:80]!r}" if partial_text else ""),
+        body=body if body is not None else {"finish_reason": "content_filter", "partial_text": partial_text},
+    )
+
+
+# --- usage --------------------------------------------------------------------------------------------
+
+
+def usage_details(
+    input_tokens: int | None,
+    output_tokens: int | None,
+    total_tokens: int | None,
+    *,
+    cached_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+) -> UsageDetails:
+    """Usage in agentnb's keys; cached and reasoning counts go in extra keys when reported."""
+    details: dict[str, Any] = {}
+    if input_tokens is not None:
+        details["input_token_count"] = input_tokens
+    if output_tokens is not None:
+        details["output_token_count"] = output_tokens
+    if total_tokens is None and input_tokens is not None and output_tokens is not None:
+        total_tokens = input_tokens + output_tokens
+    if total_tokens is not None:
+        details["total_token_count"] = total_tokens
+    if cached_tokens:
+        details["cached_input_token_count"] = cached_tokens
+    if reasoning_tokens:
+        details["reasoning_token_count"] = reasoning_tokens
+    return details  # type: ignore[return-value]
+
+
+# --- tools and formats --------------------------------------------------------------------------------
+
+
+def strict_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A copy of ``schema`` in OpenAI's strict form, or ``None`` when strict mode would change its meaning.
+
+    Strict mode needs every object to list all its properties as required and forbid others. A schema
+    with optional parameters (defaults) is sent non-strict instead of silently making them mandatory.
+    """
+    result = copy.deepcopy(dict(schema))
+
+    def visit(node: Any) -> bool:
+        if isinstance(node, list):
+            return all(visit(item) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if node.get("type") == "object" or "properties" in node:
+            props = node.get("properties") or {}
+            if set(node.get("required") or []) != set(props):
+                return False
+            extra = node.get("additionalProperties")
+            if extra not in (None, False):
+                return False
+            node["additionalProperties"] = False
+            node.setdefault("properties", {})
+            node["required"] = list(props)
+        return all(visit(v) for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+
+    return result if visit(result) else None
+
+
+def _tool_parts(tool: Any) -> tuple[str, str, dict[str, Any]]:
+    name = tool.name
+    description = getattr(tool, "description", None) or ""
+    parameters = tool.parameters() if callable(getattr(tool, "parameters", None)) else {}
+    return name, description, dict(parameters or {"type": "object", "properties": {}})
+
+
+def tool_specs(tools: Any, api: Literal["chat", "responses"]) -> list[dict[str, Any]]:
+    """Turn agentnb tools (and raw dicts, passed through) into the API's tool list."""
+    specs: list[dict[str, Any]] = []
+    for tool in tools or []:
+        if isinstance(tool, Mapping):
+            specs.append(dict(tool))
+            continue
+        if not hasattr(tool, "name"):
+            raise TypeError(f"Cannot send {tool!r} to OpenAI as a tool; use @tool functions or a tool dict.")
+        name, description, parameters = _tool_parts(tool)
+        strict = strict_tool_schema(parameters)
+        function: dict[str, Any] = {"name": name, "parameters": strict or parameters, "strict": strict is not None}
+        if description:
+            function["description"] = description
+        specs.append({"type": "function", "function": function} if api == "chat" else {"type": "function", **function})
+    return specs
+
+
+def tool_choice_param(choice: Any, api: Literal["chat", "responses"]) -> Any:
+    """Map ``tool_choice`` (``"auto"``/``"none"``/``"required"`` or a named function) to the API's shape."""
+    if choice is None or isinstance(choice, str):
+        if choice in (None, "auto", "none", "required"):
+            return choice
+        name = choice
+    elif isinstance(choice, Mapping):
+        function = choice.get("function")
+        name = (
+            choice.get("required_function_name")
+            or choice.get("name")
+            or (function.get("name") if isinstance(function, Mapping) else None)
+        )
+        if not name:
+            mode = choice.get("mode")
+            if mode in ("auto", "none", "required"):
+                return mode
+            raise ValueError(f"tool_choice {dict(choice)!r} names no function; use 'auto', 'none', 'required'.")
+    else:
+        raise TypeError(f"tool_choice must be a string or dict, got {type(choice).__name__}")
+    return {"type": "function", "function": {"name": name}} if api == "chat" else {"type": "function", "name": name}
+
+
+def response_format_schema(response_format: Any) -> tuple[str, dict[str, Any]] | None:
+    """``(name, strict JSON schema)`` for a pydantic model or dataclass type, else ``None``."""
+    if not isinstance(response_format, type):
+        return None
+    from pydantic import BaseModel, TypeAdapter
+
+    try:
+        # The SDK's own strict-schema helper, the one its ``.parse()`` methods use.
+        from openai.lib._pydantic import to_strict_json_schema
+    except ImportError:  # pragma: no cover - older or newer SDK layouts
+        to_strict_json_schema = None
+    target: Any = response_format if issubclass(response_format, BaseModel) else TypeAdapter(response_format)
+    if to_strict_json_schema is not None:
+        schema = to_strict_json_schema(target)
+    else:  # pragma: no cover
+        schema = target.model_json_schema() if isinstance(target, type) else target.json_schema()
+    return response_format.__name__, schema
+
+
+# --- messages -----------------------------------------------------------------------------------------
+
+
+def function_result_text(content: Content) -> str:
+    """What the model sees for a tool result: the error text for a failed call, else the result as text."""
+    if content.exception:
+        return f"Error: {content.exception}"
+    return result_to_text(content.result)
+
+
+def data_uri(content: Content) -> str:
+    uri = content.uri_or_data_uri
+    if not uri:
+        raise ValueError(f"{content!r} has no data or URI to send.")
+    return uri
+
+
+def is_image(content: Content) -> bool:
+    media = content.media_type or ""
+    if media.startswith("image/"):
+        return True
+    return (
+        content.type == "uri"
+        and not media
+        and (content.uri or "").split("?")[0].lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp"))
+    )
+
+
+def unsupported(content: Content, role: str, api: str) -> ValueError:
+    return ValueError(
+        f"OpenAI {api} cannot take a {content.type!r} content"
+        + (f" of type {content.media_type!r}" if content.media_type else "")
+        + f" in a {role} message; send images (data or URL), PDFs, audio (wav/mp3) or text."
+    )
+
+
+def arguments_text(arguments: Any) -> str:
+    """Function-call arguments as the JSON text the API expects."""
+    if arguments is None:
+        return "{}"
+    if isinstance(arguments, str):
+        return arguments or "{}"
+    return json.dumps(arguments)
