@@ -591,6 +591,9 @@ class _FunctionInvocationLoop:
                 await run_pipeline(self.function_middleware, context, invoke)
         except Exception as e:
             tel.end_span(span, error=e)
+            if getattr(e, "end_run", False) is True:
+                # The tool asked for this failure to end the run (e.g. an MCP tool with on_tool_error="raise").
+                raise
             return Content.from_function_result(
                 call_id, exception=f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             ), context.terminate
