@@ -1,0 +1,218 @@
+"""The DevUI application: a sidebar of entities and a main area of views (chat, workflow, runs, time travel, traces).
+
+One :class:`DevUI` is built per browser session; the catalog (the agent and workflow objects) is shared by all
+sessions of a server, the per-session state (chat sessions, selections, polling) is not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import panel as pn
+
+from agentnb._html import badge, escape
+
+from ._discovery import Catalog, Entity
+from ._widgets import error_card, html_pane
+
+__all__ = ["DevUI", "create_app"]
+
+_PAGE_CSS = """
+body{background:#f6f8fa}
+.anb-sidebar{border-right:1px solid #d0d7de;background:#fff}
+"""
+
+_TAB_ENTITY, _TAB_RUNS, _TAB_TIMETRAVEL, _TAB_TRACES = 0, 1, 2, 3
+
+
+class DevUI:
+    """The whole DevUI for one browser session.
+
+    Args:
+        catalog: The agents and workflows to show, plus modules that failed to import.
+        store: The run store to read runs, events, spans and checkpoints from (default: the shared store).
+        poll_ms: How often the runs view checks the store for changes.
+
+    Example:
+        >>> from agentnb.devui import DevUI
+        >>> from agentnb.devui.demos import demo_catalog
+        >>> app = DevUI(demo_catalog())
+        >>> app.servable()  # doctest: +SKIP
+    """
+
+    def __init__(self, catalog: Catalog, *, store: Any = None, poll_ms: int = 1000) -> None:
+        self.catalog = catalog
+        if store is None:
+            from agentnb.store import default_store
+
+            store = default_store()
+        self.store = store
+        self.poll_ms = poll_ms
+        self._views: dict[str, Any] = {}
+        self._entity_buttons: dict[str, pn.widgets.Button] = {}
+        self.entity_area = pn.Column(sizing_mode="stretch_width", css_classes=["anb-entity-area"])
+        self._runs: Any = None
+        self._timetravel: Any = None
+        self._traces: Any = None
+        self.tabs = pn.Tabs(dynamic=False, sizing_mode="stretch_width", css_classes=["anb-tabs"])
+        self._layout: pn.viewable.Viewable | None = None
+
+    # ------------------------------------------------------------------------------------------------ build
+    def panel(self) -> pn.viewable.Viewable:
+        """Build (once) and return the page layout."""
+        if self._layout is None:
+            self._layout = self._build()
+        return self._layout
+
+    def servable(self, title: str = "agentnb DevUI") -> pn.viewable.Viewable:
+        """Mark the layout as the page of a ``panel serve`` app."""
+        return self.panel().servable(title=title)
+
+    def _build(self) -> pn.viewable.Viewable:
+        from ._runs import RunsView
+        from ._timetravel import TimeTravelView
+        from ._traces import TracesView
+
+        self._runs = RunsView(self.store, on_open=self.open_run)
+        self._timetravel = TimeTravelView(self.store, self.catalog)
+        self._traces = TracesView(self.store)
+        self.tabs[:] = [
+            ("Entity", self.entity_area),
+            ("Runs", self._runs.panel()),
+            ("Time travel", self._timetravel.panel()),
+            ("Traces", self._traces.panel()),
+        ]
+        header = html_pane(self._header_html(), css_classes=["anb-header"])
+        sidebar = pn.Column(
+            *self._sidebar_items(), width=260, css_classes=["anb-sidebar"], styles={"padding-right": "8px"}
+        )
+        first = (self.catalog.agents or self.catalog.workflows or [None])[0]
+        if first is not None:
+            self.select(first.id)
+        else:
+            self.entity_area.objects = [html_pane("<p class='anb-muted'>No agents or workflows to show.</p>")]
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            self._runs.start_polling(self.poll_ms)
+            self._timetravel.start_polling(self.poll_ms)
+        else:
+            self._runs.refresh()
+        return pn.Column(
+            header,
+            pn.Row(sidebar, self.tabs, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+            stylesheets=[_PAGE_CSS],
+            css_classes=["anb-devui"],
+        )
+
+    def _header_html(self) -> str:
+        mode = ""
+        if self.catalog.offline:
+            mode = (
+                "<div class='anb-card anb-offline' style='background:#fff8c5'>"
+                f"{badge('offline', 'warn')} {escape(self.catalog.note)}</div>"
+            )
+        elif self.catalog.note:
+            mode = f"<div class='anb-card'>{badge('live', 'ok')} {escape(self.catalog.note)}</div>"
+        return (
+            "<div class='anb-head'><span class='anb-title' style='font-size:20px'>agentnb DevUI</span>"
+            f"<span class='anb-muted'>{len(self.catalog.agents)} agent(s) · "
+            f"{len(self.catalog.workflows)} workflow(s)</span></div>{mode}"
+        )
+
+    def _sidebar_items(self) -> list[Any]:
+        items: list[Any] = []
+        for title, entities in (("Agents", self.catalog.agents), ("Workflows", self.catalog.workflows)):
+            items.append(html_pane(f"<div class='anb-role'>{escape(title)}</div>"))
+            if not entities:
+                items.append(html_pane("<span class='anb-muted'>none</span>"))
+            for entity in entities:
+                icon = "▸" if entity.kind == "agent" else "⇶"
+                button = pn.widgets.Button(
+                    name=f"{icon} {entity.name}",
+                    button_type="light",
+                    sizing_mode="stretch_width",
+                    css_classes=["anb-entity", f"anb-entity-{entity.id}"],
+                    description=entity.description or None,
+                )
+                button.on_click(lambda _e, eid=entity.id: self.select(eid))
+                self._entity_buttons[entity.id] = button
+                items.append(button)
+        if self.catalog.errors:
+            items.append(html_pane("<div class='anb-role anb-error'>Could not load</div>"))
+            for error in self.catalog.errors:
+                body = html_pane(
+                    f"<div class='anb-error'>{escape(error.message)}</div>"
+                    + (f"<pre>{escape(error.traceback)}</pre>" if error.traceback else "")
+                )
+                items.append(
+                    pn.Card(
+                        body,
+                        title=f"<span class='anb-error'>⚠ {escape(_short_source(error.source))}</span>",
+                        collapsed=True,
+                        sizing_mode="stretch_width",
+                        css_classes=["anb-load-error"],
+                    )
+                )
+        return items
+
+    # ----------------------------------------------------------------------------------------------- routing
+    def select(self, entity_id: str) -> None:
+        """Show the view of one agent (chat) or workflow (graph and run controls)."""
+        entity = self.catalog.get(entity_id)
+        for eid, button in self._entity_buttons.items():
+            button.button_type = "primary" if eid == entity_id else "light"
+        try:
+            view = self._views.get(entity_id) or self._make_view(entity)
+        except Exception as exc:  # a broken entity shows its error; the rest of the app keeps working
+            self.entity_area.objects = [error_card(exc, title=f"Cannot open {entity.name}")]
+        else:
+            self._views[entity_id] = view
+            self.entity_area.objects = [view.panel()]
+        title = "Chat" if entity.kind == "agent" else "Workflow"
+        if self.tabs._names[_TAB_ENTITY] != title:  # pyright: ignore[reportPrivateUsage]
+            self.tabs[_TAB_ENTITY] = (title, self.entity_area)
+        self.tabs.active = _TAB_ENTITY
+
+    def _make_view(self, entity: Entity) -> Any:
+        if entity.kind == "agent":
+            from ._chat import ChatView
+
+            return ChatView(entity, store=self.store)
+        from ._workflow import WorkflowView
+
+        return WorkflowView(entity, store=self.store, on_checkpoint=self._on_workflow_run)
+
+    def _on_workflow_run(self, run_id: str) -> None:
+        if self._timetravel is not None:
+            self._timetravel.refresh_runs()
+
+    def open_run(self, where: str, run_id: str) -> None:
+        """Open a run in the time-travel (``"timetravel"``) or traces (``"traces"``) view."""
+        if where == "timetravel" and self._timetravel is not None:
+            self._timetravel.open_run(run_id)
+            self.tabs.active = _TAB_TIMETRAVEL
+        elif where == "traces" and self._traces is not None:
+            self._traces.open_run(run_id)
+            self.tabs.active = _TAB_TRACES
+
+
+def create_app(catalog: Catalog | None = None, *, store: Any = None, poll_ms: int = 1000) -> pn.viewable.Viewable:
+    """Build the DevUI page for the current browser session.
+
+    Args:
+        catalog: What to show; ``None`` shows the demos that ship with agentnb.
+        store: The run store (default: the shared store at ``$AGENTNB_HOME``).
+        poll_ms: How often the runs view checks the store for changes.
+
+    Returns:
+        The page layout (call ``.servable()`` on it in a ``panel serve`` app).
+    """
+    if catalog is None:
+        from .demos import demo_catalog
+
+        catalog = demo_catalog()
+    return DevUI(catalog, store=store, poll_ms=poll_ms).panel()
+
+
+def _short_source(source: str) -> str:
+    return source.rsplit("/", 1)[-1] if "/" in source else source

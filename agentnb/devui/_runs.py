@@ -1,0 +1,192 @@
+"""The runs view: every run in the run store, from any process, updating live; a run's events, paged.
+
+Polling is cheap by design: each tick reads the store's ``watermark()`` (one small query) and only when the
+runs marker moved fetches the changed rows with ``list_runs(after_rev=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import panel as pn
+
+from ._widgets import error_card, html_pane, set_html
+
+__all__ = ["RunsView", "events_frame"]
+
+_RUN_COLUMNS = ["run_id", "kind", "name", "status", "started_at", "ended_at", "error"]
+_EVENT_COLUMNS = ["seq", "type", "executor_id", "timestamp", "data"]
+_MAX_RUNS = 1000
+_DATA_PREVIEW = 160
+
+
+def events_frame(rows: list[dict[str, Any]]) -> Any:
+    """Turn stored event rows into a DataFrame for the paged event table (data shortened to one line)."""
+    import pandas as pd
+
+    records = []
+    for row in rows:
+        data = row.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, default=repr)
+        if len(text) > _DATA_PREVIEW:
+            text = text[: _DATA_PREVIEW - 1] + "…"
+        records.append(
+            {
+                "seq": row.get("seq"),
+                "type": row.get("type"),
+                "executor_id": row.get("executor_id") or "",
+                "timestamp": str(row.get("timestamp") or "")[11:23],
+                "data": text,
+            }
+        )
+    return pd.DataFrame.from_records(records, columns=_EVENT_COLUMNS)
+
+
+def event_table(**params: Any) -> pn.widgets.Tabulator:
+    """Return a read-only, remotely paged event table: only the visible page goes to the browser."""
+    import pandas as pd
+
+    params.setdefault("page_size", 25)
+    return pn.widgets.Tabulator(
+        pd.DataFrame(columns=_EVENT_COLUMNS),
+        pagination="remote",
+        show_index=False,
+        disabled=True,
+        sizing_mode="stretch_width",
+        layout="fit_data_stretch",
+        formatters={"data": {"type": "plaintext"}},
+        **params,
+    )
+
+
+class RunsView:
+    """All runs in the store, refreshed while the page is open; select one to see its events.
+
+    Example:
+        >>> from agentnb.store import RunStore
+        >>> from agentnb.devui._runs import RunsView
+        >>> RunsView(RunStore(":memory:")).refresh()
+        0
+    """
+
+    def __init__(self, store: Any, *, on_open: Callable[[str, str], None] | None = None) -> None:
+        import pandas as pd
+
+        self.store = store
+        self.on_open = on_open
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._rev = -1
+        self._watermark: dict[str, Any] | None = None
+        self.table = pn.widgets.Tabulator(
+            pd.DataFrame(columns=_RUN_COLUMNS),
+            pagination="remote",
+            page_size=15,
+            show_index=False,
+            disabled=True,
+            selectable=1,
+            sizing_mode="stretch_width",
+            layout="fit_data_stretch",
+            css_classes=["anb-runs-table"],
+        )
+        self.info = html_pane("", css_classes=["anb-runs-info"])
+        self.events = event_table(css_classes=["anb-run-events"])
+        self.run_title = html_pane("")
+        self.open_timeline = pn.widgets.Button(name="Open in time travel", width=170, disabled=True)
+        self.open_trace = pn.widgets.Button(name="Open trace", width=120, disabled=True)
+        self.errors = pn.Column(sizing_mode="stretch_width")
+        self.table.param.watch(self._on_select, "selection")
+        self.open_timeline.on_click(lambda _e: self._open("timetravel"))
+        self.open_trace.on_click(lambda _e: self._open("traces"))
+        self._selected: str | None = None
+
+    def panel(self) -> pn.viewable.Viewable:
+        """Return the view's layout."""
+        return pn.Column(
+            self.info,
+            self.table,
+            self.errors,
+            self.run_title,
+            pn.Row(self.open_timeline, self.open_trace),
+            self.events,
+            sizing_mode="stretch_width",
+            css_classes=["anb-runs-view"],
+        )
+
+    def start_polling(self, period_ms: int = 1000) -> None:
+        """Poll the store while this browser session lives (Panel removes the callback with the session)."""
+        self.refresh()
+        pn.state.add_periodic_callback(self.poll, period=period_ms)
+
+    def poll(self) -> None:
+        """Refresh only when the store's watermark says something changed."""
+        try:
+            mark = self.store.watermark()
+        except Exception as exc:  # the store may be busy or gone; show it, keep serving
+            self.errors.objects = [error_card(exc, title="Run store")]
+            return
+        if mark == self._watermark:
+            return
+        runs_changed = self._watermark is None or mark.get("runs") != self._watermark.get("runs")
+        events_changed = self._watermark is None or mark.get("events") != self._watermark.get("events")
+        self._watermark = mark
+        if runs_changed:
+            self.refresh()
+        if events_changed and self._selected:
+            self._load_events(self._selected)
+
+    def refresh(self) -> int:
+        """Fetch runs changed since the last refresh; return how many rows changed."""
+        import pandas as pd
+
+        rows = self.store.list_runs(after_rev=self._rev if self._rev >= 0 else None, limit=_MAX_RUNS)
+        for row in rows:
+            self._rows[row["run_id"]] = row
+            self._rev = max(self._rev, int(row.get("rev") or 0))
+        if rows or self.table.value is None or len(self.table.value) != len(self._rows):
+            ordered = sorted(self._rows.values(), key=lambda r: str(r.get("started_at") or ""), reverse=True)
+            frame = pd.DataFrame.from_records(
+                [{k: ("" if r.get(k) is None else str(r.get(k))) for k in _RUN_COLUMNS} for r in ordered],
+                columns=_RUN_COLUMNS,
+            )
+            self.table.value = frame
+        running = sum(1 for r in self._rows.values() if r.get("status") in {"running", "in_progress", "started"})
+        set_html(
+            self.info,
+            f"<span class='anb-title'>Runs</span> <span class='anb-muted'>{len(self._rows)} in the store"
+            f"{f', {running} running' if running else ''} · live</span>",
+        )
+        return len(rows)
+
+    def _on_select(self, event: Any) -> None:
+        if not event.new:
+            return
+        frame = self.table.value
+        try:
+            run_id = str(frame.iloc[event.new[0]]["run_id"])
+        except (IndexError, KeyError):
+            return
+        self.select(run_id)
+
+    def select(self, run_id: str) -> None:
+        """Show one run's events."""
+        self._selected = run_id
+        run = self._rows.get(run_id) or self.store.get_run(run_id) or {}
+        self.open_timeline.disabled = run.get("kind") != "workflow"
+        self.open_trace.disabled = False
+        from agentnb._html import escape
+
+        set_html(
+            self.run_title,
+            f"<span class='anb-title'>{escape(run.get('name', ''))}</span> "
+            f"<span class='anb-muted'>{escape(run_id)} · {escape(run.get('status', ''))}</span>",
+        )
+        self._load_events(run_id)
+
+    def _load_events(self, run_id: str) -> None:
+        self.events.value = events_frame(self.store.list_events(run_id))
+
+    def _open(self, where: str) -> None:
+        if self._selected and self.on_open is not None:
+            self.on_open(where, self._selected)

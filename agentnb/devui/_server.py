@@ -1,0 +1,162 @@
+"""Serve the DevUI: in the background from a notebook, or in the foreground from the launcher.
+
+The server binds to 127.0.0.1 unless told otherwise; a non-loopback address is refused unless the caller
+also turns on authentication (``basic_auth=...``), because the DevUI runs arbitrary agents and tools.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+from typing import Any
+
+from ._discovery import Catalog, discover
+
+__all__ = ["free_port", "is_loopback", "running_servers", "serve", "stop"]
+
+_servers: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def is_loopback(address: str) -> bool:
+    """Tell whether ``address`` (host name or IP) only listens on this machine."""
+    if address in {"localhost", "localhost.localdomain"}:
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
+def free_port(address: str = "127.0.0.1") -> int:
+    """Return a TCP port that is free on ``address`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+def check_address(address: str, *, basic_auth: str | None) -> None:
+    """Refuse to expose the DevUI beyond this machine without authentication."""
+    if not is_loopback(address) and not basic_auth:
+        raise ValueError(
+            f"Refusing to serve the DevUI on {address!r} without authentication: it runs agents and tools with "
+            "your credentials. Bind to 127.0.0.1 (the default), or pass basic_auth=... (--basic-auth) as well."
+        )
+
+
+def _catalog_from(entities: Any) -> Catalog:
+    if entities is None:
+        from .demos import demo_catalog
+
+        return demo_catalog()
+    if isinstance(entities, Catalog):
+        return entities
+    if isinstance(entities, (str, bytes)) or not hasattr(entities, "__iter__"):
+        entities = [entities]
+    return discover(entities, env=False)
+
+
+def serve(
+    entities: Any = None,
+    *,
+    port: int | None = None,
+    address: str = "127.0.0.1",
+    background: bool = True,
+    show: bool = False,
+    store: Any = None,
+    basic_auth: str | None = None,
+    title: str = "agentnb DevUI",
+) -> str:
+    """Start a DevUI server for the given agents and workflows and return its URL.
+
+    Args:
+        entities: Agents, workflows, directories or module names (see :func:`~agentnb.devui.discover`);
+            a :class:`~agentnb.devui.Catalog`; or ``None`` for the demos that ship with agentnb.
+        port: The port; ``None`` picks a free one.
+        address: The interface to bind; non-loopback addresses need ``basic_auth``.
+        background: Serve from a daemon thread and return at once (notebooks); ``False`` blocks until
+            the server stops (scripts, the launcher).
+        show: Open a browser tab.
+        store: The run store the UI reads and writes (default: the shared store at ``$AGENTNB_HOME``).
+        basic_auth: A password (or a file holding one) that the browser must give.
+        title: The browser tab's title.
+
+    Returns:
+        The URL the DevUI is served at, such as ``"http://127.0.0.1:5006/"``.
+
+    Raises:
+        ValueError: ``address`` is not loopback and ``basic_auth`` is not set.
+    """
+    check_address(address, basic_auth=basic_auth)
+    try:
+        import panel as pn
+    except ImportError as e:  # pragma: no cover - panel is part of the devui extra
+        raise ImportError('agentnb.devui needs panel: pip install "agentnb[devui]"') from e
+
+    from ._app import DevUI
+
+    catalog = _catalog_from(entities)
+    if port is None:
+        port = free_port(address if is_loopback(address) else "0.0.0.0")
+    host = "127.0.0.1" if address in {"0.0.0.0", "::"} else address
+    url = f"http://{host}:{port}/"
+
+    def page() -> Any:
+        return DevUI(catalog, store=store).panel()
+
+    kwargs: dict[str, Any] = {
+        "port": port,
+        "address": address,
+        "websocket_origin": [f"{host}:{port}", f"localhost:{port}"],
+        "show": show,
+        "title": title,
+        "verbose": False,
+    }
+    if basic_auth:
+        kwargs["basic_auth"] = basic_auth
+        kwargs["cookie_secret"] = _cookie_secret()
+    if not background:
+        pn.serve(page, threaded=False, **kwargs)
+        return url
+    server = pn.serve(page, threaded=True, **kwargs)
+    with _lock:
+        _servers[url] = server
+    _wait_for_port(host, port)
+    return url
+
+
+def _cookie_secret() -> str:
+    import secrets
+
+    return secrets.token_hex(32)
+
+
+def _wait_for_port(host: str, port: int, timeout: float = 15.0) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"The DevUI server did not start listening on {host}:{port} within {timeout:.0f} s.")
+
+
+def running_servers() -> list[str]:
+    """Return the URLs of DevUI servers started in the background by this process."""
+    with _lock:
+        return list(_servers)
+
+
+def stop(url: str | None = None) -> int:
+    """Stop a background DevUI server (all of them when ``url`` is ``None``); return how many stopped."""
+    with _lock:
+        urls = [url] if url is not None else list(_servers)
+        servers = [(u, _servers.pop(u)) for u in urls if u in _servers]
+    for _url, server in servers:
+        server.stop()
+        server.join(timeout=5)
+    return len(servers)

@@ -1,0 +1,69 @@
+"""Demo agents the DevUI ships with: a tool-using assistant and one whose tool needs approval.
+
+Both run on the offline :class:`agentnb.local.ToolCallingChatClient` unless ``OPENAI_API_KEY`` (or
+``OPENAI_BASE_URL``) is set, in which case they use :class:`agentnb.openai.OpenAIChatClient`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentnb import Agent, tool
+
+from . import uses_real_model
+
+__all__ = ["approvals_agent", "assistant_agent", "demo_client"]
+
+
+def demo_client() -> Any:
+    """Return the chat client the demo agents use: OpenAI when configured, else the offline tool-calling model."""
+    if uses_real_model():
+        from agentnb.openai import OpenAIChatCompletionClient
+
+        return OpenAIChatCompletionClient()
+    from agentnb.local import ToolCallingChatClient
+
+    return ToolCallingChatClient()
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Return today's weather for a city."""
+    forecasts = {"paris": "sunny, 21 °C", "london": "light rain, 15 °C", "tokyo": "cloudy, 18 °C"}
+    return f"The weather in {city} is {forecasts.get(city.strip().lower(), 'mild, 19 °C')}."
+
+
+@tool
+def convert_currency(amount: float, to_currency: str = "EUR") -> str:
+    """Convert an amount in US dollars to another currency at a fixed demo rate."""
+    rates = {"EUR": 0.92, "GBP": 0.79, "JPY": 151.3}
+    rate = rates.get(to_currency.upper(), 1.0)
+    return f"{amount:.2f} USD is {amount * rate:.2f} {to_currency.upper()}."
+
+
+@tool(approval_mode="always_require")
+def send_email(to: str, subject: str, body: str) -> str:
+    """Send an email (a demo: nothing leaves the machine). Needs the user's approval."""
+    return f"Email to {to} with subject {subject!r} was queued ({len(body)} characters)."
+
+
+def assistant_agent() -> Any:
+    """A helpful assistant with a weather tool and a currency tool."""
+    return Agent(
+        demo_client(),
+        instructions="You are a concise travel assistant. Use the tools when they help.",
+        name="assistant",
+        description="Answers travel questions with a weather and a currency tool.",
+        tools=[get_weather, convert_currency],
+    )
+
+
+def approvals_agent() -> Any:
+    """An agent whose email tool asks for approval before it runs."""
+    return Agent(
+        demo_client(),
+        instructions="You write and send short emails for the user.",
+        name="mailer",
+        description="Sends emails, but only after you approve each one.",
+        tools=[send_email],
+    )

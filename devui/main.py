@@ -1,0 +1,16 @@
+"""The DevUI as a Panel directory app: ``panel serve devui`` from the repository root.
+
+Entities come from ``--args DIR [DIR ...]`` (``panel serve devui --args ./my_agents``) or the
+``AGENTNB_ENTITIES`` environment variable (``os.pathsep``-separated directories or module names). With
+neither, the DevUI serves the demo agents and workflows that ship with agentnb, on the offline models
+unless ``OPENAI_API_KEY`` is set, and says so at the top of the page.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from agentnb.devui import create_app
+from agentnb.devui._discovery import app_catalog
+
+create_app(app_catalog(sys.argv[1:])).servable(title="agentnb DevUI")
