@@ -181,7 +181,7 @@ class _Turn:
     def span(self) -> Any:
         agent = self.agent
         session = self.context.session
-        return tel.start_span(
+        span = tel.start_span(
             f"invoke_agent {agent.display_name}",
             {
                 tel.GEN_AI_OPERATION_NAME: "invoke_agent",
@@ -190,14 +190,19 @@ class _Turn:
                 tel.GEN_AI_AGENT_NAME: agent.name,
                 tel.GEN_AI_REQUEST_MODEL: self.context.options.get("model_id") or agent.client.model_id,
                 tel.GEN_AI_CONVERSATION_ID: session.session_id if session else None,
+                tel.GEN_AI_AGENT_DESCRIPTION: agent.description,
             },
         )
+        tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
+        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, self.context.messages)
+        return span
 
 
 def _end_agent_span(span: Any, response: AgentResponse) -> None:
     if span is None:
         return
     usage = response.usage_details or {}
+    tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, response.messages, finish_reason=response.finish_reason)
     tel.end_span(
         span,
         attributes={

@@ -436,11 +436,16 @@ class _FunctionInvocationLoop:
                 tel.GEN_AI_OPERATION_NAME: "chat",
                 tel.GEN_AI_PROVIDER_NAME: client.OTEL_PROVIDER_NAME,
                 tel.GEN_AI_REQUEST_MODEL: model,
+                tel.GEN_AI_REQUEST_TEMPERATURE: options.get("temperature"),
+                tel.GEN_AI_REQUEST_TOP_P: options.get("top_p"),
+                tel.GEN_AI_REQUEST_MAX_TOKENS: options.get("max_tokens"),
+                tel.GEN_AI_REQUEST_SEED: options.get("seed"),
             },
             kind="client",
         )
 
         async def call_model(ctx: ChatContext) -> None:
+            tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, ctx.messages)
             if ctx.stream:
                 ctx.result = ResponseStream(
                     client._inner_get_streaming_response(messages=ctx.messages, options=ctx.options, **ctx.kwargs),
@@ -467,6 +472,7 @@ class _FunctionInvocationLoop:
             raise
         if span is not None:
             usage = result.usage_details or {}
+            tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, result.messages, finish_reason=result.finish_reason)
             tel.end_span(
                 span,
                 attributes={
@@ -580,10 +586,13 @@ class _FunctionInvocationLoop:
                 tel.GEN_AI_OPERATION_NAME: "execute_tool",
                 tel.GEN_AI_TOOL_NAME: tool.name,
                 tel.GEN_AI_TOOL_CALL_ID: call_id,
+                tel.GEN_AI_TOOL_TYPE: "function",
+                tel.GEN_AI_TOOL_DESCRIPTION: tool.description or None,
             },
         )
 
         async def invoke(ctx: FunctionInvocationContext) -> None:
+            tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_ARGUMENTS, ctx.arguments)
             ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
 
         try:
@@ -597,5 +606,6 @@ class _FunctionInvocationLoop:
             return Content.from_function_result(
                 call_id, exception=f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             ), context.terminate
+        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_RESULT, context.result)
         tel.end_span(span)
         return Content.from_function_result(call_id, result=context.result), context.terminate

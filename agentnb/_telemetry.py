@@ -2,43 +2,87 @@
 
 Only ``opentelemetry-api`` is used here, and only once instrumentation is switched on
 (``agentnb.observability.enable_instrumentation()`` or ``configure_otel_providers()``, or the
-``AGENTNB_ENABLE_INSTRUMENTATION`` environment variable): until then every helper returns ``None`` after
-one flag check, so an uninstrumented run pays nothing for tracing.
+``AGENTNB_ENABLE_INSTRUMENTATION`` environment variable): until then every helper returns after one flag
+check, so an uninstrumented run pays nothing for tracing.
+
+Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
+``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
+``executor.process {id}``. Model calls and tool calls inherit the agent id and name, the conversation id
+and the run id from the span they run in, so each span can be filtered by agent on its own. Messages,
+tool arguments and tool results are recorded only with sensitive-data capture on (off by default).
+
+Metrics (histograms, through the global meter provider): ``gen_ai.client.operation.duration`` (seconds)
+for every agent, model and tool operation, and ``gen_ai.client.token.usage`` (tokens) per model call,
+tagged by operation, provider, model, agent name and (for tokens) ``gen_ai.token.type``.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
+    "AGENTNB_RUN_ID",
+    "AGENTNB_WORKFLOW_NAME",
     "ERROR_TYPE",
+    "EXECUTOR_ID",
+    "GEN_AI_AGENT_DESCRIPTION",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_INPUT_MESSAGES",
     "GEN_AI_OPERATION_NAME",
+    "GEN_AI_OUTPUT_MESSAGES",
     "GEN_AI_PROVIDER_NAME",
+    "GEN_AI_REQUEST_MAX_TOKENS",
     "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_REQUEST_SEED",
+    "GEN_AI_REQUEST_TEMPERATURE",
+    "GEN_AI_REQUEST_TOP_P",
     "GEN_AI_RESPONSE_FINISH_REASONS",
     "GEN_AI_RESPONSE_ID",
     "GEN_AI_RESPONSE_MODEL",
+    "GEN_AI_SYSTEM_INSTRUCTIONS",
+    "GEN_AI_TOKEN_TYPE",
+    "GEN_AI_TOOL_CALL_ARGUMENTS",
     "GEN_AI_TOOL_CALL_ID",
+    "GEN_AI_TOOL_CALL_RESULT",
+    "GEN_AI_TOOL_DESCRIPTION",
     "GEN_AI_TOOL_NAME",
+    "GEN_AI_TOOL_TYPE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "METRIC_OPERATION_DURATION",
+    "METRIC_TOKEN_USAGE",
+    "OP_CHAT",
+    "OP_EXECUTE_TOOL",
+    "OP_INVOKE_AGENT",
+    "SPAN_EXECUTOR",
+    "SPAN_SUPERSTEP",
+    "SPAN_WORKFLOW_RUN",
+    "WORKFLOW_SUPERSTEP",
+    "disable",
     "enable",
     "end_span",
     "is_enabled",
+    "record_sensitive",
     "sensitive_data_enabled",
     "start_span",
     "use_span",
 ]
 
+# --- attribute names (OpenTelemetry GenAI semantic conventions, plus agentnb's own) --------------------
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
+GEN_AI_REQUEST_TEMPERATURE = "gen_ai.request.temperature"
+GEN_AI_REQUEST_TOP_P = "gen_ai.request.top_p"
+GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
+GEN_AI_REQUEST_SEED = "gen_ai.request.seed"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
@@ -46,13 +90,50 @@ GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 GEN_AI_AGENT_ID = "gen_ai.agent.id"
 GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_AGENT_DESCRIPTION = "gen_ai.agent.description"
 GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
+GEN_AI_TOOL_DESCRIPTION = "gen_ai.tool.description"
+GEN_AI_TOKEN_TYPE = "gen_ai.token.type"
 ERROR_TYPE = "error.type"
+# Sensitive: recorded only when sensitive-data capture is on.
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
+GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+# agentnb's own: link spans to the run store's runs, and name workflow parts.
+AGENTNB_RUN_ID = "agentnb.run.id"
+AGENTNB_WORKFLOW_NAME = "agentnb.workflow.name"
+WORKFLOW_SUPERSTEP = "agentnb.workflow.superstep"
+EXECUTOR_ID = "agentnb.executor.id"
+
+# --- operation and span names -----------------------------------------------------------------------
+OP_INVOKE_AGENT = "invoke_agent"
+OP_CHAT = "chat"
+OP_EXECUTE_TOOL = "execute_tool"
+SPAN_WORKFLOW_RUN = "workflow.run"
+SPAN_SUPERSTEP = "workflow.superstep"
+SPAN_EXECUTOR = "executor.process"
+
+# --- metric names -----------------------------------------------------------------------------------
+METRIC_OPERATION_DURATION = "gen_ai.client.operation.duration"
+METRIC_TOKEN_USAGE = "gen_ai.client.token.usage"
+# Bucket boundaries the GenAI semantic conventions recommend for these two histograms.
+_DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
+_TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
+
+# Attributes a child span takes over from the span it runs in (so a model call knows its agent).
+_INHERITED = (GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, AGENTNB_RUN_ID)
+# Tags of the metrics, read from the span's attributes when it ends.
+_METRIC_TAGS = (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_AGENT_NAME, GEN_AI_TOOL_NAME, ERROR_TYPE)
+_GEN_AI_OPERATIONS = frozenset({OP_INVOKE_AGENT, OP_CHAT, OP_EXECUTE_TOOL})
 
 _state = {"enabled": os.environ.get("AGENTNB_ENABLE_INSTRUMENTATION", "").lower() in ("1", "true"), "sensitive": False}
 _tracer: Any = None
+_instruments: dict[str, Any] = {}
 
 
 def enable(*, sensitive_data: bool = False) -> None:
@@ -86,15 +167,54 @@ def _get_tracer() -> Any:
     return _tracer
 
 
+def _get_instruments() -> dict[str, Any]:
+    # The API meter is a proxy until a meter provider is set, so instruments made early start recording later.
+    if not _instruments:
+        from opentelemetry import metrics
+
+        meter = metrics.get_meter("agentnb")
+        _instruments["duration"] = meter.create_histogram(
+            METRIC_OPERATION_DURATION,
+            unit="s",
+            description="Duration of GenAI operations (agent turns, model calls, tool calls).",
+            explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
+        )
+        _instruments["tokens"] = meter.create_histogram(
+            METRIC_TOKEN_USAGE,
+            unit="{token}",
+            description="Input and output tokens used per model call.",
+            explicit_bucket_boundaries_advisory=list(_TOKEN_BUCKETS),
+        )
+    return _instruments
+
+
+_KINDS = {
+    "internal": "INTERNAL",
+    "client": "CLIENT",
+    "server": "SERVER",
+    "producer": "PRODUCER",
+    "consumer": "CONSUMER",
+}
+
+
 def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "internal") -> Any:
-    """Start a span as a child of the current one; ``None`` when instrumentation is off."""
+    """Start a span as a child of the current one; ``None`` when instrumentation is off.
+
+    ``None`` attribute values are dropped. The agent id and name, conversation id and run id of the
+    current span are inherited unless ``attributes`` sets them.
+    """
     if not _state["enabled"]:
         return None
+    from opentelemetry import trace
     from opentelemetry.trace import SpanKind
 
-    span_kind = SpanKind.CLIENT if kind == "client" else SpanKind.INTERNAL
     clean = {k: v for k, v in (attributes or {}).items() if v is not None}
-    return _get_tracer().start_span(name, attributes=clean, kind=span_kind)
+    parent_attributes = getattr(trace.get_current_span(), "attributes", None)
+    if parent_attributes:
+        for key in _INHERITED:
+            if key not in clean and key in parent_attributes:
+                clean[key] = parent_attributes[key]
+    return _get_tracer().start_span(name, attributes=clean, kind=SpanKind[_KINDS.get(kind, "INTERNAL")])
 
 
 @contextmanager
@@ -110,7 +230,7 @@ def use_span(span: Any) -> Iterator[Any]:
 
 
 def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[str, Any] | None = None) -> None:
-    """Finish a span, recording the error type and status when the step failed."""
+    """Finish a span, recording the error type and status when the step failed, and the metrics."""
     if span is None:
         return
     if attributes:
@@ -121,4 +241,88 @@ def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[
         span.set_attribute(ERROR_TYPE, type(error).__qualname__)
         span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
         span.record_exception(error)
+    start_ns = getattr(span, "start_time", None)
     span.end()
+    recorded = getattr(span, "attributes", None)
+    if recorded and start_ns and recorded.get(GEN_AI_OPERATION_NAME) in _GEN_AI_OPERATIONS:
+        _record_metrics(recorded, (time.time_ns() - start_ns) / 1e9)
+
+
+def _record_metrics(attributes: Mapping[str, Any], seconds: float) -> None:
+    instruments = _get_instruments()
+    tags = {key: attributes[key] for key in _METRIC_TAGS if key in attributes}
+    model = attributes.get(GEN_AI_RESPONSE_MODEL) or attributes.get(GEN_AI_REQUEST_MODEL)
+    if model:
+        tags[GEN_AI_REQUEST_MODEL] = model
+    instruments["duration"].record(seconds, tags)
+    if attributes.get(GEN_AI_OPERATION_NAME) != OP_CHAT:
+        return  # an agent's tokens are its model calls' tokens: count them once
+    for key, token_type in ((GEN_AI_USAGE_INPUT_TOKENS, "input"), (GEN_AI_USAGE_OUTPUT_TOKENS, "output")):
+        count = attributes.get(key)
+        if count is not None:
+            instruments["tokens"].record(count, {**tags, GEN_AI_TOKEN_TYPE: token_type})
+
+
+# --- sensitive data -----------------------------------------------------------------------------------
+
+
+def record_sensitive(span: Any, key: str, value: Any, *, finish_reason: str | None = None) -> None:
+    """Record messages, tool arguments or a tool result on ``span``, only when sensitive-data capture is on.
+
+    Lists of messages are written in the GenAI semantic conventions' JSON shape (role plus typed parts);
+    other values as JSON. Nothing is computed when capture is off.
+    """
+    if span is None or not _state["sensitive"]:
+        return
+    try:
+        if key in (GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES):
+            text = json.dumps(_messages_json(value, finish_reason=finish_reason), ensure_ascii=False, default=str)
+        else:
+            text = _value_json(value)
+    except Exception as e:  # telemetry must never break a run
+        text = f"<unserializable {type(value).__name__}: {e}>"
+    span.set_attribute(key, text)
+
+
+def _value_json(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    from ._serialization import dumps
+
+    try:
+        return dumps(value)
+    except Exception:
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _part_json(content: Any) -> dict[str, Any]:
+    kind = getattr(content, "type", None)
+    if kind == "text":
+        return {"type": "text", "content": content.text}
+    if kind == "text_reasoning":
+        return {"type": "reasoning", "content": content.text}
+    if kind == "function_call":
+        return {"type": "tool_call", "id": content.call_id, "name": content.name, "arguments": content.arguments}
+    if kind == "function_result":
+        response = content.result if content.exception is None else content.exception
+        return {"type": "tool_call_response", "id": content.call_id, "response": response}
+    if kind in ("data", "uri"):
+        return {"type": "blob" if kind == "data" else "uri", "mime_type": getattr(content, "media_type", None)}
+    return {"type": str(kind)}
+
+
+def _messages_json(messages: Any, *, finish_reason: str | None) -> list[dict[str, Any]]:
+    items: Iterable[Any] = [messages] if not isinstance(messages, (list, tuple)) else messages
+    out = []
+    for message in items:
+        if isinstance(message, str):
+            out.append({"role": "user", "parts": [{"type": "text", "content": message}]})
+            continue
+        entry: dict[str, Any] = {
+            "role": getattr(message, "role", "user"),
+            "parts": [_part_json(c) for c in getattr(message, "contents", [])],
+        }
+        if finish_reason is not None:
+            entry["finish_reason"] = finish_reason
+        out.append(entry)
+    return out
