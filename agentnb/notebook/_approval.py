@@ -1,0 +1,151 @@
+"""Approval policies for unattended runs, and the approval card widget.
+
+Approval is data: a tool that needs approval ends the turn with a ``function_approval_request`` content and
+the run continues when a ``function_approval_response`` is sent on the same session. A policy only decides
+which answer to send without a person (for "Run All" and CI); a card lets a person decide. Neither
+invokes a tool itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .. import _html as h
+
+__all__ = ["AUTO_APPROVE_ENV", "ApprovalCard", "AutoApprove", "decide"]
+
+#: Environment variable read when no ``auto_approve`` is given: ``all`` (or ``1``/``true``), ``none``
+#: (or ``0``/``false``/``deny``), or a comma-separated list of tool names to approve.
+AUTO_APPROVE_ENV = "AGENTNB_AUTO_APPROVE"
+
+#: ``True`` approves every request, ``False`` denies every one, a collection of tool names approves those
+#: (others wait for a click), and a callable gets the request content and returns ``True``/``False`` or
+#: ``None`` to leave it to a person.
+AutoApprove = bool | Iterable[str] | Callable[[Any], bool | None] | None
+
+
+def _from_env() -> AutoApprove:
+    raw = os.environ.get(AUTO_APPROVE_ENV, "").strip()
+    if not raw:
+        return None
+    low = raw.lower()
+    if low in {"all", "1", "true", "yes"}:
+        return True
+    if low in {"none", "0", "false", "no", "deny"}:
+        return False
+    return frozenset(name.strip() for name in raw.split(",") if name.strip())
+
+
+def decide(policy: AutoApprove, request: Any, *, always_allowed: Iterable[str] = ()) -> bool | None:
+    """Return the unattended answer to an approval request, or ``None`` when a person must decide.
+
+    Args:
+        policy: The ``auto_approve`` setting (``None`` falls back to ``$AGENTNB_AUTO_APPROVE``).
+        request: A ``function_approval_request`` content.
+        always_allowed: Tool names a person chose to "always allow" for this session.
+
+    Returns:
+        ``True`` (approve), ``False`` (deny) or ``None`` (ask).
+    """
+    call = getattr(request, "function_call", None)
+    name = getattr(call, "name", None)
+    if name is not None and name in set(always_allowed):
+        return True
+    if policy is None:
+        policy = _from_env()
+    if policy is None:
+        return None
+    if isinstance(policy, bool):
+        return policy
+    if callable(policy):
+        verdict = policy(request)
+        if verdict is not None and not isinstance(verdict, bool):
+            raise TypeError(f"auto_approve callable must return True, False or None, got {verdict!r}")
+        return verdict
+    if isinstance(policy, str):
+        raise TypeError(f"auto_approve takes a collection of tool names, not a string; use [{policy!r}]")
+    return True if name in set(policy) else None
+
+
+class ApprovalCard:
+    """A card for one pending approval: the tool, its arguments, Approve / Deny, a reason, "always allow".
+
+    The card only reports the person's answer to ``on_answer``; the view that owns it sends the
+    ``function_approval_response`` and resumes the run.
+
+    Example:
+        ```python
+        from agentnb import Content
+        from agentnb.notebook import ApprovalCard
+
+        call = Content.from_function_call("c1", "delete_file", arguments={"path": "notes.txt"})
+        request = Content.from_function_approval_request("r1", call)
+        card = ApprovalCard(request, on_answer=lambda req, ok, reason, always: print(ok, reason, always))
+        card.widget  # display it; card.approve_button.click() answers as a click would
+        ```
+    """
+
+    def __init__(
+        self,
+        request: Any,
+        *,
+        on_answer: Callable[[Any, bool, str | None, bool], None],
+    ) -> None:
+        import ipywidgets as w
+
+        self.request = request
+        self._on_answer = on_answer
+        self.answered: bool | None = None
+        call = request.function_call
+        name = getattr(call, "name", None) or "tool"
+        args = h.json_html(getattr(call, "arguments", None) or {})
+        self.summary = w.HTML(
+            h.wrap(
+                "<div class='anb-card'><div class='anb-head'>"
+                f"{h.badge('approval needed', 'warn')} <span class='anb-title'>🔧 {h.escape(name)}</span>"
+                f"</div>{args}</div>"
+            )
+        )
+        self.reason = w.Text(placeholder="Reason (optional)", layout=w.Layout(width="260px"))
+        self.always = w.Checkbox(value=False, description=f"Always allow {name}", indent=False)
+        self.approve_button = w.Button(description="Approve", button_style="success", icon="check")
+        self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
+        self.approve_button.on_click(lambda _b: self.approve())
+        self.deny_button.on_click(lambda _b: self.deny())
+        controls = w.HBox([self.approve_button, self.deny_button, self.reason, self.always])
+        self.widget = w.VBox([self.summary, controls], layout=w.Layout(margin="2px 0 6px 0"))
+        self._controls = controls
+
+    @property
+    def tool_name(self) -> str | None:
+        """The name of the tool waiting for approval."""
+        return getattr(self.request.function_call, "name", None)
+
+    def approve(self) -> None:
+        """Approve the call (what clicking Approve does)."""
+        self._answer(True)
+
+    def deny(self) -> None:
+        """Deny the call (what clicking Deny does)."""
+        self._answer(False)
+
+    def _answer(self, approved: bool) -> None:
+        if self.answered is not None:
+            return  # a double click must not send two answers
+        self.answered = approved
+        reason = self.reason.value.strip() or None
+        for control in (self.approve_button, self.deny_button, self.reason, self.always):
+            control.disabled = True
+        verdict = h.badge("approved", "ok") if approved else h.badge("denied", "err")
+        note = f" <span class='anb-muted'>{h.escape(reason)}</span>" if reason else ""
+        self.summary.value = self.summary.value.replace(h.badge("approval needed", "warn"), verdict + note, 1)
+        self._on_answer(self.request, approved, reason, bool(self.always.value) and approved)
+
+    def close(self) -> None:
+        """Close the card's widgets (releases their comms)."""
+        for control in (self.approve_button, self.deny_button, self.reason, self.always, self.summary):
+            control.close()
+        self._controls.close()
+        self.widget.close()

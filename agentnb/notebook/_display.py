@@ -1,0 +1,596 @@
+"""HTML and plain-text views of agentnb objects, for notebooks and any other HTML front end.
+
+Core types carry no display code: the notebook extension registers :func:`to_html` / :func:`to_text` as
+IPython formatters for them, and other front ends (the DevUI, static exports) can call the same functions.
+Everything that came from a model, a tool or a user goes through :mod:`agentnb._html` (escaped, or rendered
+as sanitized Markdown).
+
+Example:
+    ```python
+    from agentnb import Message
+    from agentnb.notebook import to_html, to_text
+
+    msg = Message("assistant", ["**Hello** <script>alert(1)</script>"])
+    to_text(msg)  # '[assistant] **Hello** <script>alert(1)</script>'
+    "<script>" in to_html(msg)  # False
+    ```
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .. import _html as h
+
+__all__ = ["message_html", "messages_html", "register_renderer", "to_html", "to_text", "usage_text"]
+
+_Renderer = Callable[[Any], str]
+# Ordered (type, html, text): the first isinstance match wins; extended by register_renderer().
+_RENDERERS: list[tuple[type, _Renderer, _Renderer]] = []
+
+_RASTER_IMAGES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+
+
+def register_renderer(cls: type, html: _Renderer, text: _Renderer) -> None:
+    """Teach :func:`to_html` and :func:`to_text` a new type (later registrations win over earlier ones).
+
+    Args:
+        cls: The type to render (subclasses match too).
+        html: Returns a safe HTML fragment (without the ``.agentnb`` wrapper).
+        text: Returns plain text.
+    """
+    _RENDERERS[:] = [r for r in _RENDERERS if r[0] is not cls]
+    _RENDERERS.insert(0, (cls, html, text))
+
+
+def _find(obj: object) -> tuple[type, _Renderer, _Renderer] | None:
+    _ensure_core_renderers()
+    for entry in _RENDERERS:
+        if isinstance(obj, entry[0]):
+            return entry
+    return None
+
+
+def to_html(obj: object) -> str | None:
+    """Return a self-contained, safe HTML view of ``obj``, or ``None`` when the type is unknown.
+
+    Args:
+        obj: An agentnb object (Agent, FunctionTool, Message, AgentResponse, ChatResponse, AgentSession, ...).
+
+    Returns:
+        HTML wrapped in the ``.agentnb`` root with its stylesheet, or ``None``.
+    """
+    entry = _find(obj)
+    return None if entry is None else h.wrap(entry[1](obj))
+
+
+def to_text(obj: object) -> str | None:
+    """Return a readable plain-text view of ``obj``, or ``None`` when the type is unknown."""
+    entry = _find(obj)
+    return None if entry is None else entry[2](obj)
+
+
+# -- small helpers ------------------------------------------------------------------------------------------
+
+
+def _args_text(arguments: Any, limit: int = 80) -> str:
+    if arguments is None or arguments == "":
+        return ""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return h.shorten(arguments, limit)
+    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items()) if isinstance(arguments, dict) else repr(arguments)
+    return h.shorten(text, limit)
+
+
+def _result_text(result: Any, limit: int = 120) -> str:
+    if isinstance(result, str):
+        return h.shorten(result, limit)
+    try:
+        return h.shorten(json.dumps(result, ensure_ascii=False, default=str), limit)
+    except (TypeError, ValueError):
+        return h.shorten(repr(result), limit)
+
+
+def usage_text(usage: dict[str, Any] | None) -> str:
+    """Return a one-line token summary, e.g. ``'12 in · 30 out · 42 total tokens'`` (empty without usage)."""
+    if not usage:
+        return ""
+    parts = []
+    for key, label in (("input_token_count", "in"), ("output_token_count", "out"), ("total_token_count", "total")):
+        if usage.get(key) is not None:
+            parts.append(f"{usage[key]} {label}")
+    return (" · ".join(parts) + " tokens") if parts else ""
+
+
+def _text_block(text: str) -> str:
+    return h.render_markdown(text)
+
+
+# -- contents and messages -------------------------------------------------------------------------------
+
+
+def _call_summary(call: Any) -> str:
+    return f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
+
+
+def _function_call_html(call: Any, result: Any | None, approval: str | None, *, pending: bool) -> str:
+    if result is None:
+        if approval == "pending":
+            status = h.badge("awaiting approval", "warn")
+        elif approval == "approved":
+            status = h.badge("approved", "ok")
+        elif approval == "denied":
+            status = h.badge("denied", "err")
+        else:
+            status = h.badge("running…" if pending else "no result", "info" if pending else "warn")
+        body = h.json_html(call.arguments) if call.arguments not in (None, "") else ""
+    elif getattr(result, "exception", None):
+        status = h.badge("denied" if approval == "denied" else "error", "err")
+        body = (
+            "<div class='anb-muted'>arguments</div>"
+            + h.json_html(call.arguments)
+            + f"<div class='anb-error'>{h.escape(result.exception)}</div>"
+        )
+    else:
+        status = h.badge("done", "ok")
+        body = (
+            "<div class='anb-muted'>arguments</div>"
+            + h.json_html(call.arguments)
+            + "<div class='anb-muted'>result</div>"
+            + h.json_html(result.result)
+        )
+    summary = f"🔧 {_call_summary(call)} {status}"
+    return h.details(summary, body)
+
+
+def _approval_states(messages: Iterable[Any]) -> dict[str, str]:
+    """Approval state by call id: "pending", "approved" or "denied"."""
+    by_request: dict[str, str] = {}
+    states: dict[str, str] = {}
+    for message in messages:
+        for c in message.contents:
+            call_id = getattr(c.function_call, "call_id", None) if c.type.startswith("function_approval") else None
+            if c.type == "function_approval_request" and call_id:
+                by_request[c.id or ""] = call_id
+                states.setdefault(call_id, "pending")
+            elif c.type == "function_approval_response":
+                target = call_id or by_request.get(c.id or "")
+                if target:
+                    states[target] = "approved" if c.approved else "denied"
+    return states
+
+
+def _content_html(
+    content: Any, results: dict[str, Any], *, pending: bool, approvals: dict[str, str] | None = None
+) -> str:
+    kind = getattr(content, "type", None)
+    if kind == "text":
+        return _text_block(content.text or "")
+    if kind == "text_reasoning":
+        text = content.text or ""
+        return h.details(
+            "💭 <span class='anb-muted'>reasoning</span>", f"<div class='anb-reasoning'>{h.escape(text)}</div>"
+        )
+    if kind == "function_call":
+        call_id = content.call_id or ""
+        return _function_call_html(content, results.get(call_id), (approvals or {}).get(call_id), pending=pending)
+    if kind == "function_result":
+        # Shown inside its call when both are in view; standalone otherwise.
+        if content.call_id in results:
+            return ""
+        label = "error" if content.exception else "result"
+        body = h.escape(content.exception) if content.exception else h.json_html(content.result)
+        return h.details(f"↩ {label} for <code>{h.escape(content.call_id)}</code>", body)
+    if kind == "function_approval_request":
+        call = content.function_call
+        what = _call_summary(call) if call is not None else "a tool call"
+        return f"<div>⏸ {h.badge('approval needed', 'warn')} {what}</div>"
+    if kind == "function_approval_response":
+        call = content.function_call
+        what = _call_summary(call) if call is not None else h.escape(content.id)
+        verdict = h.badge("approved", "ok") if content.approved else h.badge("denied", "err")
+        reason = f" <span class='anb-muted'>— {h.escape(content.reason)}</span>" if content.reason else ""
+        return f"<div>{verdict} {what}{reason}</div>"
+    if kind == "data":
+        media = content.media_type or "application/octet-stream"
+        data = content.data or b""
+        if media in _RASTER_IMAGES and data:
+            # A data: URL we build ourselves from raster bytes is inert (no SVG, whose markup could script).
+            b64 = base64.b64encode(data).decode("ascii")
+            return f'<img alt="{h.escape(media)}" style="max-width:320px" src="data:{media};base64,{b64}">'
+        return f"<span class='anb-muted'>[{h.escape(media)}, {len(data)} bytes]</span>"
+    if kind == "uri":
+        uri = content.uri or ""
+        if uri.lower().startswith(("http://", "https://")):
+            return f'<a href="{h.escape(uri)}" rel="noopener noreferrer nofollow" target="_blank">{h.escape(uri)}</a>'
+        return f"<span class='anb-muted'>{h.escape(h.shorten(uri, 80))}</span>"
+    if kind == "usage":
+        return f"<div class='anb-muted'>{h.escape(usage_text(content.usage_details))}</div>"
+    if kind == "error":
+        code = f" [{h.escape(content.error_code)}]" if content.error_code else ""
+        return f"<div class='anb-error'>⚠ {h.escape(content.message)}{code}</div>"
+    return f"<span class='anb-muted'>{h.escape(kind)}</span>"
+
+
+def _results_by_call(messages: Iterable[Any]) -> dict[str, Any]:
+    """Function results keyed by call id, for the calls present in ``messages`` (shown inside their call)."""
+    messages = list(messages)
+    calls = {c.call_id for m in messages for c in m.contents if c.type == "function_call" and c.call_id}
+    out: dict[str, Any] = {}
+    for message in messages:
+        for content in message.contents:
+            if content.type == "function_result" and content.call_id in calls:
+                out[content.call_id] = content
+    return out
+
+
+def message_html(
+    message: Any,
+    *,
+    results: dict[str, Any] | None = None,
+    approvals: dict[str, str] | None = None,
+    pending: bool = False,
+) -> str:
+    """Return one message as a chat bubble (safe HTML, without the ``.agentnb`` wrapper).
+
+    Args:
+        message: A :class:`agentnb.Message`.
+        results: Function results by call id, so a tool call shows its result inside it.
+        approvals: Approval state by call id (see ``_approval_states``).
+        pending: Whether calls without a result are still running (else they show "no result").
+
+    Returns:
+        Safe HTML.
+    """
+    results = results if results is not None else _results_by_call([message])
+    approvals = approvals if approvals is not None else _approval_states([message])
+    parts = [_content_html(c, results, pending=pending, approvals=approvals) for c in message.contents]
+    parts = [p for p in parts if p]
+    if not parts:
+        return ""
+    role = message.role
+    who = h.escape(role)
+    if getattr(message, "author_name", None):
+        who += f" · {h.escape(message.author_name)}"
+    return f"<div class='anb-msg anb-{h.escape(role)}'><div class='anb-role'>{who}</div>{''.join(parts)}</div>"
+
+
+def messages_html(messages: Sequence[Any], *, pending: bool = False) -> str:
+    """Return a transcript: each message as a bubble, tool calls paired with their results.
+
+    Args:
+        messages: Messages in order.
+        pending: Whether calls without a result are still running.
+
+    Returns:
+        Safe HTML.
+    """
+    results = _results_by_call(messages)
+    approvals = _approval_states(messages)
+    return "".join(message_html(m, results=results, approvals=approvals, pending=pending) for m in messages)
+
+
+def _content_text(content: Any, results: dict[str, Any]) -> str:
+    kind = content.type
+    if kind == "text":
+        return content.text or ""
+    if kind == "text_reasoning":
+        return f"(reasoning) {h.shorten(content.text or '', 120)}"
+    if kind == "function_call":
+        line = f"{content.name}({_args_text(content.arguments)})"
+        result = results.get(content.call_id or "")
+        if result is not None:
+            line += f" -> error: {result.exception}" if result.exception else f" -> {_result_text(result.result)}"
+        return line
+    if kind == "function_result":
+        if content.call_id in results:
+            return ""
+        return f"result {content.call_id}: " + (content.exception or _result_text(content.result))
+    if kind == "function_approval_request":
+        call = content.function_call
+        name = f"{call.name}({_args_text(call.arguments)})" if call is not None else content.id
+        return f"approval needed: {name}"
+    if kind == "function_approval_response":
+        call = content.function_call
+        name = call.name if call is not None else content.id
+        verdict = "approved" if content.approved else "denied"
+        return f"{verdict}: {name}" + (f" ({content.reason})" if content.reason else "")
+    if kind == "data":
+        return f"[{content.media_type}, {len(content.data or b'')} bytes]"
+    if kind == "uri":
+        return content.uri or ""
+    if kind == "usage":
+        return usage_text(content.usage_details)
+    if kind == "error":
+        return f"error: {content.message}"
+    return f"[{kind}]"
+
+
+def _message_text(message: Any, results: dict[str, Any]) -> str:
+    lines = [t for t in (_content_text(c, results) for c in message.contents) if t]
+    if not lines:
+        return ""
+    who = message.role + (f" · {message.author_name}" if getattr(message, "author_name", None) else "")
+    return f"[{who}] " + "\n  ".join(lines)
+
+
+def _messages_text(messages: Sequence[Any]) -> str:
+    results = _results_by_call(messages)
+    return "\n".join(t for t in (_message_text(m, results) for m in messages) if t)
+
+
+# -- responses ---------------------------------------------------------------------------------------------
+
+
+def _response_html(response: Any) -> str:
+    head = [f"<span class='anb-title'>{h.escape(type(response).__name__)}</span>"]
+    agent_id = getattr(response, "agent_id", None)
+    if agent_id:
+        head.append(h.badge(f"agent {agent_id}"))
+    if getattr(response, "model_id", None):
+        head.append(h.badge(response.model_id, "info"))
+    if getattr(response, "finish_reason", None):
+        head.append(h.badge(response.finish_reason))
+    pending = response.user_input_requests
+    if pending:
+        head.append(h.badge(f"{len(pending)} approval(s) pending", "warn"))
+    body = messages_html(response.messages)
+    value = getattr(response, "_value", None)
+    if value is not None:
+        body += h.details("structured value", h.json_html(_jsonable(value)), open=True)
+    usage = usage_text(response.usage_details)
+    foot = f"<div class='anb-muted'>{h.escape(usage)}</div>" if usage else ""
+    return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{body}{foot}</div>"
+
+
+def _jsonable(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    return value
+
+
+def _response_text(response: Any) -> str:
+    bits = [type(response).__name__]
+    if getattr(response, "agent_id", None):
+        bits.append(f"agent {response.agent_id!r}")
+    if getattr(response, "model_id", None):
+        bits.append(f"model {response.model_id}")
+    bits.append(f"{len(response.messages)} message(s)")
+    usage = usage_text(response.usage_details)
+    if usage:
+        bits.append(usage)
+    pending = response.user_input_requests
+    if pending:
+        bits.append(f"{len(pending)} approval(s) pending")
+    body = _messages_text(response.messages)
+    return " · ".join(bits) + ("\n" + body if body else "")
+
+
+# -- tools, agents, sessions -------------------------------------------------------------------------------
+
+
+def _tool_parameters(tool: Any) -> dict[str, Any] | None:
+    params = getattr(tool, "parameters", None)
+    try:
+        return params() if callable(params) else params
+    except Exception:  # a broken signature must not break the display of the agent that holds it
+        return None
+
+
+def _tool_row_html(tool: Any) -> str:
+    name = getattr(tool, "name", None) or type(tool).__name__
+    approval = getattr(tool, "approval_mode", None)
+    badge = h.badge("needs approval", "warn") if approval == "always_require" else ""
+    desc = getattr(tool, "description", "") or ""
+    schema = _tool_parameters(tool)
+    props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
+    sig = ", ".join(
+        f"{h.escape(k)}: {h.escape(v.get('type', 'any') if isinstance(v, dict) else 'any')}" for k, v in props.items()
+    )
+    summary = (
+        f"<code>{h.escape(name)}</code>({sig}) {badge} <span class='anb-muted'>{h.escape(h.shorten(desc, 100))}</span>"
+    )
+    return h.details(summary, h.json_html(schema) if schema is not None else "")
+
+
+def _tool_html(tool: Any) -> str:
+    head = f"<div class='anb-head'><span class='anb-title'>{h.escape(type(tool).__name__)}</span></div>"
+    extra = ""
+    if getattr(tool, "max_invocations", None):
+        extra = f"<div class='anb-muted'>max invocations: {h.escape(tool.max_invocations)}</div>"
+    return f"<div class='anb-card'>{head}{_tool_row_html(tool)}{extra}</div>"
+
+
+def _tool_text(tool: Any) -> str:
+    schema = _tool_parameters(tool) or {}
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    sig = ", ".join(f"{k}: {v.get('type', 'any') if isinstance(v, dict) else 'any'}" for k, v in props.items())
+    line = f"{type(tool).__name__} {getattr(tool, 'name', '?')}({sig})"
+    if getattr(tool, "approval_mode", None) == "always_require":
+        line += " [needs approval]"
+    desc = getattr(tool, "description", "") or ""
+    return line + (f"\n  {desc}" if desc else "")
+
+
+def _agent_parts(agent: Any) -> dict[str, Any]:
+    options = getattr(agent, "default_options", None) or {}
+    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
+    tools = getattr(agent, "tools", None)
+    if tools is None:
+        tools = options.get("tools") if isinstance(options, dict) else None
+    instructions = getattr(agent, "instructions", None)
+    if instructions is None and isinstance(options, dict):
+        instructions = options.get("instructions")
+    model = None
+    if isinstance(options, dict):
+        model = options.get("model_id")
+    model = model or getattr(client, "model_id", None)
+    return {
+        "name": getattr(agent, "name", None),
+        "id": getattr(agent, "id", None),
+        "description": getattr(agent, "description", None),
+        "client": type(client).__name__ if client is not None else None,
+        "model": model,
+        "instructions": instructions,
+        "tools": list(tools or []),
+        "middleware": list(getattr(agent, "middleware", None) or []),
+        "context_providers": list(getattr(agent, "context_providers", None) or []),
+    }
+
+
+def _obj_name(obj: Any) -> str:
+    return getattr(obj, "__name__", None) or getattr(obj, "name", None) or type(obj).__name__
+
+
+def _agent_html(agent: Any) -> str:
+    p = _agent_parts(agent)
+    title = p["name"] or type(agent).__name__
+    head = [f"<span class='anb-title'>🤖 {h.escape(title)}</span>"]
+    if p["client"]:
+        head.append(h.badge(p["client"], "info"))
+    if p["model"]:
+        head.append(h.badge(p["model"]))
+    rows = []
+    if p["description"]:
+        rows.append(("description", h.escape(p["description"])))
+    if p["instructions"]:
+        rows.append(("instructions", f"<div style='white-space:pre-wrap'>{h.escape(p['instructions'])}</div>"))
+    if p["tools"]:
+        rows.append((f"tools ({len(p['tools'])})", "".join(_tool_row_html(t) for t in p["tools"])))
+    if p["middleware"]:
+        rows.append(("middleware", h.escape(", ".join(_obj_name(m) for m in p["middleware"]))))
+    if p["context_providers"]:
+        rows.append(("context providers", h.escape(", ".join(_obj_name(c) for c in p["context_providers"]))))
+    if p["id"]:
+        rows.append(("id", f"<code>{h.escape(p['id'])}</code>"))
+    return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{h.kv_table(rows)}</div>"
+
+
+def _agent_text(agent: Any) -> str:
+    p = _agent_parts(agent)
+    line = f"{type(agent).__name__} {p['name'] or p['id'] or ''}".rstrip()
+    if p["client"]:
+        line += f" · {p['client']}" + (f" ({p['model']})" if p["model"] else "")
+    lines = [line]
+    if p["description"]:
+        lines.append(f"  description: {p['description']}")
+    if p["instructions"]:
+        lines.append(f"  instructions: {h.shorten(str(p['instructions']), 200)}")
+    for t in p["tools"]:
+        lines.append("  tool: " + _tool_text(t).split("\n")[0].split(" ", 1)[-1])
+    if p["middleware"]:
+        lines.append("  middleware: " + ", ".join(_obj_name(m) for m in p["middleware"]))
+    return "\n".join(lines)
+
+
+def _session_messages(session: Any) -> list[Any]:
+    """Messages a session holds (history providers keep them in its state)."""
+    from .._types import Message
+
+    messages = getattr(session, "messages", None)
+    if isinstance(messages, list) and messages:
+        return messages
+
+    found: list[Any] = []
+
+    def walk(value: Any, depth: int) -> None:
+        if depth > 3:
+            return
+        if isinstance(value, Message):
+            found.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth + 1)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v, depth + 1)
+
+    walk(getattr(session, "state", None) or {}, 0)
+    return found
+
+
+def _session_html(session: Any) -> str:
+    messages = _session_messages(session)
+    head = f"<span class='anb-title'>💬 {h.escape(type(session).__name__)}</span>"
+    head += f" <code>{h.escape(session.session_id)}</code>"
+    head += " " + h.badge(f"{len(messages)} message(s)")
+    pending = [c for m in messages for c in m.contents if c.type == "function_approval_request"]
+    answered = {c.id for m in messages for c in m.contents if c.type == "function_approval_response"}
+    waiting = [c for c in pending if c.id not in answered]
+    if waiting:
+        head += " " + h.badge(f"{len(waiting)} approval(s) pending", "warn")
+    keys = sorted(str(k) for k in (getattr(session, "state", None) or {}))
+    state = f"<div class='anb-muted'>state keys: {h.escape(', '.join(keys))}</div>" if keys else ""
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{messages_html(messages)}{state}</div>"
+
+
+def _session_text(session: Any) -> str:
+    messages = _session_messages(session)
+    line = f"{type(session).__name__} {session.session_id} · {len(messages)} message(s)"
+    body = _messages_text(messages)
+    return line + ("\n" + body if body else "")
+
+
+def _message_html_card(message: Any) -> str:
+    role = h.escape(message.role)
+    return message_html(message) or f"<div class='anb-msg anb-{role}'><div class='anb-role'>{role}</div></div>"
+
+
+def _message_text_plain(message: Any) -> str:
+    return _message_text(message, _results_by_call([message])) or f"[{message.role}]"
+
+
+def _content_html_card(content: Any) -> str:
+    return _content_html(content, {}, pending=False)
+
+
+def _content_text_plain(content: Any) -> str:
+    return f"Content[{content.type}] " + _content_text(content, {})
+
+
+_core_loaded = False
+
+
+def _ensure_core_renderers() -> None:
+    """Register the core types on first use (core is imported lazily to keep this module cheap)."""
+    global _core_loaded
+    if _core_loaded:
+        return
+    _core_loaded = True
+    import agentnb._types as types
+
+    register_renderer(types.Content, _content_html_card, _content_text_plain)
+    register_renderer(types.Message, _message_html_card, _message_text_plain)
+    register_renderer(types.ChatResponse, _response_html, _response_text)
+    register_renderer(types.AgentResponse, _response_html, _response_text)
+    for module, name, html_fn, text_fn in (
+        ("agentnb._tools", "FunctionTool", _tool_html, _tool_text),
+        ("agentnb._agents", "BaseAgent", _agent_html, _agent_text),
+        ("agentnb._agents", "Agent", _agent_html, _agent_text),
+        ("agentnb._sessions", "AgentSession", _session_html, _session_text),
+    ):
+        cls = _optional(module, name)
+        if cls is not None:
+            register_renderer(cls, html_fn, text_fn)
+
+
+def _optional(module: str, name: str) -> type | None:
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def core_types() -> list[type]:
+    """Return the types :func:`to_html` knows, for formatter registration."""
+    _ensure_core_renderers()
+    return [entry[0] for entry in _RENDERERS]
