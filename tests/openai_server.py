@@ -500,6 +500,15 @@ class OpenAIServer:
             time.sleep(0.01)
         return predicate()
 
+    async def until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> bool:
+        """Like :meth:`wait_for`, but yields to the event loop while waiting (use it inside async tests)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            await asyncio.sleep(0.01)
+        return predicate()
+
     def _next(self, request: RecordedRequest) -> Reply | ErrorReply | None:
         with self._lock:
             script = self._queue.popleft() if self._queue else self.default
