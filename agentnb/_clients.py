@@ -11,6 +11,7 @@ import asyncio
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 from . import _telemetry as tel
@@ -205,6 +206,16 @@ def _approval_required(tool: FunctionTool | None) -> bool:
     return tool is not None and tool.approval_mode == "always_require"
 
 
+def _approval_request(call: Content, tool: FunctionTool | None) -> Content:
+    """A new approval request for one call occurrence, naming the tool's source (MCP server) when it has one."""
+    request = Content.from_function_approval_request(f"{call.call_id}:{uuid.uuid4().hex[:12]}", call)
+    label = tool.additional_properties.get("server_label") if tool is not None else None
+    if label is not None:
+        # The call alone cannot tell same-named tools of two servers apart; standing rules need to.
+        request.additional_properties["server_label"] = label
+    return request
+
+
 def _calls_in(message: Message) -> list[Content]:
     return [c for c in message.contents if c.type == "function_call"]
 
@@ -282,6 +293,13 @@ def _for_model(conversation: list[Message]) -> list[Message]:
                 )
             )
     return out
+
+
+def _drop_calls(response: ChatResponse) -> None:
+    """Remove function calls from a response (messages left empty are removed too)."""
+    for message in response.messages:
+        message.contents = [c for c in message.contents if c.type != "function_call"]
+    response.messages = [m for m in response.messages if m.contents]
 
 
 def _iterations_used(conversation: list[Message]) -> int:
@@ -379,14 +397,19 @@ class _FunctionInvocationLoop:
         for _ in range(max(max_iterations - _iterations_used(conversation), 0) + 1):
             over_budget = _iterations_used(conversation) >= max_iterations
             response = None
-            async for item in self._call_model(conversation, stream=stream, allow_tools=not over_budget):
-                if isinstance(item, ChatResponse):
-                    response = item
-                else:
-                    yield item
+            async with aclosing(self._call_model(conversation, stream=stream, allow_tools=not over_budget)) as items:
+                async for item in items:
+                    if isinstance(item, ChatResponse):
+                        response = item
+                    else:
+                        yield item
             assert response is not None
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
+            if over_budget:
+                # Tools were not offered: calls the model makes anyway must not linger as a pending batch
+                # that a later turn would execute (or ask approval for).
+                _drop_calls(response)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
             calls = [c for m in response.messages for c in _calls_in(m)]
@@ -396,7 +419,7 @@ class _FunctionInvocationLoop:
             if any(c.name in tools_by_name and tools_by_name[c.name].func is None for c in calls):
                 return  # declaration-only tools: the caller executes them
             requests = [
-                Content.from_function_approval_request(f"{c.call_id}:{uuid.uuid4().hex[:12]}", c)
+                _approval_request(c, tools_by_name.get(c.name or ""))
                 for c in calls
                 if _approval_required(tools_by_name.get(c.name or ""))
             ]
@@ -406,7 +429,7 @@ class _FunctionInvocationLoop:
                 if stream:
                     yield ChatResponseUpdate(contents=requests, role="assistant", message_id=holder.message_id)
                 return
-            results = await self._execute(calls, approvals={})
+            results = await self._execute(calls)
             conversation.append(results)
             update = self._add(results)
             if stream:
@@ -459,8 +482,11 @@ class _FunctionInvocationLoop:
                 await run_pipeline(self.chat_middleware, context, call_model)
             result = context.result
             if isinstance(result, ResponseStream):
-                async for update in result:
-                    yield update
+                try:
+                    async for update in result:
+                        yield update
+                finally:
+                    await result.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
                 result = await result.get_final_response()
             elif not isinstance(result, ChatResponse):
                 raise TypeError(
@@ -515,43 +541,58 @@ class _FunctionInvocationLoop:
                 seen.add(rid)
 
     async def _resume(self, conversation: list[Message], batch: _PendingBatch) -> Message | list[Content] | None:
-        """Run a batch whose approvals are all answered; otherwise return the requests still waiting."""
-        answers: dict[str, Content] = {}
+        """Run a batch whose approvals are all answered; otherwise return the requests still waiting.
+
+        Each call occurrence is paired with its own request (a model may repeat a call id inside one reply),
+        so an answer approves exactly one call, never a sibling that shares its id.
+        """
+        answers: dict[str, Content] = {}  # request id -> answer (already checked to match the request's call)
         for message in conversation[batch.index + 1 :]:
             for content in message.contents:
-                if content.type == "function_approval_response" and content.function_call is not None:
-                    answers[content.function_call.call_id or ""] = content
+                if content.type == "function_approval_response" and content.id is not None:
+                    answers[content.id] = content
         tools_by_name = {t.name: t for t in self.tools}
-        request_by_call = {r.function_call.call_id: r for r in batch.requests.values() if r.function_call}
+        unclaimed = list(batch.requests.values())
+        approvals: list[Content | None] = []
         waiting: list[Content] = []
         for call in batch.calls:
-            if not _approval_required(tools_by_name.get(call.name or "")) and call.call_id not in request_by_call:
+            request = next((r for r in unclaimed if _same_call(r.function_call, call)), None)
+            if request is not None:
+                unclaimed.remove(request)
+            tool = tools_by_name.get(call.name or "")
+            if request is None and not _approval_required(tool):
+                approvals.append(None)
                 continue
-            if call.call_id in answers:
-                continue
-            request = request_by_call.get(call.call_id)
-            if request is None:  # an approval-required call that never got a request: ask now
-                request = Content.from_function_approval_request(f"{call.call_id}:{uuid.uuid4().hex[:12]}", call)
-            waiting.append(request)
+            answer = answers.get(request.id or "") if request is not None else None
+            if answer is None:
+                # An approval-required call that never got a request (or whose request is unanswered): ask.
+                waiting.append(request if request is not None else _approval_request(call, tool))
+            approvals.append(answer)
         if waiting:
             return waiting
-        return await self._execute(batch.calls, approvals=answers)
+        return await self._execute(batch.calls, approvals=approvals)
 
     # -- tool execution ----------------------------------------------------------------------------------
-    async def _execute(self, calls: list[Content], *, approvals: dict[str, Content]) -> Message:
-        """Run a batch of calls concurrently; results keep the calls' order."""
+    async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:
+        """Run a batch of calls concurrently; results keep the calls' order.
+
+        ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer).
+        """
         tools_by_name = {t.name: t for t in self.tools}
+        answers = list(approvals) if approvals is not None else [None] * len(calls)
         if len(calls) == 1:
-            outcomes = [await self._invoke(calls[0], tools_by_name, approvals)]
+            outcomes = [await self._invoke(calls[0], tools_by_name, answers[0])]
         else:
-            outcomes = await asyncio.gather(*(self._invoke(c, tools_by_name, approvals) for c in calls))
+            outcomes = await asyncio.gather(
+                *(self._invoke(c, tools_by_name, a) for c, a in zip(calls, answers, strict=True))
+            )
         message = Message("tool", [content for content, _ in outcomes])
         if any(terminate for _, terminate in outcomes):
             message.additional_properties["terminate"] = True
         return message
 
     async def _invoke(
-        self, call: Content, tools_by_name: dict[str, FunctionTool], approvals: dict[str, Content]
+        self, call: Content, tools_by_name: dict[str, FunctionTool], answer: Content | None
     ) -> tuple[Content, bool]:
         call_id = call.call_id or ""
         tool = tools_by_name.get(call.name or "")
@@ -560,8 +601,9 @@ class _FunctionInvocationLoop:
             return Content.from_function_result(
                 call_id, exception=f"Error: there is no tool named {call.name!r}. Available tools: {available}."
             ), False
-        answer = approvals.get(call_id)
-        if _approval_required(tool) and (answer is None or not answer.approved):
+        # Deny unless the answer approves this very call (the check is repeated here as the last line of defence).
+        approved = answer is not None and answer.approved is True and _same_call(answer.function_call, call)
+        if (_approval_required(tool) or answer is not None) and not approved:
             reason = f" Reason: {answer.reason}" if answer is not None and answer.reason else ""
             return Content.from_function_result(
                 call_id,
