@@ -1,0 +1,95 @@
+"""Workflows: graphs of executors run in supersteps, with checkpoints, resume, time-travel and fork.
+
+Build a graph with :class:`WorkflowBuilder` from :class:`Executor` subclasses (``@handler`` methods),
+``@executor`` functions and agents; run it with ``await workflow.run(message)`` or stream its
+:class:`WorkflowEvent` s with ``workflow.run(message, stream=True)``. Checkpoints (in memory, in files, or
+in the SQLite run store) make runs resumable in another process; :class:`CheckpointHistory` lists, diffs
+and forks them; :class:`WorkflowViz` draws the graph as Mermaid or SVG.
+
+Example:
+    ```python
+    from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
+
+    @executor(id="upper")
+    async def upper(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text.upper())
+
+    @executor(id="exclaim")
+    async def exclaim(text: str, ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(text + "!")
+
+    workflow = WorkflowBuilder(start_executor=upper).add_edge(upper, exclaim).build()
+    print((await workflow.run("hello")).get_outputs())  # ['HELLO!']
+    ```
+"""
+
+from __future__ import annotations
+
+from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse
+from ._builder import WorkflowBuilder
+from ._checkpoints import (
+    CheckpointInfo,
+    CheckpointStorage,
+    FileCheckpointStorage,
+    InMemoryCheckpointStorage,
+    PendingMessage,
+    PendingRequest,
+    SQLiteCheckpointStorage,
+    WorkflowCheckpoint,
+)
+from ._context import WorkflowContext
+from ._edges import (
+    Case,
+    Default,
+    EdgeGroup,
+    FanInEdgeGroup,
+    FanOutEdgeGroup,
+    SingleEdgeGroup,
+    SwitchCaseEdgeGroup,
+)
+from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowEventType, WorkflowRunResult, WorkflowRunState
+from ._executor import Executor, FunctionExecutor, executor
+from ._handlers import handler, response_handler
+from ._timetravel import CheckpointDiff, CheckpointHistory, CheckpointNode
+from ._viz import WorkflowViz
+from ._workflow import Workflow
+from ._workflow_agent import WorkflowAgent
+
+__all__ = [
+    "AgentExecutor",
+    "AgentExecutorRequest",
+    "AgentExecutorResponse",
+    "Case",
+    "CheckpointDiff",
+    "CheckpointHistory",
+    "CheckpointInfo",
+    "CheckpointNode",
+    "CheckpointStorage",
+    "Default",
+    "EdgeGroup",
+    "Executor",
+    "FanInEdgeGroup",
+    "FanOutEdgeGroup",
+    "FileCheckpointStorage",
+    "FunctionExecutor",
+    "InMemoryCheckpointStorage",
+    "PendingMessage",
+    "PendingRequest",
+    "SQLiteCheckpointStorage",
+    "SingleEdgeGroup",
+    "SwitchCaseEdgeGroup",
+    "Workflow",
+    "WorkflowAgent",
+    "WorkflowBuilder",
+    "WorkflowCheckpoint",
+    "WorkflowContext",
+    "WorkflowErrorDetails",
+    "WorkflowEvent",
+    "WorkflowEventType",
+    "WorkflowRunResult",
+    "WorkflowRunState",
+    "WorkflowViz",
+    "executor",
+    "handler",
+    "response_handler",
+]

@@ -1,0 +1,235 @@
+"""Agents as executors: ``AgentExecutor`` runs an agent on the conversation it receives.
+
+An agent placed in a graph directly (``builder.add_edge(writer_agent, reviewer_agent)``) is wrapped in an
+``AgentExecutor``. It accepts ``str``, ``Message``, ``list[Message]``, :class:`AgentExecutorRequest`,
+:class:`AgentExecutorResponse` (the previous agent's answer, whose full conversation it continues) and a
+fan-in ``list[AgentExecutorResponse]``. After its agent answers it sends an
+:class:`AgentExecutorResponse` downstream and, when it has no outgoing edges (or ``output_response=True``),
+yields the ``AgentResponse`` as a workflow output.
+
+When the caller streams the workflow, the agent runs in streaming mode and every ``AgentResponseUpdate``
+becomes an ``agent_update`` event. A tool that needs approval turns into a ``request_info`` event whose
+data is the ``function_approval_request`` content; answer it with
+``workflow.run(responses={request_id: request.to_function_approval_response(True)})`` (or just ``True``).
+
+Extension point for orchestrations: subclass and override :meth:`AgentExecutor.prepare_messages` (what
+the agent sees) or :meth:`AgentExecutor.emit_response` (what is sent on), instead of re-implementing the
+agent call, streaming and approval handling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._agents import SupportsAgentRun
+from .._types import AgentResponse, Content, Message
+from ._context import WorkflowContext
+from ._events import WorkflowEvent
+from ._executor import Executor
+from ._handlers import handler, response_handler
+
+__all__ = ["AgentExecutor", "AgentExecutorRequest", "AgentExecutorResponse"]
+
+
+@dataclass
+class AgentExecutorRequest:
+    """Messages for an agent executor; with ``should_respond=False`` they are only added to its conversation.
+
+    Example:
+        >>> from agentnb import Message
+        >>> AgentExecutorRequest([Message("user", ["Draft a haiku"])]).should_respond
+        True
+    """
+
+    messages: list[Message] = field(default_factory=list)
+    should_respond: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"messages": [m.to_dict() for m in self.messages], "should_respond": self.should_respond}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentExecutorRequest:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls([Message.from_dict(m) for m in data["messages"]], data.get("should_respond", True))
+
+
+@dataclass
+class AgentExecutorResponse:
+    """What an agent executor sends on: its agent's response and the whole conversation so far.
+
+    Example:
+        >>> from agentnb import AgentResponse
+        >>> AgentExecutorResponse("writer", AgentResponse(text="Hi")).agent_response.text
+        'Hi'
+    """
+
+    executor_id: str
+    agent_response: AgentResponse
+    full_conversation: list[Message] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "executor_id": self.executor_id,
+            "agent_response": self.agent_response.to_dict(),
+            "full_conversation": None
+            if self.full_conversation is None
+            else [m.to_dict() for m in self.full_conversation],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentExecutorResponse:
+        """Rebuild from :meth:`to_dict` output."""
+        conversation = data.get("full_conversation")
+        return cls(
+            data["executor_id"],
+            AgentResponse.from_dict(data["agent_response"]),
+            None if conversation is None else [Message.from_dict(m) for m in conversation],
+        )
+
+
+AgentCtx = WorkflowContext[AgentExecutorResponse, AgentResponse]
+
+
+class AgentExecutor(Executor):
+    """Runs an agent inside a workflow (see the module docstring for what it accepts and emits).
+
+    Args:
+        agent: The agent (anything implementing ``SupportsAgentRun``).
+        id: The executor id (default: the agent's name, else its id). Give agents a ``name`` (or pass
+            ``id``) when checkpoints must resume in another process: ids are part of the graph signature.
+        output_response: Yield the agent's response as a workflow output: ``True``, ``False``, or ``None``
+            (the default) for "only when this executor has no outgoing edges".
+
+    Example:
+        >>> from agentnb import Agent
+        >>> from agentnb.local import ScriptedChatClient
+        >>> from agentnb.workflows import WorkflowBuilder
+        >>> writer = Agent(ScriptedChatClient(["A draft."]), name="writer")
+        >>> workflow = WorkflowBuilder(start_executor=writer).build()
+        >>> (await workflow.run("Write something")).get_outputs()[0].text  # doctest: +SKIP
+        'A draft.'
+    """
+
+    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, output_response: bool | None = None) -> None:
+        super().__init__(id or getattr(agent, "name", None) or agent.id)
+        self.agent = agent
+        self.output_response = output_response
+        self._conversation: list[Message] = []
+        self._awaiting: list[str] = []
+
+    # -- inputs -------------------------------------------------------------------------------------------
+    @handler
+    async def from_str(self, text: str, ctx: AgentCtx) -> None:
+        """A user message as plain text."""
+        self._conversation.append(Message("user", [text]))
+        await self._respond(ctx)
+
+    @handler
+    async def from_message(self, message: Message, ctx: AgentCtx) -> None:
+        """One message."""
+        self._conversation.append(message)
+        await self._respond(ctx)
+
+    @handler
+    async def from_messages(self, messages: list[Message], ctx: AgentCtx) -> None:
+        """Several messages."""
+        self._conversation.extend(messages)
+        await self._respond(ctx)
+
+    @handler
+    async def from_request(self, request: AgentExecutorRequest, ctx: AgentCtx) -> None:
+        """Messages, answered only when ``should_respond``."""
+        self._conversation.extend(request.messages)
+        if request.should_respond:
+            await self._respond(ctx)
+
+    @handler
+    async def from_response(self, response: AgentExecutorResponse, ctx: AgentCtx) -> None:
+        """The previous agent's answer: continue its full conversation."""
+        if response.full_conversation is not None:
+            self._conversation = list(response.full_conversation)
+        else:
+            self._conversation.extend(response.agent_response.messages)
+        await self._respond(ctx)
+
+    @handler
+    async def from_responses(self, responses: list[AgentExecutorResponse], ctx: AgentCtx) -> None:
+        """Answers of several agents (a fan-in): their new messages are added in order."""
+        for response in responses:
+            self._conversation.extend(response.agent_response.messages)
+        await self._respond(ctx)
+
+    @response_handler
+    async def on_approval(self, request: Content, answer: Content, ctx: AgentCtx) -> None:
+        """An answer to a tool approval request the agent raised."""
+        await self._take_answer(request, answer, ctx)
+
+    @response_handler
+    async def on_approval_bool(self, request: Content, approved: bool, ctx: AgentCtx) -> None:
+        """A yes/no answer to a tool approval request."""
+        await self._take_answer(request, request.to_function_approval_response(approved), ctx)
+
+    async def _take_answer(self, request: Content, answer: Content, ctx: AgentCtx) -> None:
+        if answer.type != "function_approval_response":
+            raise TypeError(
+                f"Agent executor {self.id!r} expected a function_approval_response content, got {answer.type!r}."
+            )
+        self._conversation.append(Message("user", [answer]))
+        if request.id in self._awaiting:
+            self._awaiting.remove(request.id)
+        if not self._awaiting:
+            await self._respond(ctx)
+
+    # -- extension points ---------------------------------------------------------------------------------
+    def prepare_messages(self) -> list[Message]:
+        """The messages the agent is run on (default: the whole conversation this executor holds)."""
+        return list(self._conversation)
+
+    async def emit_response(self, response: AgentResponse, ctx: AgentCtx) -> None:
+        """Send the response on and yield it as output when configured (see ``output_response``)."""
+        await ctx.send_message(AgentExecutorResponse(self.id, response, list(self._conversation)))
+        output = self.output_response
+        if output is None:
+            output = not ctx.outgoing_executor_ids
+        if output:
+            await ctx.yield_output(response)
+
+    # -- the agent call ---------------------------------------------------------------------------------
+    async def _respond(self, ctx: AgentCtx) -> None:
+        messages = self.prepare_messages()
+        if ctx.is_streaming:
+            stream: Any = self.agent.run(messages, stream=True)
+            async for update in stream:
+                await ctx.add_event(WorkflowEvent("agent_update", update))
+            response: AgentResponse = await stream.get_final_response()
+        else:
+            response = await self.agent.run(messages)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        self._conversation.extend(response.messages)
+        requests = response.user_input_requests
+        if requests:
+            # The agent paused for approval: ask outside the workflow, continue in on_approval.
+            for request in requests:
+                self._awaiting.append(request.id)
+                await ctx.request_info(request_data=request, response_type=Content | bool)
+            return
+        await self.emit_response(response, ctx)
+
+    # -- state --------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        self._conversation = []
+        self._awaiting = []
+
+    def on_checkpoint_save(self) -> dict[str, Any]:
+        return {"conversation": list(self._conversation), "awaiting": list(self._awaiting)}
+
+    def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self._conversation = list(state.get("conversation", []))
+        self._awaiting = list(state.get("awaiting", []))
+
+    @property
+    def conversation(self) -> list[Message]:
+        """The conversation this executor holds (its input plus its agent's answers)."""
+        return list(self._conversation)

@@ -1,0 +1,343 @@
+"""``WorkflowBuilder``: wire executors (or agents) into a validated :class:`Workflow`.
+
+``build()`` rejects graphs that cannot work, naming the executors involved: a missing start executor,
+two executors with one id, duplicate edges, executors the start cannot reach, and edges whose source
+never sends a type the target accepts (checked from the handlers' type hints).
+
+Agents placed in the graph directly are wrapped in an :class:`AgentExecutor` (one per agent object).
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from .. import _serialization
+from ..exceptions import WorkflowValidationError
+from ._checkpoints import CheckpointStorage
+from ._edges import (
+    Case,
+    Default,
+    EdgeGroup,
+    FanInEdgeGroup,
+    FanOutEdgeGroup,
+    SingleEdgeGroup,
+    SwitchCaseEdgeGroup,
+    graph_signature,
+)
+from ._executor import Executor, FunctionExecutor
+from ._typing_utils import describe
+from ._workflow import Workflow
+
+if TYPE_CHECKING:
+    from ..store import RunStore
+
+__all__ = ["WorkflowBuilder"]
+
+Node = Any  # an Executor, an agent (wrapped in an AgentExecutor), or the id of an executor already added
+
+
+class WorkflowBuilder:
+    """Build a workflow graph step by step, then ``build()`` it.
+
+    Args:
+        start_executor: The executor (or agent) that receives the workflow input.
+        checkpoint_storage: Write a checkpoint after every superstep into this storage.
+        max_iterations: The most supersteps one run may take (guards cycles).
+        name: The workflow's name (checkpoints and the run store list runs by it).
+        description: A human-readable description.
+        checkpoint_every: Checkpoint every N supersteps (and always when a run goes idle).
+        output_from: Executors whose ``yield_output`` values are workflow outputs (default: all).
+        intermediate_output_from: Executors whose yields become ``intermediate`` events instead;
+            ``"all_other"`` selects every executor not in ``output_from``.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+
+    Example:
+        >>> from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
+        >>> @executor(id="double")
+        ... async def double(n: int, ctx: WorkflowContext[int]) -> None:
+        ...     await ctx.send_message(n * 2)
+        >>> @executor(id="report")
+        ... async def report(n: int, ctx: WorkflowContext[int, str]) -> None:
+        ...     await ctx.yield_output(f"result: {n}")
+        >>> workflow = WorkflowBuilder(start_executor=double, name="doubler").add_edge(double, report).build()
+        >>> (await workflow.run(21)).get_outputs()  # doctest: +SKIP
+        ['result: 42']
+    """
+
+    def __init__(
+        self,
+        start_executor: Node | None = None,
+        *,
+        checkpoint_storage: CheckpointStorage | None = None,
+        max_iterations: int = 100,
+        name: str | None = None,
+        description: str | None = None,
+        checkpoint_every: int = 1,
+        output_from: Sequence[Node] | Literal["all"] | None = None,
+        intermediate_output_from: Sequence[Node] | Literal["all_other"] | None = None,
+        run_store: RunStore | None = None,
+    ) -> None:
+        if not isinstance(max_iterations, int) or max_iterations < 1:
+            raise ValueError(f"max_iterations must be an int >= 1, got {max_iterations!r}.")
+        if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
+            raise ValueError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}.")
+        self._executors: dict[str, Executor] = {}
+        self._agent_wrappers: dict[int, Executor] = {}
+        self._groups: list[EdgeGroup] = []
+        self._start: str | None = None
+        self._checkpoint_storage = checkpoint_storage
+        self._max_iterations = max_iterations
+        self._name = name
+        self._description = description
+        self._checkpoint_every = checkpoint_every
+        self._output_from = output_from
+        self._intermediate_output_from = intermediate_output_from
+        self._run_store = run_store
+        if start_executor is not None:
+            self.set_start_executor(start_executor)
+
+    # -- nodes --------------------------------------------------------------------------------------------
+    def _node(self, node: Node) -> str:
+        if isinstance(node, str):
+            if node not in self._executors:
+                raise WorkflowValidationError(
+                    f"Unknown executor id {node!r}; add the executor object first (known: {sorted(self._executors)})."
+                )
+            return node
+        if isinstance(node, Executor):
+            executor = node
+        elif _is_agent(node):
+            executor = self._agent_wrappers.get(id(node))
+            if executor is None:
+                from ._agent_executor import AgentExecutor
+
+                executor = AgentExecutor(node)
+                self._agent_wrappers[id(node)] = executor
+        elif inspect.iscoroutinefunction(node):
+            raise TypeError(
+                f"{node.__qualname__} is a plain function; decorate it with @executor to use it in a workflow."
+            )
+        else:
+            raise TypeError(f"Cannot use {node!r} in a workflow: pass an Executor, an @executor function or an agent.")
+        if not hasattr(executor, "_extra_specs"):
+            raise TypeError(
+                f"{type(executor).__name__}.__init__ did not call super().__init__(id); the executor is not set up."
+            )
+        existing = self._executors.get(executor.id)
+        if existing is not None and existing is not executor:
+            raise WorkflowValidationError(
+                f"Two different executors share the id {executor.id!r} ({existing!r} and {executor!r}); "
+                "give each a unique id."
+            )
+        self._executors[executor.id] = executor
+        return executor.id
+
+    def set_start_executor(self, executor: Node) -> WorkflowBuilder:
+        """Set the executor that receives the workflow input."""
+        self._start = self._node(executor)
+        return self
+
+    def add_executor(self, executor: Node) -> WorkflowBuilder:
+        """Register an executor without edges (it must still be reachable from the start)."""
+        self._node(executor)
+        return self
+
+    # -- edges --------------------------------------------------------------------------------------------
+    def _next_id(self, kind: str) -> str:
+        return f"{kind}:{len(self._groups)}"
+
+    def add_edge(self, source: Node, target: Node, condition: Callable[[Any], bool] | None = None) -> WorkflowBuilder:
+        """Connect ``source`` to ``target``; with ``condition``, only messages for which it holds pass."""
+        s, t = self._node(source), self._node(target)
+        self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t, condition))
+        return self
+
+    def add_chain(self, executors: Sequence[Node]) -> WorkflowBuilder:
+        """Connect executors in a line: ``a -> b -> c``."""
+        if len(executors) < 2:
+            raise ValueError(f"add_chain needs at least two executors, got {len(executors)}.")
+        ids = [self._node(e) for e in executors]
+        for s, t in itertools.pairwise(ids):
+            self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t))
+        return self
+
+    def add_fan_out_edges(self, source: Node, targets: Sequence[Node]) -> WorkflowBuilder:
+        """Send every message from ``source`` to all ``targets`` (each that can handle it)."""
+        if not targets:
+            raise ValueError("add_fan_out_edges needs at least one target.")
+        s = self._node(source)
+        self._groups.append(FanOutEdgeGroup(self._next_id("fan_out"), s, [self._node(t) for t in targets]))
+        return self
+
+    def add_fan_in_edges(self, sources: Sequence[Node], target: Node) -> WorkflowBuilder:
+        """Join ``sources`` into ``target``: it receives a ``list`` of their messages once every source has sent."""
+        if not sources:
+            raise ValueError("add_fan_in_edges needs at least one source.")
+        ids = [self._node(s) for s in sources]
+        if len(set(ids)) != len(ids):
+            raise WorkflowValidationError(f"add_fan_in_edges lists a source twice: {ids}.")
+        self._groups.append(FanInEdgeGroup(self._next_id("fan_in"), ids, self._node(target)))
+        return self
+
+    def add_switch_case_edge_group(self, source: Node, cases: Sequence[Case | Default]) -> WorkflowBuilder:
+        """Route each message from ``source`` to the first :class:`Case` that holds, else the :class:`Default`."""
+        if not cases:
+            raise ValueError("add_switch_case_edge_group needs at least one Case.")
+        s = self._node(source)
+        pairs: list[tuple[str, Callable[[Any], Any]]] = []
+        default: str | None = None
+        for i, case in enumerate(cases):
+            if isinstance(case, Default):
+                if i != len(cases) - 1:
+                    raise ValueError("The Default of a switch-case edge group must come last.")
+                default = self._node(case.target)
+            elif isinstance(case, Case):
+                pairs.append((self._node(case.target), case.condition))
+            else:
+                raise TypeError(f"Switch-case entries must be Case(...) or Default(...), got {case!r}.")
+        self._groups.append(SwitchCaseEdgeGroup(self._next_id("switch_case"), s, pairs, default))
+        return self
+
+    def add_multi_selection_edge_group(
+        self,
+        source: Node,
+        targets: Sequence[Node],
+        selection_func: Callable[[Any, list[str]], Sequence[str]],
+    ) -> WorkflowBuilder:
+        """Send each message to the targets ``selection_func(message, target_ids)`` returns (ids)."""
+        if not targets:
+            raise ValueError("add_multi_selection_edge_group needs at least one target.")
+        s = self._node(source)
+        ids = [self._node(t) for t in targets]
+        self._groups.append(FanOutEdgeGroup(self._next_id("multi_selection"), s, ids, selection_func))
+        return self
+
+    # -- build --------------------------------------------------------------------------------------------
+    def _ids(self, nodes: Sequence[Node] | str | None, what: str) -> set[str] | None:
+        if nodes is None or nodes == "all":
+            return None
+        if isinstance(nodes, str):
+            raise ValueError(f"{what} must be a list of executors or 'all'/'all_other', got {nodes!r}.")
+        return {self._node(n) for n in nodes}
+
+    def build(self) -> Workflow:
+        """Validate the graph and return the :class:`Workflow`.
+
+        Raises:
+            WorkflowValidationError: The graph is invalid; the message names the executors involved.
+        """
+        if self._start is None:
+            raise WorkflowValidationError(
+                "The workflow has no start executor; pass WorkflowBuilder(start_executor=...)."
+            )
+        executors = self._executors
+        start = self._start
+        if not executors[start].handler_specs:
+            raise WorkflowValidationError(f"Start executor {start!r} has no @handler, so it cannot take any input.")
+        self._check_duplicates()
+        self._check_reachable(start)
+        self._check_types()
+        output_from = self._ids(self._output_from, "output_from")
+        if self._intermediate_output_from == "all_other":
+            intermediate = set(executors) - (output_from or set())
+            if output_from is None:
+                raise ValueError("intermediate_output_from='all_other' needs output_from to name the output executors.")
+        else:
+            intermediate = self._ids(self._intermediate_output_from, "intermediate_output_from")
+        ordered = {start: executors[start], **{k: v for k, v in executors.items() if k != start}}
+        signature = graph_signature(start, {k: _executor_kind(v) for k, v in ordered.items()}, self._groups)
+        return Workflow(
+            executors=ordered,
+            edge_groups=self._groups,
+            start_executor_id=start,
+            name=self._name or f"workflow-{signature[:8]}",
+            description=self._description,
+            max_iterations=self._max_iterations,
+            checkpoint_storage=self._checkpoint_storage,
+            checkpoint_every=self._checkpoint_every,
+            output_from=output_from,
+            intermediate_output_from=intermediate,
+            run_store=self._run_store,
+            graph_signature=signature,
+        )
+
+    def _check_duplicates(self) -> None:
+        seen: dict[tuple[str, str], str] = {}
+        for group in self._groups:
+            for edge in group.edges():
+                if edge in seen:
+                    raise WorkflowValidationError(
+                        f"Duplicate edge {edge[0]!r} -> {edge[1]!r} (added by {seen[edge]} and by {group.kind}); "
+                        "connect two executors once, with a condition or switch-case if routing varies."
+                    )
+                seen[edge] = group.kind
+
+    def _check_reachable(self, start: str) -> None:
+        adjacency: dict[str, list[str]] = {}
+        for group in self._groups:
+            for s, t in group.edges():
+                adjacency.setdefault(s, []).append(t)
+        seen = {start}
+        stack = [start]
+        while stack:
+            for nxt in adjacency.get(stack.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        unreachable = [e for e in self._executors if e not in seen]
+        if unreachable:
+            raise WorkflowValidationError(
+                f"Executors {unreachable} cannot be reached from the start executor {start!r}; connect them with "
+                "an edge or remove them."
+            )
+
+    def _check_types(self) -> None:
+        executors = self._executors
+        for group in self._groups:
+            if isinstance(group, FanInEdgeGroup):
+                target = executors[group.target]
+                sent: list[Any] = []
+                for s in group.sources:
+                    sent.extend(self._sent_types(s, group.target))
+                if Any in sent or any(target.accepts(list[t]) for t in sent):  # type: ignore[valid-type]
+                    continue
+                raise WorkflowValidationError(
+                    f"Fan-in target {group.target!r} receives a list of what {group.sources} send "
+                    f"({' | '.join(describe(t) for t in sent)}), but it accepts only "
+                    f"{' | '.join(describe(t) for t in target.input_types)}; add a handler for list[...] there."
+                )
+            for s, t in group.edges():
+                sent = self._sent_types(s, t)
+                if Any in sent:
+                    continue
+                if not any(executors[t].accepts(hint) for hint in sent):
+                    raise WorkflowValidationError(
+                        f"Type mismatch on edge {s!r} -> {t!r}: {s!r} sends "
+                        f"{' | '.join(describe(x) for x in sent)} but {t!r} accepts "
+                        f"{' | '.join(describe(x) for x in executors[t].input_types) or 'nothing'}."
+                    )
+
+    def _sent_types(self, source: str, target: str) -> list[Any]:
+        sent = self._executors[source].output_types
+        if not sent:
+            raise WorkflowValidationError(
+                f"Executor {source!r} has an edge to {target!r} but never sends anything: its handlers' "
+                "WorkflowContext hints declare no message type (use WorkflowContext[T] to send T)."
+            )
+        return sent
+
+
+def _is_agent(node: Any) -> bool:
+    from .._agents import SupportsAgentRun
+
+    return not inspect.isclass(node) and isinstance(node, SupportsAgentRun)
+
+
+def _executor_kind(executor: Executor) -> str:
+    kind = _serialization.type_id(type(executor))
+    if isinstance(executor, FunctionExecutor):
+        kind += "/" + str(getattr(executor.func, "__qualname__", ""))
+    return kind

@@ -1,0 +1,524 @@
+"""Checkpoints: the complete state of a run between supersteps, and where they are stored.
+
+A :class:`WorkflowCheckpoint` holds everything needed to continue a run exactly: the messages waiting
+for the next superstep, every executor's saved state, the shared state, fan-in buffers, unanswered
+``request_info`` requests, the step number, the graph signature (a checkpoint is refused by any other
+graph), the run id, the parent checkpoint id (checkpoints form a tree; history is never overwritten)
+and a timestamp. It is stored as JSON with type tags (``agentnb._serialization``), never pickle, so
+custom message types (pydantic models, dataclasses, enums) come back as their own classes.
+
+Storage implementations share one async interface, :class:`CheckpointStorage`:
+
+- :class:`InMemoryCheckpointStorage` — a dict of JSON strings (tests, notebooks, benchmarks);
+- :class:`FileCheckpointStorage` — one JSON file per checkpoint, written atomically (temp file + rename);
+- :class:`SQLiteCheckpointStorage` — the run store (``agentnb.store.RunStore``), SQLite in WAL mode, safe
+  for several processes (a notebook writing while the DevUI reads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as _dt
+import json
+import logging
+import os
+import re
+import tempfile
+import uuid
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import _serialization
+from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
+
+if TYPE_CHECKING:
+    from ..store import RunStore
+
+__all__ = [
+    "CheckpointInfo",
+    "CheckpointStorage",
+    "FileCheckpointStorage",
+    "InMemoryCheckpointStorage",
+    "PendingMessage",
+    "PendingRequest",
+    "SQLiteCheckpointStorage",
+    "WorkflowCheckpoint",
+]
+
+logger = logging.getLogger("agentnb.workflows")
+
+CHECKPOINT_FORMAT_VERSION = 1
+_ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
+
+
+def new_id() -> str:
+    """A fresh random id for runs, checkpoints and requests."""
+    return uuid.uuid4().hex
+
+
+def utc_now() -> str:
+    """The current UTC time as ISO 8601 (sorts correctly as text)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def encode_hint(hint: Any) -> Any:
+    """Write a type hint (a response type) as JSON: a class id, ``"Any"``, or a readable fallback."""
+    if hint is Any or hint is None:
+        return "Any"
+    if isinstance(hint, type) and not hasattr(hint, "__origin__"):
+        return {"type": _serialization.type_id(hint)}
+    return {"repr": repr(hint)}
+
+
+def decode_hint(data: Any) -> Any:
+    """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
+    if isinstance(data, dict) and "type" in data:
+        return _serialization._resolve(data["type"])  # pyright: ignore[reportPrivateUsage]
+    return Any
+
+
+@dataclass
+class PendingMessage:
+    """A message waiting for the next superstep.
+
+    ``source_id`` is the executor that sent it (``None`` for the workflow input); with ``target_id`` set it
+    goes only to that executor (injected messages with no source are delivered to it directly).
+
+    Example:
+        >>> PendingMessage(source_id=None, data="hello", target_id="start").data
+        'hello'
+    """
+
+    source_id: str | None
+    data: Any
+    target_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form with type tags."""
+        return {"source_id": self.source_id, "target_id": self.target_id, "data": _serialization.encode(self.data)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingMessage:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls(data["source_id"], _serialization.decode(data["data"]), data.get("target_id"))
+
+
+@dataclass
+class PendingRequest:
+    """An outstanding ``ctx.request_info`` call waiting for the caller's answer.
+
+    Example:
+        >>> PendingRequest("r1", "reviewer", "draft", bool, step=2).response_type
+        <class 'bool'>
+    """
+
+    request_id: str
+    executor_id: str
+    request_data: Any
+    response_type: Any
+    step: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form with type tags."""
+        return {
+            "request_id": self.request_id,
+            "executor_id": self.executor_id,
+            "request_data": _serialization.encode(self.request_data),
+            "response_type": encode_hint(self.response_type),
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PendingRequest:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls(
+            request_id=data["request_id"],
+            executor_id=data["executor_id"],
+            request_data=_serialization.decode(data["request_data"]),
+            response_type=decode_hint(data["response_type"]),
+            step=data.get("step", 0),
+        )
+
+
+@dataclass
+class WorkflowCheckpoint:
+    """The complete state of a run after a superstep (see the module docstring).
+
+    Example:
+        >>> cp = WorkflowCheckpoint(checkpoint_id="c1", workflow_name="demo", graph_signature="abc", run_id="r1")
+        >>> WorkflowCheckpoint.from_json(cp.to_json()).checkpoint_id
+        'c1'
+    """
+
+    checkpoint_id: str
+    workflow_name: str
+    graph_signature: str
+    run_id: str
+    parent_id: str | None = None
+    step: int = 0
+    created_at: str = field(default_factory=utc_now)
+    pending_messages: list[PendingMessage] = field(default_factory=list)
+    executor_states: dict[str, Any] = field(default_factory=dict)
+    shared_state: dict[str, Any] = field(default_factory=dict)
+    pending_requests: dict[str, PendingRequest] = field(default_factory=dict)
+    fan_in_buffers: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    state: str = "in_progress"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    version: int = CHECKPOINT_FORMAT_VERSION
+
+    @property
+    def previous_checkpoint_id(self) -> str | None:
+        """Alias of ``parent_id``."""
+        return self.parent_id
+
+    @property
+    def info(self) -> CheckpointInfo:
+        """The checkpoint's metadata row."""
+        return CheckpointInfo(
+            checkpoint_id=self.checkpoint_id,
+            workflow_name=self.workflow_name,
+            run_id=self.run_id,
+            parent_id=self.parent_id,
+            step=self.step,
+            created_at=self.created_at,
+        )
+
+    def copy(self, **changes: Any) -> WorkflowCheckpoint:
+        """A deep copy (through JSON) with ``changes`` applied."""
+        return replace(WorkflowCheckpoint.from_json(self.to_json()), **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form with type tags."""
+        return {
+            "version": self.version,
+            "checkpoint_id": self.checkpoint_id,
+            "workflow_name": self.workflow_name,
+            "graph_signature": self.graph_signature,
+            "run_id": self.run_id,
+            "parent_id": self.parent_id,
+            "step": self.step,
+            "created_at": self.created_at,
+            "state": self.state,
+            "pending_messages": [m.to_dict() for m in self.pending_messages],
+            "executor_states": _serialization.encode(self.executor_states),
+            "shared_state": _serialization.encode(self.shared_state),
+            "pending_requests": [r.to_dict() for r in self.pending_requests.values()],
+            "fan_in_buffers": _serialization.encode(self.fan_in_buffers),
+            "metadata": _serialization.encode(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowCheckpoint:
+        """Rebuild from :meth:`to_dict` output (custom types come back as their own classes)."""
+        version = data.get("version", 1)
+        if version > CHECKPOINT_FORMAT_VERSION:
+            raise SerializationError(
+                f"Checkpoint format version {version} is newer than this agentnb understands "
+                f"({CHECKPOINT_FORMAT_VERSION}); upgrade agentnb."
+            )
+        requests = [PendingRequest.from_dict(r) for r in data.get("pending_requests", [])]
+        return cls(
+            checkpoint_id=data["checkpoint_id"],
+            workflow_name=data["workflow_name"],
+            graph_signature=data["graph_signature"],
+            run_id=data["run_id"],
+            parent_id=data.get("parent_id"),
+            step=data.get("step", 0),
+            created_at=data.get("created_at", ""),
+            state=data.get("state", "in_progress"),
+            pending_messages=[PendingMessage.from_dict(m) for m in data.get("pending_messages", [])],
+            executor_states=_serialization.decode(data.get("executor_states", {})),
+            shared_state=_serialization.decode(data.get("shared_state", {})),
+            pending_requests={r.request_id: r for r in requests},
+            fan_in_buffers=_serialization.decode(data.get("fan_in_buffers", {})),
+            metadata=_serialization.decode(data.get("metadata", {})),
+            version=version,
+        )
+
+    def to_json(self) -> str:
+        """The checkpoint as a JSON string."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> WorkflowCheckpoint:
+        """Parse :meth:`to_json` output; unreadable data raises :class:`SerializationError`."""
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise SerializationError(f"Malformed checkpoint JSON: {e}") from e
+        if not isinstance(data, dict) or "checkpoint_id" not in data or "graph_signature" not in data:
+            raise SerializationError("Checkpoint JSON lacks checkpoint_id/graph_signature; it is not a checkpoint.")
+        try:
+            return cls.from_dict(data)
+        except SerializationError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SerializationError(f"Checkpoint JSON has an unexpected shape: {e!r}") from e
+
+
+@dataclass(frozen=True)
+class CheckpointInfo:
+    """A checkpoint's metadata without its state (what listings return).
+
+    Example:
+        >>> CheckpointInfo("c1", "demo", "r1", None, 0, "2026-01-01T00:00:00+00:00").step
+        0
+    """
+
+    checkpoint_id: str
+    workflow_name: str
+    run_id: str
+    parent_id: str | None
+    step: int
+    created_at: str
+
+
+def _parse(text: str | bytes, where: str) -> WorkflowCheckpoint:
+    try:
+        return WorkflowCheckpoint.from_json(text)
+    except SerializationError as e:
+        raise CheckpointCorruptError(f"Checkpoint {where} is unreadable ({e}); it was left in place.") from e
+
+
+def _filter(infos: list[CheckpointInfo], workflow_name: str | None, run_id: str | None) -> list[CheckpointInfo]:
+    out = [
+        i
+        for i in infos
+        if (workflow_name is None or i.workflow_name == workflow_name) and (run_id is None or i.run_id == run_id)
+    ]
+    out.sort(key=lambda i: (i.created_at, i.step))
+    return out
+
+
+class CheckpointStorage(ABC):
+    """Where checkpoints live; implementations must never overwrite or lose a saved checkpoint.
+
+    Example:
+        >>> from agentnb.workflows import InMemoryCheckpointStorage
+        >>> storage = InMemoryCheckpointStorage()
+        >>> infos = await storage.list_checkpoints(workflow_name="demo")  # doctest: +SKIP
+    """
+
+    @abstractmethod
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        """Store ``checkpoint`` and return its id."""
+
+    @abstractmethod
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        """Load a checkpoint; raises ``CheckpointNotFoundError`` or ``CheckpointCorruptError``."""
+
+    @abstractmethod
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointInfo]:
+        """Metadata of the stored checkpoints, oldest first, optionally narrowed to a workflow or run."""
+
+    @abstractmethod
+    async def delete(self, checkpoint_id: str) -> bool:
+        """Remove a checkpoint; returns whether it existed."""
+
+    async def list_checkpoint_ids(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[str]:
+        """The ids of the stored checkpoints, oldest first."""
+        return [i.checkpoint_id for i in await self.list_checkpoints(workflow_name=workflow_name, run_id=run_id)]
+
+    async def get_latest(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> WorkflowCheckpoint | None:
+        """The newest checkpoint (of a workflow or run), or ``None``."""
+        infos = await self.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
+        return await self.load(infos[-1].checkpoint_id) if infos else None
+
+
+class InMemoryCheckpointStorage(CheckpointStorage):
+    """Checkpoints kept in this process as JSON strings (so they are true copies, like on disk).
+
+    Example:
+        >>> from agentnb.workflows import InMemoryCheckpointStorage, WorkflowBuilder
+        >>> storage = InMemoryCheckpointStorage()
+        >>> # WorkflowBuilder(start_executor=..., checkpoint_storage=storage)
+    """
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] = {}
+        self._info: dict[str, CheckpointInfo] = {}
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        self._data[checkpoint.checkpoint_id] = checkpoint.to_json()
+        self._info[checkpoint.checkpoint_id] = checkpoint.info
+        return checkpoint.checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        text = self._data.get(checkpoint_id)
+        if text is None:
+            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in this InMemoryCheckpointStorage.")
+        return _parse(text, repr(checkpoint_id))
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointInfo]:
+        return _filter(list(self._info.values()), workflow_name, run_id)
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        self._info.pop(checkpoint_id, None)
+        return self._data.pop(checkpoint_id, None) is not None
+
+    def size_of(self, checkpoint_id: str) -> int:
+        """The stored size of a checkpoint in bytes (UTF-8 JSON)."""
+        return len(self._data[checkpoint_id].encode())
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+def _check_id(checkpoint_id: str) -> str:
+    if not isinstance(checkpoint_id, str) or not _ID_RE.match(checkpoint_id) or checkpoint_id.startswith("."):
+        raise ValueError(f"Invalid checkpoint id {checkpoint_id!r}: use letters, digits, '.', '_' and '-'.")
+    return checkpoint_id
+
+
+class FileCheckpointStorage(CheckpointStorage):
+    """One JSON file per checkpoint in a directory, written atomically (temp file, fsync, rename).
+
+    A crash or a kill never leaves a half-written checkpoint: readers see the old set or the new file
+    whole. A file that is unreadable anyway (edited by hand, disk trouble) raises
+    :class:`~agentnb.exceptions.CheckpointCorruptError` naming the path, and is left in place.
+
+    Args:
+        storage_path: The directory (created if missing).
+        fsync: Flush each file to disk before renaming (survives power loss, costs a little time).
+
+    Example:
+        >>> import tempfile
+        >>> from agentnb.workflows import FileCheckpointStorage
+        >>> storage = FileCheckpointStorage(tempfile.mkdtemp())
+    """
+
+    def __init__(self, storage_path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.storage_path = Path(storage_path)
+        self.storage_path.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+
+    def path_of(self, checkpoint_id: str) -> Path:
+        """The file a checkpoint is stored in."""
+        return self.storage_path / f"{_check_id(checkpoint_id)}.json"
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        target = self.path_of(checkpoint.checkpoint_id)
+        data = checkpoint.to_json().encode()
+        fd, tmp = tempfile.mkstemp(dir=self.storage_path, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                if self.fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+        return checkpoint.checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        path = self.path_of(checkpoint_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in {self.storage_path}.") from None
+        return _parse(data, f"file {path}")
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointInfo]:
+        infos: list[CheckpointInfo] = []
+        for path in self.storage_path.glob("*.json"):
+            if path.name.startswith("."):
+                continue
+            try:
+                data = json.loads(path.read_bytes())
+                infos.append(
+                    CheckpointInfo(
+                        checkpoint_id=data["checkpoint_id"],
+                        workflow_name=data["workflow_name"],
+                        run_id=data["run_id"],
+                        parent_id=data.get("parent_id"),
+                        step=data.get("step", 0),
+                        created_at=data.get("created_at", ""),
+                    )
+                )
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                # Listing must not fail because of one bad file; loading it raises CheckpointCorruptError.
+                logger.warning("Skipping unreadable checkpoint file %s: %s", path, e)
+        return _filter(infos, workflow_name, run_id)
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        path = self.path_of(checkpoint_id)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+
+class SQLiteCheckpointStorage(CheckpointStorage):
+    """Checkpoints in the SQLite run store (WAL mode: a notebook and the DevUI can share it across processes).
+
+    Args:
+        store: A ``agentnb.store.RunStore``, or a database path (``None`` = the default run store location).
+
+    Example:
+        >>> from agentnb.workflows import SQLiteCheckpointStorage
+        >>> storage = SQLiteCheckpointStorage(":memory:")  # doctest: +SKIP
+    """
+
+    def __init__(self, store: RunStore | str | os.PathLike[str] | None = None) -> None:
+        if store is None or isinstance(store, (str, os.PathLike)):
+            from ..store import RunStore
+
+            store = RunStore(store)
+        self.store = store
+
+    async def save(self, checkpoint: WorkflowCheckpoint) -> str:
+        text = checkpoint.to_json()
+        await asyncio.to_thread(
+            self.store.put_checkpoint,
+            checkpoint.checkpoint_id,
+            run_id=checkpoint.run_id,
+            workflow_name=checkpoint.workflow_name,
+            parent_id=checkpoint.parent_id,
+            step=checkpoint.step,
+            created_at=checkpoint.created_at,
+            data=text,
+        )
+        return checkpoint.checkpoint_id
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        text = await asyncio.to_thread(self.store.get_checkpoint, checkpoint_id)
+        if text is None:
+            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in the run store.")
+        return _parse(text, f"{checkpoint_id!r} in the run store")
+
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[CheckpointInfo]:
+        rows = await asyncio.to_thread(self.store.list_checkpoints, run_id=run_id, workflow_name=workflow_name)
+        infos = [
+            CheckpointInfo(
+                checkpoint_id=r["checkpoint_id"],
+                workflow_name=r["workflow_name"],
+                run_id=r["run_id"],
+                parent_id=r.get("parent_id"),
+                step=int(r.get("step") or 0),
+                created_at=str(r.get("created_at") or ""),
+            )
+            for r in rows
+        ]
+        return _filter(infos, workflow_name, run_id)
+
+    async def delete(self, checkpoint_id: str) -> bool:
+        existed = await asyncio.to_thread(self.store.get_checkpoint, checkpoint_id) is not None
+        await asyncio.to_thread(self.store.delete_checkpoint, checkpoint_id)
+        return existed

@@ -1,0 +1,228 @@
+"""Edges: how a message sent by one executor reaches others.
+
+Every edge belongs to an *edge group*, the unit the builder creates and the runner routes through:
+
+- :class:`SingleEdgeGroup` — one source, one target, an optional ``condition(message) -> bool``.
+- :class:`FanOutEdgeGroup` — one source, many targets; every target that can handle the message gets
+  it, or only those a ``selection_func(message, target_ids) -> list[str]`` picks (multi-selection).
+- :class:`FanInEdgeGroup` — many sources, one target; messages are buffered until every source has
+  sent at least one, then the target receives them all as one ``list`` (in source order). The buffer is
+  part of the run state and is saved in checkpoints.
+- :class:`SwitchCaseEdgeGroup` — one source; the first :class:`Case` whose condition holds picks the
+  target, else the :class:`Default`.
+
+Conditions and selection functions may be sync or async. They must be pure: the runner may evaluate
+them again when a run resumes from a checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Case",
+    "Default",
+    "EdgeGroup",
+    "FanInEdgeGroup",
+    "FanOutEdgeGroup",
+    "SingleEdgeGroup",
+    "SwitchCaseEdgeGroup",
+]
+
+Condition = Callable[[Any], Any]
+SelectionFunc = Callable[[Any, list[str]], Any]
+
+
+def _callable_name(func: Callable[..., Any] | None) -> str | None:
+    if func is None:
+        return None
+    return getattr(func, "__qualname__", None) or type(func).__qualname__
+
+
+@dataclass(frozen=True)
+class Case:
+    """One branch of a switch-case edge group: the ``target`` gets the message when ``condition(message)`` holds.
+
+    Example:
+        >>> from agentnb.workflows import Case, Default  # doctest: +SKIP
+        >>> builder.add_switch_case_edge_group(router, [Case(lambda n: n > 0, pos), Default(neg)])  # doctest: +SKIP
+    """
+
+    condition: Condition
+    target: Any
+
+
+@dataclass(frozen=True)
+class Default:
+    """The fallback branch of a switch-case edge group.
+
+    Example:
+        >>> Default(target="fallback").target
+        'fallback'
+    """
+
+    target: Any
+
+
+class EdgeGroup:
+    """A set of edges the runner routes through as one unit (see the module docstring for the kinds)."""
+
+    kind: str = "edge"
+    __slots__ = ("id", "sources", "targets")
+
+    def __init__(self, id: str, sources: Sequence[str], targets: Sequence[str]) -> None:
+        self.id = id
+        self.sources = list(sources)
+        self.targets = list(targets)
+
+    def edges(self) -> list[tuple[str, str]]:
+        """Every (source, target) pair this group connects."""
+        return [(s, t) for s in self.sources for t in self.targets]
+
+    @property
+    def conditional(self) -> bool:
+        """Whether delivery depends on a condition or selection function (drawn dashed)."""
+        return False
+
+    def edge_label(self, source: str, target: str) -> str | None:
+        """A short label for drawing the edge from ``source`` to ``target``, if any."""
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """A stable description used for the graph signature and for visualization."""
+        return {"kind": self.kind, "sources": self.sources, "targets": self.targets}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sources!r} -> {self.targets!r})"
+
+
+class SingleEdgeGroup(EdgeGroup):
+    """One edge from ``source`` to ``target``, taken when ``condition`` (if any) holds.
+
+    Example:
+        >>> SingleEdgeGroup("e0", "a", "b").edges()
+        [('a', 'b')]
+    """
+
+    kind = "single"
+    __slots__ = ("condition",)
+
+    def __init__(self, id: str, source: str, target: str, condition: Condition | None = None) -> None:
+        super().__init__(id, [source], [target])
+        self.condition = condition
+
+    @property
+    def conditional(self) -> bool:
+        return self.condition is not None
+
+    def edge_label(self, source: str, target: str) -> str | None:
+        return _callable_name(self.condition) if self.condition is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "condition": self.condition is not None}
+
+
+class FanOutEdgeGroup(EdgeGroup):
+    """Edges from one source to many targets, optionally narrowed per message by ``selection_func``.
+
+    Example:
+        >>> FanOutEdgeGroup("f0", "split", ["a", "b"]).edges()
+        [('split', 'a'), ('split', 'b')]
+    """
+
+    kind = "fan_out"
+    __slots__ = ("selection_func",)
+
+    def __init__(
+        self, id: str, source: str, targets: Sequence[str], selection_func: SelectionFunc | None = None
+    ) -> None:
+        super().__init__(id, [source], targets)
+        self.selection_func = selection_func
+        if selection_func is not None:
+            self.kind = "multi_selection"
+
+    @property
+    def conditional(self) -> bool:
+        return self.selection_func is not None
+
+    def edge_label(self, source: str, target: str) -> str | None:
+        return _callable_name(self.selection_func) if self.selection_func is not None else None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "kind": self.kind}
+
+
+class FanInEdgeGroup(EdgeGroup):
+    """Edges from many sources into one target, which receives a ``list`` once every source has sent.
+
+    Example:
+        >>> FanInEdgeGroup("j0", ["a", "b"], "join").edges()
+        [('a', 'join'), ('b', 'join')]
+    """
+
+    kind = "fan_in"
+    __slots__ = ()
+
+    def __init__(self, id: str, sources: Sequence[str], target: str) -> None:
+        super().__init__(id, sources, [target])
+
+    @property
+    def target(self) -> str:
+        """The executor that receives the joined list."""
+        return self.targets[0]
+
+
+class SwitchCaseEdgeGroup(EdgeGroup):
+    """Edges from one source where the first matching :class:`Case` (else the :class:`Default`) gets the message.
+
+    Example:
+        >>> g = SwitchCaseEdgeGroup("s0", "route", [("pos", lambda n: n > 0)], "neg")
+        >>> g.targets
+        ['pos', 'neg']
+    """
+
+    kind = "switch_case"
+    __slots__ = ("cases", "default")
+
+    def __init__(
+        self, id: str, source: str, cases: Sequence[tuple[str, Condition]], default: str | None = None
+    ) -> None:
+        targets = [t for t, _ in cases] + ([default] if default is not None else [])
+        super().__init__(id, [source], targets)
+        self.cases = list(cases)
+        self.default = default
+
+    @property
+    def conditional(self) -> bool:
+        return True
+
+    def edge_label(self, source: str, target: str) -> str | None:
+        if target == self.default and all(t != target for t, _ in self.cases):
+            return "default"
+        for i, (t, cond) in enumerate(self.cases):
+            if t == target:
+                name = _callable_name(cond)
+                return f"case {i}" if not name or name == "<lambda>" else name
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "cases": [t for t, _ in self.cases], "default": self.default}
+
+
+def graph_signature(start_id: str, executors: dict[str, str], groups: Sequence[EdgeGroup]) -> str:
+    """A hash of the graph's shape: executor ids and classes, the start node, and every edge group.
+
+    Two builds of the same code give the same signature in any process; adding, removing or rewiring a
+    node changes it, so a checkpoint cannot be resumed on a graph it was not written by.
+    """
+    import json
+
+    payload = {
+        "start": start_id,
+        "executors": sorted(executors.items()),
+        "edges": [g.describe() for g in groups],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

@@ -1,0 +1,249 @@
+"""Workflow events, run states and the non-streaming run result.
+
+A run is fully described by its event stream: the DevUI, the run store and ``WorkflowRunResult`` are
+all views over the same ``WorkflowEvent`` objects, told apart by ``event.type``:
+
+=======================  ===========================================================================
+``started``              the run began (``data`` is the run id)
+``status``               the run state changed (``state`` holds a :class:`WorkflowRunState`)
+``superstep_started``    a superstep began (``step``; ``data`` lists the executors it will invoke)
+``executor_invoked``     an executor received a message (``executor_id``; ``data`` is the message)
+``executor_completed``   an executor's handler returned
+``executor_failed``      an executor's handler raised (``data`` is a :class:`WorkflowErrorDetails`)
+``agent_update``         a streaming update from an agent executor (``data`` is an AgentResponseUpdate)
+``intermediate``         an executor yielded a value that is progress, not a workflow output
+``output``               an executor yielded a workflow output (``data``)
+``request_info``         an executor asked for outside input (``request_id``, ``data``, ``response_type``)
+``superstep_completed``  a superstep ended (``data`` holds the checkpoint id when one was written)
+``warning``              something was dropped or looks wrong, the run goes on (``data`` is text)
+``error``                an error inside the run that an executor reported without failing
+``failed``               the run failed (``data`` is a :class:`WorkflowErrorDetails`)
+=======================  ===========================================================================
+
+Custom executors may emit their own events with ``ctx.add_event(WorkflowEvent("my_type", data))``.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .. import _serialization
+
+__all__ = ["WorkflowErrorDetails", "WorkflowEvent", "WorkflowEventType", "WorkflowRunResult", "WorkflowRunState"]
+
+WorkflowEventType = Literal[
+    "started",
+    "status",
+    "failed",
+    "output",
+    "intermediate",
+    "request_info",
+    "superstep_started",
+    "superstep_completed",
+    "executor_invoked",
+    "executor_completed",
+    "executor_failed",
+    "agent_update",
+    "warning",
+    "error",
+]
+
+
+class WorkflowRunState(str, enum.Enum):
+    """Where a run stands; compares equal to its lower-case string value.
+
+    Example:
+        >>> WorkflowRunState.IDLE == "idle"
+        True
+    """
+
+    STARTED = "started"
+    IN_PROGRESS = "in_progress"
+    IN_PROGRESS_PENDING_REQUESTS = "in_progress_pending_requests"
+    IDLE = "idle"
+    IDLE_WITH_PENDING_REQUESTS = "idle_with_pending_requests"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class WorkflowErrorDetails:
+    """What went wrong in a failed executor or run: the exception type, message and traceback text.
+
+    Example:
+        >>> WorkflowErrorDetails.from_exception(ValueError("bad"), executor_id="a").message
+        'bad'
+    """
+
+    error_type: str
+    message: str
+    traceback: str | None = None
+    executor_id: str | None = None
+
+    @classmethod
+    def from_exception(cls, exc: BaseException, *, executor_id: str | None = None) -> WorkflowErrorDetails:
+        """Describe ``exc`` (with its formatted traceback)."""
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(error_type=type(exc).__name__, message=str(exc), traceback=tb, executor_id=executor_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {
+            "error_type": self.error_type,
+            "message": self.message,
+            "traceback": self.traceback,
+            "executor_id": self.executor_id,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowErrorDetails:
+        """Rebuild from :meth:`to_dict` output."""
+        return cls(**data)
+
+
+class WorkflowEvent:
+    """One thing that happened during a workflow run.
+
+    Args:
+        type: What kind of event this is (see the module docstring for the built-in kinds).
+        data: The payload: an output value, a message, a request, error details, ...
+        executor_id: The executor the event is about, if any.
+        step: The superstep number the event happened in, if any.
+        request_id: For ``request_info`` events: the id the response must be sent back under.
+        response_type: For ``request_info`` events: the type the response must have.
+        state: For ``status`` events: the new :class:`WorkflowRunState`.
+
+    Example:
+        >>> event = WorkflowEvent("output", "done", executor_id="writer")
+        >>> (event.type, event.data)
+        ('output', 'done')
+    """
+
+    __slots__ = ("data", "executor_id", "request_id", "response_type", "state", "step", "timestamp", "type")
+
+    def __init__(
+        self,
+        type: str,
+        data: Any = None,
+        *,
+        executor_id: str | None = None,
+        step: int | None = None,
+        request_id: str | None = None,
+        response_type: Any = None,
+        state: WorkflowRunState | None = None,
+        timestamp: float | None = None,
+    ) -> None:
+        self.type = type
+        self.data = data
+        self.executor_id = executor_id
+        self.step = step
+        self.request_id = request_id
+        self.response_type = response_type
+        self.state = state
+        self.timestamp = time.time() if timestamp is None else timestamp
+
+    @property
+    def source_executor_id(self) -> str | None:
+        """Alias of ``executor_id`` (the executor that raised a request or yielded an output)."""
+        return self.executor_id
+
+    @property
+    def request_data(self) -> Any:
+        """Alias of ``data`` for ``request_info`` events."""
+        return self.data
+
+    def __repr__(self) -> str:
+        parts = [repr(self.type)]
+        if self.executor_id is not None:
+            parts.append(f"executor_id={self.executor_id!r}")
+        if self.step is not None:
+            parts.append(f"step={self.step}")
+        if self.state is not None:
+            parts.append(f"state={self.state.value!r}")
+        if self.request_id is not None:
+            parts.append(f"request_id={self.request_id!r}")
+        if self.data is not None and self.type != "status":
+            text = repr(self.data)
+            parts.append(f"data={text[:80] + '…' if len(text) > 80 else text}")
+        return f"WorkflowEvent({', '.join(parts)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe record of the event (values that cannot be tagged are kept as their ``repr``)."""
+        record: dict[str, Any] = {
+            "type": self.type,
+            "executor_id": self.executor_id,
+            "step": self.step,
+            "timestamp": self.timestamp,
+            "data": safe_encode(self.data),
+        }
+        if self.request_id is not None:
+            record["request_id"] = self.request_id
+        if self.response_type is not None:
+            record["response_type"] = (
+                _serialization.type_id(self.response_type)
+                if isinstance(self.response_type, type)
+                else repr(self.response_type)
+            )
+        if self.state is not None:
+            record["state"] = self.state.value
+        return record
+
+
+def safe_encode(value: Any) -> Any:
+    """Tagged JSON for ``value``, or ``{"repr": ...}`` when it cannot be serialized (events must never fail)."""
+    try:
+        return _serialization.encode(value)
+    except Exception:
+        return {"repr": repr(value)[:2000]}
+
+
+class WorkflowRunResult(list[WorkflowEvent]):
+    """The events of a finished (or paused) run, with accessors for what callers usually want.
+
+    Example:
+        >>> result = WorkflowRunResult([WorkflowEvent("output", 42)])
+        >>> result.get_outputs()
+        [42]
+    """
+
+    def __init__(
+        self,
+        events: Iterable[WorkflowEvent] = (),
+        *,
+        run_id: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> None:
+        super().__init__(events)
+        self.run_id = run_id
+        self.checkpoint_id = checkpoint_id
+
+    def get_outputs(self) -> list[Any]:
+        """The values executors yielded as workflow outputs, in order."""
+        return [e.data for e in self if e.type == "output"]
+
+    def get_intermediate_outputs(self) -> list[Any]:
+        """The values executors yielded as progress (``intermediate`` events), in order."""
+        return [e.data for e in self if e.type == "intermediate"]
+
+    def get_request_info_events(self) -> list[WorkflowEvent]:
+        """The outside-input requests raised in this run that are still to be answered by the caller."""
+        return [e for e in self if e.type == "request_info"]
+
+    def get_events(self, type: str) -> list[WorkflowEvent]:
+        """All events of one ``type``."""
+        return [e for e in self if e.type == type]
+
+    def get_final_state(self) -> WorkflowRunState:
+        """The state the run ended in (the last ``status`` event)."""
+        for event in reversed(self):
+            if event.type == "status" and event.state is not None:
+                return event.state
+        return WorkflowRunState.IDLE

@@ -1,0 +1,222 @@
+"""``@handler`` and ``@response_handler``: how an executor says which messages it accepts.
+
+A handler's message type comes from the type hint of its message parameter (unions allowed); what it may
+send and yield comes from its ``WorkflowContext[OutT, W_OutT]`` hint. When hints cannot be resolved
+(types defined inside a function while the module uses ``from __future__ import annotations``), pass
+them explicitly: ``@handler(input=Order, output=Invoice, workflow_output=str)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from typing_extensions import Never
+
+from ._context import WorkflowContext
+from ._typing_utils import flatten
+
+__all__ = ["HandlerSpec", "handler", "response_handler"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_MARK = "__agentnb_handler__"
+_UNSET: Any = object()
+
+
+@dataclass(slots=True)
+class HandlerSpec:
+    """What one handler accepts and may emit (resolved from its hints)."""
+
+    name: str
+    func: Callable[..., Any]
+    input_type: Any
+    output_types: tuple[Any, ...] | None
+    workflow_output_types: tuple[Any, ...] | None
+    takes_ctx: bool = True
+    response_type: Any = None
+    is_response: bool = False
+    returns_message: bool = False
+    bound: bool = False
+
+
+def _mark(func: Any, kind: str, options: dict[str, Any]) -> Any:
+    if not inspect.iscoroutinefunction(func):
+        raise TypeError(f"@{kind} needs an async function; {getattr(func, '__qualname__', func)!r} is not async.")
+    setattr(func, _MARK, (kind, options))
+    return func
+
+
+@overload
+def handler(func: F, /) -> F: ...
+@overload
+def handler(
+    func: None = None, /, *, input: Any = ..., output: Any = ..., workflow_output: Any = ...
+) -> Callable[[F], F]: ...
+def handler(func: Any = None, /, *, input: Any = _UNSET, output: Any = _UNSET, workflow_output: Any = _UNSET) -> Any:
+    """Mark an executor method as a message handler: ``async def h(self, message: T, ctx: WorkflowContext[...])``.
+
+    Args:
+        func: The method (when used without parentheses).
+        input: The accepted message type, instead of the parameter's hint.
+        output: The types the handler may send, instead of the context's first type argument.
+        workflow_output: The types it may yield, instead of the context's second type argument.
+
+    Example:
+        >>> from agentnb.workflows import Executor, WorkflowContext, handler
+        >>> class Upper(Executor):
+        ...     @handler
+        ...     async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+        ...         await ctx.send_message(text.upper())
+    """
+    options = {"input": input, "output": output, "workflow_output": workflow_output}
+    if func is not None:
+        return _mark(func, "handler", options)
+    return lambda f: _mark(f, "handler", options)
+
+
+@overload
+def response_handler(func: F, /) -> F: ...
+@overload
+def response_handler(
+    func: None = None, /, *, request: Any = ..., response: Any = ..., output: Any = ..., workflow_output: Any = ...
+) -> Callable[[F], F]: ...
+def response_handler(
+    func: Any = None,
+    /,
+    *,
+    request: Any = _UNSET,
+    response: Any = _UNSET,
+    output: Any = _UNSET,
+    workflow_output: Any = _UNSET,
+) -> Any:
+    """Mark a method that receives answers to ``ctx.request_info``: ``(self, original_request, response, ctx)``.
+
+    The handler is chosen by the hints of ``original_request`` and ``response``.
+
+    Example:
+        >>> from agentnb.workflows import Executor, WorkflowContext, handler, response_handler
+        >>> class Reviewer(Executor):
+        ...     @handler
+        ...     async def start(self, draft: str, ctx: WorkflowContext) -> None:
+        ...         await ctx.request_info(request_data=draft, response_type=bool)
+        ...     @response_handler
+        ...     async def done(self, draft: str, approved: bool, ctx: WorkflowContext[str, str]) -> None:
+        ...         await ctx.yield_output(f"{draft}: {'approved' if approved else 'rejected'}")
+    """
+    options = {"input": request, "response": response, "output": output, "workflow_output": workflow_output}
+    if func is not None:
+        return _mark(func, "response_handler", options)
+    return lambda f: _mark(f, "response_handler", options)
+
+
+def is_marked(obj: Any) -> tuple[str, dict[str, Any]] | None:
+    """The (kind, options) a decorator left on ``obj``, if any."""
+    return getattr(obj, _MARK, None)
+
+
+def context_types(hint: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """The (send, yield) types declared by a ``WorkflowContext[...]`` hint; ``None`` means anything."""
+    if hint is Any:
+        return None, None
+    origin = typing.get_origin(hint)
+    if hint is WorkflowContext or origin is None:
+        if hint is WorkflowContext or (isinstance(hint, type) and issubclass(hint, WorkflowContext)):
+            return (), ()
+        raise TypeError(f"The context parameter must be hinted WorkflowContext[...], got {hint!r}.")
+    if not (isinstance(origin, type) and issubclass(origin, WorkflowContext)):
+        raise TypeError(f"The context parameter must be hinted WorkflowContext[...], got {hint!r}.")
+    args = (*typing.get_args(hint), Never, Never)
+    return _types_or_any(args[0]), _types_or_any(args[1])
+
+
+def _types_or_any(hint: Any) -> tuple[Any, ...] | None:
+    flat = flatten(hint)
+    if any(t is Any or t is object for t in flat):
+        return None
+    return flat
+
+
+def _explicit(value: Any) -> tuple[Any, ...] | None:
+    return _types_or_any(value)
+
+
+def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, Any], bound: bool) -> HandlerSpec:
+    """Read a handler's hints (or its explicit options) into a :class:`HandlerSpec`.
+
+    Args:
+        func: The function (a plain method when ``bound`` is false; ``self`` is then skipped).
+        kind: ``"handler"``, ``"response_handler"`` or ``"function"`` (an ``@executor`` function).
+        options: Explicit types from the decorator, overriding hints.
+        bound: Whether ``func`` has no ``self`` parameter.
+    """
+    name = getattr(func, "__qualname__", repr(func))
+    params = list(inspect.signature(func).parameters.values())
+    if not bound:
+        params = params[1:]
+    needed = 2 if kind == "response_handler" else 1
+    if len(params) < needed:
+        shape = "(original_request, response, ctx)" if needed == 2 else "(message, ctx)"
+        raise TypeError(f"Handler {name} must take {shape}.")
+    try:
+        hints = typing.get_type_hints(func)
+    except Exception as e:
+        hints = {}
+        missing_ok = all(options.get(k, _UNSET) is not _UNSET for k in ("input", "output", "workflow_output"))
+        if not missing_ok:
+            raise TypeError(
+                f"Cannot resolve the type hints of handler {name}: {e}. Define the types at module level, or pass "
+                "them explicitly, e.g. @handler(input=Order, output=Invoice, workflow_output=str)."
+            ) from e
+    msg_param = params[0]
+    input_type = options.get("input", _UNSET)
+    if input_type is _UNSET:
+        if msg_param.name not in hints:
+            raise TypeError(
+                f"Handler {name} has no type hint on {msg_param.name!r}; the hint says which messages it accepts "
+                "(or pass input=... to the decorator)."
+            )
+        input_type = hints[msg_param.name]
+    response_type: Any = None
+    if kind == "response_handler":
+        response_type = options.get("response", _UNSET)
+        if response_type is _UNSET:
+            resp_param = params[1]
+            if resp_param.name not in hints:
+                raise TypeError(f"Response handler {name} has no type hint on {resp_param.name!r}.")
+            response_type = hints[resp_param.name]
+    ctx_index = needed
+    takes_ctx = len(params) > ctx_index
+    output_types: tuple[Any, ...] | None
+    workflow_output_types: tuple[Any, ...] | None
+    returns_message = False
+    if takes_ctx:
+        ctx_hint = hints.get(params[ctx_index].name, Any)
+        output_types, workflow_output_types = context_types(ctx_hint)
+    elif kind == "function":
+        # A function without a context sends its return value, so its return hint is what it sends.
+        returns_message = True
+        ret = hints.get("return", Any)
+        output_types = () if ret is None or ret is type(None) else _types_or_any(ret)
+        workflow_output_types = ()
+    else:
+        raise TypeError(f"Handler {name} must take a WorkflowContext parameter after the message.")
+    if options.get("output", _UNSET) is not _UNSET:
+        output_types = _explicit(options["output"])
+    if options.get("workflow_output", _UNSET) is not _UNSET:
+        workflow_output_types = _explicit(options["workflow_output"])
+    return HandlerSpec(
+        name=name,
+        func=func,
+        input_type=input_type,
+        output_types=output_types,
+        workflow_output_types=workflow_output_types,
+        takes_ctx=takes_ctx,
+        response_type=response_type,
+        is_response=kind == "response_handler",
+        returns_message=returns_message,
+        bound=bound,
+    )

@@ -1,0 +1,561 @@
+"""The superstep runner: delivers messages in bulk-synchronous steps and writes checkpoints between them.
+
+One :class:`RunContext` drives one call of ``Workflow.run``. Each superstep:
+
+1. routes the messages sent in the previous step (plus answers to ``request_info``) through the edge
+   groups, in a deterministic order (the order executors were invoked, then the order they sent);
+2. invokes every executor that received something, concurrently; each executor handles its own
+   messages one after another, in delivery order;
+3. commits what the step produced — outgoing messages, shared-state writes (in executor order) and new
+   requests — only if no executor failed, so a failed step never leaks half its effects;
+4. writes a checkpoint (every ``checkpoint_every`` steps and always when the run goes idle).
+
+The run ends when no messages are left (``idle``), when only unanswered requests remain
+(``idle_with_pending_requests``), when an executor fails (``failed``, raising ``WorkflowRunError``), or when
+``max_iterations`` supersteps ran (a guard against cycles that never exit). Events go to a *sink*: a
+list for ``await workflow.run(...)``, a queue for ``stream=True``; both paths share this one implementation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import _telemetry
+from ..exceptions import WorkflowRunError
+from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
+from ._context import _DELETED, WorkflowContext
+from ._edges import EdgeGroup, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
+from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
+from ._typing_utils import describe, matches
+
+if TYPE_CHECKING:
+    from ..store import RunStore
+    from ._executor import Executor
+    from ._handlers import HandlerSpec
+    from ._workflow import Workflow
+
+__all__ = ["Delivery", "Invocation", "RunContext"]
+
+logger = logging.getLogger("agentnb.workflows")
+
+
+class Delivery:
+    """One message (or one answer to a request) to hand to one executor in a superstep."""
+
+    __slots__ = ("payload", "request", "source_id", "target_id")
+
+    def __init__(self, target_id: str, source_id: str | None, payload: Any, request: PendingRequest | None = None):
+        self.target_id = target_id
+        self.source_id = source_id
+        self.payload = payload
+        self.request = request
+
+
+class Invocation:
+    """One executor's work in one superstep: what it sent, wrote and requested (committed at step end)."""
+
+    __slots__ = ("error", "executor", "executor_id", "outbox", "requests", "run", "state_writes")
+
+    def __init__(self, run: RunContext, executor: Executor) -> None:
+        self.run = run
+        self.executor = executor
+        self.executor_id = executor.id
+        self.outbox: list[tuple[Any, str | None]] = []
+        self.state_writes: dict[str, Any] = {}
+        self.requests: list[PendingRequest] = []
+        self.error: BaseException | None = None
+
+    def yield_output(self, value: Any) -> None:
+        kind = self.run.workflow.output_kind(self.executor_id)
+        if kind is not None:
+            self.run.emit(WorkflowEvent(kind, value, executor_id=self.executor_id, step=self.run.step))
+
+    def request_info(self, request_data: Any, response_type: Any, request_id: str | None) -> str:
+        if self.executor.response_handler_for_types(request_data, response_type) is None:
+            raise TypeError(
+                f"Executor {self.executor_id!r} requested info with data of type {type(request_data).__qualname__} "
+                f"and response type {describe(response_type)}, but has no @response_handler taking "
+                f"(original_request: {type(request_data).__qualname__}, response: {describe(response_type)}, ctx)."
+            )
+        rid = request_id or new_id()
+        if rid in self.run.pending_requests or any(r.request_id == rid for r in self.requests):
+            raise ValueError(f"Request id {rid!r} is already pending; use a unique request_id.")
+        request = PendingRequest(rid, self.executor_id, request_data, response_type, self.run.step)
+        self.requests.append(request)
+        self.run.emit(
+            WorkflowEvent(
+                "request_info",
+                request_data,
+                executor_id=self.executor_id,
+                step=self.run.step,
+                request_id=rid,
+                response_type=response_type,
+            )
+        )
+        return rid
+
+
+class _StoreRecorder:
+    """Mirrors a run's events into the run store, batched per superstep (off the hot path)."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.buffer: list[dict[str, Any]] = []
+
+    async def start(self, workflow: Workflow, metadata: dict[str, Any]) -> None:
+        await asyncio.to_thread(
+            self.store.start_run,
+            self.run_id,
+            kind="workflow",
+            name=workflow.name,
+            started_at=utc_now(),
+            metadata={**metadata, "graph": workflow.to_dict()},
+        )
+
+    def add(self, event: WorkflowEvent) -> None:
+        self.buffer.append(event.to_dict())
+
+    async def flush(self) -> None:
+        if self.buffer:
+            rows, self.buffer = self.buffer, []
+            await asyncio.to_thread(self.store.add_events, self.run_id, rows)
+
+    def finish_sync(self, status: str, error: str | None) -> None:
+        # Synchronous so it also runs while a cancelled task unwinds.
+        rows, self.buffer = self.buffer, []
+        if rows:
+            self.store.add_events(self.run_id, rows)
+        self.store.finish_run(self.run_id, status=status, ended_at=utc_now(), error=error)
+
+
+class RunContext:
+    """The state of one ``Workflow.run`` call; also what a checkpoint captures and restores.
+
+    Extension point: orchestrations read ``shared_state`` and ``pending_requests`` through the workflow's
+    events and checkpoints, never by reaching in here.
+    """
+
+    def __init__(
+        self,
+        workflow: Workflow,
+        *,
+        storage: CheckpointStorage | None,
+        store: RunStore | None,
+        streaming: bool,
+    ) -> None:
+        self.workflow = workflow
+        self.run_id = new_id()
+        self.storage = storage
+        self.streaming = streaming
+        self.step = 0
+        self.steps_this_run = 0
+        self.pending: list[PendingMessage] = []
+        self.shared_state: dict[str, Any] = {}
+        self.fan_in_buffers: dict[str, dict[str, list[Any]]] = {}
+        self.pending_requests: dict[str, PendingRequest] = {}
+        self.responses: list[tuple[PendingRequest, Any]] = []
+        self.last_checkpoint_id: str | None = None
+        self.last_checkpointed_step: int | None = None
+        self.metadata: dict[str, Any] = {}
+        self.state = WorkflowRunState.STARTED
+        self.recorder = _StoreRecorder(store, self.run_id) if store is not None else None
+        self._sink: Callable[[WorkflowEvent], Any] = _drop
+
+    # -- setup --------------------------------------------------------------------------------------------
+    def start_fresh(self, message: Any) -> None:
+        """Queue the workflow input for the start executor."""
+        self.pending = [PendingMessage(None, message, self.workflow.start_executor_id)]
+
+    async def restore(self, checkpoint: WorkflowCheckpoint) -> None:
+        """Take over a checkpoint's state (the caller has checked the graph signature)."""
+        self.step = checkpoint.step
+        self.pending = list(checkpoint.pending_messages)
+        self.shared_state = dict(checkpoint.shared_state)
+        self.fan_in_buffers = {k: {s: list(v) for s, v in b.items()} for k, b in checkpoint.fan_in_buffers.items()}
+        self.pending_requests = dict(checkpoint.pending_requests)
+        self.last_checkpoint_id = checkpoint.checkpoint_id
+        self.last_checkpointed_step = checkpoint.step
+        executors = self.workflow.executors
+        for executor_id, state in checkpoint.executor_states.items():
+            executor = executors.get(executor_id)
+            if executor is not None:
+                result = executor.on_checkpoint_restore(state)
+                if inspect.isawaitable(result):
+                    await result
+
+    def continue_from(self, previous: RunContext) -> None:
+        """Carry over the in-memory state of a paused run (``run(responses=...)`` without a checkpoint)."""
+        self.step = previous.step
+        self.pending = previous.pending
+        self.shared_state = previous.shared_state
+        self.fan_in_buffers = previous.fan_in_buffers
+        self.pending_requests = previous.pending_requests
+        self.last_checkpoint_id = previous.last_checkpoint_id
+        self.last_checkpointed_step = previous.last_checkpointed_step
+
+    def apply_responses(self, responses: dict[str, Any]) -> None:
+        """Check every answer first (so a bad one changes nothing), then queue them for the next step."""
+        checked: list[tuple[PendingRequest, Any]] = []
+        for request_id, value in responses.items():
+            request = self.pending_requests.get(request_id)
+            if request is None:
+                pending = ", ".join(repr(r) for r in self.pending_requests) or "none"
+                raise ValueError(f"No pending request {request_id!r}; pending requests: {pending}.")
+            if not matches(value, request.response_type):
+                raise TypeError(
+                    f"The response to request {request_id!r} must be {describe(request.response_type)}, "
+                    f"got {type(value).__qualname__}."
+                )
+            checked.append((request, value))
+        for request, value in checked:
+            del self.pending_requests[request.request_id]
+            self.responses.append((request, value))
+
+    # -- events -----------------------------------------------------------------------------------------
+    def emit(self, event: WorkflowEvent) -> None:
+        """Hand an event to the caller (and to the run store, when recording)."""
+        self._sink(event)
+        if self.recorder is not None:
+            self.recorder.add(event)
+
+    def _status(self, state: WorkflowRunState) -> None:
+        self.state = state
+        self.emit(WorkflowEvent("status", step=self.step, state=state))
+
+    # -- the run ------------------------------------------------------------------------------------------
+    async def execute(self, sink: Callable[[WorkflowEvent], Any], *, fresh: bool) -> None:
+        """Run supersteps until the workflow is idle, paused for input, failed or over its step limit."""
+        self._sink = sink
+        workflow = self.workflow
+        span = _telemetry.start_span(
+            "workflow.run",
+            {"workflow.name": workflow.name, "workflow.run_id": self.run_id, "workflow.id": workflow.id},
+        )
+        error: BaseException | None = None
+        status = "completed"
+        try:
+            if self.recorder is not None:
+                await self.recorder.start(workflow, self.metadata)
+            with _telemetry.use_span(span):
+                self.emit(WorkflowEvent("started", self.run_id, step=self.step))
+                self._status(WorkflowRunState.IN_PROGRESS)
+                for request in self.pending_requests.values():
+                    # Still-open requests carried over from a checkpoint or paused run are announced again.
+                    self.emit(
+                        WorkflowEvent(
+                            "request_info",
+                            request.request_data,
+                            executor_id=request.executor_id,
+                            step=request.step,
+                            request_id=request.request_id,
+                            response_type=request.response_type,
+                        )
+                    )
+                if fresh and self.storage is not None:
+                    await self._checkpoint()
+                while await self._superstep():
+                    pass
+                if self.storage is not None and self.last_checkpointed_step != self.step:
+                    await self._checkpoint()
+                final = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if self.pending_requests else WorkflowRunState.IDLE
+                status = "paused" if self.pending_requests else "completed"
+                self._status(final)
+        except asyncio.CancelledError as e:
+            error, status = e, "cancelled"
+            self.state = WorkflowRunState.CANCELLED
+            raise
+        except Exception as e:
+            error, status = e, "failed"
+            cause = e.__cause__ if isinstance(e, WorkflowRunError) and e.__cause__ is not None else e
+            self.emit(WorkflowEvent("failed", WorkflowErrorDetails.from_exception(cause), step=self.step))
+            self._status(WorkflowRunState.FAILED)
+            if isinstance(e, WorkflowRunError):
+                raise
+            raise WorkflowRunError(f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
+        finally:
+            if self.recorder is not None:
+                try:
+                    self.recorder.finish_sync(status, None if error is None else f"{type(error).__name__}: {error}")
+                except Exception as store_error:  # the run's own outcome matters more than its mirror
+                    logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
+            _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.step})
+
+    async def _superstep(self) -> bool:
+        deliveries = await self._route()
+        if not deliveries:
+            return False
+        workflow = self.workflow
+        if self.steps_this_run >= workflow.max_iterations:
+            raise WorkflowRunError(
+                f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
+                f"supersteps (messages are still pending for {sorted({d.target_id for d in deliveries})}); a cycle "
+                "probably has no exit. Add a condition that ends it, or raise max_iterations in WorkflowBuilder."
+            )
+        self.steps_this_run += 1
+        self.step += 1
+        step = self.step
+        batches: dict[str, list[Delivery]] = {}
+        for d in deliveries:
+            batch = batches.get(d.target_id)
+            if batch is None:
+                batches[d.target_id] = [d]
+            else:
+                batch.append(d)
+        self.emit(WorkflowEvent("superstep_started", list(batches), step=step))
+        span = _telemetry.start_span("workflow.superstep", {"workflow.step": step, "workflow.run_id": self.run_id})
+        try:
+            with _telemetry.use_span(span):
+                executors = workflow.executors
+                if len(batches) == 1:
+                    ((target, items),) = batches.items()
+                    invocations = [await self._invoke(executors[target], items)]
+                else:
+                    invocations = list(
+                        await asyncio.gather(*(self._invoke(executors[t], items) for t, items in batches.items()))
+                    )
+        finally:
+            _telemetry.end_span(span)
+        for inv in invocations:
+            if inv.error is not None:
+                raise WorkflowRunError(
+                    f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
+                    f"{type(inv.error).__name__}: {inv.error}"
+                ) from inv.error
+        pending = self.pending
+        shared = self.shared_state
+        for inv in invocations:
+            eid = inv.executor_id
+            for data, target in inv.outbox:
+                pending.append(PendingMessage(eid, data, target))
+            for key, value in inv.state_writes.items():
+                if value is _DELETED:
+                    shared.pop(key, None)
+                else:
+                    shared[key] = value
+            for request in inv.requests:
+                self.pending_requests[request.request_id] = request
+        checkpoint_id = None
+        if self.storage is not None and (step % workflow.checkpoint_every == 0):
+            checkpoint_id = await self._checkpoint()
+        self.emit(WorkflowEvent("superstep_completed", {"checkpoint_id": checkpoint_id}, step=step))
+        if self.recorder is not None:
+            await self.recorder.flush()
+        return True
+
+    async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
+        inv = Invocation(self, executor)
+        eid = executor.id
+        step = self.step
+        emit = self.emit
+        for d in items:
+            emit(WorkflowEvent("executor_invoked", d.payload, executor_id=eid, step=step))
+            span = _telemetry.start_span(
+                "executor.process",
+                {"executor.id": eid, "executor.type": type(executor).__qualname__, "workflow.step": step},
+            )
+            try:
+                with _telemetry.use_span(span):
+                    await self._call(executor, inv, d)
+            except Exception as e:
+                _telemetry.end_span(span, error=e)
+                inv.error = e
+                emit(
+                    WorkflowEvent(
+                        "executor_failed",
+                        WorkflowErrorDetails.from_exception(e, executor_id=eid),
+                        executor_id=eid,
+                        step=step,
+                    )
+                )
+                break
+            _telemetry.end_span(span)
+            emit(WorkflowEvent("executor_completed", executor_id=eid, step=step))
+        return inv
+
+    async def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> None:
+        spec: HandlerSpec | None
+        if d.request is not None:
+            spec = executor.find_response_handler(d.request.request_data, d.payload)
+            if spec is None:
+                raise TypeError(
+                    f"Executor {executor.id!r} has no @response_handler for request data of type "
+                    f"{type(d.request.request_data).__qualname__} and a response of type "
+                    f"{type(d.payload).__qualname__}."
+                )
+            args: tuple[Any, ...] = (d.request.request_data, d.payload)
+        else:
+            spec = executor.find_handler(d.payload)
+            if spec is None:
+                accepted = ", ".join(describe(t) for t in executor.input_types) or "nothing"
+                raise TypeError(
+                    f"Executor {executor.id!r} has no handler for a message of type {type(d.payload).__qualname__}; "
+                    f"it accepts {accepted}."
+                )
+            args = (d.payload,)
+        if spec.takes_ctx:
+            args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
+        result = spec.func(*args) if spec.bound else spec.func(executor, *args)
+        if inspect.isawaitable(result):
+            result = await result
+        if spec.returns_message and result is not None:
+            types = spec.output_types
+            if types is not None and not any(matches(result, t) for t in types):
+                raise TypeError(
+                    f"Executor {executor.id!r} returned a {type(result).__qualname__}, but its return hint says "
+                    f"{' | '.join(describe(t) for t in types) or 'None'}."
+                )
+            inv.outbox.append((result, None))
+
+    # -- routing ------------------------------------------------------------------------------------------
+    async def _route(self) -> list[Delivery]:
+        out: list[Delivery] = []
+        if self.responses:
+            for request, value in self.responses:
+                out.append(Delivery(request.executor_id, None, value, request))
+            self.responses = []
+        pending, self.pending = self.pending, []
+        workflow = self.workflow
+        groups_by_source = workflow.groups_by_source
+        executors = workflow.executors
+        for msg in pending:
+            source = msg.source_id
+            if source is None or source not in groups_by_source:
+                # Workflow input, or a message injected into a checkpoint: straight to its target.
+                target = msg.target_id
+                if source is None and target is not None and target in executors:
+                    out.append(Delivery(target, None, msg.data))
+                elif source is not None and source in executors:
+                    self._warn(f"Executor {source!r} sent a {type(msg.data).__qualname__} but has no outgoing edges.")
+                else:
+                    self._warn(f"Dropped a message for unknown executor {target!r} (from {source!r}).")
+                continue
+            delivered = False
+            for group in groups_by_source[source]:
+                if await self._route_group(group, msg, out):
+                    delivered = True
+            if not delivered:
+                where = f" to {msg.target_id!r}" if msg.target_id else ""
+                self._warn(
+                    f"A {type(msg.data).__qualname__} sent by {source!r}{where} was not delivered: no outgoing "
+                    "edge's target accepts it (or every condition was false)."
+                )
+        return out
+
+    async def _route_group(self, group: EdgeGroup, msg: PendingMessage, out: list[Delivery]) -> bool:
+        data = msg.data
+        wanted = msg.target_id
+        executors = self.workflow.executors
+        source = msg.source_id
+        if isinstance(group, SingleEdgeGroup):
+            target = group.targets[0]
+            if wanted is not None and wanted != target:
+                return False
+            if group.condition is not None and not await _truthy(group.condition(data)):
+                return False
+            if not executors[target].can_handle(data):
+                return False
+            out.append(Delivery(target, source, data))
+            return True
+        if isinstance(group, FanOutEdgeGroup):
+            targets = group.targets
+            if group.selection_func is not None:
+                chosen = group.selection_func(data, list(targets))
+                if inspect.isawaitable(chosen):
+                    chosen = await chosen
+                unknown = [t for t in chosen if t not in targets]
+                if unknown:
+                    raise WorkflowRunError(
+                        f"The selection function of the edge group from {source!r} chose {unknown}, which are not "
+                        f"among its targets {targets}."
+                    )
+                targets = [t for t in targets if t in set(chosen)]
+            delivered = False
+            for target in targets:
+                if (wanted is None or wanted == target) and executors[target].can_handle(data):
+                    out.append(Delivery(target, source, data))
+                    delivered = True
+            return delivered
+        if isinstance(group, SwitchCaseEdgeGroup):
+            chosen_target = group.default
+            for target, condition in group.cases:
+                if await _truthy(condition(data)):
+                    chosen_target = target
+                    break
+            if chosen_target is None or (wanted is not None and wanted != chosen_target):
+                return False
+            if not executors[chosen_target].can_handle(data):
+                return False
+            out.append(Delivery(chosen_target, source, data))
+            return True
+        if isinstance(group, FanInEdgeGroup):
+            if (wanted is not None and wanted != group.target) or source is None:
+                return False
+            buffers = self.fan_in_buffers.setdefault(group.id, {})
+            buffers.setdefault(source, []).append(data)
+            if all(buffers.get(s) for s in group.sources):
+                joined = [item for s in group.sources for item in buffers[s]]
+                self.fan_in_buffers[group.id] = {}
+                target = group.target
+                if executors[target].can_handle(joined):
+                    out.append(Delivery(target, None, joined))
+                else:
+                    self._warn(f"Fan-in target {target!r} cannot handle the joined list from {group.sources}.")
+            return True
+        raise TypeError(f"Unknown edge group type {type(group).__name__}.")
+
+    def _warn(self, text: str) -> None:
+        self.emit(WorkflowEvent("warning", text, step=self.step))
+
+    # -- checkpoints --------------------------------------------------------------------------------------
+    async def snapshot(self) -> WorkflowCheckpoint:
+        """The current state as a new checkpoint (child of the last one)."""
+        states: dict[str, Any] = {}
+        for executor in self.workflow.stateful_executors:
+            state = executor.on_checkpoint_save()
+            if inspect.isawaitable(state):
+                state = await state
+            states[executor.id] = state
+        if self.pending_requests and not self.pending:
+            state_name = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS.value
+        elif self.pending or self.responses:
+            state_name = WorkflowRunState.IN_PROGRESS.value
+        else:
+            state_name = WorkflowRunState.IDLE.value
+        return WorkflowCheckpoint(
+            checkpoint_id=new_id(),
+            workflow_name=self.workflow.name,
+            graph_signature=self.workflow.graph_signature,
+            run_id=self.run_id,
+            parent_id=self.last_checkpoint_id,
+            step=self.step,
+            pending_messages=list(self.pending),
+            executor_states=states,
+            shared_state=dict(self.shared_state),
+            pending_requests=dict(self.pending_requests),
+            fan_in_buffers={k: {s: list(v) for s, v in b.items()} for k, b in self.fan_in_buffers.items()},
+            state=state_name,
+            metadata=dict(self.metadata) if self.last_checkpointed_step is None else {},
+        )
+
+    async def _checkpoint(self) -> str:
+        assert self.storage is not None
+        checkpoint = await self.snapshot()
+        await self.storage.save(checkpoint)
+        self.last_checkpoint_id = checkpoint.checkpoint_id
+        self.last_checkpointed_step = self.step
+        return checkpoint.checkpoint_id
+
+
+def _drop(event: WorkflowEvent) -> None:
+    return None
+
+
+async def _truthy(value: Any) -> bool:
+    if inspect.isawaitable(value):
+        value = await value
+    return bool(value)

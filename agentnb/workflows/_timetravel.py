@@ -1,0 +1,330 @@
+"""Time-travel over checkpoints: timelines, the checkpoint tree, inspection, diffs and forks.
+
+Checkpoints never change once written. Every run writes a chain of checkpoints, each pointing at its
+parent; a resumed run continues the chain from the checkpoint it started at, so resuming from an old
+checkpoint, or from a *fork* (an edited copy), starts a new branch and the tree grows. Nothing is ever
+overwritten, so every branch stays loadable.
+
+Example:
+    ```python
+    history = CheckpointHistory(storage)
+    timeline = await history.timeline(run_id=result.run_id)        # root ... latest
+    diff = await history.diff(timeline[1].checkpoint_id, timeline[2].checkpoint_id)
+    fork = await history.fork(timeline[1].checkpoint_id, shared_state={"budget": 10})
+    await workflow.run(checkpoint_id=fork.checkpoint_id, checkpoint_storage=storage)
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import _serialization
+from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError
+from ._checkpoints import CheckpointInfo, CheckpointStorage, PendingMessage, WorkflowCheckpoint, new_id, utc_now
+
+if TYPE_CHECKING:
+    from ._workflow import Workflow
+
+__all__ = ["CheckpointDiff", "CheckpointHistory", "CheckpointNode"]
+
+_MISSING: Any = object()
+
+
+@dataclass
+class CheckpointNode:
+    """A checkpoint in the tree, with the checkpoints that continue from it.
+
+    Example:
+        >>> from agentnb.workflows import CheckpointInfo
+        >>> node = CheckpointNode(CheckpointInfo("c1", "demo", "r1", None, 0, ""))
+        >>> node.checkpoint_id, node.children
+        ('c1', [])
+    """
+
+    info: CheckpointInfo
+    children: list[CheckpointNode] = field(default_factory=list)
+
+    @property
+    def checkpoint_id(self) -> str:
+        """The checkpoint's id."""
+        return self.info.checkpoint_id
+
+    def walk(self) -> Iterable[tuple[int, CheckpointNode]]:
+        """Every node below (and including) this one with its depth, depth first."""
+        stack: list[tuple[int, CheckpointNode]] = [(0, self)]
+        while stack:
+            depth, node = stack.pop()
+            yield depth, node
+            stack.extend((depth + 1, c) for c in reversed(node.children))
+
+
+def _plain(value: Any) -> Any:
+    """A comparable JSON form of a value (so models and dataclasses compare by content)."""
+    try:
+        return _serialization.encode(value)
+    except Exception:
+        return repr(value)
+
+
+def _dict_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    added = {k: after[k] for k in after if k not in before}
+    removed = {k: before[k] for k in before if k not in after}
+    changed = {k: (before[k], after[k]) for k in before if k in after and _plain(before[k]) != _plain(after[k])}
+    return {"added": added, "removed": removed, "changed": changed}
+
+
+@dataclass
+class CheckpointDiff:
+    """What differs between two checkpoints (``before`` -> ``after``).
+
+    ``shared_state`` and ``executor_states`` map to ``{"added": {...}, "removed": {...}, "changed": {key: (old,
+    new)}}``; messages and requests are listed as they are in each checkpoint.
+
+    Example:
+        >>> diff = CheckpointDiff("a", "b", 1, 2, _dict_changes({"n": 1}, {"n": 2}), _dict_changes({}, {}), [], [],
+        ...                       [], [])
+        >>> diff.shared_state["changed"]
+        {'n': (1, 2)}
+    """
+
+    before_id: str
+    after_id: str
+    before_step: int
+    after_step: int
+    shared_state: dict[str, dict[str, Any]]
+    executor_states: dict[str, dict[str, Any]]
+    pending_before: list[PendingMessage]
+    pending_after: list[PendingMessage]
+    requests_added: list[str]
+    requests_removed: list[str]
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the two checkpoints hold the same state (apart from ids, step and time)."""
+        no_state = not any(self.shared_state.values()) and not any(self.executor_states.values())
+        same_pending = [m.to_dict() for m in self.pending_before] == [m.to_dict() for m in self.pending_after]
+        return no_state and same_pending and not self.requests_added and not self.requests_removed
+
+    def summary(self) -> str:
+        """A few readable lines describing the difference."""
+        lines = [f"{self.before_id} (step {self.before_step}) -> {self.after_id} (step {self.after_step})"]
+        for title, changes in (("shared state", self.shared_state), ("executor state", self.executor_states)):
+            for key in changes["added"]:
+                lines.append(f"  {title}: + {key}")
+            for key in changes["removed"]:
+                lines.append(f"  {title}: - {key}")
+            for key, (old, new) in changes["changed"].items():
+                lines.append(f"  {title}: ~ {key}: {old!r} -> {new!r}")
+        lines.append(f"  pending messages: {len(self.pending_before)} -> {len(self.pending_after)}")
+        for rid in self.requests_added:
+            lines.append(f"  request + {rid}")
+        for rid in self.requests_removed:
+            lines.append(f"  request - {rid}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _to_pending(item: Any) -> PendingMessage:
+    if isinstance(item, PendingMessage):
+        return item
+    if isinstance(item, tuple) and len(item) in (2, 3):
+        return PendingMessage(*item)
+    if isinstance(item, Mapping) and "data" in item:
+        return PendingMessage(item.get("source_id"), item["data"], item.get("target_id"))
+    raise TypeError(f"Pending messages must be PendingMessage, (source_id, data[, target_id]) or a dict, got {item!r}.")
+
+
+class CheckpointHistory:
+    """Browse, compare and branch the checkpoints in a storage.
+
+    Args:
+        storage: Where the checkpoints are.
+        workflow: When given, forks are checked against it (executor ids, graph signature).
+
+    Example:
+        >>> from agentnb.workflows import CheckpointHistory, InMemoryCheckpointStorage
+        >>> history = CheckpointHistory(InMemoryCheckpointStorage())
+        >>> await history.tree()  # doctest: +SKIP
+        []
+    """
+
+    def __init__(self, storage: CheckpointStorage, workflow: Workflow | None = None) -> None:
+        self.storage = storage
+        self.workflow = workflow
+
+    async def list(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[CheckpointInfo]:
+        """Checkpoint metadata, oldest first."""
+        if workflow_name is None and self.workflow is not None and run_id is None:
+            workflow_name = self.workflow.name
+        return await self.storage.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
+
+    async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
+        """Load one checkpoint for inspection (pending messages, states, requests)."""
+        return await self.storage.load(checkpoint_id)
+
+    async def timeline(self, run_id: str | None = None, *, checkpoint_id: str | None = None) -> list[CheckpointInfo]:
+        """The chain of checkpoints from the root to the end of a run (or to ``checkpoint_id``).
+
+        The chain crosses run boundaries: a run resumed from a checkpoint shows the steps before it too.
+        """
+        if (run_id is None) == (checkpoint_id is None):
+            raise ValueError("Pass exactly one of run_id or checkpoint_id.")
+        infos = await self.storage.list_checkpoints()
+        by_id = {i.checkpoint_id: i for i in infos}
+        if run_id is not None:
+            own = [i for i in infos if i.run_id == run_id]
+            if not own:
+                raise CheckpointNotFoundError(f"Run {run_id!r} has no checkpoints in this storage.")
+            children = {i.parent_id for i in own}
+            leaves = [i for i in own if i.checkpoint_id not in children]
+            current: CheckpointInfo | None = leaves[-1] if leaves else own[-1]
+        else:
+            assert checkpoint_id is not None
+            current = by_id.get(checkpoint_id)
+            if current is None:
+                raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in this storage.")
+        chain: list[CheckpointInfo] = []
+        seen: set[str] = set()
+        while current is not None and current.checkpoint_id not in seen:
+            seen.add(current.checkpoint_id)
+            chain.append(current)
+            current = by_id.get(current.parent_id) if current.parent_id else None
+        chain.reverse()
+        return chain
+
+    async def tree(self, *, workflow_name: str | None = None) -> list[CheckpointNode]:
+        """The checkpoint tree: root nodes (checkpoints without a stored parent) with their descendants."""
+        infos = await self.list(workflow_name=workflow_name)
+        nodes = {i.checkpoint_id: CheckpointNode(i) for i in infos}
+        roots: list[CheckpointNode] = []
+        for info in infos:
+            parent = nodes.get(info.parent_id) if info.parent_id else None
+            (parent.children if parent is not None else roots).append(nodes[info.checkpoint_id])
+        return roots
+
+    async def branches(self, *, workflow_name: str | None = None) -> list[list[CheckpointInfo]]:
+        """Every root-to-leaf path of the tree (one per branch)."""
+        paths: list[list[CheckpointInfo]] = []
+
+        def visit(node: CheckpointNode, path: Sequence[CheckpointInfo]) -> None:
+            here = [*path, node.info]
+            if not node.children:
+                paths.append(here)
+            for child in node.children:
+                visit(child, here)
+
+        for root in await self.tree(workflow_name=workflow_name):
+            visit(root, [])
+        return paths
+
+    async def diff(self, before_id: str, after_id: str) -> CheckpointDiff:
+        """Compare two checkpoints' state."""
+        before = await self.storage.load(before_id)
+        after = await self.storage.load(after_id)
+        executors: dict[str, dict[str, Any]] = {}
+        for executor_id in dict.fromkeys([*before.executor_states, *after.executor_states]):
+            old = before.executor_states.get(executor_id, {})
+            new = after.executor_states.get(executor_id, {})
+            if isinstance(old, Mapping) and isinstance(new, Mapping):
+                changes = _dict_changes(old, new)
+            else:
+                same = _plain(old) == _plain(new)
+                changes = {"added": {}, "removed": {}, "changed": {} if same else {"": (old, new)}}
+            if any(changes.values()):
+                executors[executor_id] = changes
+        flat_exec = {"added": {}, "removed": {}, "changed": {}}
+        for executor_id, changes in executors.items():
+            for kind in ("added", "removed", "changed"):
+                for key, value in changes[kind].items():
+                    flat_exec[kind][f"{executor_id}.{key}" if key else executor_id] = value
+        return CheckpointDiff(
+            before_id=before_id,
+            after_id=after_id,
+            before_step=before.step,
+            after_step=after.step,
+            shared_state=_dict_changes(before.shared_state, after.shared_state),
+            executor_states=flat_exec,
+            pending_before=before.pending_messages,
+            pending_after=after.pending_messages,
+            requests_added=[r for r in after.pending_requests if r not in before.pending_requests],
+            requests_removed=[r for r in before.pending_requests if r not in after.pending_requests],
+        )
+
+    async def fork(
+        self,
+        checkpoint_id: str,
+        *,
+        shared_state: Mapping[str, Any] | None = None,
+        replace_shared_state: bool = False,
+        executor_states: Mapping[str, Any] | None = None,
+        pending_messages: Sequence[Any] | None = None,
+        label: str | None = None,
+    ) -> WorkflowCheckpoint:
+        """Copy a checkpoint with edits into a new branch; resume it with ``workflow.run(checkpoint_id=...)``.
+
+        The original checkpoint and everything after it stay as they were.
+
+        Args:
+            checkpoint_id: The checkpoint to branch from (it becomes the fork's parent).
+            shared_state: Keys to set in the shared state (or the whole new state with ``replace_shared_state``).
+            replace_shared_state: Replace the shared state instead of updating it.
+            executor_states: New saved state per executor id (replaces that executor's state).
+            pending_messages: The messages for the next superstep, replacing the checkpoint's:
+                ``PendingMessage``, ``(source_id, data[, target_id])`` or dicts. A message with no source goes
+                straight to its ``target_id``.
+            label: A name for the branch, kept in the fork's metadata.
+
+        Returns:
+            The saved fork (a new checkpoint with a new run id).
+        """
+        source = await self.storage.load(checkpoint_id)
+        executors = self.workflow.executors if self.workflow is not None else None
+        if self.workflow is not None and source.graph_signature != self.workflow.graph_signature:
+            raise CheckpointMismatchError(
+                f"Checkpoint {checkpoint_id!r} belongs to another graph than workflow {self.workflow.name!r}."
+            )
+        state = dict(source.shared_state)
+        if shared_state is not None:
+            state = dict(shared_state) if replace_shared_state else {**state, **shared_state}
+        states = dict(source.executor_states)
+        if executor_states is not None:
+            for executor_id, value in executor_states.items():
+                if executors is not None and executor_id not in executors:
+                    raise ValueError(f"Unknown executor {executor_id!r}; executors: {sorted(executors)}.")
+                states[executor_id] = value
+        pending = list(source.pending_messages)
+        if pending_messages is not None:
+            pending = [_to_pending(m) for m in pending_messages]
+            if executors is not None:
+                for m in pending:
+                    for eid in (m.source_id, m.target_id):
+                        if eid is not None and eid not in executors:
+                            raise ValueError(f"Pending message names unknown executor {eid!r}.")
+                    if m.source_id is None and m.target_id is None:
+                        raise ValueError("A pending message without a source needs a target_id.")
+        edits = [
+            name
+            for name, given in (
+                ("shared_state", shared_state),
+                ("executor_states", executor_states),
+                ("pending_messages", pending_messages),
+            )
+            if given is not None
+        ]
+        fork = source.copy(
+            checkpoint_id=new_id(),
+            run_id=new_id(),
+            parent_id=source.checkpoint_id,
+            created_at=utc_now(),
+            shared_state=state,
+            executor_states=states,
+            pending_messages=pending,
+            metadata={"forked_from": source.checkpoint_id, "label": label, "edits": edits},
+        )
+        await self.storage.save(fork)
+        return fork

@@ -1,0 +1,376 @@
+"""The built, runnable ``Workflow``: run it, stream it, resume it, answer its requests.
+
+``Workflow.run`` is the single entry point:
+
+- ``await workflow.run(message)`` starts a fresh run and returns a :class:`WorkflowRunResult`;
+- ``workflow.run(message, stream=True)`` returns an async iterator of :class:`WorkflowEvent`;
+- ``workflow.run(responses={request_id: value})`` answers ``request_info`` requests of the paused run;
+- ``workflow.run(checkpoint_id=..., checkpoint_storage=...)`` resumes from a checkpoint (in any process),
+  optionally with ``responses=...``. Resuming never changes the old checkpoints: the resumed run writes
+  new ones whose parent is the checkpoint it started from.
+
+Every call is one *run* with its own ``run_id``; ``run_store=`` (or the builder's ``run_store``) mirrors the
+run and its events into the SQLite run store so the DevUI can follow it from another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+from .. import _serialization
+from ..exceptions import CheckpointMismatchError, WorkflowError
+from ._checkpoints import CheckpointStorage
+from ._edges import EdgeGroup
+from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
+from ._executor import Executor, FunctionExecutor
+from ._runner import RunContext
+from ._typing_utils import describe
+
+if TYPE_CHECKING:
+    from ..store import RunStore
+    from ._workflow_agent import WorkflowAgent
+
+__all__ = ["Workflow"]
+
+
+class Workflow:
+    """A validated graph of executors, ready to run (build it with :class:`WorkflowBuilder`).
+
+    Example:
+        >>> from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
+        >>> @executor(id="upper")
+        ... async def upper(text: str, ctx: WorkflowContext[str]) -> None:
+        ...     await ctx.send_message(text.upper())
+        >>> @executor(id="exclaim")
+        ... async def exclaim(text: str, ctx: WorkflowContext[str, str]) -> None:
+        ...     await ctx.yield_output(text + "!")
+        >>> workflow = WorkflowBuilder(start_executor=upper).add_edge(upper, exclaim).build()
+        >>> (await workflow.run("hi")).get_outputs()  # doctest: +SKIP
+        ['HI!']
+    """
+
+    def __init__(
+        self,
+        *,
+        executors: dict[str, Executor],
+        edge_groups: Sequence[EdgeGroup],
+        start_executor_id: str,
+        name: str,
+        description: str | None,
+        max_iterations: int,
+        checkpoint_storage: CheckpointStorage | None,
+        checkpoint_every: int,
+        output_from: set[str] | None,
+        intermediate_output_from: set[str] | None,
+        run_store: RunStore | None,
+        graph_signature: str,
+    ) -> None:
+        self.executors = executors
+        self.edge_groups = list(edge_groups)
+        self.start_executor_id = start_executor_id
+        self.name = name
+        self.id = name
+        self.description = description
+        self.max_iterations = max_iterations
+        self.checkpoint_storage = checkpoint_storage
+        self.checkpoint_every = checkpoint_every
+        self.run_store = run_store
+        self.graph_signature = graph_signature
+        self.groups_by_source: dict[str, list[EdgeGroup]] = {}
+        for group in self.edge_groups:
+            for source in group.sources:
+                self.groups_by_source.setdefault(source, []).append(group)
+        self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
+        self._output_kinds: dict[str, str | None] = {}
+        for executor_id in executors:
+            if output_from is None or executor_id in output_from:
+                kind: str | None = "output"
+            elif intermediate_output_from is not None and executor_id in intermediate_output_from:
+                kind = "intermediate"
+            else:
+                kind = None
+            self._output_kinds[executor_id] = kind
+        self._last: RunContext | None = None
+        self._running = False
+
+    # -- structure ----------------------------------------------------------------------------------------
+    def output_kind(self, executor_id: str) -> str | None:
+        """The event type an executor's ``yield_output`` becomes: ``"output"``, ``"intermediate"`` or hidden."""
+        return self._output_kinds.get(executor_id, "output")
+
+    def get_start_executor(self) -> Executor:
+        """The executor that receives the workflow input."""
+        return self.executors[self.start_executor_id]
+
+    def get_executors_list(self) -> list[Executor]:
+        """All executors, the start executor first."""
+        return list(self.executors.values())
+
+    @property
+    def input_types(self) -> list[Any]:
+        """The message types the workflow accepts as input (those of its start executor)."""
+        return self.get_start_executor().input_types
+
+    @property
+    def output_types(self) -> list[Any]:
+        """The types the workflow may yield as outputs."""
+        out: list[Any] = []
+        for executor_id, executor in self.executors.items():
+            if self._output_kinds[executor_id] == "output":
+                for t in executor.workflow_output_types:
+                    if t not in out:
+                        out.append(t)
+        return out
+
+    @property
+    def pending_requests(self) -> list[WorkflowEvent]:
+        """The unanswered ``request_info`` requests of the last run in this process."""
+        if self._last is None:
+            return []
+        return [
+            WorkflowEvent(
+                "request_info",
+                r.request_data,
+                executor_id=r.executor_id,
+                step=r.step,
+                request_id=r.request_id,
+                response_type=r.response_type,
+            )
+            for r in self._last.pending_requests.values()
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe description of the graph (what the run store keeps so another process can draw it)."""
+        executors = []
+        for executor_id, executor in self.executors.items():
+            entry: dict[str, Any] = {
+                "id": executor_id,
+                "type": _serialization.type_id(type(executor)),
+                "input_types": [describe(t) for t in executor.input_types],
+                "output_types": [describe(t) for t in executor.output_types],
+                "workflow_output_types": [describe(t) for t in executor.workflow_output_types],
+            }
+            if isinstance(executor, FunctionExecutor):
+                entry["function"] = getattr(executor.func, "__qualname__", None)
+            executors.append(entry)
+        groups = []
+        for group in self.edge_groups:
+            desc = group.describe()
+            desc["id"] = group.id
+            desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.edges() if group.edge_label(s, t)}
+            desc["conditional"] = group.conditional
+            groups.append(desc)
+        return {
+            "name": self.name,
+            "description": self.description,
+            "start_executor_id": self.start_executor_id,
+            "graph_signature": self.graph_signature,
+            "max_iterations": self.max_iterations,
+            "executors": executors,
+            "edge_groups": groups,
+        }
+
+    def __repr__(self) -> str:
+        return f"Workflow(name={self.name!r}, executors={list(self.executors)!r})"
+
+    def _repr_svg_(self) -> str:
+        from ._viz import WorkflowViz
+
+        return WorkflowViz(self).to_svg()
+
+    def as_agent(self, name: str | None = None, *, description: str | None = None) -> WorkflowAgent:
+        """Wrap this workflow as an agent (``await agent.run("...")`` runs the workflow).
+
+        Example:
+            >>> agent = workflow.as_agent(name="pipeline")  # doctest: +SKIP
+            >>> (await agent.run("hello")).text  # doctest: +SKIP
+        """
+        from ._workflow_agent import WorkflowAgent
+
+        return WorkflowAgent(self, name=name, description=description)
+
+    # -- running ------------------------------------------------------------------------------------------
+    @overload
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: Literal[False] = False,
+        responses: dict[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_store: RunStore | None = None,
+    ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
+    @overload
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: Literal[True],
+        responses: dict[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_store: RunStore | None = None,
+    ) -> AsyncIterator[WorkflowEvent]: ...
+    def run(
+        self,
+        message: Any = None,
+        *,
+        stream: bool = False,
+        responses: dict[str, Any] | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_store: RunStore | None = None,
+    ) -> Any:
+        """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
+
+        Args:
+            message: The input for the start executor (starts a fresh run).
+            stream: Return an async iterator of events instead of an awaitable result.
+            responses: Answers to pending ``request_info`` requests, by request id.
+            checkpoint_id: Resume from this checkpoint (from ``checkpoint_storage`` or the builder's).
+            checkpoint_storage: Where to load the checkpoint from and write new checkpoints to.
+            run_store: Mirror this run and its events into a run store (overrides the builder's).
+
+        Returns:
+            A :class:`WorkflowRunResult` when awaited; an async iterator of :class:`WorkflowEvent` with
+            ``stream=True``.
+
+        Raises:
+            WorkflowRunError: An executor failed or the step limit was reached (after a ``failed`` event).
+            CheckpointMismatchError: The checkpoint was written by a different graph.
+            CheckpointNotFoundError: No such checkpoint.
+        """
+        args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
+        if stream:
+            return self._stream(*args)
+        return self._collect(*args)
+
+    async def _prepare(
+        self,
+        message: Any,
+        responses: dict[str, Any] | None,
+        checkpoint_id: str | None,
+        checkpoint_storage: CheckpointStorage | None,
+        run_store: RunStore | None,
+        streaming: bool,
+    ) -> tuple[RunContext, bool]:
+        if self._running:
+            raise WorkflowError(
+                f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
+                "runs one run at a time because its executors hold state)."
+            )
+        storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
+        run = RunContext(
+            self,
+            storage=storage,
+            store=run_store if run_store is not None else self.run_store,
+            streaming=streaming,
+        )
+        fresh = False
+        if checkpoint_id is not None:
+            if message is not None:
+                raise ValueError("Pass either a message (fresh run) or checkpoint_id (resume), not both.")
+            if storage is None:
+                raise ValueError(
+                    "Resuming from a checkpoint needs a storage: pass checkpoint_storage=... to run() or the builder."
+                )
+            checkpoint = await storage.load(checkpoint_id)
+            if checkpoint.graph_signature != self.graph_signature:
+                raise CheckpointMismatchError(
+                    f"Checkpoint {checkpoint_id!r} was written by workflow {checkpoint.workflow_name!r} with a "
+                    f"different graph (signature {checkpoint.graph_signature[:12]}…, this workflow "
+                    f"{self.name!r} has {self.graph_signature[:12]}…); it cannot be resumed here. Rebuild the same "
+                    "graph (same executor ids, executor classes and edges) to resume it."
+                )
+            await run.restore(checkpoint)
+            run.metadata = {"resumed_from": checkpoint_id}
+        elif responses is not None and message is None:
+            previous = self._last
+            if previous is None or not previous.pending_requests:
+                raise ValueError(
+                    f"Workflow {self.name!r} has no pending requests in this process to answer; to answer "
+                    "requests of an earlier process pass checkpoint_id=... with checkpoint_storage=...."
+                )
+            run.continue_from(previous)
+            run.metadata = {"continued_from_run": previous.run_id}
+        elif message is not None:
+            fresh = True
+            if responses is not None:
+                raise ValueError("responses answer a paused run; do not pass a new message with them.")
+            for executor in self.executors.values():
+                executor.reset()
+            run.start_fresh(message)
+        else:
+            raise ValueError(
+                "Nothing to run: pass a message to start, responses={request_id: value} to answer requests, "
+                "or checkpoint_id=... to resume."
+            )
+        if responses:
+            run.apply_responses(responses)
+        return run, fresh
+
+    async def _collect(
+        self,
+        message: Any,
+        responses: dict[str, Any] | None,
+        checkpoint_id: str | None,
+        checkpoint_storage: CheckpointStorage | None,
+        run_store: RunStore | None,
+    ) -> WorkflowRunResult:
+        run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
+        result = WorkflowRunResult(run_id=run.run_id)
+        self._running = True
+        try:
+            self._last = run
+            await run.execute(result.append, fresh=fresh)
+        finally:
+            self._running = False
+        result.checkpoint_id = run.last_checkpoint_id
+        return result
+
+    async def _stream(
+        self,
+        message: Any,
+        responses: dict[str, Any] | None,
+        checkpoint_id: str | None,
+        checkpoint_storage: CheckpointStorage | None,
+        run_store: RunStore | None,
+    ) -> AsyncIterator[WorkflowEvent]:
+        run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        end = object()
+        self._running = True
+        self._last = run
+
+        async def produce() -> None:
+            try:
+                await run.execute(queue.put_nowait, fresh=fresh)
+            finally:
+                queue.put_nowait(end)
+
+        task = asyncio.ensure_future(produce())
+        try:
+            while True:
+                item = await queue.get()
+                if item is end:
+                    break
+                yield item
+            await task
+        finally:
+            if not task.done():
+                # The consumer stopped early or was cancelled: stop the run; saved checkpoints stay intact.
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            elif not task.cancelled():
+                task.exception()  # a failure the consumer stopped listening for is still "retrieved"
+            self._running = False
+
+    @property
+    def state(self) -> WorkflowRunState | None:
+        """The state of the last run in this process (``None`` before the first run)."""
+        return None if self._last is None else self._last.state
