@@ -1,0 +1,40 @@
+"""Observability: OpenTelemetry spans and metrics for agents, a span store, and traces as pandas DataFrames.
+
+agentnb's core emits spans named by the OpenTelemetry GenAI semantic conventions (``invoke_agent``,
+``chat``, ``execute_tool``, and the workflow spans) through ``opentelemetry-api``; nothing is recorded
+until you switch instrumentation on:
+
+- :func:`configure_otel_providers` creates SDK tracer and meter providers with agentnb's
+  :class:`SpanStore` (and OTLP export when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set);
+- :func:`enable_instrumentation` joins the providers you already own.
+
+:func:`traces` returns the recorded spans as a DataFrame (from this process's memory or from the run
+store, so another process can read them) and :func:`usage_summary` sums tokens and latency per agent
+and model. The SDK and pandas are imported only when used.
+"""
+
+from __future__ import annotations
+
+from ._frames import FRAME_COLUMNS, spans_frame, traces, usage_summary
+from ._setup import (
+    configure_otel_providers,
+    disable_instrumentation,
+    enable_instrumentation,
+    get_span_store,
+    is_instrumentation_enabled,
+)
+from ._span_store import SpanStore, span_to_row
+
+__all__ = [
+    "FRAME_COLUMNS",
+    "SpanStore",
+    "configure_otel_providers",
+    "disable_instrumentation",
+    "enable_instrumentation",
+    "get_span_store",
+    "is_instrumentation_enabled",
+    "span_to_row",
+    "spans_frame",
+    "traces",
+    "usage_summary",
+]

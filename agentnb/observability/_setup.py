@@ -1,0 +1,254 @@
+"""Switching instrumentation on: SDK providers of our own, or joining the ones the user already set up."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .. import _telemetry
+from ..store import RunStore
+from ._span_store import DEFAULT, SpanStore
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.trace import SpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter
+
+__all__ = [
+    "configure_otel_providers",
+    "disable_instrumentation",
+    "enable_instrumentation",
+    "get_span_store",
+    "is_instrumentation_enabled",
+]
+
+_lock = threading.RLock()
+# What agentnb attached to each provider, so that a second call never adds anything twice.
+_attached: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
+_span_stores: weakref.WeakKeyDictionary[Any, SpanStore] = weakref.WeakKeyDictionary()
+_active: dict[str, Any] = {"span_store": None}
+
+_OTLP_HINT = 'pip install "agentnb[otlp]"'
+
+
+def _import_sdk() -> None:
+    try:
+        import opentelemetry.sdk.trace  # noqa: F401
+    except ImportError as e:  # pragma: no cover - the SDK is part of the observability extra
+        raise ImportError('agentnb.observability needs opentelemetry-sdk: pip install "agentnb[observability]"') from e
+
+
+def get_span_store() -> SpanStore | None:
+    """Return the span store agentnb attached most recently (``None`` before any setup)."""
+    return _active["span_store"]
+
+
+def is_instrumentation_enabled() -> bool:
+    """Whether agentnb emits spans and metrics."""
+    return _telemetry.is_enabled()
+
+
+def disable_instrumentation() -> None:
+    """Stop emitting spans and metrics (providers and stored spans stay as they are)."""
+    _telemetry.disable()
+
+
+def _attach_once(provider: Any, key: object, make: Any) -> bool:
+    seen = _attached.setdefault(provider, set())
+    if id(key) in seen:
+        return False
+    provider.add_span_processor(make())
+    seen.add(id(key))
+    return True
+
+
+def _attach_span_store(provider: Any, span_store: SpanStore | bool, store: Any) -> SpanStore | None:
+    if span_store is False:
+        return _span_stores.get(provider)
+    existing = _span_stores.get(provider)
+    if isinstance(span_store, SpanStore):
+        if existing is span_store:
+            return existing
+        provider.add_span_processor(span_store)
+        _span_stores[provider] = span_store
+        _active["span_store"] = span_store
+        return span_store
+    if existing is None:
+        existing = SpanStore(store)
+        provider.add_span_processor(existing)
+        _span_stores[provider] = existing
+    _active["span_store"] = existing
+    return existing
+
+
+def _otlp_endpoint(signal: str) -> str | None:
+    return os.environ.get(f"OTEL_EXPORTER_OTLP_{signal}_ENDPOINT") or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def _otlp_protocol(signal: str) -> str:
+    return (
+        os.environ.get(f"OTEL_EXPORTER_OTLP_{signal}_PROTOCOL") or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or ""
+    ).strip() or "http/protobuf"
+
+
+def _otlp_exporter(signal: str) -> Any:
+    """Build the OTLP exporter the environment asks for, or warn once about the missing package."""
+    grpc = _otlp_protocol(signal) == "grpc"
+    module = f"opentelemetry.exporter.otlp.proto.{'grpc' if grpc else 'http'}"
+    package = f"opentelemetry-exporter-otlp-proto-{'grpc' if grpc else 'http'}"
+    try:
+        if signal == "TRACES":
+            mod = __import__(f"{module}.trace_exporter", fromlist=["OTLPSpanExporter"])
+            return mod.OTLPSpanExporter()
+        mod = __import__(f"{module}.metric_exporter", fromlist=["OTLPMetricExporter"])
+        return mod.OTLPMetricExporter()
+    except ImportError:
+        warnings.warn(
+            f"OTEL_EXPORTER_OTLP_ENDPOINT is set but {package} is not installed, so agentnb does not export "
+            f"{signal.lower()} over OTLP; {_OTLP_HINT if not grpc else f'pip install {package}'}.",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return None
+
+
+def configure_otel_providers(
+    *,
+    exporters: Iterable[SpanExporter] = (),
+    processors: Iterable[SpanProcessor] = (),
+    metric_readers: Iterable[MetricReader] = (),
+    span_store: SpanStore | bool = True,
+    store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+    enable_sensitive_data: bool = False,
+    service_name: str = "agentnb",
+    resource_attributes: Mapping[str, Any] | None = None,
+) -> SpanStore | None:
+    """Set up OpenTelemetry SDK tracing and metrics for agentnb, and switch instrumentation on.
+
+    Creates the global SDK tracer and meter providers unless some are already set (then it adds to the
+    existing tracer provider, like :func:`enable_instrumentation`). Finished spans go to agentnb's span
+    store (memory plus the run store, so :func:`agentnb.traces` and the DevUI see them); when
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set they are also exported over OTLP (``pip install
+    "agentnb[otlp]"``; without it you get a warning). Calling it again adds only what is new.
+
+    Args:
+        exporters: Span exporters to add, each behind a ``BatchSpanProcessor``.
+        processors: Span processors to add as they are (e.g. a ``SimpleSpanProcessor`` in tests).
+        metric_readers: Metric readers for a new meter provider (ignored when one is already set).
+        span_store: Attach agentnb's span store (``True``), a given :class:`SpanStore`, or none (``False``).
+        store: Where the span store writes: the default run store, a :class:`RunStore` or path, or ``None``
+            for memory only.
+        enable_sensitive_data: Also record messages, tool arguments and results on spans (off by default:
+            they may hold personal data).
+        service_name: The ``service.name`` resource attribute of new providers.
+        resource_attributes: More resource attributes for new providers.
+
+    Returns:
+        The span store in use, or ``None`` when ``span_store=False`` and none was attached before.
+
+    Example:
+        ```python
+        from agentnb.observability import configure_otel_providers
+
+        spans = configure_otel_providers()
+        ```
+    """
+    _import_sdk()
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    with _lock:
+        resource = Resource.create({"service.name": service_name, **dict(resource_attributes or {})})
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            if type(provider).__name__ != "ProxyTracerProvider":
+                raise RuntimeError(
+                    f"A tracer provider of type {type(provider).__name__} is already set and cannot be replaced; "
+                    "use an opentelemetry-sdk TracerProvider, then call enable_instrumentation()."
+                )
+            provider = TracerProvider(resource=resource)
+            trace.set_tracer_provider(provider)
+        result = _attach_span_store(provider, span_store, store)
+        for processor in processors:
+            _attach_once(provider, processor, lambda p=processor: p)
+        for exporter in exporters:
+            _attach_once(provider, exporter, lambda e=exporter: BatchSpanProcessor(e))
+        if _otlp_endpoint("TRACES") and not _attached.get(provider, set()) & {id(_otlp_exporter)}:
+            exporter = _otlp_exporter("TRACES")
+            if exporter is not None:
+                provider.add_span_processor(BatchSpanProcessor(exporter))
+            _attached.setdefault(provider, set()).add(id(_otlp_exporter))
+
+        meter_provider = metrics.get_meter_provider()
+        readers = list(metric_readers)
+        if not isinstance(meter_provider, MeterProvider):
+            if _otlp_endpoint("METRICS"):
+                from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+                metric_exporter = _otlp_exporter("METRICS")
+                if metric_exporter is not None:
+                    readers.append(PeriodicExportingMetricReader(metric_exporter))
+            metrics.set_meter_provider(MeterProvider(metric_readers=readers, resource=resource))
+        elif readers:
+            warnings.warn(
+                "A meter provider is already set, so metric_readers cannot be added to it; pass them when the "
+                "first provider is created.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        _telemetry.enable(sensitive_data=enable_sensitive_data)
+        return result
+
+
+def enable_instrumentation(
+    enable_sensitive_data: bool = False,
+    *,
+    span_store: SpanStore | bool = True,
+    store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+) -> SpanStore | None:
+    """Switch agentnb's spans and metrics on, using the OpenTelemetry providers you already set up.
+
+    Nothing is created: spans go to the global tracer provider you configured. When that is an SDK
+    ``TracerProvider``, agentnb's span store is added to it (once), so :func:`agentnb.traces` and the DevUI
+    see the spans too. Calling it again is harmless (the last ``enable_sensitive_data`` wins).
+
+    Args:
+        enable_sensitive_data: Also record messages, tool arguments and results on spans.
+        span_store: Attach agentnb's span store (``True``), a given :class:`SpanStore`, or none (``False``).
+        store: Where the span store writes (see :func:`configure_otel_providers`).
+
+    Returns:
+        The span store in use, or ``None`` when there is none (e.g. no SDK provider is set).
+
+    Example:
+        ```python
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from agentnb.observability import enable_instrumentation
+
+        if not isinstance(trace.get_tracer_provider(), TracerProvider):
+            trace.set_tracer_provider(TracerProvider())
+        enable_instrumentation()
+        ```
+    """
+    with _lock:
+        from opentelemetry import trace
+
+        result: SpanStore | None = None
+        try:
+            from opentelemetry.sdk.trace import TracerProvider
+        except ImportError:  # API only: spans go wherever the user's provider sends them
+            pass
+        else:
+            provider = trace.get_tracer_provider()
+            if isinstance(provider, TracerProvider):
+                result = _attach_span_store(provider, span_store, store)
+        _telemetry.enable(sensitive_data=enable_sensitive_data)
+        return result

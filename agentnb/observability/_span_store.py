@@ -1,0 +1,309 @@
+"""The span store: finished spans kept in a bounded buffer and written to the run store in batches.
+
+It is an OpenTelemetry span processor. ``on_end`` only appends the finished span to two deques (the memory
+buffer and the write queue), so the traced code never waits for SQLite; a background thread turns queued
+spans into rows and writes them in one transaction per batch, and ``force_flush``/``shutdown`` (and
+interpreter exit) write whatever is left.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import threading
+import weakref
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._telemetry import (
+    AGENTNB_RUN_ID,
+    GEN_AI_AGENT_NAME,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+)
+from ..store import RunStore, default_store, default_store_path
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
+    from opentelemetry.sdk.trace import ReadableSpan, Span
+
+__all__ = ["DEFAULT", "SpanStore", "span_to_row"]
+
+logger = logging.getLogger("agentnb.observability")
+
+DEFAULT = "default"
+"""Pass as ``store`` to write to :func:`agentnb.store.default_store` (opened on the first write)."""
+
+# Attributes that become their own DataFrame columns; the ``attributes`` column holds the rest.
+PROMOTED_ATTRIBUTES = frozenset(
+    {GEN_AI_AGENT_NAME, GEN_AI_TOOL_NAME, GEN_AI_USAGE_INPUT_TOKENS, GEN_AI_USAGE_OUTPUT_TOKENS}
+)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def span_to_row(span: ReadableSpan) -> dict[str, Any]:
+    """Turn a finished SDK span into a run-store span row (see :data:`agentnb.store.SPAN_COLUMNS`)."""
+    ctx = span.context
+    parent = span.parent
+    attrs = dict(span.attributes or {})
+    status = span.status
+    return {
+        "trace_id": format(ctx.trace_id, "032x") if ctx is not None else "0" * 32,
+        "span_id": format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
+        "parent_id": format(parent.span_id, "016x") if parent is not None else None,
+        "name": span.name,
+        "kind": span.kind.name,
+        "start_ns": span.start_time or 0,
+        "end_ns": span.end_time,
+        "status_code": status.status_code.name,
+        "status_message": status.description,
+        "operation": _str_or_none(attrs.get(GEN_AI_OPERATION_NAME)),
+        "agent_name": _str_or_none(attrs.get(GEN_AI_AGENT_NAME)),
+        "model": _str_or_none(attrs.get(GEN_AI_RESPONSE_MODEL) or attrs.get(GEN_AI_REQUEST_MODEL)),
+        "tool_name": _str_or_none(attrs.get(GEN_AI_TOOL_NAME)),
+        "input_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_INPUT_TOKENS)),
+        "output_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
+        "run_id": _str_or_none(attrs.get(AGENTNB_RUN_ID)),
+        "attributes": attrs,
+        "events": [
+            {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events
+        ],
+        "resource": dict(span.resource.attributes) if span.resource is not None else {},
+    }
+
+
+def _to_json(value: Any) -> str:
+    # OTel attribute values are primitives or tuples of them; anything else is shown as text, never lost.
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class SpanStore:
+    """Keep finished spans in memory (bounded) and write them to the run store off the hot path.
+
+    Add it to an SDK ``TracerProvider`` as a span processor; :func:`configure_otel_providers` and
+    :func:`enable_instrumentation` do that for you.
+
+    Args:
+        store: A :class:`~agentnb.store.RunStore`, a database path, ``"default"`` (the process-wide default
+            store, opened on the first write) or ``None`` to keep spans in memory only.
+        max_spans: How many recent spans the memory buffer keeps.
+        max_pending: How many spans may wait to be written; past this the oldest are dropped (and counted)
+            rather than letting a stuck database grow memory without bound.
+        flush_interval: Seconds between background writes.
+        batch_size: A write starts early once this many spans wait.
+
+    Example:
+        ```python
+        from opentelemetry.sdk.trace import TracerProvider
+        from agentnb.observability import SpanStore
+
+        spans = SpanStore(None)
+        provider = TracerProvider()
+        provider.add_span_processor(spans)
+        with provider.get_tracer("demo").start_as_current_span("hello"):
+            pass
+        print([s.name for s in spans.spans()])
+        ```
+    """
+
+    def __init__(
+        self,
+        store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+        *,
+        max_spans: int = 100_000,
+        max_pending: int = 100_000,
+        flush_interval: float = 0.5,
+        batch_size: int = 512,
+    ) -> None:
+        if max_spans < 1 or max_pending < 1 or batch_size < 1:
+            raise ValueError("max_spans, max_pending and batch_size must be >= 1.")
+        if flush_interval <= 0:
+            raise ValueError(f"flush_interval must be > 0, got {flush_interval}.")
+        self._store_arg = store
+        self._store: RunStore | None = store if isinstance(store, RunStore) else None
+        self._owns_store = False
+        self._buffer: deque[ReadableSpan] = deque(maxlen=max_spans)
+        self._pending: deque[ReadableSpan] = deque()
+        self.max_pending = max_pending
+        self.flush_interval = flush_interval
+        self.batch_size = batch_size
+        self.dropped = 0
+        """Spans that were never written because the queue was full or the database failed."""
+        self.written = 0
+        """Spans written to the run store so far."""
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._drain_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._shutdown = False
+        self._warned = False
+        # Interpreter exit writes what is still queued (the SDK provider also calls shutdown() at exit).
+        ref = weakref.ref(self)
+        atexit.register(lambda: (s := ref()) is not None and s.shutdown())
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=lambda: (s := ref()) is not None and s._after_fork())
+
+    def __repr__(self) -> str:
+        return f"SpanStore({self.store_path or 'memory'}, spans={len(self._buffer)}, pending={len(self._pending)})"
+
+    @property
+    def persistent(self) -> bool:
+        """Whether spans are written to a run store (else they live only in memory)."""
+        return self._store_arg is not None
+
+    @property
+    def store_path(self) -> Path | None:
+        """The database file spans are written to (``None`` for memory-only and in-memory databases)."""
+        if self._store is not None:
+            return self._store.path
+        if self._store_arg is None:
+            return None
+        if self._store_arg == DEFAULT:
+            return default_store_path().resolve()
+        return Path(str(self._store_arg)).expanduser().resolve()
+
+    def run_store(self) -> RunStore | None:
+        """Return the run store spans go to, opening it if needed (``None`` for memory-only)."""
+        if self._store is None and self._store_arg is not None:
+            arg = self._store_arg
+            if arg == DEFAULT:
+                self._store = default_store()
+            elif not isinstance(arg, RunStore):
+                self._store = RunStore(arg)
+                self._owns_store = True
+        return self._store
+
+    # ------------------------------------------------------------------ SpanProcessor interface
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        """Do nothing: spans are recorded when they end."""
+
+    def _on_ending(self, span: Span) -> None:
+        """Do nothing (newer SDKs call this just before ``on_end``)."""
+
+    def on_end(self, span: ReadableSpan) -> None:
+        """Record a finished span; cheap, never touches the database."""
+        self._buffer.append(span)
+        if self._store_arg is None or self._shutdown:
+            return
+        if len(self._pending) >= self.max_pending:
+            self._pending.popleft()
+            self.dropped += 1
+        self._pending.append(span)
+        if self._thread is None:
+            self._start_thread()
+        if len(self._pending) >= self.batch_size:
+            self._wake.set()
+
+    def shutdown(self) -> None:
+        """Stop the writer thread and write every queued span; calling it again does nothing."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=10)
+        self._drain()
+        if self._owns_store and self._store is not None:
+            self._store.close()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Write every queued span now, in the calling thread."""
+        self._drain()
+        return True
+
+    # ------------------------------------------------------------------ memory buffer
+
+    def spans(self) -> list[ReadableSpan]:
+        """Return the spans in the memory buffer, oldest first."""
+        return list(self._buffer)
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Return the memory buffer as run-store span rows, oldest first."""
+        return [span_to_row(s) for s in list(self._buffer)]
+
+    def clear(self) -> None:
+        """Forget the spans in the memory buffer (stored spans stay)."""
+        self._buffer.clear()
+
+    def __len__(self) -> int:
+        return len(self._buffer)
+
+    # ------------------------------------------------------------------ writing
+
+    def _start_thread(self) -> None:
+        with self._thread_lock:
+            if self._thread is None and not self._shutdown:
+                self._thread = threading.Thread(target=self._run, name="agentnb-span-store", daemon=True)
+                self._thread.start()
+
+    def _after_fork(self) -> None:
+        # The writer thread did not survive the fork and the parent's SQLite connection must not be reused.
+        self._thread = None
+        self._drain_lock = threading.Lock()
+        self._thread_lock = threading.Lock()
+        self._pending.clear()
+        if self._store_arg == DEFAULT or self._owns_store:
+            self._store = None
+            self._owns_store = False
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(self.flush_interval)
+            self._wake.clear()
+            self._drain()
+
+    def _drain(self) -> None:
+        with self._drain_lock:
+            while self._pending:
+                batch: list[ReadableSpan] = []
+                while self._pending and len(batch) < self.batch_size:
+                    batch.append(self._pending.popleft())
+                self._write(batch)
+
+    def _write(self, batch: Sequence[ReadableSpan]) -> None:
+        try:
+            store = self.run_store()
+            if store is None:
+                return
+            store.add_spans(self._encode(batch))
+            self.written += len(batch)
+        except Exception as exc:  # a background writer must not die; report once and count the loss
+            self.dropped += len(batch)
+            if not self._warned:
+                self._warned = True
+                logger.error("agentnb could not write %d spans to the run store: %s", len(batch), exc)
+
+    @staticmethod
+    def _encode(batch: Iterable[ReadableSpan]) -> list[Mapping[str, Any]]:
+        rows = []
+        resources: dict[int, str] = {}
+        for span in batch:
+            row = span_to_row(span)
+            row["attributes"] = _to_json(row["attributes"])
+            row["events"] = _to_json(row["events"])
+            # Every span of a provider shares one resource: encode it once per batch.
+            key = id(span.resource)
+            if key not in resources:
+                resources[key] = _to_json(row["resource"])
+            row["resource"] = resources[key]
+            rows.append(row)
+        return rows

@@ -1,0 +1,70 @@
+"""One global OpenTelemetry SDK provider for the whole test process, and fresh span sinks per test.
+
+OpenTelemetry lets a process set its global tracer provider only once, so the provider is set up a single
+time (through ``configure_otel_providers``, the way users do it) with a forwarding processor; each test
+gets its own ``InMemorySpanExporter`` and memory-only :class:`SpanStore` behind that forwarder.
+Tests that need a pristine process (provider creation, OTLP, metrics) run in a subprocess instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_fixtures import Otel
+
+from agentnb import _telemetry
+from agentnb.observability import SpanStore, _setup, configure_otel_providers
+
+
+class _Forward:
+    """A span processor that hands spans to whatever the current test installed."""
+
+    def __init__(self) -> None:
+        self.targets: list[Any] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        for t in self.targets:
+            t.on_start(span, parent_context=parent_context)
+
+    def _on_ending(self, span: Any) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        for t in self.targets:
+            t.on_end(span)
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+_FORWARD = _Forward()
+
+
+@pytest.fixture(scope="session")
+def _provider() -> Iterator[None]:
+    saved = dict(_telemetry._state)  # pyright: ignore[reportPrivateUsage]
+    configure_otel_providers(processors=[_FORWARD], span_store=False)
+    yield
+    _telemetry._state.update(saved)  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.fixture
+def otel(_provider: None) -> Iterator[Otel]:
+    exporter = InMemorySpanExporter()
+    span_store = SpanStore(None)
+    _FORWARD.targets = [SimpleSpanProcessor(exporter), span_store]
+    previous = _setup._active["span_store"]  # pyright: ignore[reportPrivateUsage]
+    _setup._active["span_store"] = span_store  # pyright: ignore[reportPrivateUsage]
+    _telemetry.enable(sensitive_data=False)
+    yield Otel(exporter, span_store)
+    _telemetry.disable()
+    _FORWARD.targets = []
+    _setup._active["span_store"] = previous  # pyright: ignore[reportPrivateUsage]
