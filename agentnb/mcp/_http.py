@@ -73,7 +73,6 @@ class MCPStreamableHTTPTool(MCPTool):
     @asynccontextmanager
     async def _open_transport(self) -> AsyncIterator[Any]:
         import httpx2
-
         from mcp.client.streamable_http import streamable_http_client
 
         async with AsyncExitStack() as stack:

@@ -101,12 +101,25 @@ class MCPStdioTool(MCPTool):
         tail = self.stderr.strip()[-_STDERR_TAIL_CHARS:]
         return f"\nServer stderr (last lines):\n{tail}" if tail else ""
 
-    async def close(self) -> None:
-        """Stop the server process and release the captured stderr."""
-        await super().close()
+    async def connect(self) -> None:
+        """Start the server process if it is not running (see :meth:`MCPTool.connect`)."""
+        try:
+            await super().connect()
+        except BaseException:
+            # The error message already quotes the stderr tail; do not keep the file open for a tool that
+            # may never be closed.
+            self._release_errlog()
+            raise
+
+    def _release_errlog(self) -> None:
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
+
+    async def close(self) -> None:
+        """Stop the server process and release the captured stderr."""
+        await super().close()
+        self._release_errlog()
 
     def __repr__(self) -> str:
         state = "connected" if self.is_connected else "not connected"

@@ -26,7 +26,6 @@ from ._sampling import SamplingApprovalCallback, SamplingGate
 
 if TYPE_CHECKING:
     import mcp_types
-
     from mcp import Client
 
 logger = logging.getLogger("agentnb.mcp")
@@ -225,9 +224,8 @@ class MCPTool:
     async def _request(self, what: str, send: Any) -> Any:
         """Run one request over a live session, translating SDK failures into typed, server-named errors."""
         import anyio
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
         from mcp.shared.exceptions import MCPError as SDKError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
         await self.connect()
         connection = self._connection
@@ -257,10 +255,13 @@ class MCPTool:
         except MCPError:
             raise
         except Exception as exc:
-            if _is_transport_failure(exc):
+            if _is_transport_failure(exc) or not connection.alive:
                 connection.mark_broken()
                 raise connection_error(self.name, exc, during=what, detail=self._failure_detail()) from exc
-            raise
+            # E.g. a result that breaks the tool's declared output schema, or a malformed message.
+            raise MCPError(
+                f"MCP server {self.name!r} failed {what}: {type(exc).__name__}: {exc}", server=self.name
+            ) from exc
 
     async def _load_tools(self, connection: Connection) -> None:
         tools: list[mcp_types.Tool] = []
@@ -479,7 +480,7 @@ def _is_transport_failure(exc: BaseException) -> bool:
 
 def _mark_fatal(exc: BaseException) -> None:
     """Ask the function-invocation loop to end the run with this error instead of reporting it to the model."""
-    exc.agentnb_fatal = True  # type: ignore[attr-defined]
+    exc.end_run = True  # type: ignore[attr-defined]
 
 
 def _version() -> str:
