@@ -25,6 +25,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, SupportsAgentRun
+from ._approval import (
+    ToolApprovalMiddleware,
+    ToolApprovalRule,
+    ToolApprovalState,
+    create_always_approve_tool_response,
+    create_always_approve_tool_with_arguments_response,
+)
 from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._middleware import (
     AgentContext,
@@ -38,6 +45,7 @@ from ._middleware import (
     function_middleware,
 )
 from ._serialization import register_type
+from ._session_store import FileHistoryProvider, FileSessionStore
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._tools import FunctionTool, SupportsToolExpansion, tool
 from ._types import (
@@ -112,6 +120,8 @@ __all__ = [
     "ContextProvider",
     "Default",
     "Executor",
+    "FileHistoryProvider",
+    "FileSessionStore",
     "FunctionInvocationContext",
     "FunctionMiddleware",
     "FunctionTool",
@@ -124,6 +134,9 @@ __all__ = [
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "SupportsToolExpansion",
+    "ToolApprovalMiddleware",
+    "ToolApprovalRule",
+    "ToolApprovalState",
     "UsageDetails",
     "Workflow",
     "WorkflowBuilder",
@@ -134,6 +147,8 @@ __all__ = [
     "agent_middleware",
     "chat_middleware",
     "configure_otel_providers",
+    "create_always_approve_tool_response",
+    "create_always_approve_tool_with_arguments_response",
     "enable_instrumentation",
     "executor",
     "function_middleware",
