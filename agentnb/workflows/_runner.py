@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -118,7 +119,10 @@ class _StoreRecorder:
         )
 
     def add(self, event: WorkflowEvent) -> None:
-        self.buffer.append(event.to_dict())
+        record = event.to_dict()
+        # The store reads a str as JSON text already; encode so text payloads ("hello") are stored as strings.
+        record["data"] = json.dumps(record.get("data"), ensure_ascii=False, default=repr)
+        self.buffer.append(record)
 
     async def flush(self) -> None:
         if self.buffer:
