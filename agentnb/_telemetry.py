@@ -7,7 +7,7 @@ check, so an uninstrumented run pays nothing for tracing.
 
 Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
 ``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
-``executor.process {id}``. Model calls and tool calls inherit the agent id and name, the conversation id
+``executor.process``. Model calls and tool calls inherit the agent id and name, the conversation id
 and the run id from the span they run in, so each span can be filtered by agent on its own. Messages,
 tool arguments and tool results are recorded only with sensitive-data capture on (off by default).
 
@@ -26,10 +26,9 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
-    "AGENTNB_RUN_ID",
-    "AGENTNB_WORKFLOW_NAME",
     "ERROR_TYPE",
     "EXECUTOR_ID",
+    "EXECUTOR_TYPE",
     "GEN_AI_AGENT_DESCRIPTION",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
@@ -64,7 +63,11 @@ __all__ = [
     "SPAN_EXECUTOR",
     "SPAN_SUPERSTEP",
     "SPAN_WORKFLOW_RUN",
-    "WORKFLOW_SUPERSTEP",
+    "WORKFLOW_ID",
+    "WORKFLOW_NAME",
+    "WORKFLOW_RUN_ID",
+    "WORKFLOW_STEP",
+    "WORKFLOW_STEPS",
     "disable",
     "enable",
     "end_span",
@@ -104,11 +107,14 @@ GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
 GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
-# agentnb's own: link spans to the run store's runs, and name workflow parts.
-AGENTNB_RUN_ID = "agentnb.run.id"
-AGENTNB_WORKFLOW_NAME = "agentnb.workflow.name"
-WORKFLOW_SUPERSTEP = "agentnb.workflow.superstep"
-EXECUTOR_ID = "agentnb.executor.id"
+# Workflows (agentnb's own names): the run id links spans to the run store's runs.
+WORKFLOW_RUN_ID = "workflow.run_id"
+WORKFLOW_NAME = "workflow.name"
+WORKFLOW_ID = "workflow.id"
+WORKFLOW_STEP = "workflow.step"
+WORKFLOW_STEPS = "workflow.steps"
+EXECUTOR_ID = "executor.id"
+EXECUTOR_TYPE = "executor.type"
 
 # --- operation and span names -----------------------------------------------------------------------
 OP_INVOKE_AGENT = "invoke_agent"
@@ -126,7 +132,7 @@ _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
 _TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
 
 # Attributes a child span takes over from the span it runs in (so a model call knows its agent).
-_INHERITED = (GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, AGENTNB_RUN_ID)
+_INHERITED = (GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, WORKFLOW_RUN_ID)
 # Tags of the metrics, read from the span's attributes when it ends.
 _METRIC_TAGS = (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_AGENT_NAME, GEN_AI_TOOL_NAME, ERROR_TYPE)
 _GEN_AI_OPERATIONS = frozenset({OP_INVOKE_AGENT, OP_CHAT, OP_EXECUTE_TOOL})

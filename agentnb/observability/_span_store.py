@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._telemetry import (
-    AGENTNB_RUN_ID,
     GEN_AI_AGENT_NAME,
     GEN_AI_OPERATION_NAME,
     GEN_AI_REQUEST_MODEL,
@@ -28,6 +27,7 @@ from .._telemetry import (
     GEN_AI_TOOL_NAME,
     GEN_AI_USAGE_INPUT_TOKENS,
     GEN_AI_USAGE_OUTPUT_TOKENS,
+    WORKFLOW_RUN_ID,
 )
 from ..store import RunStore, default_store, default_store_path
 
@@ -78,7 +78,7 @@ def span_to_row(span: ReadableSpan) -> dict[str, Any]:
         "tool_name": _str_or_none(attrs.get(GEN_AI_TOOL_NAME)),
         "input_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_INPUT_TOKENS)),
         "output_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
-        "run_id": _str_or_none(attrs.get(AGENTNB_RUN_ID)),
+        "run_id": _str_or_none(attrs.get(WORKFLOW_RUN_ID)),
         "attributes": attrs,
         "events": [
             {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events
