@@ -116,7 +116,6 @@ class ApprovalCard:
         self.deny_button.on_click(lambda _b: self.deny())
         controls = w.HBox([self.approve_button, self.deny_button, self.reason, self.always])
         self.widget = w.VBox([self.summary, controls], layout=w.Layout(margin="2px 0 6px 0"))
-        self._controls = controls
 
     @property
     def tool_name(self) -> str | None:
@@ -145,7 +144,6 @@ class ApprovalCard:
 
     def close(self) -> None:
         """Close the card's widgets (releases their comms)."""
-        for control in (self.approve_button, self.deny_button, self.reason, self.always, self.summary):
-            control.close()
-        self._controls.close()
-        self.widget.close()
+        from ._widgets import close_tree
+
+        close_tree(self.widget)

@@ -128,7 +128,9 @@ class AgentRun:
                 "in a script use `await run.run(...)` instead."
             ) from None
         self._stop_requested = False
+        self.status = "running"  # at once, so a view shows it before the task's first step
         self._task = loop.create_task(self._drive(messages))
+        self._changed()
         return self._task
 
     async def run(self, messages: Any) -> Any:

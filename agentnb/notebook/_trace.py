@@ -170,9 +170,7 @@ class TraceView:
         self.frame_button.on_click(lambda _b: self.show_dataframe())
         self.tree = w.HTML(h.wrap(trace_html(self.rows)))
         self.output = w.Output()
-        controls = w.HBox([self.picker, self.frame_button])
-        self.widget = w.VBox([controls, self.tree, self.output])
-        self._controls = controls
+        self.widget = w.VBox([w.HBox([self.picker, self.frame_button]), self.tree, self.output])
 
     def selected_rows(self) -> list[dict[str, Any]]:
         """The rows of the picked trace (all rows when none is picked)."""
@@ -210,5 +208,6 @@ class TraceView:
 
     def close(self) -> None:
         """Close the view's widgets (releases their comms)."""
-        for widget in (self.picker, self.frame_button, self.tree, self.output, self._controls, self.widget):
-            widget.close()
+        from ._widgets import close_tree
+
+        close_tree(self.widget)

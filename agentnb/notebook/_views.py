@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from typing import Any
 
 from .. import _html as h
 from ._approval import ApprovalCard, AutoApprove
 from ._display import messages_html, usage_text
 from ._run import AgentRun
+from ._widgets import close_tree
 
 __all__ = ["AgentView", "ChatWidget", "kernel_supports_awaiting_widgets"]
 
@@ -102,17 +104,18 @@ class AgentView:
         self.transcript = w.HTML()
         self.cards_box = w.VBox()
         self.status_line = w.HTML()
-        self.stop_button = w.Button(description="Stop", icon="stop", button_style="warning", disabled=True)
-        self.stop_button.layout = w.Layout(width="90px")
+        self.stop_button = w.Button(
+            description="Stop", icon="stop", button_style="warning", disabled=True, layout=w.Layout(width="90px")
+        )
         self.stop_button.on_click(lambda _b: self.stop())
         footer = w.HBox([self.stop_button, self.status_line], layout=w.Layout(align_items="center"))
         self.widget = w.VBox([self.header, self.transcript, self.cards_box, footer])
-        self._footer = footer
         self.cards: dict[str, ApprovalCard] = {}
         self._last_render = 0.0
         self._render_handle: asyncio.TimerHandle | None = None
         self._display_handle: Any = None
         self._published: tuple[str, int, int] | None = None
+        self._rendered_status = ""
         self._closed = False
         self.controller.subscribe(self._on_change)
         self._render()
@@ -231,10 +234,7 @@ class AgentView:
         for card in self.cards.values():
             card.close()
         self.cards.clear()
-        for widget in (self.header, self.transcript, self.status_line, self.stop_button, self.cards_box):
-            widget.close()
-        self._footer.close()
-        self.widget.close()
+        close_tree(self.widget)
 
     # -- text and mime -------------------------------------------------------------------------------------
     def to_text(self) -> str:
@@ -294,7 +294,8 @@ class AgentView:
         if self._closed:
             return
         now = time.monotonic()
-        if self.controller.running and now - self._last_render < _MIN_RENDER_INTERVAL:
+        status_changed = self.controller.status != self._rendered_status
+        if not status_changed and self.controller.running and now - self._last_render < _MIN_RENDER_INTERVAL:
             # Coalesce token bursts into one refresh so the comm channel is not flooded.
             if self._render_handle is None:
                 try:
@@ -313,6 +314,7 @@ class AgentView:
         if self._closed:
             return
         self._last_render = time.monotonic()
+        self._rendered_status = self.controller.status
         self.transcript.value = h.wrap(self._transcript_html())
         self.status_line.value = h.wrap(self._status_html(timing=True))
         self.stop_button.disabled = not self.controller.running
@@ -365,10 +367,13 @@ class ChatWidget(AgentView):
         super().__init__(agent, session=session, auto_approve=auto_approve)
         self.input = w.Text(placeholder="Message the agent and press Enter", layout=w.Layout(flex="1"))
         self.send_button = w.Button(description="Send", icon="paper-plane", button_style="primary")
-        self.input.on_submit(lambda _t: self.submit())
+        with warnings.catch_warnings():
+            # ipywidgets 8 deprecates on_submit in favour of continuous_update=False, which also sends on blur:
+            # clicking elsewhere would send a half-written message. Enter-to-send needs on_submit.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self.input.on_submit(lambda _t: self.submit())
         self.send_button.on_click(lambda _b: self.submit())
-        self._input_row = w.HBox([self.input, self.send_button])
-        self.widget.children = (*self.widget.children, self._input_row)
+        self.widget.children = (*self.widget.children, w.HBox([self.input, self.send_button]))
 
     def submit(self, text: str | None = None) -> bool:
         """Send ``text`` (or the input box's text) as the next user message.
@@ -388,10 +393,3 @@ class ChatWidget(AgentView):
         if hasattr(self, "send_button"):
             busy = self.controller.running or bool(self.controller.pending)
             self.send_button.disabled = busy
-
-    def close(self) -> None:
-        """Close the chat's widgets, including the input row."""
-        super().close()
-        self.input.close()
-        self.send_button.close()
-        self._input_row.close()
