@@ -133,7 +133,6 @@ class FanOutEdgeGroup(EdgeGroup):
         [('split', 'a'), ('split', 'b')]
     """
 
-    kind = "fan_out"
     __slots__ = ("selection_func",)
 
     def __init__(
@@ -141,8 +140,11 @@ class FanOutEdgeGroup(EdgeGroup):
     ) -> None:
         super().__init__(id, [source], targets)
         self.selection_func = selection_func
-        if selection_func is not None:
-            self.kind = "multi_selection"
+
+    @property
+    def kind(self) -> str:  # type: ignore[override]  # pyright: ignore[reportIncompatibleVariableOverride]
+        """``"multi_selection"`` when a selection function picks targets, else ``"fan_out"``."""
+        return "multi_selection" if self.selection_func is not None else "fan_out"
 
     @property
     def conditional(self) -> bool:
