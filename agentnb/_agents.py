@@ -392,6 +392,8 @@ class Agent(BaseAgent):
                         yield update
                 final = await turn.context.result.get_final_response()
             except BaseException as e:
+                if isinstance(turn.context.result, ResponseStream):
+                    await turn.context.result.aclose()
                 tel.end_span(span, error=e)
                 raise
             _end_agent_span(span, final)
@@ -414,8 +416,11 @@ class Agent(BaseAgent):
         )
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
-            async for update in chat_stream:
-                yield AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=self.name)
+            try:
+                async for update in chat_stream:
+                    yield AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=self.name)
+            finally:
+                await chat_stream.aclose()
 
         async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
             return await turn.finish(await chat_stream.get_final_response())

@@ -53,8 +53,9 @@ def _is_context_annotation(annotation: Any) -> bool:
     if annotation is FunctionInvocationContext:
         return True
     if isinstance(annotation, str):
-        return annotation.rsplit(".", 1)[-1] == "FunctionInvocationContext"
-    return False
+        return "FunctionInvocationContext" in annotation
+    # Optional[FunctionInvocationContext] and friends
+    return any(arg is FunctionInvocationContext for arg in get_args(annotation))
 
 
 def _field_for(annotation: Any, default: Any) -> tuple[Any, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._default import default_chat_client, describe_client
 from ._function import FunctionChatClient
 from ._scripted import ScriptedChatClient
 from ._tool_calling import ToolCallingChatClient, example_arguments
@@ -21,6 +22,8 @@ __all__ = [
     "ReplayChatClient",
     "ScriptedChatClient",
     "ToolCallingChatClient",
+    "default_chat_client",
+    "describe_client",
     "example_arguments",
 ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 from .._clients import BaseChatClient
@@ -80,10 +81,11 @@ class FunctionChatClient(BaseChatClient):
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         if self._is_generator:
-            async for piece in self.func(messages, options):
-                update = _as_update(piece)
-                update.model_id = update.model_id or self.model_id
-                yield update
+            async with aclosing(self.func(messages, options)) as pieces:
+                async for piece in pieces:
+                    update = _as_update(piece)
+                    update.model_id = update.model_id or self.model_id
+                    yield update
             return
         response = _as_response(await self._call(messages, options), messages, self.model_id)
         for update in stream_response(response):

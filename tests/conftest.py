@@ -1,0 +1,13 @@
+"""Test-wide safety: no real model requests, no writes outside a temporary agentnb home."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # Block real model traffic: a test that wants a provider points it at the loopback test server.
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT", "OPENAI_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path_factory.mktemp("agentnb-home")))

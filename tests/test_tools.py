@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Annotated, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from agentnb import FunctionInvocationContext, FunctionTool, tool
+from agentnb._tools import resolve_tools, result_to_text
+from agentnb.exceptions import ToolError, ToolSchemaError
+
+
+class Unit(enum.Enum):
+    C = "celsius"
+    F = "fahrenheit"
+
+
+class Address(BaseModel):
+    street: str
+    zip_code: str = Field(description="Postal code")
+
+
+@dataclasses.dataclass
+class Window:
+    start: int
+    end: int
+
+
+def test_schema_from_type_hints() -> None:
+    @tool
+    def forecast(
+        city: Annotated[str, "The city"],
+        days: Annotated[int, Field(ge=1, le=7, description="How many days")] = 3,
+        unit: Unit = Unit.C,
+        mode: Literal["brief", "full"] = "brief",
+        tags: list[str] | None = None,
+        extra: dict[str, int] | None = None,
+        address: Address | None = None,
+        window: Window | None = None,
+        ctx: FunctionInvocationContext | None = None,
+    ) -> str:
+        """Forecast the weather."""
+        return city
+
+    schema = forecast.parameters()
+    props = schema["properties"]
+    assert forecast.description == "Forecast the weather."
+    assert schema["required"] == ["city"]
+    assert props["city"] == {"description": "The city", "title": "City", "type": "string"}
+    assert props["days"]["minimum"] == 1 and props["days"]["maximum"] == 7
+    assert props["mode"]["enum"] == ["brief", "full"]
+    assert "ctx" not in props  # the invocation context is hidden from the model
+    assert set(schema["$defs"]) >= {"Unit", "Address", "Window"}
+    spec = forecast.to_json_schema_spec()
+    assert spec["function"]["name"] == "forecast"
+
+
+async def test_arguments_are_validated_and_coerced_before_the_call() -> None:
+    seen: list[object] = []
+
+    @tool
+    def book(address: Address, nights: int) -> str:
+        seen.append(address)
+        return f"{address.street} x{nights}"
+
+    assert await book.invoke(arguments={"address": {"street": "Main", "zip_code": "1"}, "nights": "2"}) == "Main x2"
+    assert isinstance(seen[0], Address)
+    with pytest.raises(ValueError, match=r"Invalid arguments for tool 'book': nights: Input should be a valid integer"):
+        await book.invoke(arguments={"address": {"street": "x", "zip_code": "1"}, "nights": "many"})
+    with pytest.raises(ValueError, match="address: Field required"):
+        await book.invoke(arguments={"nights": 1})
+    assert len(seen) == 1
+
+
+async def test_async_tools_and_context_injection() -> None:
+    @tool(name="lookup", description="Look it up", approval_mode="always_require")
+    async def fetch(key: str, context: FunctionInvocationContext) -> str:
+        return f"{key}:{context.call_id}"
+
+    assert fetch.name == "lookup" and fetch.approval_mode == "always_require"
+    ctx = FunctionInvocationContext(function=fetch, arguments={"key": "k"}, call_id="c9")
+    assert await fetch.invoke(arguments={"key": "k"}, context=ctx) == "k:c9"
+
+
+async def test_max_invocations_is_enforced() -> None:
+    @tool(max_invocations=2)
+    def ping() -> str:
+        return "pong"
+
+    await ping.invoke()
+    await ping.invoke()
+    with pytest.raises(ToolError, match="limit of 2 invocation"):
+        await ping.invoke()
+    assert ping.invocation_count == 2
+
+
+def test_bad_configuration_fails_fast() -> None:
+    with pytest.raises(ValueError, match="approval_mode must be one of"):
+        FunctionTool(lambda: None, approval_mode="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_invocations must be >= 1"):
+        FunctionTool(lambda: None, max_invocations=0)
+
+    class Opaque:
+        pass
+
+    def takes_opaque(x: Opaque) -> None: ...
+
+    with pytest.raises(ToolSchemaError, match="takes_opaque"):
+        FunctionTool(takes_opaque).parameters()
+
+
+async def test_schema_only_tools_check_required_arguments_and_cannot_run() -> None:
+    declared = FunctionTool(
+        name="remote", input_model={"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    )
+    assert declared.parameters()["required"] == ["q"]
+    with pytest.raises(ValueError, match="Missing required argument"):
+        declared.validate_arguments({})
+    with pytest.raises(ToolError, match="declaration only"):
+        await declared.invoke(arguments={"q": "x"})
+
+
+async def test_resolve_tools_wraps_functions_and_refuses_duplicates() -> None:
+    def a() -> None: ...
+
+    tools = await resolve_tools([a, tool(a, name="b")] if False else [a])
+    assert [t.name for t in tools] == ["a"]
+    with pytest.raises(ValueError, match="registered twice"):
+        await resolve_tools([a, FunctionTool(a)])
+    with pytest.raises(TypeError, match="Cannot use 42 as a tool"):
+        await resolve_tools([42])
+
+    class Provider:
+        async def get_tools(self) -> list[FunctionTool]:
+            return [FunctionTool(a, name="from_provider")]
+
+    assert [t.name for t in await resolve_tools([Provider()])] == ["from_provider"]
+
+
+def test_result_to_text() -> None:
+    assert result_to_text("x") == "x"
+    assert result_to_text(None) == ""
+    assert result_to_text({"a": 1}) == '{"a": 1}'
+    assert result_to_text(Address(street="s", zip_code="z")) == '{"street":"s","zip_code":"z"}'
+    assert result_to_text(Window(1, 2)) == '{"start": 1, "end": 2}'
+
+
+def test_tool_is_still_callable_directly() -> None:
+    @tool
+    def double(x: int) -> int:
+        return 2 * x
+
+    assert double(4) == 8

@@ -1,0 +1,266 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from agentnb import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    ResponseStream,
+)
+from agentnb._types import add_usage_details, normalize_messages
+from agentnb.exceptions import StructuredOutputError
+
+texts = st.text(max_size=40)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _call() -> st.SearchStrategy[Content]:
+    return st.builds(
+        Content.from_function_call,
+        st.text(min_size=1, max_size=8),
+        st.text(min_size=1, max_size=8),
+        arguments=st.one_of(st.none(), st.text(max_size=20), st.dictionaries(st.text(max_size=5), json_values)),
+    )
+
+
+contents = st.one_of(
+    st.builds(Content.from_text, texts),
+    st.builds(Content.from_reasoning, texts),
+    st.builds(Content.from_data, st.binary(max_size=32), st.sampled_from(["image/png", "application/pdf"])),
+    st.builds(Content.from_uri, st.just("https://example.com/cat.png"), media_type=st.just("image/png")),
+    _call(),
+    st.builds(
+        Content.from_function_result,
+        st.text(min_size=1, max_size=8),
+        result=json_values,
+        exception=st.one_of(st.none(), texts),
+    ),
+    st.builds(Content.from_function_approval_request, st.text(min_size=1, max_size=8), _call()),
+    st.builds(
+        Content.from_function_approval_response,
+        st.text(min_size=1, max_size=8),
+        st.booleans(),
+        _call(),
+        reason=st.one_of(st.none(), texts),
+    ),
+    st.builds(
+        Content.from_usage,
+        st.fixed_dictionaries(
+            {"input_token_count": st.integers(0, 10**6), "output_token_count": st.integers(0, 10**6)}
+        ),
+    ),
+    st.builds(Content.from_error, texts, error_code=st.one_of(st.none(), texts)),
+)
+messages = st.builds(
+    Message,
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+    st.lists(contents, max_size=4),
+    author_name=st.one_of(st.none(), texts),
+    message_id=st.one_of(st.none(), texts),
+    additional_properties=st.one_of(st.none(), st.dictionaries(st.text(min_size=1, max_size=5), json_values)),
+)
+
+
+@given(contents)
+def test_content_round_trips_through_json(content: Content) -> None:
+    restored = Content.from_dict(json.loads(json.dumps(content.to_dict())))
+    assert restored == content
+    assert restored.type == content.type
+
+
+@given(messages)
+def test_message_round_trips_through_json(message: Message) -> None:
+    restored = Message.from_dict(json.loads(json.dumps(message.to_dict())))
+    assert restored == message
+    assert restored.text == message.text
+
+
+@given(st.lists(messages, max_size=4), st.one_of(st.none(), texts))
+def test_responses_round_trip_through_json(msgs: list[Message], response_id: str | None) -> None:
+    chat = ChatResponse(messages=msgs, response_id=response_id, usage_details={"input_token_count": 3}, value=[1, 2])
+    restored = ChatResponse.from_dict(json.loads(json.dumps(chat.to_dict())))
+    assert restored.messages == chat.messages
+    assert restored.response_id == response_id
+    assert restored.usage_details == {"input_token_count": 3}
+    assert restored.value == [1, 2]
+    agent = AgentResponse(messages=msgs, agent_id="a1", finish_reason="stop")
+    restored_agent = AgentResponse.from_dict(json.loads(json.dumps(agent.to_dict())))
+    assert restored_agent.messages == agent.messages
+    assert restored_agent.agent_id == "a1"
+    assert restored_agent.finish_reason == "stop"
+
+
+def test_message_accepts_plain_strings_and_rejects_unknown_roles() -> None:
+    msg = Message("user", ["Hello ", Content.from_text("world")])
+    assert msg.text == "Hello world"
+    assert Message("user", "hi").contents[0].type == "text"
+    with pytest.raises(ValueError, match="Unknown role 'robot'"):
+        Message("robot", ["x"])
+    with pytest.raises(TypeError, match="must be str or Content"):
+        Message("user", [42])  # type: ignore[list-item]
+
+
+def test_text_is_primary_text_only() -> None:
+    response = ChatResponse(
+        messages=[
+            Message("assistant", [Content.from_reasoning("thinking..."), Content.from_function_call("c1", "f", "{}")]),
+            Message("tool", [Content.from_function_result("c1", result="tool output")]),
+            Message("assistant", ["The answer."]),
+        ]
+    )
+    assert response.text == "The answer."
+
+
+def test_function_call_arguments_parse_on_demand() -> None:
+    assert Content.from_function_call("c", "f", '{"a": 1}').parse_arguments() == {"a": 1}
+    assert Content.from_function_call("c", "f", {"a": 2}).parse_arguments() == {"a": 2}
+    assert Content.from_function_call("c", "f").parse_arguments() == {}
+    with pytest.raises(ValueError, match="not valid JSON"):
+        Content.from_function_call("c", "f", "{oops").parse_arguments()
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        Content.from_function_call("c", "f", "[1]").parse_arguments()
+
+
+def test_data_uri_becomes_data_content() -> None:
+    content = Content.from_uri("data:image/png;base64,aGVsbG8=")
+    assert content.type == "data"
+    assert content.data == b"hello"
+    assert content.media_type == "image/png"
+    assert content.uri_or_data_uri == "data:image/png;base64,aGVsbG8="
+
+
+def test_unknown_content_type_is_refused() -> None:
+    with pytest.raises(ValueError, match="Unknown content type"):
+        Content("video")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Unknown content type"):
+        Content.from_dict({"type": "nope"})
+
+
+def test_from_updates_coalesces_text_and_argument_deltas_and_sums_usage() -> None:
+    updates = [
+        ChatResponseUpdate(contents=[Content.from_text("Hel")], message_id="m1", response_id="r1"),
+        ChatResponseUpdate(contents=[Content.from_text("lo")], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_function_call("c1", "f", '{"a"')], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_function_call("", "", ": 1}")], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_function_call("c2", "g", "{}")], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_usage({"input_token_count": 2, "output_token_count": 3})]),
+        ChatResponseUpdate(
+            contents=[Content.from_usage({"input_token_count": 1, "output_token_count": 1})],
+            role=None,
+            finish_reason="tool_calls",
+        ),
+    ]
+    response = ChatResponse.from_updates(updates)
+    assert len(response.messages) == 1
+    kinds = [(c.type, c.text or c.arguments) for c in response.messages[0].contents]
+    assert kinds == [("text", "Hello"), ("function_call", '{"a": 1}'), ("function_call", "{}")]
+    assert response.usage_details == {"input_token_count": 3, "output_token_count": 4}
+    assert response.finish_reason == "tool_calls"
+    assert response.response_id == "r1"
+
+
+def test_to_updates_and_back_preserves_the_response() -> None:
+    original = ChatResponse(
+        messages=[Message("assistant", ["Hi", Content.from_function_call("c", "f", "{}")], message_id="m")],
+        response_id="r",
+        model_id="m1",
+        finish_reason="stop",
+        usage_details={"input_token_count": 1, "output_token_count": 2, "total_token_count": 3},
+    )
+    rebuilt = ChatResponse.from_updates(original.to_updates())
+    assert rebuilt.messages == original.messages
+    assert rebuilt.usage_details == original.usage_details
+    assert (rebuilt.response_id, rebuilt.model_id, rebuilt.finish_reason) == ("r", "m1", "stop")
+
+
+def test_agent_updates_assemble_by_role_and_author() -> None:
+    updates = [
+        AgentResponseUpdate(contents=["a"], author_name="x"),
+        AgentResponseUpdate(contents=["b"], author_name="x"),
+        AgentResponseUpdate(contents=["c"], author_name="y"),
+    ]
+    response = AgentResponse.from_updates(updates)
+    assert [(m.author_name, m.text) for m in response.messages] == [("x", "ab"), ("y", "c")]
+
+
+class Movie(BaseModel):
+    title: str
+    year: int
+
+
+def test_structured_value_validates_and_errors_name_the_schema() -> None:
+    ok = ChatResponse(text='{"title": "Alien", "year": 1979}', response_format=Movie)
+    assert ok.value == Movie(title="Alien", year=1979)
+    bad = ChatResponse(text='{"title": "Alien"}', response_format=Movie)
+    with pytest.raises(StructuredOutputError, match="Movie") as info:
+        _ = bad.value
+    assert info.value.schema_name == "Movie"
+    assert info.value.text == '{"title": "Alien"}'
+
+
+def test_user_input_requests_lists_only_unanswered_requests() -> None:
+    call = Content.from_function_call("c1", "f", "{}")
+    req1 = Content.from_function_approval_request("r1", call)
+    req2 = Content.from_function_approval_request("r2", Content.from_function_call("c2", "g", "{}"))
+    response = AgentResponse(
+        messages=[Message("assistant", [call, req1, req2]), Message("user", [req1.to_function_approval_response(True)])]
+    )
+    assert [r.id for r in response.user_input_requests] == ["r2"]
+    with pytest.raises(ValueError, match="Only a function_approval_request"):
+        call.to_function_approval_response(True)
+
+
+def test_usage_details_add_key_by_key() -> None:
+    total = add_usage_details({"input_token_count": 1, "cached": 2}, {"input_token_count": 4, "output_token_count": 1})
+    assert total == {"input_token_count": 5, "cached": 2, "output_token_count": 1}
+    assert add_usage_details(None, None) is None
+
+
+def test_normalize_messages_accepts_the_documented_shapes() -> None:
+    assert normalize_messages(None) == []
+    assert [m.text for m in normalize_messages(["a", Content.from_text("b"), Message("assistant", ["c"])])] == [
+        "a",
+        "b",
+        "c",
+    ]
+    with pytest.raises(TypeError, match="Cannot use a int as a message"):
+        normalize_messages([1])  # type: ignore[list-item]
+
+
+async def test_response_stream_iterates_once_and_finalizes_without_rerunning() -> None:
+    produced: list[int] = []
+
+    async def source():
+        for i in range(3):
+            produced.append(i)
+            yield ChatResponseUpdate(contents=[str(i)])
+
+    stream = ResponseStream(source(), ChatResponse.from_updates)
+    seen = [u.text async for u in stream]
+    assert seen == ["0", "1", "2"]
+    final = await stream.get_final_response()
+    assert final.text == "012"
+    assert await stream == final  # awaiting again returns the same object
+    assert produced == [0, 1, 2]
+
+
+async def test_response_stream_final_response_drains_unread_updates() -> None:
+    async def source():
+        yield ChatResponseUpdate(contents=["x"])
+        yield ChatResponseUpdate(contents=["y"])
+
+    stream = ResponseStream(source(), ChatResponse.from_updates)
+    assert (await stream.get_final_response()).text == "xy"
