@@ -1,0 +1,178 @@
+"""The span store: a bounded memory buffer and batched background writes to the run store."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+from agentnb import _telemetry as tel
+from agentnb.observability import SpanStore, span_to_row
+from agentnb.store import RunStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _provider(spans: SpanStore) -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": "span-store-test"}), shutdown_on_exit=False)
+    provider.add_span_processor(spans)  # pyright: ignore[reportArgumentType]
+    return provider
+
+
+def _emit(provider: TracerProvider, n: int, *, prefix: str = "s") -> None:
+    tracer = provider.get_tracer("tests")
+    for i in range(n):
+        tracer.start_span(f"{prefix}{i}").end()
+
+
+def test_span_to_row() -> None:
+    spans = SpanStore(None)
+    tracer = _provider(spans).get_tracer("tests")
+    parent = tracer.start_span("parent")
+    child = tracer.start_span(
+        "chat m",
+        context=set_span_in_context(parent),
+        kind=SpanKind.CLIENT,
+        attributes={
+            tel.GEN_AI_OPERATION_NAME: "chat",
+            tel.GEN_AI_REQUEST_MODEL: "m",
+            tel.GEN_AI_USAGE_INPUT_TOKENS: 3,
+            tel.WORKFLOW_RUN_ID: "run-1",
+            "tags": ("a", "b"),
+        },
+    )
+    child.add_event("retry", {"attempt": 2})
+    child.set_status(Status(StatusCode.ERROR, "nope"))
+    child.end()
+    parent.end()
+    row = span_to_row(spans.spans()[0])
+    assert row["name"] == "chat m" and row["kind"] == "CLIENT"
+    assert row["trace_id"] == format(parent.get_span_context().trace_id, "032x")
+    assert row["parent_id"] == format(parent.get_span_context().span_id, "016x")
+    assert (row["status_code"], row["status_message"]) == ("ERROR", "nope")
+    assert (row["operation"], row["model"], row["input_tokens"], row["output_tokens"]) == ("chat", "m", 3, None)
+    assert row["run_id"] == "run-1"
+    assert row["attributes"]["tags"] == ("a", "b")
+    assert row["events"][0]["name"] == "retry" and row["events"][0]["attributes"] == {"attempt": 2}
+    assert row["resource"]["service.name"] == "span-store-test"
+    assert row["end_ns"] >= row["start_ns"] > 0
+    assert span_to_row(spans.spans()[1])["parent_id"] is None
+
+
+def test_background_thread_writes_without_a_flush(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "bg.db")
+    spans = SpanStore(store, flush_interval=0.05)
+    _emit(_provider(spans), 30)
+    deadline = time.monotonic() + 10
+    while len(store.list_spans()) < 30 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stored = store.list_spans()
+    assert [s["name"] for s in stored] == [f"s{i}" for i in range(30)]
+    assert stored[0]["resource"]["service.name"] == "span-store-test"
+    assert spans.written == 30 and spans.dropped == 0
+    spans.shutdown()
+    store.close()
+
+
+def test_a_full_batch_is_written_early(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "batch.db")
+    spans = SpanStore(store, flush_interval=60, batch_size=10)
+    _emit(_provider(spans), 10)
+    deadline = time.monotonic() + 10
+    while spans.written < 10 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(store.list_spans()) == 10
+    spans.shutdown()
+    store.close()
+
+
+def test_memory_buffer_is_bounded() -> None:
+    spans = SpanStore(None, max_spans=10)
+    _emit(_provider(spans), 25)
+    assert len(spans) == 10
+    assert [s.name for s in spans.spans()] == [f"s{i}" for i in range(15, 25)]
+    spans.clear()
+    assert spans.spans() == [] and spans.rows() == []
+
+
+def test_write_queue_is_bounded_and_counts_what_it_drops(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "q.db")
+    spans = SpanStore(store, flush_interval=60, batch_size=1000, max_pending=5)
+    _emit(_provider(spans), 20)
+    assert spans.dropped == 15
+    assert spans.force_flush() is True
+    assert [s["name"] for s in store.list_spans()] == [f"s{i}" for i in range(15, 20)]
+    spans.shutdown()
+    store.close()
+
+
+def test_a_broken_database_never_breaks_the_traced_code(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    spans = SpanStore(blocker / "spans.db", flush_interval=60)
+    provider = _provider(spans)
+    with caplog.at_level(logging.ERROR, logger="agentnb.observability"):
+        _emit(provider, 3)
+        spans.force_flush()
+        _emit(provider, 2)
+        spans.force_flush()
+    assert spans.dropped == 5 and spans.written == 0
+    assert len(spans) == 5  # the memory buffer still has them
+    errors = [r for r in caplog.records if "could not write" in r.getMessage()]
+    assert len(errors) == 1  # reported once, not once per batch
+    spans.shutdown()
+
+
+def test_shutdown_writes_the_rest_and_is_idempotent(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "sd.db")
+    spans = SpanStore(store, flush_interval=60)
+    provider = _provider(spans)
+    _emit(provider, 7)
+    spans.shutdown()
+    assert len(store.list_spans()) == 7
+    assert spans._thread is not None and not spans._thread.is_alive()  # pyright: ignore[reportPrivateUsage]
+    spans.shutdown()
+    _emit(provider, 2, prefix="late")
+    spans.force_flush()
+    assert len(store.list_spans()) == 7  # after shutdown spans stay in memory only
+    assert len(spans) == 9
+    store.close()
+
+
+def test_spans_are_written_at_interpreter_exit(tmp_path: Path) -> None:
+    path = tmp_path / "exit.db"
+    script = textwrap.dedent(
+        """
+        import sys
+        from opentelemetry.sdk.trace import TracerProvider
+        from agentnb.observability import SpanStore
+
+        spans = SpanStore(sys.argv[1], flush_interval=3600)  # the thread would never get to it
+        provider = TracerProvider(shutdown_on_exit=False)
+        provider.add_span_processor(spans)
+        for i in range(42):
+            provider.get_tracer("t").start_span(f"exit{i}").end()
+        """
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], cwd=REPO, check=True, timeout=60)
+    store = RunStore(path)
+    assert len(store.list_spans()) == 42
+    store.close()
+
+
+def test_constructor_checks() -> None:
+    with pytest.raises(ValueError, match=">= 1"):
+        SpanStore(None, max_spans=0)
+    with pytest.raises(ValueError, match="flush_interval"):
+        SpanStore(None, flush_interval=0)
+    assert SpanStore(None).persistent is False
+    assert SpanStore(None).store_path is None
+    assert "memory" in repr(SpanStore(None))
