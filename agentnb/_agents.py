@@ -179,6 +179,8 @@ class _Turn:
         return response
 
     def span(self) -> Any:
+        if not tel.is_enabled():
+            return None
         agent = self.agent
         session = self.context.session
         span = tel.start_span(

@@ -453,18 +453,22 @@ class _FunctionInvocationLoop:
         )
         client = self.client
         model = options.get("model_id") or client.model_id
-        span = tel.start_span(
-            f"chat {model}" if model else "chat",
-            {
-                tel.GEN_AI_OPERATION_NAME: "chat",
-                tel.GEN_AI_PROVIDER_NAME: client.OTEL_PROVIDER_NAME,
-                tel.GEN_AI_REQUEST_MODEL: model,
-                tel.GEN_AI_REQUEST_TEMPERATURE: options.get("temperature"),
-                tel.GEN_AI_REQUEST_TOP_P: options.get("top_p"),
-                tel.GEN_AI_REQUEST_MAX_TOKENS: options.get("max_tokens"),
-                tel.GEN_AI_REQUEST_SEED: options.get("seed"),
-            },
-            kind="client",
+        span = (
+            None
+            if not tel.is_enabled()
+            else tel.start_span(
+                f"chat {model}" if model else "chat",
+                {
+                    tel.GEN_AI_OPERATION_NAME: "chat",
+                    tel.GEN_AI_PROVIDER_NAME: client.OTEL_PROVIDER_NAME,
+                    tel.GEN_AI_REQUEST_MODEL: model,
+                    tel.GEN_AI_REQUEST_TEMPERATURE: options.get("temperature"),
+                    tel.GEN_AI_REQUEST_TOP_P: options.get("top_p"),
+                    tel.GEN_AI_REQUEST_MAX_TOKENS: options.get("max_tokens"),
+                    tel.GEN_AI_REQUEST_SEED: options.get("seed"),
+                },
+                kind="client",
+            )
         )
 
         async def call_model(ctx: ChatContext) -> None:
@@ -622,15 +626,19 @@ class _FunctionInvocationLoop:
             tools=self.tools,
             kwargs=dict(self.function_kwargs),
         )
-        span = tel.start_span(
-            f"execute_tool {tool.name}",
-            {
-                tel.GEN_AI_OPERATION_NAME: "execute_tool",
-                tel.GEN_AI_TOOL_NAME: tool.name,
-                tel.GEN_AI_TOOL_CALL_ID: call_id,
-                tel.GEN_AI_TOOL_TYPE: "function",
-                tel.GEN_AI_TOOL_DESCRIPTION: tool.description or None,
-            },
+        span = (
+            None
+            if not tel.is_enabled()
+            else tel.start_span(
+                f"execute_tool {tool.name}",
+                {
+                    tel.GEN_AI_OPERATION_NAME: "execute_tool",
+                    tel.GEN_AI_TOOL_NAME: tool.name,
+                    tel.GEN_AI_TOOL_CALL_ID: call_id,
+                    tel.GEN_AI_TOOL_TYPE: "function",
+                    tel.GEN_AI_TOOL_DESCRIPTION: tool.description or None,
+                },
+            )
         )
 
         async def invoke(ctx: FunctionInvocationContext) -> None:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 __all__ = [
@@ -223,16 +223,16 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
     return _get_tracer().start_span(name, attributes=clean, kind=SpanKind[_KINDS.get(kind, "INTERNAL")])
 
 
-@contextmanager
-def use_span(span: Any) -> Iterator[Any]:
+_NO_SPAN = nullcontext()
+
+
+def use_span(span: Any) -> AbstractContextManager[Any]:
     """Make ``span`` current for the block, so spans started inside become its children."""
     if span is None:
-        yield None
-        return
+        return _NO_SPAN  # the common, uninstrumented case costs one comparison
     from opentelemetry import trace
 
-    with trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False):
-        yield span
+    return trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False)
 
 
 def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[str, Any] | None = None) -> None:

@@ -456,6 +456,8 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
         return [Message(role, [messages])]
     if isinstance(messages, Message):
         return [messages]
+    if isinstance(messages, list) and all(type(m) is Message for m in messages):
+        return messages  # already normalized (the agent passes its prepared list to the client)
     out: list[Message] = []
     for item in messages:
         if isinstance(item, Message):
