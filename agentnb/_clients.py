@@ -207,12 +207,12 @@ def _approval_required(tool: FunctionTool | None) -> bool:
 
 
 def _approval_request(call: Content, tool: FunctionTool | None) -> Content:
-    """A new approval request for one call occurrence, naming the tool's source (MCP server) when it has one."""
+    """A new approval request for one call occurrence, naming the tool's source (its MCP server, if any)."""
     request = Content.from_function_approval_request(f"{call.call_id}:{uuid.uuid4().hex[:12]}", call)
-    label = tool.additional_properties.get("server_label") if tool is not None else None
-    if label is not None:
-        # The call alone cannot tell same-named tools of two servers apart; standing rules need to.
-        request.additional_properties["server_label"] = label
+    if tool is not None:
+        # The call alone cannot tell same-named tools of two sources apart (None: a local tool); rules and
+        # the resume check below need to.
+        request.additional_properties["server_label"] = tool.additional_properties.get("server_label")
     return request
 
 
@@ -568,6 +568,21 @@ class _FunctionInvocationLoop:
                 approvals.append(None)
                 continue
             answer = answers.get(request.id or "") if request is not None else None
+            if (
+                answer is not None
+                and request is not None
+                and tool is not None
+                and "server_label" in request.additional_properties
+                and request.additional_properties["server_label"] != tool.additional_properties.get("server_label")
+            ):
+                # The tool of that name now comes from another source than the one the person approved.
+                answer = Content.from_function_approval_response(
+                    request.id or "",
+                    False,
+                    call,
+                    reason=f"the approval was for {call.name!r} from another source "
+                    f"({request.additional_properties['server_label']!r}); call it again to ask anew",
+                )
             if answer is None:
                 # An approval-required call that never got a request (or whose request is unanswered): ask.
                 waiting.append(request if request is not None else _approval_request(call, tool))
