@@ -126,7 +126,10 @@ class MCPTool:
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
         self._functions: list[FunctionTool] = []
+        self._functions_key: tuple[Any, ...] | None = None
         self._remote_tools: dict[str, mcp_types.Tool] = {}
+        self._listing_version = 0
+        self._tools_stale = False
         self.connect_count = 0
 
     # -- to be provided by transports ---------------------------------------------------------------------
@@ -146,7 +149,7 @@ class MCPTool:
 
     @property
     def functions(self) -> list[FunctionTool]:
-        """The FunctionTools of the last tool listing (empty before the first connection)."""
+        """The FunctionTools ``get_tools()`` last returned (empty before the first call)."""
         return list(self._functions)
 
     def _get_lock(self) -> asyncio.Lock:
@@ -164,9 +167,17 @@ class MCPTool:
             read_timeout_seconds=self.request_timeout,
             sampling_callback=self.sampling,
             client_info=Implementation(name="agentnb", version=_version()),
+            message_handler=self._on_server_message,
             # Tool listings must reflect the live server, e.g. after a restart.
             cache=None,
         )
+
+    async def _on_server_message(self, message: Any) -> None:
+        import mcp_types
+
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            # Re-list before the next use, so the model is offered what the server has now.
+            self._tools_stale = True
 
     async def connect(self) -> None:
         """Start (or restart) the session and load the server's tools; a no-op when already connected.
@@ -179,6 +190,8 @@ class MCPTool:
         async with self._get_lock():
             current = self._connection
             if current is not None and current.alive and current.loop is asyncio.get_running_loop():
+                if self._tools_stale:
+                    await self._load_tools(current)
                 return
             if self._connection is not None:
                 if self._connection.loop is asyncio.get_running_loop():
@@ -216,8 +229,17 @@ class MCPTool:
         await self.close()
 
     async def get_tools(self) -> list[FunctionTool]:
-        """The server's tools as FunctionTools, connecting (or reconnecting) first if needed."""
+        """The server's tools as FunctionTools, connecting (or reconnecting) first if needed.
+
+        Raises:
+            MCPError: Two remote tools map to the same local name (the session stays up; fix ``allowed_tools``
+                or ``tool_name_prefix`` and call again).
+        """
         await self.connect()
+        key = (self.allowed_tools, self.tool_name_prefix, self._listing_version)
+        if key != self._functions_key:
+            self._functions = self._build_functions()
+            self._functions_key = key
         return list(self._functions)
 
     # -- requests -----------------------------------------------------------------------------------------
@@ -264,6 +286,8 @@ class MCPTool:
             ) from exc
 
     async def _load_tools(self, connection: Connection) -> None:
+        """Fetch the server's full tool listing (all pages)."""
+        self._tools_stale = False
         tools: list[mcp_types.Tool] = []
         cursor: str | None = None
         while True:
@@ -273,6 +297,10 @@ class MCPTool:
             if not cursor:
                 break
         self._remote_tools = {t.name: t for t in tools}
+        self._listing_version += 1
+
+    def _build_functions(self) -> list[FunctionTool]:
+        """FunctionTools for the listed tools that pass ``allowed_tools``, under their local names."""
         if self.allowed_tools is not None:
             unknown = sorted(self.allowed_tools - self._remote_tools.keys())
             if unknown:
@@ -281,7 +309,7 @@ class MCPTool:
                 )
         functions: list[FunctionTool] = []
         owners: dict[str, str] = {}
-        for remote in tools:
+        for remote in self._remote_tools.values():
             if self.allowed_tools is not None and remote.name not in self.allowed_tools:
                 continue
             local = _local_name(remote.name, self.tool_name_prefix)
@@ -293,7 +321,7 @@ class MCPTool:
                 )
             owners[local] = remote.name
             functions.append(self._function_for(remote, local))
-        self._functions = functions
+        return functions
 
     async def _listing(self, connection: Connection, cursor: str | None) -> Any:
         import anyio

@@ -5,14 +5,26 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 from mcp_helpers import child_processes, stdio_tool
 
 from agentnb import Agent, Content, FunctionTool
-from agentnb.exceptions import MCPConnectionError, MCPError
+from agentnb.exceptions import MCPConnectionError, MCPError, ToolExecutionError
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
 from agentnb.mcp import MCPStdioTool
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared() -> AsyncIterator[MCPStdioTool]:
+    """One connected demo server for the tests that do not break or reconfigure it."""
+    tool = stdio_tool(additional_tool_argument_names={"echo_args": ["trace_id"], "*": ["tenant"]})
+    async with tool:
+        yield tool
 
 
 def _results(response) -> list[Content]:
@@ -35,10 +47,9 @@ async def test_agent_calls_stdio_tool_end_to_end_on_offline_model() -> None:
     assert "add" in response.text
 
 
-async def test_tools_use_server_schema_and_metadata() -> None:
-    async with stdio_tool(allowed_tools=["add", "echo_args"]) as server:
-        tools = {t.name: t for t in await server.get_tools()}
-    assert set(tools) == {"add", "echo_args"}
+async def test_tools_use_server_schema_and_metadata(shared: MCPStdioTool) -> None:
+    tools = {t.name: t for t in await shared.get_tools()}
+    assert {"add", "echo_args", "get_image", "summarize"} <= set(tools)
     add = tools["add"]
     assert isinstance(add, FunctionTool)
     assert add.description == "Add two integers."
@@ -61,12 +72,11 @@ async def test_lazy_connection_and_close_end_the_subprocess() -> None:
     assert pid not in child_processes(), "the server process (or its zombie) is still there after close()"
 
 
-async def test_results_map_to_contents() -> None:
-    async with stdio_tool(allowed_tools=["get_image", "get_report", "fail"]) as server:
-        image = await server.call_tool("get_image", {})
-        report = await server.call_tool("get_report", {})
-        with pytest.raises(Exception, match="failed on purpose: disk full") as info:
-            await server.call_tool("fail", {"reason": "disk full"})
+async def test_results_map_to_contents(shared: MCPStdioTool) -> None:
+    image = await shared.call_tool("get_image", {})
+    report = await shared.call_tool("get_report", {})
+    with pytest.raises(ToolExecutionError, match="failed on purpose: disk full") as info:
+        await shared.call_tool("fail", {"reason": "disk full"})
     [picture] = image
     assert picture.type == "data" and picture.media_type == "image/png"
     assert picture.data is not None and picture.data.startswith(b"\x89PNG")
@@ -77,13 +87,9 @@ async def test_results_map_to_contents() -> None:
     assert "demo" in str(info.value)
 
 
-async def test_is_error_result_reaches_the_model_and_run_continues() -> None:
-    server = stdio_tool(allowed_tools=["fail"])
+async def test_is_error_result_reaches_the_model_and_run_continues(shared: MCPStdioTool) -> None:
     client = ScriptedChatClient([ScriptedChatClient.call("fail", reason="no quota"), "It failed, sorry."])
-    try:
-        response = await Agent(client, tools=[server]).run("Try it.")
-    finally:
-        await server.close()
+    response = await Agent(client, tools=[shared]).run("Try it.")
     [result] = _results(response)
     assert result.exception is not None and "failed on purpose: no quota" in result.exception
     assert response.text == "It failed, sorry."
@@ -91,41 +97,31 @@ async def test_is_error_result_reaches_the_model_and_run_continues() -> None:
     assert any("no quota" in (c.exception or "") for m in client.calls[1] for c in m.contents)
 
 
-async def test_arguments_are_filtered_to_declared_properties() -> None:
-    server = stdio_tool(allowed_tools=["echo_args"])
+async def test_arguments_are_filtered_to_declared_properties(shared: MCPStdioTool) -> None:
     client = ScriptedChatClient(
         [ScriptedChatClient.call("echo_args", text="hi", password="hunter2", _meta={"progressToken": 1}), "done"]
     )
-    try:
-        await client.get_response(
-            "go", tools=[server], function_invocation_kwargs={"user_id": "u-7", "api_key": "sk-secret"}
-        )
-    finally:
-        await server.close()
+    await client.get_response(
+        "go", tools=[shared], function_invocation_kwargs={"user_id": "u-7", "api_key": "sk-secret"}
+    )
     result = next(c for m in client.calls[1] for c in m.contents if c.type == "function_result")
     received = json.loads(result.result)
     # Declared by the server: the model's "text" and the runtime "user_id"; nothing else travels.
     assert received == {"text": "hi", "user_id": "u-7"}
 
 
-async def test_additional_argument_names_are_forwarded() -> None:
-    async with stdio_tool(
-        allowed_tools=["echo_args"], additional_tool_argument_names={"echo_args": ["trace_id"], "*": ["tenant"]}
-    ) as server:
-        [echo] = await server.get_tools()
-        received = json.loads(
-            await echo.invoke(arguments={"text": "x", "trace_id": "t1", "tenant": "acme", "other": 1})
-        )
+async def test_additional_argument_names_are_forwarded(shared: MCPStdioTool) -> None:
+    echo = next(t for t in await shared.get_tools() if t.name == "echo_args")
+    received = json.loads(await echo.invoke(arguments={"text": "x", "trace_id": "t1", "tenant": "acme", "other": 1}))
     assert received == {"text": "x", "trace_id": "t1", "tenant": "acme"}
 
 
-async def test_prompts_and_resources() -> None:
-    async with stdio_tool() as server:
-        prompts = await server.list_prompts()
-        messages = await server.get_prompt("greet", {"name": "Ada"})
-        resources = await server.list_resources()
-        readme = await server.read_resource("demo://readme")
-        logo = await server.read_resource("demo://logo")
+async def test_prompts_and_resources(shared: MCPStdioTool) -> None:
+    prompts = await shared.list_prompts()
+    messages = await shared.get_prompt("greet", {"name": "Ada"})
+    resources = await shared.list_resources()
+    readme = await shared.read_resource("demo://readme")
+    logo = await shared.read_resource("demo://logo")
     assert [p.name for p in prompts] == ["greet"]
     assert [(m.role, m.text) for m in messages] == [("user", "Say hello to Ada.")]
     assert {str(r.uri) for r in resources} == {"demo://readme", "demo://logo"}
@@ -134,11 +130,11 @@ async def test_prompts_and_resources() -> None:
     assert logo[0].type == "data" and logo[0].media_type == "image/png"
 
 
-async def test_unknown_prompt_is_a_typed_error_naming_the_server() -> None:
-    async with stdio_tool() as server:
-        with pytest.raises(MCPError, match="'demo'") as info:
-            await server.get_prompt("nope")
+async def test_unknown_prompt_is_a_typed_error_naming_the_server(shared: MCPStdioTool) -> None:
+    with pytest.raises(MCPError, match="'demo'") as info:
+        await shared.get_prompt("nope")
     assert info.value.server == "demo"
+    assert shared.is_connected  # a rejected request does not end the session
 
 
 async def test_missing_command_is_a_connection_error() -> None:
