@@ -77,7 +77,7 @@ class DevUI:
         self._timetravel = TimeTravelView(self.store, self.catalog)
         self._traces = TracesView(self.store)
         self.tabs[:] = [
-            ("Entity", self.entity_area),
+            ("Playground", self.entity_area),
             ("Runs", self._runs.panel()),
             ("Time travel", self._timetravel.panel()),
             ("Traces", self._traces.panel()),
@@ -168,9 +168,6 @@ class DevUI:
         else:
             self._views[entity_id] = view
             self.entity_area.objects = [view.panel()]
-        title = "Chat" if entity.kind == "agent" else "Workflow"
-        if self.tabs._names[_TAB_ENTITY] != title:  # pyright: ignore[reportPrivateUsage]
-            self.tabs[_TAB_ENTITY] = (title, self.entity_area)
         self.tabs.active = _TAB_ENTITY
 
     def _make_view(self, entity: Entity) -> Any:

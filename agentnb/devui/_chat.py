@@ -29,7 +29,9 @@ def model_label(agent: Any) -> str:
         return "unknown model"
     provider = type(client).__name__
     model_id = getattr(client, "model_id", None) or getattr(client, "model", None)
-    offline = type(client).__module__.startswith("agentnb.local")
+    offline = getattr(client, "OTEL_PROVIDER_NAME", "") == "agentnb.local" or type(client).__module__.startswith(
+        "agentnb.local"
+    )
     label = f"{provider} · {model_id}" if model_id else provider
     return f"{label} (offline)" if offline else label
 
@@ -275,9 +277,7 @@ class ChatView:
                         text += content.text
                         set_html(bubble, _bubble_html("assistant", render_markdown(text), _author(update, "")))
                     elif kind == "text_reasoning" and content.text:
-                        view.transcript.append(
-                            html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>")
-                        )
+                        view.transcript.append(html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>"))
                     elif kind == "function_call":
                         self._on_call(view, content)
                         bubble, text = None, ""  # text after tool calls starts a new bubble

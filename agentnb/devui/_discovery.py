@@ -99,9 +99,7 @@ class Catalog:
         while entity_id in taken:
             entity_id, n = f"{base}-{n}", n + 1
         description = getattr(obj, "description", None) or ""
-        entity = Entity(
-            id=entity_id, name=label, kind=kind, obj=obj, source=source, description=str(description)
-        )
+        entity = Entity(id=entity_id, name=label, kind=kind, obj=obj, source=source, description=str(description))
         self.entities.append(entity)
         return entity
 

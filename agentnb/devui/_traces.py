@@ -24,7 +24,7 @@ def _tree_order(spans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]
         parent = span.get("parent_id") if span.get("parent_id") in ids else None
         children.setdefault(parent, []).append(span)
     for kids in children.values():
-        kids.sort(key=lambda s: (s.get("start_ns") or 0))
+        kids.sort(key=lambda s: s.get("start_ns") or 0)
     out: list[tuple[dict[str, Any], int]] = []
     stack = [(s, 0) for s in reversed(children.get(None, []))]
     while stack:
@@ -50,8 +50,10 @@ def spans_frame(spans: list[dict[str, Any]]) -> Any:
         left = 100.0 * (s0 - start) / total
         width = max(100.0 * (s1 - s0) / total, 0.4)
         error = span.get("status_code") == "ERROR"
-        colour = "#cf222e" if error else {"chat": "#0969da", "execute_tool": "#8250df"}.get(
-            str(span.get("operation") or ""), "#1a7f37"
+        colour = (
+            "#cf222e"
+            if error
+            else {"chat": "#0969da", "execute_tool": "#8250df"}.get(str(span.get("operation") or ""), "#1a7f37")
         )
         bar = (
             f"<div style='position:relative;height:12px;width:100%;background:#f6f8fa'>"

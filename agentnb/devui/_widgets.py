@@ -89,4 +89,3 @@ def error_card(exc: BaseException, *, title: str = "Error") -> pn.Card:
         sizing_mode="stretch_width",
         styles={"border": "1px solid #ff8182"},
     )
-

@@ -1,17 +1,279 @@
-"""Placeholder."""
+"""The workflow view: the graph with live executor states, an input form, the event log, outputs and requests.
+
+Runs go through the ordinary API: ``workflow.run(message, stream=True, checkpoint_storage=..., run_store=...)``
+for a fresh run and ``workflow.run(responses={request_id: value}, ...)`` to answer ``request_info``. Every run
+is checkpointed into the run store, so the time-travel view can list, inspect and fork it.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
-from ._widgets import html_pane
+from agentnb._html import badge, escape, json_html
+
+from ._discovery import Entity
+from ._forms import TypeForm, hints_of, type_label
+from ._graph import GraphPane
+from ._runs import event_table, events_frame
+from ._widgets import error_card, html_pane, jsonable, set_html
+
+__all__ = ["WorkflowRunner", "WorkflowView"]
+
+_FLUSH_SECONDS = 0.15
+
+
+def event_row(event: Any, seq: int) -> dict[str, Any]:
+    """A log row for one event (same shape as the run store's rows)."""
+    record = event.to_dict() if hasattr(event, "to_dict") else {"type": getattr(event, "type", "?")}
+    data = record.get("data")
+    if getattr(event, "type", None) == "status" and getattr(event, "state", None) is not None:
+        data = str(event.state)
+    return {
+        "seq": seq,
+        "type": record.get("type"),
+        "executor_id": record.get("executor_id"),
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.get("timestamp") or time.time()))
+        + f".{int(((record.get('timestamp') or 0) % 1) * 1000):03d}",
+        "data": data,
+    }
+
+
+class WorkflowRunner:
+    """Run a workflow with checkpoints in the run store and report each event to a callback.
+
+    Example:
+        >>> from agentnb.store import RunStore
+        >>> from agentnb.devui.demos.workflows import text_pipeline_workflow
+        >>> runner = WorkflowRunner(text_pipeline_workflow(), RunStore(":memory:"))
+        >>> events = [e async for e in runner.stream(message=None)]  # doctest: +SKIP
+    """
+
+    def __init__(self, workflow: Any, store: Any) -> None:
+        self.workflow = workflow
+        self.store = store
+
+    def storage(self) -> Any:
+        """The checkpoint storage in the run store."""
+        from agentnb.workflows import SQLiteCheckpointStorage
+
+        return SQLiteCheckpointStorage(self.store)
+
+    def stream(
+        self, *, message: Any = None, responses: dict[str, Any] | None = None, checkpoint_id: str | None = None
+    ) -> Any:
+        """Start (or continue) a run and return its event stream."""
+        return self.workflow.run(
+            message,
+            stream=True,
+            responses=responses,
+            checkpoint_id=checkpoint_id,
+            checkpoint_storage=self.storage(),
+            run_store=self.store,
+        )
 
 
 class WorkflowView:
-    def __init__(self, entity: Any, *, store: Any = None, on_checkpoint: Any = None) -> None:
-        self.entity = entity
+    """Run one workflow and watch it: graph, input form, event log, outputs and human-input requests.
 
+    Example:
+        >>> from agentnb.devui.demos import demo_catalog
+        >>> view = WorkflowView(demo_catalog().workflows[0], store=None)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self, entity: Entity, *, store: Any = None, on_checkpoint: Callable[[str], None] | None = None
+    ) -> None:
+        self.entity = entity
+        self.workflow = entity.obj
+        self.store = store
+        self.on_checkpoint = on_checkpoint
+        self.runner = WorkflowRunner(self.workflow, store)
+        self.graph = GraphPane(self.workflow)
+        types_ = self.workflow.input_types or [str]
+        flat: list[Any] = []
+        for t in types_:
+            flat.extend(hints_of(t))
+        self.form = TypeForm(flat, submit_label="Run")
+        self.form.submit.css_classes = ["anb-form-submit", "anb-run-workflow"]
+        self.form.submit.on_click(self._on_run)
+        self.status = html_pane("<span class='anb-muted'>idle</span>", css_classes=["anb-wf-status"])
+        self.outputs = pn.Column(sizing_mode="stretch_width", css_classes=["anb-wf-outputs"])
+        self.requests = pn.Column(sizing_mode="stretch_width", css_classes=["anb-wf-requests"])
+        self.errors = pn.Column(sizing_mode="stretch_width")
+        self.log = event_table(css_classes=["anb-event-log"])
+        self.log_info = html_pane("", css_classes=["anb-log-info"])
+        self.run_id: str | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._pending_rows: list[dict[str, Any]] = []
+        self._last_flush = 0.0
+        self._busy = False
+
+    # ----------------------------------------------------------------------------------------------- layout
     def panel(self) -> pn.viewable.Viewable:
-        return html_pane("workflow")
+        """Return the view's layout."""
+        wf = self.workflow
+        inputs = ", ".join(type_label(t) for t in (wf.input_types or [str]))
+        header = html_pane(
+            f"<div class='anb-head'><span class='anb-title'>⇶ {escape(self.entity.name)}</span>"
+            f"<span class='anb-muted'>{escape(self.entity.description)}</span></div>"
+            f"<div class='anb-muted'>{len(wf.executors)} executors · start: {escape(wf.start_executor_id)} · "
+            f"input: {escape(inputs)}</div>"
+        )
+        side = pn.Column(
+            html_pane("<div class='anb-role'>Input</div>"),
+            self.form.panel(),
+            self.status,
+            html_pane("<div class='anb-role'>Requests</div>"),
+            self.requests,
+            html_pane("<div class='anb-role'>Outputs</div>"),
+            self.outputs,
+            self.errors,
+            width=380,
+        )
+        return pn.Column(
+            header,
+            pn.Row(self.graph.panel(), side, sizing_mode="stretch_width"),
+            html_pane("<div class='anb-role'>Event log</div>"),
+            self.log_info,
+            self.log,
+            sizing_mode="stretch_width",
+            css_classes=["anb-workflow-view"],
+        )
+
+    # ------------------------------------------------------------------------------------------------- runs
+    async def _on_run(self, _event: Any = None) -> None:
+        try:
+            value = self.form.value()
+        except ValueError as exc:
+            self.form.show_error(str(exc))
+            return
+        self.form.show_error("")
+        await self.run(message=value)
+
+    async def run(
+        self, *, message: Any = None, responses: dict[str, Any] | None = None, checkpoint_id: str | None = None
+    ) -> None:
+        """Start a run (or continue one with answers) and show its events as they arrive."""
+        if self._busy:
+            set_html(self.status, "<span class='anb-error'>a run is in progress</span>")
+            return
+        self._busy = True
+        self.form.submit.disabled = True
+        fresh = responses is None
+        if fresh:
+            self.graph.reset()
+            self.outputs.objects = []
+            self.requests.objects = []
+            self._rows, self._pending_rows = [], []
+            self.log.value = events_frame([])
+        self.errors.objects = []
+        set_html(self.status, f"{badge('running', 'warn')}")
+        started = time.perf_counter()
+        try:
+            async for event in self.runner.stream(message=message, responses=responses, checkpoint_id=checkpoint_id):
+                self._on_event(event)
+        except Exception as exc:  # the run failed: show it and keep serving
+            self.errors.append(error_card(exc, title=f"{self.entity.name} failed"))
+            set_html(self.status, badge("failed", "err"))
+        else:
+            pending = len(self.requests.objects)
+            state = "waiting for input" if pending else "completed"
+            set_html(
+                self.status,
+                f"{badge(state, 'info' if pending else 'ok')} "
+                f"<span class='anb-muted anb-run-done'>{time.perf_counter() - started:.2f} s · run "
+                f"{escape((self.run_id or '')[:8])}</span>",
+            )
+        finally:
+            self._flush(force=True)
+            self._busy = False
+            self.form.submit.disabled = False
+        if self.on_checkpoint is not None and self.run_id:
+            self.on_checkpoint(self.run_id)
+
+    def _on_event(self, event: Any) -> None:
+        kind = event.type
+        eid = event.executor_id
+        if kind == "started" and isinstance(event.data, str):
+            self.run_id = event.data
+        elif kind == "executor_invoked":
+            self.graph.set_state(eid, "running")
+        elif kind == "executor_completed":
+            if self.graph.states.get(eid) != "waiting":
+                self.graph.set_state(eid, "completed")
+        elif kind == "executor_failed":
+            self.graph.set_state(eid, "failed")
+            details = event.data
+            self.errors.append(
+                html_pane(
+                    f"<details class='anb-card'><summary class='anb-error'>{escape(eid)} failed: "
+                    f"{escape(getattr(details, 'error_type', ''))}: {escape(getattr(details, 'message', details))}"
+                    f"</summary><pre>{escape(getattr(details, 'traceback', ''))}</pre></details>"
+                )
+            )
+        elif kind == "output":
+            self.outputs.append(
+                html_pane(
+                    f"<div class='anb-card anb-output'>{badge(eid or 'output', 'ok')}"
+                    f"{json_html(jsonable(event.data))}</div>"
+                )
+            )
+        elif kind == "request_info":
+            self.graph.set_state(eid, "waiting")
+            self.requests.append(self._request_form(event))
+        elif kind == "failed":
+            details = event.data
+            self.errors.append(
+                html_pane(
+                    f"<details class='anb-card'><summary class='anb-error'>run failed: "
+                    f"{escape(getattr(details, 'message', details))}</summary>"
+                    f"<pre>{escape(getattr(details, 'traceback', ''))}</pre></details>"
+                )
+            )
+        self._pending_rows.append(event_row(event, len(self._rows) + len(self._pending_rows)))
+        self._flush()
+
+    def _flush(self, *, force: bool = False) -> None:
+        """Show buffered events at most every ~150 ms (a 10,000-event run must not flood the page)."""
+        if force:
+            self.graph.flush()
+        now = time.perf_counter()
+        if not self._pending_rows or (not force and now - self._last_flush < _FLUSH_SECONDS):
+            return
+        self._last_flush = now
+        self._rows.extend(self._pending_rows)
+        self._pending_rows = []
+        # The table pages remotely: only the visible page travels to the browser, however long the log.
+        self.log.value = events_frame(self._rows)
+        set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
+
+    # --------------------------------------------------------------------------------------------- requests
+    def _request_form(self, event: Any) -> pn.viewable.Viewable:
+        request_id = str(event.request_id)
+        response_type = event.response_type if event.response_type is not None else str
+        form = TypeForm(hints_of(response_type), submit_label="Send answer")
+        form.submit.css_classes = ["anb-form-submit", "anb-answer-request"]
+        info = html_pane(
+            f"<div class='anb-card anb-request'>{badge('needs input', 'info')} from <b>{escape(event.executor_id)}</b>"
+            f"{json_html(jsonable(event.data))}<div class='anb-muted'>request {escape(request_id[:8])} · answer "
+            f"as {escape(type_label(response_type))}</div></div>"
+        )
+        box = pn.Column(info, form.panel(), sizing_mode="stretch_width")
+
+        async def answer(_e: Any) -> None:
+            try:
+                value = form.value()
+            except ValueError as exc:
+                form.show_error(str(exc))
+                return
+            form.submit.disabled = True
+            if box in self.requests.objects:
+                self.requests.remove(box)
+            await self.run(responses={request_id: value})
+
+        form.submit.on_click(answer)
+        return box

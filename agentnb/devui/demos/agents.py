@@ -6,13 +6,38 @@ Both run on the offline :class:`agentnb.local.ToolCallingChatClient` unless ``OP
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
-from agentnb import Agent, tool
+from agentnb import Agent, ChatResponseUpdate, Message, tool
+from agentnb.local import ToolCallingChatClient
 
 from . import uses_real_model
 
-__all__ = ["approvals_agent", "assistant_agent", "demo_client"]
+__all__ = ["PacedToolCallingChatClient", "approvals_agent", "assistant_agent", "demo_client"]
+
+
+class PacedToolCallingChatClient(ToolCallingChatClient):
+    """The offline tool-calling model, streaming at reading pace so the demo visibly streams.
+
+    Example:
+        >>> from agentnb import Agent
+        >>> agent = Agent(PacedToolCallingChatClient(delay=0.0))
+        >>> (await agent.run("Hello")).text  # doctest: +SKIP
+        'You said: Hello'
+    """
+
+    def __init__(self, *, delay: float = 0.04, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.delay = delay
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        async for update in super()._inner_get_streaming_response(messages=messages, options=options, **kwargs):
+            yield update
+            await asyncio.sleep(self.delay)
 
 
 def demo_client() -> Any:
@@ -21,9 +46,7 @@ def demo_client() -> Any:
         from agentnb.openai import OpenAIChatCompletionClient
 
         return OpenAIChatCompletionClient()
-    from agentnb.local import ToolCallingChatClient
-
-    return ToolCallingChatClient()
+    return PacedToolCallingChatClient()
 
 
 @tool

@@ -1,0 +1,142 @@
+"""The workflow graph pane: the SVG from ``WorkflowViz`` with executor states coloured by a stylesheet.
+
+The SVG is drawn once per workflow; states are one CSS rule per executor in a ``<style>`` next to it
+(stylesheet rules beat the SVG's fill attributes). While events stream in, state changes are collected
+and the pane is redrawn at most every ~150 ms, so a 200-executor graph stays cheap to update.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import panel as pn
+
+from agentnb._html import badge, escape
+
+from ._widgets import DEVUI_CSS, html_pane, set_html
+
+__all__ = ["STATE_COLOURS", "GraphPane", "state_css"]
+
+#: Fill and stroke per executor state.
+STATE_COLOURS: dict[str, tuple[str, str]] = {
+    "running": ("#fff8c5", "#bf8700"),
+    "completed": ("#dafbe1", "#1a7f37"),
+    "failed": ("#ffebe9", "#cf222e"),
+    "waiting": ("#ddf4ff", "#0969da"),
+}
+
+_REDRAW_SECONDS = 0.15
+
+_BADGE = {"running": "warn", "completed": "ok", "failed": "err", "waiting": "info"}
+
+
+def _css_string(value: str) -> str:
+    return '"' + re.sub(r'(["\\])', r"\\\1", value).replace("\n", " ") + '"'
+
+
+def state_css(states: dict[str, str]) -> str:
+    """One CSS rule per executor, selecting its SVG node by ``data-id`` (stylesheet rules beat SVG attributes)."""
+    rules = []
+    for executor_id, state in states.items():
+        colours = STATE_COLOURS.get(state)
+        if colours is None:
+            continue
+        fill, stroke = colours
+        rules.append(
+            f"g.node[data-id={_css_string(executor_id)}] rect{{fill:{fill};stroke:{stroke};stroke-width:2.5px}}"
+        )
+    return "\n".join(rules)
+
+
+class GraphPane:
+    """A workflow drawn as SVG, with live executor states.
+
+    Example:
+        >>> from agentnb.devui.demos.workflows import text_pipeline_workflow
+        >>> pane = GraphPane(text_pipeline_workflow())
+        >>> pane.set_state("prepare", "completed")
+        >>> pane.flush()
+        >>> pane.states
+        {'prepare': 'completed'}
+    """
+
+    def __init__(self, workflow: Any, *, max_height: int = 520) -> None:
+        from agentnb.workflows import WorkflowViz
+
+        self.workflow = workflow
+        self.states: dict[str, str] = {}
+        source = workflow.to_dict() if hasattr(workflow, "to_dict") else workflow
+        self.executor_ids = [e["id"] for e in source.get("executors", [])]
+        self.svg = WorkflowViz(workflow).to_svg()
+        self._dirty = False
+        self._last_draw = 0.0
+        self.pane = pn.pane.HTML(
+            self._html(),
+            stylesheets=[DEVUI_CSS],
+            sizing_mode="stretch_width",
+            css_classes=["anb-graph-pane"],
+        )
+        match = re.search(r'height="(\d+)', self.svg)
+        height = min(max_height, int(match.group(1)) + 24) if match else max_height
+        self.container = pn.Column(
+            self.pane, height=height, scroll=True, sizing_mode="stretch_width", styles={"border": "1px solid #d0d7de"}
+        )
+        self.legend = html_pane("", css_classes=["anb-graph-legend"])
+        self._render_legend()
+
+    def panel(self) -> pn.viewable.Viewable:
+        """Return the graph with its state legend."""
+        return pn.Column(self.container, self.legend, sizing_mode="stretch_width")
+
+    def reset(self) -> None:
+        """Clear all states (a new run starts)."""
+        self.states = {}
+        self._apply()
+
+    def set_state(self, executor_id: str | None, state: str) -> None:
+        """Colour one executor; unknown ids are ignored."""
+        if not executor_id or self.states.get(executor_id) == state:
+            return
+        self.states[executor_id] = state
+        self._apply()
+
+    def set_states(self, states: dict[str, str]) -> None:
+        """Replace all states at once."""
+        self.states = dict(states)
+        self._apply()
+
+    def _html(self) -> str:
+        return f"<style>{state_css(self.states)}</style><div class='anb-graph'>{self.svg}</div>"
+
+    def _apply(self) -> None:
+        self._dirty = True
+        self.flush(force=False)
+
+    def flush(self, *, force: bool = True) -> None:
+        """Redraw if states changed (throttled unless ``force``)."""
+        now = time.perf_counter()
+        if not self._dirty or (not force and now - self._last_draw < _REDRAW_SECONDS):
+            return
+        self._dirty = False
+        self._last_draw = now
+        self.pane.object = self._html()
+        self._render_legend()
+
+    def _render_legend(self) -> None:
+        counts: dict[str, int] = {}
+        for state in self.states.values():
+            counts[state] = counts.get(state, 0) + 1
+        chips = " ".join(badge(f"{state} {n}", _BADGE.get(state, "")) for state, n in sorted(counts.items()))
+        per_node = "".join(
+            f"<span class='anb-node-state' data-id='{escape(eid)}' data-state='{escape(self.states.get(eid, 'idle'))}'>"
+            f"{escape(eid)}: {escape(self.states.get(eid, 'idle'))}</span>; "
+            for eid in self.executor_ids[:40]
+        )
+        more = f" … and {len(self.executor_ids) - 40} more" if len(self.executor_ids) > 40 else ""
+        set_html(
+            self.legend,
+            f"<div>{chips or '<span class=anb-muted>not run yet</span>'}</div>"
+            f"<div class='anb-muted' style='font-size:11px'>{per_node}{more}</div>",
+        )
