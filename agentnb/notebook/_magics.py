@@ -72,10 +72,12 @@ def _resolve_agent(ip: Any, name: str) -> Any:
     if not name.isidentifier():
         raise UsageError(f"{name!r} is not a variable name\n{AGENT_USAGE}")
     if name not in ip.user_ns:
-        raise UsageError(f"No variable {name!r} in this notebook; define it first, e.g. {name} = Agent(...)")
+        raise UsageError(
+            f"No variable {name!r} in this notebook; define it first, e.g. {name} = Agent(...)\n{AGENT_USAGE}"
+        )
     agent = ip.user_ns[name]
     if not callable(getattr(agent, "run", None)):
-        raise UsageError(f"{name!r} is a {type(agent).__name__}, not an agent (it has no run method)")
+        raise UsageError(f"{name!r} is a {type(agent).__name__}, not an agent (it has no run method)\n{AGENT_USAGE}")
     return agent
 
 

@@ -1,0 +1,146 @@
+"""The extension and magics in real Jupyter kernels (nbclient)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_harness import KernelSession, data, execute, text
+
+pytestmark = pytest.mark.kernel
+
+DEFINE = '''
+from agentnb import Agent, tool
+from agentnb.local import ScriptedChatClient, ToolCallingChatClient
+
+@tool(approval_mode="always_require")
+def delete_file(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+@tool
+def get_weather(city: str) -> str:
+    """Return the weather for a city."""
+    return f"Sunny in {city}."
+
+bot = Agent(ToolCallingChatClient(), "Be brief.", name="bot", tools=[delete_file, get_weather])
+weather = Agent(ToolCallingChatClient(), name="weather", tools=[get_weather])
+'''
+
+STATE = """
+ip = get_ipython()
+from agentnb import _telemetry
+print("html", any(c.__name__ == "Agent" for c in ip.display_formatter.formatters["text/html"].type_printers))
+print("magics", "agent" in ip.magics_manager.magics["cell"], "agentnb" in ip.magics_manager.magics["line"])
+print("transformers", len(ip.input_transformers_cleanup))
+print("tracing", _telemetry.is_enabled())
+"""
+
+
+def test_load_and_unload_extension(tmp_path: Path) -> None:
+    out = execute(
+        [
+            DEFINE,
+            STATE,
+            "%load_ext agentnb",
+            STATE,
+            "bot",
+            "%load_ext agentnb",  # loading twice is harmless
+            "%unload_ext agentnb",
+            STATE,
+            "bot",
+            "%%agent bot\nhello",
+            "%load_ext agentnb\n%unload_ext agentnb",
+        ],
+        tmp_path,
+    )
+    before, loaded, after = text(out[1]), text(out[3]), text(out[7])
+    assert before.split("\n")[:2] == ["html False", "magics False False"]
+    assert "tracing False" in before
+    assert loaded.split("\n")[:2] == ["html True", "magics True True"]
+    assert "tracing True" in loaded
+    transformers = int(before.split("transformers ")[1].split()[0])
+    assert f"transformers {transformers + 1}" in loaded
+    assert after == before  # unload restores formatters, magics, the transformer and tracing
+    [html] = data(out[4], "text/html")
+    assert '<div class="agentnb">' in html and "bot" in html and "needs approval" in html
+    assert text(out[4]).startswith("Agent bot · ToolCallingChatClient")
+    assert data(out[8], "text/html") == []  # plain repr again after unloading
+    assert "UsageError: Cell magic `%%agent` not found" in text(out[9])
+    assert not [o for o in out[10] if o["output_type"] == "error"]
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSession]:
+    """One kernel with the extension loaded, shared by the magic tests (a kernel start costs seconds)."""
+    session = KernelSession(tmp_path_factory.mktemp("kernel"))
+    try:
+        session.run("%load_ext agentnb\n" + DEFINE)
+        yield session
+    finally:
+        session.close()
+
+
+def test_agent_magic_streams_approves_and_keeps_sessions(kernel: KernelSession) -> None:
+    first = len(kernel.nb.cells)
+    for source in [
+        "print('ready')",
+        "%%agent bot\nDelete Notes please",
+        # The cell above finished while the approval card waits; answer it as a click would.
+        "from agentnb.notebook import last_view\nv = last_view()\n"
+        "print(v.status, [r.function_call.name for r in v.pending])\nv.approve(reason='ok')\nawait v.wait()\n"
+        "print(v.status, '|', v.text.replace(chr(10), ' / '))",
+        "%%agent weather --session chat\nWeather in Paris?",
+        "%%agent weather --session chat --no-stream\nAnd in Rome?",
+        "print(type(chat).__name__, len(chat.messages))",
+        "%%agent bot --approve all\nDelete Drafts",
+        "%agentnb traces --last 1",
+        "%agentnb help",
+    ]:
+        kernel.run(source)
+    out = [kernel.outputs(i) for i in range(first, len(kernel.nb.cells))]
+    magic_out = out[1]
+    [plain] = data(magic_out, "text/plain")
+    assert "widget-view" in str(magic_out[0]["data"])
+    # The stored output was refreshed when the run finished (after the click in the next cell).
+    assert plain.startswith("[user] Delete Notes please\n[assistant · bot] delete_file(path='Notes')")
+    assert "[user] approved: delete_file (ok)" in plain and plain.rstrip().split("\n")[-1].startswith("[done]")
+    assert text(out[2]).splitlines() == [
+        "waiting ['delete_file']",
+        "done | delete_file: deleted Notes / get_weather: Sunny in Notes.",
+    ]
+    assert "get_weather(city='Paris') -> Sunny in Paris." in text(out[3])
+    assert "get_weather(city='Rome') -> Sunny in Rome." in text(out[4])
+    assert text(out[5]).strip() == "AgentSession 8"  # two turns of user, assistant, tool, assistant
+    auto = text(out[6])
+    assert "approved: delete_file (approved by policy)" in auto and "[done]" in auto
+    traces = text(out[7])
+    assert traces.startswith("trace ") and "invoke_agent bot" in traces and "execute_tool delete_file" in traces
+    assert text(out[8]).startswith("usage: %agentnb traces")
+
+
+BAD_ARGUMENTS = [
+    ("%%agent\nhello", "the following arguments are required: name"),
+    ("%%agent missing\nhello", "No variable 'missing' in this notebook"),
+    ("%%agent bot --bogus\nhello", "unrecognized arguments: --bogus"),
+    ("%%agent bot\n   ", "The cell body is the prompt and it is empty"),
+    ("%%agent get_weather\nhi", "'get_weather' is a FunctionTool, not an agent"),
+    ("%%agent bot --session 'not a name'\nhi", "--session needs a variable name"),
+    ("%%agent bot --approve ,\nhi", "--approve needs ask, all, none or tool names"),
+    ("%agentnb frobnicate", "unknown command 'frobnicate'"),
+    ("%agentnb traces --last 0", "--last must be >= 1"),
+    ("%agentnb traces --last x", "argument --last: invalid int value: 'x'"),
+    ("%agentnb record", "record needs a cassette PATH"),
+    ('%agentnb replay "unclosed', "No closing quotation"),
+]
+
+
+@pytest.mark.parametrize(("cell", "message"), BAD_ARGUMENTS)
+def test_bad_arguments_print_a_usage_line_not_a_traceback(kernel: KernelSession, cell: str, message: str) -> None:
+    outputs = kernel.run(cell)
+    shown = text(outputs)
+    assert message in shown
+    assert shown.startswith("UsageError: ")
+    assert "usage: %" in shown
+    assert "Traceback" not in shown and not [o for o in outputs if o["output_type"] == "error"]
