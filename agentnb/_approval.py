@@ -16,9 +16,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._clients import _PendingBatch  # pyright: ignore[reportPrivateUsage]
 from ._middleware import AgentContext, AgentMiddleware
+from ._sessions import HistoryProvider
 from ._tools import FunctionTool, SupportsToolExpansion
-from ._types import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream, add_usage_details
+from ._types import (
+    AgentResponse,
+    AgentResponseUpdate,
+    Content,
+    Message,
+    ResponseStream,
+    _pending_approval_requests,  # pyright: ignore[reportPrivateUsage]
+    add_usage_details,
+)
 from .exceptions import ApprovalError
 
 if TYPE_CHECKING:
@@ -31,6 +41,7 @@ __all__ = [
     "ToolApprovalState",
     "create_always_approve_tool_response",
     "create_always_approve_tool_with_arguments_response",
+    "pending_approval_requests",
 ]
 
 #: Key of a response's ``additional_properties`` asking the middleware to store a standing rule.
@@ -195,6 +206,27 @@ def create_always_approve_tool_response(request: Content, *, reason: str | None 
 def create_always_approve_tool_with_arguments_response(request: Content, *, reason: str | None = None) -> Content:
     """Approve ``request`` and keep approving later calls of the same tool with exactly the same arguments."""
     return _rule_response(request, "arguments", reason)
+
+
+async def pending_approval_requests(session: AgentSession, *, agent: Any = None) -> list[Content]:
+    """The approval requests ``session`` still waits on, read from its history (for example after a restart).
+
+    Args:
+        session: The conversation.
+        agent: The agent whose history provider holds the conversation; without it, the session's
+            in-memory history is read.
+    """
+    history: list[Message] = []
+    providers = [p for p in getattr(agent, "context_providers", None) or [] if isinstance(p, HistoryProvider)]
+    if not providers:
+        history = session.messages
+    else:
+        provider = providers[0]
+        history = await provider.get_messages(session.session_id, state=session.state.get(provider.source_id, {}))
+    batch = _PendingBatch.find(history)
+    if batch is None:
+        return []
+    return _pending_approval_requests(history[batch.index :])
 
 
 # -- the middleware -----------------------------------------------------------------------------------------
