@@ -31,6 +31,7 @@ from ._approval import (
     ToolApprovalState,
     create_always_approve_tool_response,
     create_always_approve_tool_with_arguments_response,
+    pending_approval_requests,
 )
 from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._middleware import (
@@ -154,6 +155,7 @@ __all__ = [
     "function_middleware",
     "handler",
     "load_ipython_extension",
+    "pending_approval_requests",
     "register_type",
     "response_handler",
     "tool",
