@@ -21,9 +21,8 @@ from pathlib import Path
 
 from agentnb import (
     Agent, FileHistoryProvider, FileSessionStore, Message, ToolApprovalMiddleware,
-    create_always_approve_tool_response, tool,
+    create_always_approve_tool_response, pending_approval_requests, tool,
 )
-from agentnb._approval import pending_approval_requests
 from agentnb.local import ScriptedChatClient
 
 HOME = Path(sys.argv[1])

@@ -20,8 +20,9 @@ from agentnb import (
     ToolApprovalState,
     create_always_approve_tool_response,
     create_always_approve_tool_with_arguments_response,
+    pending_approval_requests,
 )
-from agentnb._approval import AUTO_APPROVED_KEY, pending_approval_requests
+from agentnb._approval import AUTO_APPROVED_KEY
 from agentnb.exceptions import ApprovalError
 from agentnb.local import ScriptedChatClient
 
