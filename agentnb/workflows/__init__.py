@@ -50,6 +50,20 @@ from ._edges import (
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowEventType, WorkflowRunResult, WorkflowRunState
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
+from ._orchestrations import (
+    ConcurrentBuilder,
+    GroupChatBuilder,
+    GroupChatDecision,
+    GroupChatState,
+    HandoffBuilder,
+    HandoffUserInputRequest,
+    MagenticBuilder,
+    MagenticPlanReviewRequest,
+    MagenticPlanReviewResponse,
+    MagenticProgressLedger,
+    MagenticTaskLedger,
+    SequentialBuilder,
+)
 from ._timetravel import CheckpointDiff, CheckpointHistory, CheckpointNode
 from ._viz import WorkflowViz
 from ._workflow import Workflow
@@ -65,6 +79,7 @@ __all__ = [
     "CheckpointInfo",
     "CheckpointNode",
     "CheckpointStorage",
+    "ConcurrentBuilder",
     "Default",
     "EdgeGroup",
     "Executor",
@@ -72,10 +87,21 @@ __all__ = [
     "FanOutEdgeGroup",
     "FileCheckpointStorage",
     "FunctionExecutor",
+    "GroupChatBuilder",
+    "GroupChatDecision",
+    "GroupChatState",
+    "HandoffBuilder",
+    "HandoffUserInputRequest",
     "InMemoryCheckpointStorage",
+    "MagenticBuilder",
+    "MagenticPlanReviewRequest",
+    "MagenticPlanReviewResponse",
+    "MagenticProgressLedger",
+    "MagenticTaskLedger",
     "PendingMessage",
     "PendingRequest",
     "SQLiteCheckpointStorage",
+    "SequentialBuilder",
     "SingleEdgeGroup",
     "SwitchCaseEdgeGroup",
     "Workflow",

@@ -1,0 +1,39 @@
+"""Multi-agent orchestrations built from ordinary workflow parts: sequential, concurrent, handoff, group chat, magentic.
+
+Each builder returns a plain :class:`~agentnb.workflows.Workflow`, so an orchestration streams events,
+writes checkpoints, resumes in another process, answers ``request_info`` requests and shows in the
+DevUI like any hand-built graph. Participants are agents with unique names; tool approvals raised
+inside any participant surface as the workflow's own ``request_info`` events.
+"""
+
+from __future__ import annotations
+
+from ._base import OrchestrationBuilder, ParticipantExecutor
+from ._concurrent import ConcurrentBuilder
+from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
+from ._handoff import HandoffBuilder, HandoffUserInputRequest
+from ._magentic import (
+    MagenticBuilder,
+    MagenticPlanReviewRequest,
+    MagenticPlanReviewResponse,
+    MagenticProgressLedger,
+    MagenticTaskLedger,
+)
+from ._sequential import SequentialBuilder
+
+__all__ = [
+    "ConcurrentBuilder",
+    "GroupChatBuilder",
+    "GroupChatDecision",
+    "GroupChatState",
+    "HandoffBuilder",
+    "HandoffUserInputRequest",
+    "MagenticBuilder",
+    "MagenticPlanReviewRequest",
+    "MagenticPlanReviewResponse",
+    "MagenticProgressLedger",
+    "MagenticTaskLedger",
+    "OrchestrationBuilder",
+    "ParticipantExecutor",
+    "SequentialBuilder",
+]

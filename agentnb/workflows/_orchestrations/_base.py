@@ -1,0 +1,305 @@
+"""What every orchestration shares: the participant executor, input normalization and the builder base.
+
+A *participant* is an agent placed in an orchestration. :class:`ParticipantExecutor` runs it on the
+conversation an orchestrator sends (``list[Message]``) or continues the conversation of the previous
+participant (an :class:`AgentExecutorResponse`), and sends back an ``AgentExecutorResponse`` whose
+``full_conversation`` is the input plus the participant's new messages. Tool approvals raised inside the
+agent become the workflow's own ``request_info`` events, so the caller of the whole orchestration
+answers them with ``workflow.run(responses={request_id: True})`` (also from another process).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..._agents import SupportsAgentRun
+from ..._types import AgentResponse, Content, Message
+from .._agent_executor import AgentExecutorResponse
+from .._builder import WorkflowBuilder
+from .._context import WorkflowContext
+from .._events import WorkflowEvent
+from .._executor import Executor
+from .._handlers import handler, response_handler
+
+if TYPE_CHECKING:
+    from ...store import RunStore
+    from .._checkpoints import CheckpointStorage
+    from .._workflow import Workflow
+
+__all__ = [
+    "OrchestrationBuilder",
+    "ParticipantExecutor",
+    "clean_conversation",
+    "maybe_await",
+    "participant_name",
+    "to_conversation",
+]
+
+ParticipantCtx = WorkflowContext[AgentExecutorResponse, AgentResponse]
+InputLike = str | Message | list[Message]
+_B = TypeVar("_B", bound="OrchestrationBuilder")
+_NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def to_conversation(value: Any) -> list[Message]:
+    """Turn an orchestration's input (text, a message or a list of messages) into a fresh list of messages."""
+    if isinstance(value, str):
+        return [Message("user", [value])]
+    if isinstance(value, Message):
+        return [value]
+    if isinstance(value, list) and all(isinstance(m, Message) for m in value):
+        return list(value)
+    raise TypeError(
+        f"An orchestration takes a str, a Message or a list of Messages as input, got {type(value).__name__}."
+    )
+
+
+def clean_conversation(messages: Sequence[Message]) -> list[Message]:
+    """Drop approval bookkeeping (requests and answers) so the conversation passed on reads like a chat."""
+    out: list[Message] = []
+    for message in messages:
+        kept = [
+            c for c in message.contents if c.type not in ("function_approval_request", "function_approval_response")
+        ]
+        if len(kept) == len(message.contents):
+            out.append(message)
+        elif kept:
+            out.append(
+                Message(
+                    message.role,
+                    kept,
+                    author_name=message.author_name,
+                    message_id=message.message_id,
+                    additional_properties=message.additional_properties,
+                )
+            )
+    return out
+
+
+async def maybe_await(value: Any) -> Any:
+    """Await ``value`` when a user callback returned an awaitable (callbacks may be sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def participant_name(agent: Any, *, role: str = "participant") -> str:
+    """The name an agent goes by in an orchestration (its executor id, speaker name and handoff target)."""
+    if isinstance(agent, Executor) or inspect.isclass(agent) or not isinstance(agent, SupportsAgentRun):
+        raise TypeError(
+            f"Each {role} must be an agent (an object with run(), such as Agent(client, name=...)), got {agent!r}."
+        )
+    name = getattr(agent, "name", None)
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(
+            f"Every {role} needs a name: it identifies the agent in the conversation, in handoffs and in "
+            f"checkpoints. Pass name=... when creating the agent (got an agent with id {agent.id!r})."
+        )
+    return name
+
+
+def tool_safe(name: str) -> str:
+    """``name`` as it may appear inside a tool name (letters, digits, ``_`` and ``-``)."""
+    return _NAME_RE.sub("_", name).strip("_") or "agent"
+
+
+class ParticipantExecutor(Executor):
+    """Runs one participant agent on the conversation it is sent and sends back its new messages.
+
+    Args:
+        agent: The participant agent.
+        id: The executor id (default: the agent's name).
+        tools: Extra tools offered to the agent on every run (the handoff tools, for example).
+
+    Example:
+        >>> from agentnb import Agent
+        >>> from agentnb.local import ScriptedChatClient
+        >>> ParticipantExecutor(Agent(ScriptedChatClient(["Hi"]), name="writer")).id
+        'writer'
+    """
+
+    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, tools: Sequence[Any] = ()) -> None:
+        super().__init__(id or participant_name(agent))
+        self.agent = agent
+        self.tools = list(tools)
+        self._input: list[Message] = []
+        self._turn: list[Message] = []
+        self._awaiting: list[str] = []
+
+    @handler
+    async def on_conversation(self, conversation: list[Message], ctx: ParticipantCtx) -> None:
+        """Answer the conversation an orchestrator sent."""
+        self._input = list(conversation)
+        self._turn = []
+        self._awaiting = []
+        await self._run(ctx)
+
+    @handler
+    async def on_previous(self, previous: AgentExecutorResponse, ctx: ParticipantCtx) -> None:
+        """Continue the conversation the previous participant passed on."""
+        conversation = previous.full_conversation
+        if conversation is None:
+            conversation = list(previous.agent_response.messages)
+        await self.on_conversation(conversation, ctx)
+
+    @response_handler
+    async def on_approval(self, request: Content, answer: Content, ctx: ParticipantCtx) -> None:
+        """An approval answer (a ``function_approval_response`` content) for a tool call of this agent."""
+        await self._take_answer(request, answer, ctx)
+
+    @response_handler
+    async def on_approval_bool(self, request: Content, approved: bool, ctx: ParticipantCtx) -> None:
+        """A yes/no approval answer for a tool call of this agent."""
+        await self._take_answer(request, request.to_function_approval_response(approved), ctx)
+
+    async def _take_answer(self, request: Content, answer: Content, ctx: ParticipantCtx) -> None:
+        if answer.type != "function_approval_response" or answer.id != request.id:
+            raise TypeError(
+                f"Participant {self.id!r} expected the function_approval_response for request {request.id!r}, "
+                f"got a {answer.type!r} content (id {answer.id!r}); answer with "
+                "request.to_function_approval_response(True) or just True/False."
+            )
+        self._turn.append(Message("user", [answer]))
+        if request.id in self._awaiting:
+            self._awaiting.remove(request.id)
+        if not self._awaiting:  # several calls may wait at once: continue when every one is answered
+            await self._run(ctx)
+
+    async def _run(self, ctx: ParticipantCtx) -> None:
+        messages = [*self._input, *self._turn]
+        tools = self.tools or None
+        if ctx.is_streaming:
+            stream: Any = self.agent.run(messages, stream=True, tools=tools)
+            async for update in stream:
+                await ctx.add_event(WorkflowEvent("agent_update", update))
+            response: AgentResponse = await stream.get_final_response()
+        else:
+            response = await self.agent.run(messages, tools=tools)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        self._turn.extend(response.messages)
+        requests = response.user_input_requests
+        if requests:
+            # The agent waits for a person: ask the workflow's caller, continue in on_approval.
+            for request in requests:
+                self._awaiting.append(request.id or "")
+                await ctx.request_info(request_data=request, response_type=Content | bool)
+            return
+        new_messages = clean_conversation(self._turn)
+        result = AgentResponse(
+            messages=new_messages,
+            response_id=response.response_id,
+            agent_id=response.agent_id,
+            model_id=response.model_id,
+            finish_reason=response.finish_reason,
+            usage_details=response.usage_details,
+            additional_properties=response.additional_properties,
+        )
+        await ctx.yield_output(result)
+        await ctx.send_message(AgentExecutorResponse(self.id, result, [*self._input, *new_messages]))
+        self._input, self._turn = [], []
+
+    def reset(self) -> None:
+        self._input, self._turn, self._awaiting = [], [], []
+
+    def on_checkpoint_save(self) -> dict[str, Any]:
+        return {"input": list(self._input), "turn": list(self._turn), "awaiting": list(self._awaiting)}
+
+    def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self._input = list(state.get("input", []))
+        self._turn = list(state.get("turn", []))
+        self._awaiting = list(state.get("awaiting", []))
+
+
+class OrchestrationBuilder:
+    """The parts every orchestration builder shares: participants, checkpointing, naming and outputs.
+
+    Subclasses implement :meth:`build`; they add their executors to :meth:`_workflow_builder`'s result.
+    """
+
+    _RESERVED: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        participants: Sequence[SupportsAgentRun],
+        *,
+        checkpoint_storage: CheckpointStorage | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        run_store: RunStore | None = None,
+        intermediate_outputs: bool = True,
+        min_participants: int = 1,
+    ) -> None:
+        if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):
+            raise TypeError(f"participants must be a list of agents, got {type(participants).__name__}.")
+        kind = type(self).__name__
+        if len(participants) < min_participants:
+            raise ValueError(f"{kind} needs at least {min_participants} participant(s), got {len(participants)}.")
+        names = [participant_name(p) for p in participants]
+        seen: set[str] = set()
+        for n in names:
+            if n in seen:
+                raise ValueError(f"Two participants of {kind} are named {n!r}; participant names must be unique.")
+            if n in self._RESERVED:
+                raise ValueError(
+                    f"A participant of {kind} is named {n!r}, which the orchestration uses for its own executor; "
+                    "rename the agent."
+                )
+            seen.add(n)
+        self.participants: list[SupportsAgentRun] = list(participants)
+        self.participant_names = names
+        self._checkpoint_storage = checkpoint_storage
+        self._name = name
+        self._description = description
+        self._run_store = run_store
+        self._intermediate_outputs = intermediate_outputs
+
+    def with_checkpointing(self: _B, checkpoint_storage: CheckpointStorage) -> _B:
+        """Write a checkpoint after every superstep into ``checkpoint_storage`` (resumable in any process)."""
+        self._checkpoint_storage = checkpoint_storage
+        return self
+
+    def participant_descriptions(self) -> dict[str, str]:
+        """Participant names mapped to their agents' descriptions (empty when an agent has none)."""
+        return {
+            n: getattr(p, "description", None) or ""
+            for n, p in zip(self.participant_names, self.participants, strict=True)
+        }
+
+    def participant_by_name(self, agent_or_name: Any) -> str:
+        """The participant name for an agent object or a name, checking it belongs to this orchestration."""
+        name = agent_or_name if isinstance(agent_or_name, str) else participant_name(agent_or_name)
+        if name not in self.participant_names:
+            raise ValueError(f"{name!r} is not a participant of this {type(self).__name__}: {self.participant_names}.")
+        if not isinstance(agent_or_name, str):
+            index = self.participant_names.index(name)
+            if self.participants[index] is not agent_or_name:
+                raise ValueError(f"The agent named {name!r} is not the participant object given to the builder.")
+        return name
+
+    def _workflow_builder(
+        self,
+        start: Executor,
+        *,
+        output_from: Sequence[Executor],
+        participants: Sequence[Executor],
+        max_iterations: int,
+    ) -> WorkflowBuilder:
+        return WorkflowBuilder(
+            start,
+            checkpoint_storage=self._checkpoint_storage,
+            max_iterations=max_iterations,
+            name=self._name,
+            description=self._description,
+            output_from=list(output_from),
+            intermediate_output_from=list(participants) if self._intermediate_outputs else None,
+            run_store=self._run_store,
+        )
+
+    def build(self) -> Workflow:  # pragma: no cover - every subclass overrides it
+        """Build the orchestration as an ordinary :class:`~agentnb.workflows.Workflow`."""
+        raise NotImplementedError
+
+
+Condition = Callable[[list[Message]], bool | Awaitable[bool]]

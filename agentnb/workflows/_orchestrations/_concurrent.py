@@ -1,0 +1,149 @@
+"""Concurrent orchestration: the same input goes to every agent at once; an aggregator joins the answers.
+
+The graph is ``concurrent_dispatcher -> (fan-out) agents -> (fan-in) concurrent_aggregator``. All agents
+run in the same superstep, concurrently. The default aggregator outputs one conversation: the input
+followed by each agent's final message, in participant order. A custom aggregator is a function
+``(results: list[AgentExecutorResponse]) -> Any`` (sync or async; it may also take the
+``WorkflowContext`` as second argument): its return value, when not ``None``, is the workflow output.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..._agents import SupportsAgentRun
+from ..._types import Message
+from .._agent_executor import AgentExecutorResponse
+from .._context import WorkflowContext
+from .._executor import Executor
+from .._handlers import handler
+from ._base import OrchestrationBuilder, ParticipantExecutor, maybe_await
+from ._sequential import ConversationInput
+
+if TYPE_CHECKING:
+    from ...store import RunStore
+    from .._checkpoints import CheckpointStorage
+    from .._workflow import Workflow
+
+__all__ = ["ConcurrentBuilder"]
+
+DISPATCHER_ID = "concurrent_dispatcher"
+AGGREGATOR_ID = "concurrent_aggregator"
+
+Aggregator = Callable[..., Any]
+
+
+def default_aggregate(results: list[AgentExecutorResponse]) -> list[Message]:
+    """The input messages followed by each participant's last assistant message, in participant order."""
+    if not results:
+        return []
+    first = results[0]
+    prompt_len = len(first.full_conversation or []) - len(first.agent_response.messages)
+    conversation = list((first.full_conversation or [])[: max(prompt_len, 0)])
+    for result in results:
+        replies = [m for m in result.agent_response.messages if m.role == "assistant" and m.text]
+        if replies:
+            conversation.append(replies[-1])
+    return conversation
+
+
+class _Aggregator(Executor):
+    """Receives every participant's answer (a fan-in) and yields what the aggregator makes of them."""
+
+    def __init__(self, func: Aggregator | None) -> None:
+        super().__init__(AGGREGATOR_ID)
+        self.func = func
+        self._takes_ctx = func is not None and _positional_count(func) >= 2
+
+    @handler
+    async def aggregate(self, results: list[AgentExecutorResponse], ctx: WorkflowContext[Any, Any]) -> None:
+        if self.func is None:
+            await ctx.yield_output(default_aggregate(results))
+            return
+        value = self.func(results, ctx) if self._takes_ctx else self.func(results)
+        value = await maybe_await(value)
+        if value is not None:
+            await ctx.yield_output(value)
+
+
+def _positional_count(func: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds)
+
+
+class ConcurrentBuilder(OrchestrationBuilder):
+    """Build a workflow that sends the same input to several agents in parallel and aggregates the answers.
+
+    Args:
+        participants: The agents (each needs a unique ``name``).
+        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
+        name: The workflow's name.
+        description: A description shown in the DevUI.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        intermediate_outputs: Publish each agent's ``AgentResponse`` as an ``intermediate`` event.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+        from agentnb.workflows import ConcurrentBuilder
+
+        optimist = Agent(ScriptedChatClient(["It will work."]), name="optimist")
+        skeptic = Agent(ScriptedChatClient(["It will not."]), name="skeptic")
+        workflow = (
+            ConcurrentBuilder(participants=[optimist, skeptic])
+            .with_aggregator(lambda results: " / ".join(r.agent_response.text for r in results))
+            .build()
+        )
+        (await workflow.run("Will it work?")).get_outputs()  # ['It will work. / It will not.']
+        ```
+    """
+
+    _RESERVED = (DISPATCHER_ID, AGGREGATOR_ID)
+
+    def __init__(
+        self,
+        participants: Sequence[SupportsAgentRun],
+        *,
+        checkpoint_storage: CheckpointStorage | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        run_store: RunStore | None = None,
+        intermediate_outputs: bool = True,
+    ) -> None:
+        super().__init__(
+            participants,
+            checkpoint_storage=checkpoint_storage,
+            name=name,
+            description=description,
+            run_store=run_store,
+            intermediate_outputs=intermediate_outputs,
+        )
+        self._aggregator: Aggregator | None = None
+
+    def with_aggregator(self, aggregator: Aggregator) -> ConcurrentBuilder:
+        """Replace the default aggregator with ``aggregator(results)`` or ``aggregator(results, ctx)``.
+
+        ``results`` is a ``list[AgentExecutorResponse]`` in participant order. A non-``None`` return value
+        becomes the workflow output; with ``ctx`` the function may also ``await ctx.yield_output(...)`` itself.
+        """
+        if not callable(aggregator):
+            raise TypeError(f"The aggregator must be a function taking the list of results, got {aggregator!r}.")
+        self._aggregator = aggregator
+        return self
+
+    def build(self) -> Workflow:
+        """Build the fan-out/fan-in graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
+        start = ConversationInput(DISPATCHER_ID)
+        aggregator = _Aggregator(self._aggregator)
+        executors = [ParticipantExecutor(p) for p in self.participants]
+        builder = self._workflow_builder(start, output_from=[aggregator], participants=executors, max_iterations=8)
+        builder.add_fan_out_edges(start, executors)
+        builder.add_fan_in_edges(executors, aggregator)
+        return builder.build()

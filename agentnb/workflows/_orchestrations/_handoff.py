@@ -1,0 +1,341 @@
+"""Handoff: the agent that owns the conversation answers the user or hands it to another agent.
+
+Each participant gets one generated tool per agent it may hand off to, named ``handoff_to_<name>``
+(declaration-only: the agent's turn ends when it calls one). The ``handoff_coordinator`` executor (the
+start of a star graph) owns the conversation and the *current owner*: it runs the owner on the
+conversation; when the owner calls a handoff tool, the coordinator records the handoff (a tool result in
+the conversation and a ``handoff`` event) and runs the target at once; when the owner answers without a
+handoff, the coordinator asks the workflow's caller for the user's next message through ``request_info``
+with a :class:`HandoffUserInputRequest`. The reply goes to the same owner. The conversation and the owner
+live in the coordinator's checkpoint state, so a paused conversation resumes in another process.
+
+The conversation ends (and is yielded as the workflow output) when the termination condition holds, or
+when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..._agents import SupportsAgentRun
+from ..._tools import FunctionTool
+from ..._types import AgentResponse, Content, Message
+from .._agent_executor import AgentExecutorResponse
+from .._context import WorkflowContext
+from .._events import WorkflowEvent
+from .._executor import Executor
+from .._handlers import handler, response_handler
+from ._base import Condition, OrchestrationBuilder, ParticipantExecutor, maybe_await, to_conversation, tool_safe
+
+if TYPE_CHECKING:
+    from ...store import RunStore
+    from .._checkpoints import CheckpointStorage
+    from .._workflow import Workflow
+
+__all__ = ["HandoffBuilder", "HandoffUserInputRequest"]
+
+COORDINATOR_ID = "handoff_coordinator"
+HANDOFF_PREFIX = "handoff_to_"
+
+CoordinatorCtx = WorkflowContext[list[Message], list[Message]]
+UserReply = str | Message | list[Message]
+
+
+@dataclass
+class HandoffUserInputRequest:
+    """The ``request_info`` payload when the agent that owns the conversation waits for the user.
+
+    Answer with ``workflow.run(responses={request_id: "next user message"})`` (a ``str``, a ``Message`` or a
+    ``list[Message]``), or end the conversation with ``HandoffUserInputRequest.terminate()``.
+
+    Attributes:
+        agent_name: The agent that answered last and will receive the reply.
+        agent_response: What it said.
+        conversation: The whole conversation so far.
+
+    Example:
+        >>> from agentnb import AgentResponse
+        >>> request = HandoffUserInputRequest("triage", AgentResponse(text="How can I help?"))
+        >>> request.agent_response.text
+        'How can I help?'
+    """
+
+    agent_name: str
+    agent_response: AgentResponse
+    conversation: list[Message] = field(default_factory=list)
+
+    @staticmethod
+    def terminate() -> list[Message]:
+        """The reply that ends the conversation (the workflow then outputs it)."""
+        return []
+
+
+def handoff_tool_name(target: str) -> str:
+    """The name of the tool that hands the conversation to ``target``."""
+    return HANDOFF_PREFIX + tool_safe(target)
+
+
+def _handoff_tool(target: str, description: str | None) -> FunctionTool:
+    text = f"Hand the conversation over to {target}"
+    text += f", who handles: {description}" if description else "."
+    return FunctionTool(
+        None,
+        name=handoff_tool_name(target),
+        description=text,
+        input_model={"type": "object", "properties": {}, "additionalProperties": False},
+        additional_properties={"handoff_target": target},
+    )
+
+
+class HandoffCoordinator(Executor):
+    """Owns the conversation and the current owner; routes handoffs and asks the caller for user input."""
+
+    def __init__(
+        self,
+        start_agent: str,
+        tool_targets: dict[str, str],
+        *,
+        termination_condition: Condition | None,
+    ) -> None:
+        super().__init__(COORDINATOR_ID)
+        self.start_agent = start_agent
+        self.tool_targets = tool_targets
+        self.termination_condition = termination_condition
+        self._conversation: list[Message] = []
+        self._owner = start_agent
+
+    # -- input --------------------------------------------------------------------------------------------
+    @handler
+    async def start_text(self, text: str, ctx: CoordinatorCtx) -> None:
+        """The first user message as text."""
+        await self._start(to_conversation(text), ctx)
+
+    @handler
+    async def start_message(self, message: Message, ctx: CoordinatorCtx) -> None:
+        """The first user message."""
+        await self._start(to_conversation(message), ctx)
+
+    @handler
+    async def start_messages(self, messages: list[Message], ctx: CoordinatorCtx) -> None:
+        """A conversation to continue."""
+        await self._start(to_conversation(messages), ctx)
+
+    async def _start(self, conversation: list[Message], ctx: CoordinatorCtx) -> None:
+        self._conversation = conversation
+        self._owner = self.start_agent
+        if await self._should_end():
+            await self._finish(ctx, "termination_condition")
+            return
+        await ctx.send_message(list(self._conversation), target_id=self._owner)
+
+    # -- agent turns --------------------------------------------------------------------------------------
+    @handler
+    async def on_answer(self, answer: AgentExecutorResponse, ctx: CoordinatorCtx) -> None:
+        """The owner's turn ended: follow a handoff, or wait for the user."""
+        messages = answer.agent_response.messages
+        self._conversation.extend(messages)
+        target, results = self._handoff_in(messages, answer.executor_id)
+        if target is not None:
+            self._conversation.append(Message("tool", results))
+            await ctx.add_event(WorkflowEvent("handoff", {"source": answer.executor_id, "target": target}))
+            self._owner = target
+            if await self._should_end():
+                await self._finish(ctx, "termination_condition")
+                return
+            await ctx.send_message(list(self._conversation), target_id=target)
+            return
+        if await self._should_end():
+            await self._finish(ctx, "termination_condition")
+            return
+        request = HandoffUserInputRequest(self._owner, answer.agent_response, list(self._conversation))
+        await ctx.request_info(request_data=request, response_type=UserReply)
+
+    def _handoff_in(self, messages: list[Message], source: str) -> tuple[str | None, list[Content]]:
+        """The first handoff the agent asked for, and tool results closing every call left without one."""
+        answered = {c.call_id for m in messages for c in m.contents if c.type == "function_result"}
+        open_calls = [
+            c for m in messages for c in m.contents if c.type == "function_call" and c.call_id not in answered
+        ]
+        target = next((self.tool_targets[c.name] for c in open_calls if c.name in self.tool_targets), None)
+        if target is None:
+            return None, []
+        results: list[Content] = []
+        chosen = False
+        for call in open_calls:
+            if not chosen and self.tool_targets.get(call.name or "") == target:
+                chosen = True
+                results.append(Content.from_function_result(call.call_id or "", result=f"Handed off to {target}."))
+            else:
+                results.append(
+                    Content.from_function_result(
+                        call.call_id or "", exception=f"Not run: {source} handed the conversation to {target}."
+                    )
+                )
+        return target, results
+
+    # -- user turns ---------------------------------------------------------------------------------------
+    @response_handler
+    async def on_user_input(self, request: HandoffUserInputRequest, reply: UserReply, ctx: CoordinatorCtx) -> None:
+        """The user's next message, for the agent that owns the conversation."""
+        if isinstance(reply, str) and not reply.strip():
+            reply = []
+        messages = to_conversation(reply)
+        if not messages:
+            await self._finish(ctx, "user")
+            return
+        self._conversation.extend(messages)
+        if await self._should_end():
+            await self._finish(ctx, "termination_condition")
+            return
+        await ctx.send_message(list(self._conversation), target_id=self._owner)
+
+    # -- ending -------------------------------------------------------------------------------------------
+    async def _should_end(self) -> bool:
+        if self.termination_condition is None:
+            return False
+        return bool(await maybe_await(self.termination_condition(list(self._conversation))))
+
+    async def _finish(self, ctx: CoordinatorCtx, reason: str) -> None:
+        await ctx.add_event(WorkflowEvent("handoff_completed", {"reason": reason, "owner": self._owner}))
+        await ctx.yield_output(list(self._conversation))
+
+    # -- state --------------------------------------------------------------------------------------------
+    @property
+    def owner(self) -> str:
+        """The agent that currently owns the conversation."""
+        return self._owner
+
+    def reset(self) -> None:
+        self._conversation, self._owner = [], self.start_agent
+
+    def on_checkpoint_save(self) -> dict[str, Any]:
+        return {"conversation": list(self._conversation), "owner": self._owner}
+
+    def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self._conversation = list(state.get("conversation", []))
+        self._owner = state.get("owner", self.start_agent)
+
+
+class HandoffBuilder(OrchestrationBuilder):
+    """Build a handoff conversation: agents pass the conversation to each other through generated tools.
+
+    Without :meth:`add_handoff` every agent may hand off to every other; once a rule is added, only the
+    declared handoffs exist (an agent without rules answers the user itself).
+
+    Args:
+        participants: The agents (each needs a unique ``name``; descriptions go into the handoff tools).
+        termination_condition: ``(conversation) -> bool`` (sync or async), checked after every turn.
+        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
+        name: The workflow's name.
+        description: A description shown in the DevUI.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        intermediate_outputs: Publish each turn's ``AgentResponse`` as an ``intermediate`` event.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+        from agentnb.workflows import HandoffBuilder
+
+        triage = Agent(ScriptedChatClient([ScriptedChatClient.call("handoff_to_billing")]), name="triage")
+        billing = Agent(ScriptedChatClient(["Your refund is on its way."]), name="billing")
+        workflow = HandoffBuilder(participants=[triage, billing]).with_start_agent(triage).build()
+        result = await workflow.run("I want a refund")
+        request = result.get_request_info_events()[0]
+        request.data.agent_name  # 'billing'
+        ```
+    """
+
+    _RESERVED = (COORDINATOR_ID,)
+
+    def __init__(
+        self,
+        participants: Sequence[SupportsAgentRun],
+        *,
+        termination_condition: Condition | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        run_store: RunStore | None = None,
+        intermediate_outputs: bool = True,
+    ) -> None:
+        super().__init__(
+            participants,
+            checkpoint_storage=checkpoint_storage,
+            name=name,
+            description=description,
+            run_store=run_store,
+            intermediate_outputs=intermediate_outputs,
+            min_participants=2,
+        )
+        if termination_condition is not None and not callable(termination_condition):
+            raise TypeError(
+                f"termination_condition must be a function of the conversation, got {termination_condition!r}."
+            )
+        self._termination_condition = termination_condition
+        self._start: str | None = None
+        self._rules: dict[str, list[str]] = {}
+        tool_names = [handoff_tool_name(n) for n in self.participant_names]
+        if len(set(tool_names)) != len(tool_names):
+            raise ValueError(
+                f"Participant names {self.participant_names} give clashing handoff tool names {tool_names}; "
+                "use names that differ in letters, digits, '_' or '-'."
+            )
+
+    def with_start_agent(self, agent: SupportsAgentRun | str) -> HandoffBuilder:
+        """The agent that receives the first user message (by default the first participant)."""
+        self._start = self.participant_by_name(agent)
+        return self
+
+    def add_handoff(
+        self, source: SupportsAgentRun | str, targets: Sequence[SupportsAgentRun | str] | SupportsAgentRun | str
+    ) -> HandoffBuilder:
+        """Allow ``source`` to hand the conversation to each of ``targets`` (call again to add more)."""
+        src = self.participant_by_name(source)
+        if isinstance(targets, (str, SupportsAgentRun)):
+            targets = [targets]
+        names = [self.participant_by_name(t) for t in targets]
+        if not names:
+            raise ValueError(f"add_handoff({src!r}, ...) needs at least one target.")
+        if src in names:
+            raise ValueError(f"{src!r} cannot hand off to itself.")
+        rule = self._rules.setdefault(src, [])
+        rule.extend(n for n in names if n not in rule)
+        return self
+
+    def with_termination_condition(self, condition: Condition) -> HandoffBuilder:
+        """End the conversation when ``condition(conversation)`` is true (checked after every turn)."""
+        if not callable(condition):
+            raise TypeError(f"The termination condition must be a function of the conversation, got {condition!r}.")
+        self._termination_condition = condition
+        return self
+
+    def handoff_targets(self) -> dict[str, list[str]]:
+        """Who may hand off to whom, as the built workflow will have it."""
+        if not self._rules:
+            return {n: [t for t in self.participant_names if t != n] for n in self.participant_names}
+        return {n: list(self._rules.get(n, [])) for n in self.participant_names}
+
+    def build(self) -> Workflow:
+        """Build the star graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
+        start = self._start or self.participant_names[0]
+        descriptions = self.participant_descriptions()
+        rules = self.handoff_targets()
+        executors = [
+            ParticipantExecutor(p, tools=[_handoff_tool(t, descriptions[t]) for t in rules[n]])
+            for n, p in zip(self.participant_names, self.participants, strict=True)
+        ]
+        coordinator = HandoffCoordinator(
+            start,
+            {handoff_tool_name(n): n for n in self.participant_names},
+            termination_condition=self._termination_condition,
+        )
+        builder = self._workflow_builder(
+            coordinator, output_from=[coordinator], participants=executors, max_iterations=200
+        )
+        for executor in executors:
+            builder.add_edge(coordinator, executor)
+            builder.add_edge(executor, coordinator)
+        return builder.build()

@@ -1,0 +1,460 @@
+"""Magentic orchestration: a manager agent plans, delegates step by step, re-plans on stalls, and answers.
+
+The ``magentic_orchestrator`` executor (the start of a star graph) drives the manager agent through
+structured outputs:
+
+1. **plan** — a :class:`MagenticTaskLedger` (known facts and a step-by-step plan) for the task; with plan
+   review on, the caller approves or revises it through ``request_info`` (:class:`MagenticPlanReviewRequest`);
+2. **progress** — each round, a :class:`MagenticProgressLedger`: is the task done, is the team looping or
+   stuck, who speaks next and with what instruction; the orchestrator sends the conversation plus the
+   instruction to that participant and adds its answer to the conversation;
+3. **re-plan** — when the ledger reports no progress (or a loop) more than ``max_stall_count`` times in a
+   row, the manager rewrites facts and plan (at most ``max_reset_count`` times);
+4. **answer** — when the ledger says the task is done, the manager writes the final answer.
+
+The output is the conversation: the task, every instruction and answer, and the final answer (or, when a
+limit stops the run, a closing message saying which limit; its ``additional_properties["stop_reason"]``
+names it). Ledgers are published as ``magentic_plan`` and ``magentic_progress`` events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from ..._agents import SupportsAgentRun
+from ..._types import AgentResponse, Message
+from ...exceptions import WorkflowRunError
+from .._agent_executor import AgentExecutorResponse
+from .._context import WorkflowContext
+from .._events import WorkflowEvent
+from .._executor import Executor
+from .._handlers import handler, response_handler
+from ._base import OrchestrationBuilder, ParticipantExecutor, participant_name, to_conversation
+
+if TYPE_CHECKING:
+    from ...store import RunStore
+    from .._checkpoints import CheckpointStorage
+    from .._workflow import Workflow
+
+__all__ = [
+    "MagenticBuilder",
+    "MagenticPlanReviewRequest",
+    "MagenticPlanReviewResponse",
+    "MagenticProgressLedger",
+    "MagenticTaskLedger",
+]
+
+ORCHESTRATOR_ID = "magentic_orchestrator"
+
+PLAN_PROMPT = """You lead a team working on the task above. The team:
+{team}
+
+Write a task ledger: the facts given or known (and what still has to be looked up), then a short
+step-by-step plan that says which team member does each step.{feedback}"""
+
+REPLAN_PROMPT = """The team is not making progress on the task above. The previous ledger was:
+Facts: {facts}
+Plan:
+{plan}
+
+Rewrite the task ledger: update the facts with what was learned, and write a new plan that avoids what
+went wrong. The team:
+{team}{feedback}"""
+
+PROGRESS_PROMPT = """Task ledger.
+Facts: {facts}
+Plan:
+{plan}
+
+Team: {names}
+
+Fill in the progress ledger for the conversation so far: is the task fully done, is the team repeating
+itself, is it making progress, who should act next (one of: {names}) and the instruction or question for
+them."""
+
+FINAL_PROMPT = """The task is done. Write the final answer to the task for the user, using the conversation above."""
+
+
+class MagenticTaskLedger(BaseModel):
+    """The manager's facts and plan for the task.
+
+    Example:
+        >>> MagenticTaskLedger(facts="Paris is in France.", plan=["researcher: find the population"]).plan[0]
+        'researcher: find the population'
+    """
+
+    facts: str = Field(description="What is known, and what still has to be found out.")
+    plan: list[str] = Field(description="The steps, each naming the team member who does it.")
+
+
+class MagenticProgressLedger(BaseModel):
+    """The manager's judgement after each round: done, looping, progressing, and who acts next.
+
+    Example:
+        >>> MagenticProgressLedger(is_request_satisfied=False, next_speaker="coder", instruction="Run it.").next_speaker
+        'coder'
+    """
+
+    is_request_satisfied: bool = Field(description="True when the task is fully done.")
+    is_in_loop: bool = Field(default=False, description="True when the team repeats the same actions.")
+    is_progress_being_made: bool = Field(default=True, description="False when the last rounds added nothing.")
+    next_speaker: str | None = Field(default=None, description="The team member who acts next.")
+    instruction: str = Field(default="", description="The instruction or question for the next speaker.")
+    reason: str = Field(default="", description="Why, in one or two sentences.")
+
+
+@dataclass
+class MagenticPlanReviewRequest:
+    """The ``request_info`` payload asking a person to review the manager's plan.
+
+    Answer with ``MagenticPlanReviewResponse.approve()`` (or ``True``), with an edited plan
+    (``approve(plan=[...])``), or with ``MagenticPlanReviewResponse.revise("feedback")`` to re-plan.
+
+    Example:
+        >>> MagenticPlanReviewRequest("Plan a trip", "None yet.", ["agent: book"]).plan
+        ['agent: book']
+    """
+
+    task: str
+    facts: str
+    plan: list[str] = field(default_factory=list)
+    revision: int = 0
+
+
+class MagenticPlanReviewResponse(BaseModel):
+    """A person's answer to a :class:`MagenticPlanReviewRequest`.
+
+    Example:
+        >>> MagenticPlanReviewResponse.revise("Ask the critic first.").approved
+        False
+    """
+
+    approved: bool
+    feedback: str | None = None
+    plan: list[str] | None = None
+
+    @classmethod
+    def approve(cls, plan: list[str] | None = None) -> MagenticPlanReviewResponse:
+        """Accept the plan (or replace it with ``plan``)."""
+        return cls(approved=True, plan=plan)
+
+    @classmethod
+    def revise(cls, feedback: str) -> MagenticPlanReviewResponse:
+        """Ask the manager for a new plan that takes ``feedback`` into account."""
+        return cls(approved=False, feedback=feedback)
+
+
+OrchestratorCtx = WorkflowContext[list[Message], list[Message]]
+ReviewReply = MagenticPlanReviewResponse | bool
+
+
+class MagenticOrchestrator(Executor):
+    """Runs the manager agent's plan/progress loop and delegates rounds to the participants."""
+
+    def __init__(
+        self,
+        manager: SupportsAgentRun,
+        participants: dict[str, str],
+        *,
+        max_round_count: int,
+        max_stall_count: int,
+        max_reset_count: int | None,
+        plan_review: bool,
+    ) -> None:
+        super().__init__(ORCHESTRATOR_ID)
+        self.manager = manager
+        self.manager_name = participant_name(manager, role="manager agent")
+        self.participants = participants
+        self.max_round_count = max_round_count
+        self.max_stall_count = max_stall_count
+        self.max_reset_count = max_reset_count
+        self.plan_review = plan_review
+        self.reset()
+
+    # -- input --------------------------------------------------------------------------------------------
+    @handler
+    async def start_text(self, text: str, ctx: OrchestratorCtx) -> None:
+        """The task as text."""
+        await self._start(to_conversation(text), ctx)
+
+    @handler
+    async def start_message(self, message: Message, ctx: OrchestratorCtx) -> None:
+        """The task as a message."""
+        await self._start(to_conversation(message), ctx)
+
+    @handler
+    async def start_messages(self, messages: list[Message], ctx: OrchestratorCtx) -> None:
+        """The task as a conversation."""
+        await self._start(to_conversation(messages), ctx)
+
+    async def _start(self, task: list[Message], ctx: OrchestratorCtx) -> None:
+        self.reset()
+        self._task = task
+        await self._plan(ctx)
+
+    # -- planning -----------------------------------------------------------------------------------------
+    def _team(self) -> str:
+        return "\n".join(f"- {n}: {d or '(no description)'}" for n, d in self.participants.items())
+
+    async def _ask(self, prompt: str, response_format: type[BaseModel] | None) -> AgentResponse:
+        options = {"response_format": response_format} if response_format is not None else None
+        messages = [*self._task, *self._conversation, Message("user", [prompt])]
+        response: AgentResponse = await self.manager.run(messages, options=options)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        if response.user_input_requests:
+            raise WorkflowRunError(
+                f"The manager agent {self.manager_name!r} asked for tool approval; give the manager no tools that "
+                "need approval (participants may have them)."
+            )
+        return response
+
+    async def _plan(self, ctx: OrchestratorCtx, feedback: str | None = None) -> None:
+        note = f"\n\nFeedback on the previous plan: {feedback}" if feedback else ""
+        if self._ledger is None:
+            prompt = PLAN_PROMPT.format(team=self._team(), feedback=note)
+        else:
+            prompt = REPLAN_PROMPT.format(
+                facts=self._ledger.facts, plan=_steps(self._ledger.plan), team=self._team(), feedback=note
+            )
+        response = await self._ask(prompt, MagenticTaskLedger)
+        ledger = response.value
+        if not isinstance(ledger, MagenticTaskLedger):
+            raise WorkflowRunError(f"The manager agent {self.manager_name!r} did not return a MagenticTaskLedger.")
+        self._ledger = ledger
+        self._revision += 1
+        await ctx.add_event(WorkflowEvent("magentic_plan", ledger))
+        if self.plan_review:
+            request = MagenticPlanReviewRequest(
+                "\n".join(m.text for m in self._task), ledger.facts, list(ledger.plan), self._revision
+            )
+            await ctx.request_info(request_data=request, response_type=ReviewReply)
+            return
+        await self._round(ctx)
+
+    @response_handler
+    async def on_review(self, request: MagenticPlanReviewRequest, reply: ReviewReply, ctx: OrchestratorCtx) -> None:
+        """A person's review of the plan: go on, go on with their edited plan, or re-plan with their feedback."""
+        if isinstance(reply, bool):
+            reply = MagenticPlanReviewResponse(approved=reply)
+        if not reply.approved:
+            await self._plan(ctx, feedback=reply.feedback or "The plan was rejected; propose a different one.")
+            return
+        if reply.plan is not None and self._ledger is not None:
+            self._ledger = MagenticTaskLedger(facts=self._ledger.facts, plan=list(reply.plan))
+            await ctx.add_event(WorkflowEvent("magentic_plan", self._ledger))
+        await self._round(ctx)
+
+    # -- rounds -------------------------------------------------------------------------------------------
+    async def _round(self, ctx: OrchestratorCtx) -> None:
+        if self._rounds >= self.max_round_count:
+            await self._stop(ctx, "max_round_count", f"the team used all {self.max_round_count} rounds")
+            return
+        assert self._ledger is not None
+        names = ", ".join(self.participants)
+        prompt = PROGRESS_PROMPT.format(facts=self._ledger.facts, plan=_steps(self._ledger.plan), names=names)
+        response = await self._ask(prompt, MagenticProgressLedger)
+        progress = response.value
+        if not isinstance(progress, MagenticProgressLedger):
+            raise WorkflowRunError(f"The manager agent {self.manager_name!r} did not return a MagenticProgressLedger.")
+        await ctx.add_event(WorkflowEvent("magentic_progress", progress))
+        if progress.is_request_satisfied:
+            final = await self._ask(FINAL_PROMPT, None)
+            text = final.text or "(the manager gave no final answer)"
+            self._conversation.append(
+                Message(
+                    "assistant", [text], author_name=self.manager_name, additional_properties={"stop_reason": "done"}
+                )
+            )
+            await self._output(ctx, "done")
+            return
+        if progress.is_in_loop or not progress.is_progress_being_made:
+            self._stalls += 1
+        else:
+            self._stalls = max(0, self._stalls - 1)
+        if self._stalls > self.max_stall_count:
+            self._resets += 1
+            if self.max_reset_count is not None and self._resets > self.max_reset_count:
+                await self._stop(
+                    ctx, "max_reset_count", f"the plan was reset {self.max_reset_count} times without progress"
+                )
+                return
+            self._stalls = 0
+            await ctx.add_event(WorkflowEvent("magentic_replan", {"resets": self._resets, "round": self._rounds}))
+            await self._plan(ctx)
+            return
+        speaker = progress.next_speaker
+        if speaker not in self.participants:
+            raise WorkflowRunError(
+                f"The manager agent {self.manager_name!r} chose {speaker!r} to act next, which is not a participant; "
+                f"participants: {list(self.participants)}."
+            )
+        instruction = progress.instruction or "Continue with your part of the plan."
+        self._conversation.append(Message("user", [instruction], author_name=self.manager_name))
+        await ctx.send_message([*self._task, *self._conversation], target_id=speaker)
+
+    @handler
+    async def on_answer(self, answer: AgentExecutorResponse, ctx: OrchestratorCtx) -> None:
+        """A participant finished its round."""
+        self._conversation.extend(answer.agent_response.messages)
+        self._rounds += 1
+        await self._round(ctx)
+
+    async def _stop(self, ctx: OrchestratorCtx, reason: str, why: str) -> None:
+        text = f"Stopped before the task was complete: {why}."
+        self._conversation.append(
+            Message("assistant", [text], author_name=self.manager_name, additional_properties={"stop_reason": reason})
+        )
+        await self._output(ctx, reason)
+
+    async def _output(self, ctx: OrchestratorCtx, reason: str) -> None:
+        await ctx.add_event(
+            WorkflowEvent("magentic_completed", {"reason": reason, "rounds": self._rounds, "resets": self._resets})
+        )
+        await ctx.yield_output([*self._task, *self._conversation])
+
+    # -- state --------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        self._task: list[Message] = []
+        self._conversation: list[Message] = []
+        self._ledger: MagenticTaskLedger | None = None
+        self._rounds = 0
+        self._stalls = 0
+        self._resets = 0
+        self._revision = 0
+
+    @property
+    def ledger(self) -> MagenticTaskLedger | None:
+        """The current facts and plan."""
+        return self._ledger
+
+    def on_checkpoint_save(self) -> dict[str, Any]:
+        return {
+            "task": list(self._task),
+            "conversation": list(self._conversation),
+            "ledger": self._ledger,
+            "rounds": self._rounds,
+            "stalls": self._stalls,
+            "resets": self._resets,
+            "revision": self._revision,
+        }
+
+    def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self._task = list(state.get("task", []))
+        self._conversation = list(state.get("conversation", []))
+        self._ledger = state.get("ledger")
+        self._rounds = int(state.get("rounds", 0))
+        self._stalls = int(state.get("stalls", 0))
+        self._resets = int(state.get("resets", 0))
+        self._revision = int(state.get("revision", 0))
+
+
+def _steps(plan: list[str]) -> str:
+    return "\n".join(f"{i}. {step}" for i, step in enumerate(plan, 1)) or "(no steps)"
+
+
+class MagenticBuilder(OrchestrationBuilder):
+    """Build a Magentic team: a manager agent plans, delegates, tracks progress, re-plans and answers.
+
+    Args:
+        participants: The team agents (each needs a unique ``name``; descriptions tell the manager who does what).
+        manager_agent: The agent that plans and judges progress (answers with structured outputs).
+        max_round_count: The most rounds (participant turns) before stopping.
+        max_stall_count: Rounds without progress tolerated before re-planning.
+        max_reset_count: Re-plans allowed before stopping (``None``: no limit).
+        enable_plan_review: Ask the caller to review every plan (also ``.with_plan_review()``).
+        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
+        name: The workflow's name.
+        description: A description shown in the DevUI.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        intermediate_outputs: Publish each participant's ``AgentResponse`` as an ``intermediate`` event.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+        from agentnb.workflows import MagenticBuilder, MagenticProgressLedger, MagenticTaskLedger
+
+        manager = Agent(ScriptedChatClient([
+            MagenticTaskLedger(facts="None.", plan=["researcher: look it up"]),
+            MagenticProgressLedger(is_request_satisfied=False, next_speaker="researcher", instruction="Look it up."),
+            MagenticProgressLedger(is_request_satisfied=True),
+            "Paris has about 2.1 million people.",
+        ]), name="manager")
+        researcher = Agent(ScriptedChatClient(["About 2.1 million."]), name="researcher")
+        workflow = MagenticBuilder(participants=[researcher], manager_agent=manager).build()
+        conversation = (await workflow.run("How many people live in Paris?")).get_outputs()[0]
+        conversation[-1].text  # 'Paris has about 2.1 million people.'
+        ```
+    """
+
+    _RESERVED = (ORCHESTRATOR_ID,)
+
+    def __init__(
+        self,
+        participants: Sequence[SupportsAgentRun],
+        *,
+        manager_agent: SupportsAgentRun,
+        max_round_count: int = 20,
+        max_stall_count: int = 3,
+        max_reset_count: int | None = 2,
+        enable_plan_review: bool = False,
+        checkpoint_storage: CheckpointStorage | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        run_store: RunStore | None = None,
+        intermediate_outputs: bool = True,
+    ) -> None:
+        super().__init__(
+            participants,
+            checkpoint_storage=checkpoint_storage,
+            name=name,
+            description=description,
+            run_store=run_store,
+            intermediate_outputs=intermediate_outputs,
+        )
+        manager_name = participant_name(manager_agent, role="manager agent")
+        if manager_name in self.participant_names:
+            raise ValueError(
+                f"The manager agent's name {manager_name!r} is also a participant's; the manager needs its own name."
+            )
+        for label, value, low in (("max_round_count", max_round_count, 1), ("max_stall_count", max_stall_count, 0)):
+            if not isinstance(value, int) or value < low:
+                raise ValueError(f"{label} must be an int >= {low}, got {value!r}.")
+        if max_reset_count is not None and (not isinstance(max_reset_count, int) or max_reset_count < 0):
+            raise ValueError(f"max_reset_count must be an int >= 0 or None, got {max_reset_count!r}.")
+        self._manager = manager_agent
+        self._max_round_count = max_round_count
+        self._max_stall_count = max_stall_count
+        self._max_reset_count = max_reset_count
+        self._plan_review = enable_plan_review
+
+    def with_plan_review(self, enabled: bool = True) -> MagenticBuilder:
+        """Ask the caller to approve or revise each plan before the team starts on it."""
+        self._plan_review = enabled
+        return self
+
+    def build(self) -> Workflow:
+        """Build the star graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
+        descriptions = self.participant_descriptions()
+        orchestrator = MagenticOrchestrator(
+            self._manager,
+            descriptions,
+            max_round_count=self._max_round_count,
+            max_stall_count=self._max_stall_count,
+            max_reset_count=self._max_reset_count,
+            plan_review=self._plan_review,
+        )
+        executors = [ParticipantExecutor(p) for p in self.participants]
+        builder = self._workflow_builder(
+            orchestrator,
+            output_from=[orchestrator],
+            participants=executors,
+            max_iterations=2 * self._max_round_count + 6,
+        )
+        for executor in executors:
+            builder.add_edge(orchestrator, executor)
+            builder.add_edge(executor, orchestrator)
+        return builder.build()

@@ -1,0 +1,114 @@
+"""Sequential orchestration: agents take turns in a fixed order, each seeing the whole conversation so far.
+
+The graph is a chain ``sequential_start -> agent 1 -> ... -> agent n -> sequential_end``. The output is the
+full conversation (``list[Message]``): the input followed by every agent's messages, in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..._agents import SupportsAgentRun
+from ..._types import Message
+from .._agent_executor import AgentExecutorResponse
+from .._context import WorkflowContext
+from .._executor import Executor
+from .._handlers import handler
+from ._base import OrchestrationBuilder, ParticipantExecutor, to_conversation
+
+if TYPE_CHECKING:
+    from ...store import RunStore
+    from .._checkpoints import CheckpointStorage
+    from .._workflow import Workflow
+
+__all__ = ["SequentialBuilder"]
+
+START_ID = "sequential_start"
+END_ID = "sequential_end"
+
+
+class ConversationInput(Executor):
+    """The start of a chain: turns the workflow input into a conversation (``list[Message]``)."""
+
+    @handler
+    async def from_text(self, text: str, ctx: WorkflowContext[list[Message]]) -> None:
+        """A user message as text."""
+        await ctx.send_message(to_conversation(text))
+
+    @handler
+    async def from_message(self, message: Message, ctx: WorkflowContext[list[Message]]) -> None:
+        """One message."""
+        await ctx.send_message(to_conversation(message))
+
+    @handler
+    async def from_messages(self, messages: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+        """A conversation."""
+        await ctx.send_message(to_conversation(messages))
+
+
+class _SequentialEnd(Executor):
+    """Yields the conversation the last agent passed on."""
+
+    @handler
+    async def finish(self, last: AgentExecutorResponse, ctx: WorkflowContext[list[Message], list[Message]]) -> None:
+        conversation = last.full_conversation or list(last.agent_response.messages)
+        await ctx.yield_output(list(conversation))
+
+
+class SequentialBuilder(OrchestrationBuilder):
+    """Build a workflow in which agents answer one after another, each continuing the conversation.
+
+    Args:
+        participants: The agents, in speaking order (each needs a unique ``name``).
+        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
+        name: The workflow's name (checkpoints and the run store list runs by it).
+        description: A description shown in the DevUI.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        intermediate_outputs: Publish each agent's ``AgentResponse`` as an ``intermediate`` event.
+
+    Example:
+        ```python
+        from agentnb import Agent
+        from agentnb.local import ScriptedChatClient
+        from agentnb.workflows import SequentialBuilder
+
+        writer = Agent(ScriptedChatClient(["Roses are red."]), name="writer")
+        editor = Agent(ScriptedChatClient(["Roses are red, violets are blue."]), name="editor")
+        workflow = SequentialBuilder(participants=[writer, editor]).build()
+        conversation = (await workflow.run("Write a poem")).get_outputs()[0]
+        [m.author_name for m in conversation]  # [None, 'writer', 'editor']
+        ```
+    """
+
+    _RESERVED = (START_ID, END_ID)
+
+    def __init__(
+        self,
+        participants: Sequence[SupportsAgentRun],
+        *,
+        checkpoint_storage: CheckpointStorage | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        run_store: RunStore | None = None,
+        intermediate_outputs: bool = True,
+    ) -> None:
+        super().__init__(
+            participants,
+            checkpoint_storage=checkpoint_storage,
+            name=name,
+            description=description,
+            run_store=run_store,
+            intermediate_outputs=intermediate_outputs,
+        )
+
+    def build(self) -> Workflow:
+        """Build the chain as an ordinary :class:`~agentnb.workflows.Workflow`."""
+        start = ConversationInput(START_ID)
+        end = _SequentialEnd(END_ID)
+        executors = [ParticipantExecutor(p) for p in self.participants]
+        builder = self._workflow_builder(
+            start, output_from=[end], participants=executors, max_iterations=len(executors) + 4
+        )
+        builder.add_chain([start, *executors, end])
+        return builder.build()
