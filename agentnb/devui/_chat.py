@@ -7,6 +7,7 @@ answers later requests for that tool the same way, on the user's behalf; it adds
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -54,10 +55,8 @@ class _ToolCard:
     def render(self) -> None:
         args = self.arguments
         if isinstance(args, str):
-            try:
+            with contextlib.suppress(ValueError):
                 args = json.loads(args) if args else {}
-            except ValueError:
-                pass
         rows = [f"<div class='anb-muted'>call id {escape(self.call_id)}</div>", "<b>Arguments</b>", json_html(args)]
         if self.status != "running":
             if self.exception:

@@ -115,9 +115,9 @@ def entity_kind(obj: Any) -> EntityKind | None:
     if isinstance(obj, type):
         return None
     try:
-        from agentnb.workflows import Workflow  # noqa: PLC0415 - optional layer, loaded on demand
+        from agentnb.workflows import Workflow
     except ImportError:
-        Workflow = None  # noqa: N806
+        Workflow = None
     if Workflow is not None and isinstance(obj, Workflow):
         return "workflow"
     if callable(getattr(obj, "run", None)) and callable(getattr(obj, "create_session", None)):

@@ -1,31 +1,659 @@
-"""The time-travel view (filled in below once the workflow engine's checkpoint API is in place)."""
+"""The time-travel view: a run's checkpoints as a timeline and a tree, inspection, diffs, resume and forks.
+
+Everything goes through the workflow engine's own API (:class:`agentnb.workflows.CheckpointHistory` and
+``workflow.run(checkpoint_id=...)``); checkpoints live in the run store, so runs made by a notebook in
+another process can be inspected here too. Resuming or forking needs the workflow object itself (the
+graph must match the checkpoint's signature); a run of a workflow the DevUI does not have is read-only.
+"""
 
 from __future__ import annotations
 
+import html
+import json
+import time
 from typing import Any
 
 import panel as pn
 
-from ._widgets import html_pane
+from agentnb._html import badge, escape, json_html
 
-__all__ = ["TimeTravelView"]
+from ._discovery import Catalog, Entity
+from ._widgets import error_card, html_pane, jsonable, set_html
+
+__all__ = ["ForkEdits", "TimeTravelView", "checkpoint_view", "parse_fork_edits", "tree_svg"]
+
+ForkEdits = dict[str, Any]
+
+
+def checkpoint_view(checkpoint: Any) -> dict[str, Any]:
+    """A checkpoint's state as plain JSON data for the inspector (models shown by their fields)."""
+    return {
+        "step": checkpoint.step,
+        "state": checkpoint.state,
+        "run_id": checkpoint.run_id,
+        "parent_id": checkpoint.parent_id,
+        "created_at": checkpoint.created_at,
+        "shared_state": {k: jsonable(v) for k, v in checkpoint.shared_state.items()},
+        "executor_states": {k: jsonable(v) for k, v in checkpoint.executor_states.items()},
+        "pending_messages": [
+            {"from": m.source_id, "to": m.target_id, "type": type(m.data).__name__, "data": jsonable(m.data)}
+            for m in checkpoint.pending_messages
+        ],
+        "outstanding_requests": [
+            {
+                "request_id": r.request_id,
+                "executor_id": r.executor_id,
+                "data": jsonable(r.request_data),
+                "response_type": getattr(r.response_type, "__name__", str(r.response_type)),
+            }
+            for r in checkpoint.pending_requests.values()
+        ],
+        "fan_in_buffers": jsonable(checkpoint.fan_in_buffers),
+        "metadata": jsonable(checkpoint.metadata),
+    }
+
+
+def editable_state(checkpoint: Any) -> str:
+    """The parts of a checkpoint a fork may change, as tagged JSON text for the editor."""
+    from agentnb import _serialization
+
+    data = {
+        "shared_state": _serialization.encode(checkpoint.shared_state),
+        "executor_states": _serialization.encode(checkpoint.executor_states),
+        "pending_messages": [m.to_dict() for m in checkpoint.pending_messages],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def parse_fork_edits(text: str, workflow: Any) -> ForkEdits:
+    """Parse and validate the fork editor's JSON; raise ``ValueError`` saying what is wrong and where.
+
+    Checks: valid JSON; only ``shared_state``, ``executor_states`` and ``pending_messages``; tagged values
+    decode; pending messages name known executors; and each pending message can be handled by the executor(s)
+    it will be delivered to.
+    """
+    from agentnb import _serialization
+    from agentnb.workflows import PendingMessage
+
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.") from e
+    if not isinstance(raw, dict):
+        raise ValueError("The edits must be a JSON object with shared_state, executor_states and pending_messages.")
+    unknown = set(raw) - {"shared_state", "executor_states", "pending_messages"}
+    if unknown:
+        raise ValueError(f"Unknown keys {sorted(unknown)}; only shared_state, executor_states and pending_messages.")
+    edits: ForkEdits = {}
+    try:
+        if "shared_state" in raw:
+            state = _serialization.decode(raw["shared_state"])
+            if not isinstance(state, dict):
+                raise ValueError("shared_state must be an object.")
+            edits["shared_state"] = state
+        if "executor_states" in raw:
+            states = _serialization.decode(raw["executor_states"])
+            if not isinstance(states, dict):
+                raise ValueError("executor_states must be an object keyed by executor id.")
+            unknown_ids = sorted(set(states) - set(workflow.executors))
+            if unknown_ids:
+                raise ValueError(f"executor_states names unknown executors {unknown_ids}.")
+            edits["executor_states"] = states
+        if "pending_messages" in raw:
+            items = raw["pending_messages"]
+            if not isinstance(items, list):
+                raise ValueError("pending_messages must be a list.")
+            messages = []
+            for i, item in enumerate(items):
+                if not isinstance(item, dict) or "data" not in item:
+                    raise ValueError(f"pending_messages[{i}] must be an object with source_id, target_id and data.")
+                message = PendingMessage.from_dict({"source_id": item.get("source_id"), **item})
+                _check_delivery(workflow, message, i)
+                messages.append(message)
+            edits["pending_messages"] = messages
+    except ValueError:
+        raise
+    except Exception as e:  # decoding errors from the serializer carry a useful message
+        raise ValueError(f"Cannot read the edited values: {e}") from e
+    return edits
+
+
+def _check_delivery(workflow: Any, message: Any, index: int) -> None:
+    executors = workflow.executors
+    for eid in (message.source_id, message.target_id):
+        if eid is not None and eid not in executors:
+            raise ValueError(f"pending_messages[{index}] names unknown executor {eid!r}; known: {sorted(executors)}.")
+    if message.target_id is not None:
+        targets = [message.target_id]
+    elif message.source_id is not None:
+        targets = [t for g in workflow.groups_by_source.get(message.source_id, []) for _s, t in g.edges()]
+    else:
+        raise ValueError(f"pending_messages[{index}] has neither source_id nor target_id.")
+    able = [t for t in targets if executors[t].can_handle(message.data)]
+    if targets and not able:
+        wanted = ", ".join(
+            f"{t} takes {' | '.join(getattr(x, '__name__', str(x)) for x in executors[t].input_types)}" for t in targets
+        )
+        raise ValueError(
+            f"pending_messages[{index}] carries a value of type {type(message.data).__name__} that no receiver accepts ({wanted})."
+        )
+
+
+def tree_svg(infos: list[Any], *, selected: str | None = None, highlight: set[str] | None = None) -> str:
+    """Draw the checkpoint tree: one column per step depth, one lane per branch, forks as new lanes."""
+    if not infos:
+        return "<p class='anb-muted'>No checkpoints.</p>"
+    ids = {i.checkpoint_id for i in infos}
+    children: dict[str | None, list[Any]] = {}
+    for info in infos:
+        parent = info.parent_id if info.parent_id in ids else None
+        children.setdefault(parent, []).append(info)
+    pos: dict[str, tuple[int, int]] = {}
+    lane = 0
+
+    def place(info: Any, depth: int) -> None:
+        nonlocal lane
+        pos[info.checkpoint_id] = (depth, lane)
+        kids = children.get(info.checkpoint_id, [])
+        for k, child in enumerate(kids):
+            if k > 0:
+                lane += 1
+            place(child, depth + 1)
+
+    stack_roots = children.get(None, [])
+    for r, root in enumerate(stack_roots):
+        if r > 0:
+            lane += 1
+        place(root, 0)
+    dx, dy, r = 78, 46, 11
+    width = (max(d for d, _ in pos.values()) + 1) * dx + 60
+    height = (lane + 1) * dy + 30
+    by_id = {i.checkpoint_id: i for i in infos}
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-size="10">']
+    for info in infos:
+        if info.parent_id in pos:
+            (d0, l0), (d1, l1) = pos[info.parent_id], pos[info.checkpoint_id]
+            x0, y0, x1, y1 = 30 + d0 * dx, 22 + l0 * dy, 30 + d1 * dx, 22 + l1 * dy
+            parts.append(
+                f'<path d="M{x0},{y0} C{x0 + dx / 2},{y0} {x1 - dx / 2},{y1} {x1},{y1}" stroke="#8c959f" fill="none"/>'
+            )
+    for cid, (d, ln) in pos.items():
+        info = by_id[cid]
+        x, y = 30 + d * dx, 22 + ln * dy
+        fork = info.parent_id is not None and info.parent_id in by_id and by_id[info.parent_id].run_id != info.run_id
+        fill = "#0969da" if cid == selected else ("#8250df" if fork else "#d0d7de")
+        stroke = "#1f2328" if highlight and cid in highlight else "#57606a"
+        parts.append(
+            f'<g class="cp" data-id="{html.escape(cid, quote=True)}"><title>{html.escape(cid)} · step {info.step}'
+            f" · run {html.escape(info.run_id[:8])}</title>"
+            f'<circle cx="{x}" cy="{y}" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
+            f'<text x="{x}" y="{y + r + 11}" text-anchor="middle" fill="#57606a">s{info.step}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 class TimeTravelView:
-    """Placeholder."""
+    """Pick a workflow run and travel through its checkpoints.
 
-    def __init__(self, store: Any, catalog: Any) -> None:
+    Example:
+        >>> from agentnb.store import RunStore
+        >>> from agentnb.devui import Catalog
+        >>> view = TimeTravelView(RunStore(":memory:"), Catalog())
+        >>> view.refresh_runs()
+        0
+    """
+
+    def __init__(self, store: Any, catalog: Catalog) -> None:
         self.store = store
         self.catalog = catalog
+        self._infos: list[Any] = []
+        self._chain: list[Any] = []
+        self._mark: Any = None
+        self._selected: str | None = None
+        self._checkpoint: Any = None
+        self.run_select = pn.widgets.Select(name="Workflow run", options={}, width=420, css_classes=["anb-tt-run"])
+        self.refresh_button = pn.widgets.Button(name="Refresh", width=90)
+        self.run_info = html_pane("", css_classes=["anb-tt-info"])
+        self.timeline = pn.widgets.Tabulator(
+            _timeline_frame([]),
+            show_index=False,
+            disabled=True,
+            selectable=1,
+            sizing_mode="stretch_width",
+            height=230,
+            layout="fit_data_stretch",
+            css_classes=["anb-timeline"],
+        )
+        self.tree = html_pane("", css_classes=["anb-tree"])
+        self.inspect_info = html_pane("<span class='anb-muted'>Select a checkpoint.</span>")
+        self.inspector = pn.pane.JSON({}, depth=2, sizing_mode="stretch_width", css_classes=["anb-inspector"])
+        self.resume_button = pn.widgets.Button(
+            name="Resume from here", button_type="primary", width=160, disabled=True, css_classes=["anb-resume"]
+        )
+        self.fork_editor = pn.widgets.TextAreaInput(
+            name="Fork with edits (tagged JSON: shared_state, executor_states, pending_messages)",
+            height=240,
+            sizing_mode="stretch_width",
+            css_classes=["anb-fork-editor"],
+        )
+        self.fork_label = pn.widgets.TextInput(name="Branch label", placeholder="optional", width=200)
+        self.fork_button = pn.widgets.Button(
+            name="Fork and resume", button_type="warning", width=160, disabled=True, css_classes=["anb-fork"]
+        )
+        self.action_result = pn.Column(sizing_mode="stretch_width", css_classes=["anb-tt-result"])
+        self.diff_a = pn.widgets.Select(name="Diff from", options={}, width=260)
+        self.diff_b = pn.widgets.Select(name="to", options={}, width=260)
+        self.diff_button = pn.widgets.Button(name="Diff", width=80, css_classes=["anb-diff"])
+        self.diff_out = html_pane("", css_classes=["anb-diff-out"])
+        self.branch_a = pn.widgets.Select(name="Branch A", options={}, width=300)
+        self.branch_b = pn.widgets.Select(name="Branch B", options={}, width=300)
+        self.branches_out = pn.Row(sizing_mode="stretch_width", css_classes=["anb-branches"])
 
+        self.run_select.param.watch(lambda e: self.open_run(e.new) if e.new else None, "value")
+        self.refresh_button.on_click(lambda _e: self.refresh_runs())
+        self.timeline.param.watch(self._on_timeline_select, "selection")
+        self.resume_button.on_click(self._on_resume)
+        self.fork_button.on_click(self._on_fork)
+        self.diff_button.on_click(self._on_diff)
+        self.branch_a.param.watch(lambda _e: self._show_branches(), "value")
+        self.branch_b.param.watch(lambda _e: self._show_branches(), "value")
+
+    # ----------------------------------------------------------------------------------------------- layout
     def panel(self) -> pn.viewable.Viewable:
-        return html_pane("time travel")
+        """Return the view's layout."""
+        self.refresh_runs()
+        inspect = pn.Column(
+            html_pane("<div class='anb-role'>Checkpoint state</div>"),
+            self.inspect_info,
+            self.inspector,
+            pn.Row(self.resume_button),
+            self.fork_editor,
+            pn.Row(self.fork_label, pn.Column(pn.Spacer(height=18), self.fork_button)),
+            self.action_result,
+            sizing_mode="stretch_width",
+        )
+        history = pn.Column(
+            html_pane("<div class='anb-role'>Timeline</div>"),
+            self.timeline,
+            html_pane("<div class='anb-role'>Checkpoint tree</div>"),
+            pn.Column(self.tree, max_height=260, scroll=True, sizing_mode="stretch_width"),
+            html_pane("<div class='anb-role'>Diff</div>"),
+            pn.Row(self.diff_a, self.diff_b, pn.Column(pn.Spacer(height=18), self.diff_button)),
+            self.diff_out,
+            sizing_mode="stretch_width",
+        )
+        return pn.Column(
+            pn.Row(self.run_select, pn.Column(pn.Spacer(height=18), self.refresh_button)),
+            self.run_info,
+            pn.Row(history, inspect, sizing_mode="stretch_width"),
+            html_pane("<div class='anb-role'>Branches side by side</div>"),
+            pn.Row(self.branch_a, self.branch_b),
+            self.branches_out,
+            sizing_mode="stretch_width",
+            css_classes=["anb-timetravel-view"],
+        )
 
-    def start_polling(self, period_ms: int) -> None:
-        return None
+    def start_polling(self, period_ms: int = 1000) -> None:
+        """Refresh the run list when the store's runs or checkpoints change."""
+        pn.state.add_periodic_callback(self._poll, period=period_ms)
 
-    def refresh_runs(self) -> None:
+    def _poll(self) -> None:
+        try:
+            mark = self.store.watermark()
+        except Exception:  # the runs view reports store problems; here we only skip a tick
+            return
+        key = (mark.get("runs"), mark.get("checkpoints"))
+        if key != self._mark:
+            self._mark = key
+            self.refresh_runs()
+
+    # ------------------------------------------------------------------------------------------------- runs
+    def refresh_runs(self) -> int:
+        """Reload the workflow runs that have checkpoints; return how many there are."""
+        runs = self.store.list_runs(kind="workflow", limit=300)
+        with_cps = {r["run_id"] for r in self.store.list_checkpoints()} if runs else set()
+        options = {}
+        for run in runs:
+            if run["run_id"] not in with_cps:
+                continue
+            label = f"{run['name']} · {str(run['started_at'])[11:19]} · {run['status']} · {run['run_id'][:8]}"
+            options[label] = run["run_id"]
+        current = self.run_select.value
+        self.run_select.options = options
+        if current in options.values():
+            self.run_select.value = current
+        elif options:
+            newest = next(iter(options.values()))
+            if self.run_select.value != newest:
+                self.run_select.value = newest
+            else:
+                self._reload(newest)
+        return len(options)
+
+    def _entity_for(self, workflow_name: str | None) -> Entity | None:
+        for entity in self.catalog.workflows:
+            if getattr(entity.obj, "name", None) == workflow_name:
+                return entity
         return None
 
     def open_run(self, run_id: str) -> None:
-        return None
+        """Show one run's checkpoints (its lineage as a timeline, its workflow's checkpoints as a tree)."""
+        if self.run_select.value != run_id and run_id in self.run_select.options.values():
+            self.run_select.value = run_id
+            return  # the watcher calls back into open_run
+        self._reload(run_id)
+
+    def _reload(self, run_id: str, *, select: str | None = None) -> None:
+        from agentnb.workflows import CheckpointInfo
+
+        run = self.store.get_run(run_id) or {}
+        name = run.get("name")
+        rows = self.store.list_checkpoints(workflow_name=name) if name else self.store.list_checkpoints(run_id=run_id)
+        self._infos = [
+            CheckpointInfo(
+                checkpoint_id=r["checkpoint_id"],
+                workflow_name=r["workflow_name"],
+                run_id=r["run_id"],
+                parent_id=r.get("parent_id"),
+                step=int(r.get("step") or 0),
+                created_at=str(r.get("created_at") or ""),
+            )
+            for r in rows
+        ]
+        by_id = {i.checkpoint_id: i for i in self._infos}
+        own = [i for i in self._infos if i.run_id == run_id]
+        # The timeline is the run's lineage: from the root through the checkpoint it resumed from to its last one.
+        chain: list[Any] = []
+        if own:
+            current: Any = own[-1]
+            seen: set[str] = set()
+            while current is not None and current.checkpoint_id not in seen:
+                seen.add(current.checkpoint_id)
+                chain.append(current)
+                current = by_id.get(current.parent_id) if current.parent_id else None
+            chain.reverse()
+        self._chain = chain
+        self.timeline.value = _timeline_frame(chain)
+        entity = self._entity_for(name)
+        live = "can resume and fork" if entity is not None else "read-only: this DevUI does not serve the workflow"
+        set_html(
+            self.run_info,
+            f"<span class='anb-title'>{escape(name or '?')}</span> <span class='anb-muted'>run {escape(run_id[:8])} · "
+            f"{len(chain)} checkpoints in its timeline · {len(self._infos)} in the tree · {escape(live)}</span>",
+        )
+        labels = {f"s{i.step} · {i.checkpoint_id[:8]} · run {i.run_id[:6]}": i.checkpoint_id for i in self._infos}
+        self.diff_a.options = labels
+        self.diff_b.options = labels
+        if len(chain) >= 2:
+            self.diff_a.value, self.diff_b.value = chain[-2].checkpoint_id, chain[-1].checkpoint_id
+        self._refresh_branches()
+        target = select or (chain[-1].checkpoint_id if chain else None)
+        if target:
+            self.select_checkpoint(target)
+        else:
+            self._draw_tree()
+
+    def _draw_tree(self) -> None:
+        chain_ids = {i.checkpoint_id for i in self._chain}
+        set_html(self.tree, tree_svg(self._infos, selected=self._selected, highlight=chain_ids))
+
+    def _on_timeline_select(self, event: Any) -> None:
+        if not event.new:
+            return
+        try:
+            checkpoint_id = str(self.timeline.value.iloc[event.new[0]]["checkpoint_id"])
+        except (IndexError, KeyError):
+            return
+        self.select_checkpoint(checkpoint_id)
+
+    # ------------------------------------------------------------------------------------------- checkpoints
+    def select_checkpoint(self, checkpoint_id: str) -> None:
+        """Load a checkpoint for inspection (timed: this must stay well under 200 ms)."""
+        from agentnb.workflows import WorkflowCheckpoint
+
+        started = time.perf_counter()
+        try:
+            text = self.store.get_checkpoint(checkpoint_id)
+            if text is None:
+                raise KeyError(f"No checkpoint {checkpoint_id!r} in the run store.")
+            checkpoint = WorkflowCheckpoint.from_json(text)
+            view = checkpoint_view(checkpoint)
+        except Exception as exc:
+            self.action_result.objects = [error_card(exc, title="Cannot load checkpoint")]
+            return
+        self._selected = checkpoint_id
+        self._checkpoint = checkpoint
+        self.inspector.object = view
+        elapsed = (time.perf_counter() - started) * 1000
+        entity = self._entity_for(checkpoint.workflow_name)
+        can_act = entity is not None
+        set_html(
+            self.inspect_info,
+            f"{badge(f'step {checkpoint.step}', 'info')} {badge(checkpoint.state)} "
+            f"<span class='anb-muted'>{escape(checkpoint_id)} · <span class='anb-load-ms'>loaded in "
+            f"{elapsed:.0f} ms</span></span>",
+        )
+        self.fork_editor.value = editable_state(checkpoint)
+        self.resume_button.disabled = not can_act
+        self.fork_button.disabled = not can_act
+        self._draw_tree()
+
+    async def _on_resume(self, _event: Any = None) -> None:
+        if self._checkpoint is None:
+            return
+        await self._resume(self._checkpoint.checkpoint_id, title="Resumed")
+
+    async def _on_fork(self, _event: Any = None) -> None:
+        from agentnb.workflows import CheckpointHistory
+
+        checkpoint = self._checkpoint
+        entity = self._entity_for(checkpoint.workflow_name) if checkpoint is not None else None
+        if checkpoint is None or entity is None:
+            return
+        try:
+            edits = parse_fork_edits(self.fork_editor.value_input or self.fork_editor.value, entity.obj)
+        except ValueError as exc:
+            self.action_result.objects = [
+                html_pane(f"<div class='anb-card anb-error anb-fork-invalid'>Fork not started: {escape(exc)}</div>")
+            ]
+            return
+        from ._workflow import WorkflowRunner
+
+        history = CheckpointHistory(WorkflowRunner(entity.obj, self.store).storage(), entity.obj)
+        try:
+            fork = await history.fork(
+                checkpoint.checkpoint_id,
+                shared_state=edits.get("shared_state"),
+                replace_shared_state="shared_state" in edits,
+                executor_states=edits.get("executor_states"),
+                pending_messages=edits.get("pending_messages"),
+                label=self.fork_label.value or None,
+            )
+        except (ValueError, Exception) as exc:  # the engine's own validation (ids, graph signature)
+            self.action_result.objects = [error_card(exc, title="Fork not started")]
+            return
+        await self._resume(fork.checkpoint_id, title=f"Fork of step {checkpoint.step}")
+
+    async def _resume(self, checkpoint_id: str, *, title: str) -> None:
+        from ._workflow import WorkflowRunner
+
+        checkpoint = self._checkpoint
+        entity = self._entity_for(checkpoint.workflow_name) if checkpoint is not None else None
+        if entity is None:
+            return
+        self.resume_button.disabled = self.fork_button.disabled = True
+        status = html_pane(f"{badge('running', 'warn')} <span class='anb-muted'>{escape(title)}</span>")
+        outputs = pn.Column(sizing_mode="stretch_width")
+        self.action_result.objects = [status, outputs]
+        run_id = None
+        try:
+            async for event in WorkflowRunner(entity.obj, self.store).stream(checkpoint_id=checkpoint_id):
+                if event.type == "started" and isinstance(event.data, str):
+                    run_id = event.data
+                elif event.type == "output":
+                    outputs.append(
+                        html_pane(
+                            f"<div class='anb-card anb-branch-output'>{badge(event.executor_id or 'output', 'ok')}"
+                            f"{json_html(jsonable(event.data))}</div>"
+                        )
+                    )
+                elif event.type == "request_info":
+                    outputs.append(
+                        html_pane(
+                            f"<div class='anb-card'>{badge('waiting for input', 'info')} answer it in the "
+                            "Playground tab</div>"
+                        )
+                    )
+        except Exception as exc:
+            self.action_result.append(error_card(exc, title=f"{title} failed"))
+            set_html(status, badge("failed", "err"))
+        else:
+            set_html(
+                status,
+                f"{badge('completed', 'ok')} <span class='anb-muted anb-resume-done'>{escape(title)} · new run "
+                f"{escape((run_id or '')[:8])}</span>",
+            )
+        finally:
+            self.resume_button.disabled = self.fork_button.disabled = False
+        self.refresh_runs()
+        if run_id and self.store.list_checkpoints(run_id=run_id):
+            current = self._checkpoint.checkpoint_id if self._checkpoint is not None else None
+            self._reload(run_id, select=current)
+            self._select_branches(new_run=run_id)
+
+    # ----------------------------------------------------------------------------------------------- diffs
+    async def _on_diff(self, _event: Any = None) -> None:
+        from agentnb.workflows import CheckpointHistory, SQLiteCheckpointStorage
+
+        a, b = self.diff_a.value, self.diff_b.value
+        if not a or not b:
+            return
+        try:
+            diff = await CheckpointHistory(SQLiteCheckpointStorage(self.store)).diff(a, b)
+        except Exception as exc:
+            self.diff_out.object = ""
+            self.action_result.objects = [error_card(exc, title="Cannot diff")]
+            return
+        set_html(self.diff_out, _diff_html(diff))
+
+    # -------------------------------------------------------------------------------------------- branches
+    def _leaves(self) -> list[Any]:
+        parents = {i.parent_id for i in self._infos}
+        return [i for i in self._infos if i.checkpoint_id not in parents]
+
+    def _refresh_branches(self) -> None:
+        leaves = self._leaves()
+        options = {f"{(i.created_at or '')[11:19]} · s{i.step} · run {i.run_id[:8]}": i.checkpoint_id for i in leaves}
+        self.branch_a.options = options
+        self.branch_b.options = options
+        values = list(options.values())
+        if len(values) >= 2 and (self.branch_a.value not in values or self.branch_b.value not in values):
+            self.branch_a.value, self.branch_b.value = values[-2], values[-1]
+        self._show_branches()
+
+    def _select_branches(self, *, new_run: str) -> None:
+        leaves = self._leaves()
+        new = [i.checkpoint_id for i in leaves if i.run_id == new_run]
+        chain_leaf = [i.checkpoint_id for i in leaves if i.run_id != new_run]
+        if new and chain_leaf:
+            self.branch_a.value = chain_leaf[0]
+            self.branch_b.value = new[0]
+        self._show_branches()
+
+    def _show_branches(self) -> None:
+        by_id = {i.checkpoint_id: i for i in self._infos}
+        columns = []
+        for title, leaf_id in (("A", self.branch_a.value), ("B", self.branch_b.value)):
+            leaf = by_id.get(leaf_id) if leaf_id else None
+            if leaf is None:
+                continue
+            path = []
+            current: Any = leaf
+            while current is not None and len(path) < 1000:
+                path.append(current)
+                current = by_id.get(current.parent_id) if current.parent_id else None
+            path.reverse()
+            # A branch's result is what the run that wrote its last checkpoint yielded.
+            outputs = [_event_value(e.get("data")) for e in self.store.list_events(leaf.run_id, types=["output"])]
+            steps = " → ".join(f"s{i.step}" + ("*" if i.run_id != path[0].run_id else "") for i in path)
+            body = "".join(json_html(o) for o in outputs) or "<span class='anb-muted'>no outputs</span>"
+            columns.append(
+                html_pane(
+                    f"<div class='anb-card anb-branch anb-branch-{title.lower()}'><div class='anb-head'>"
+                    f"<span class='anb-title'>Branch {title}</span><span class='anb-muted'>{escape(steps)}"
+                    f"</span></div><b>Outputs</b>{body}</div>",
+                    width=480,
+                )
+            )
+        self.branches_out.objects = columns
+
+
+def _event_value(data: Any) -> Any:
+    from agentnb import _serialization
+
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return data
+    try:
+        return jsonable(_serialization.decode(data))
+    except Exception:
+        return data
+
+
+def _timeline_frame(chain: list[Any]) -> Any:
+    import pandas as pd
+
+    rows = []
+    first_run = chain[0].run_id if chain else None
+    for info in chain:
+        rows.append(
+            {
+                "step": info.step,
+                "checkpoint_id": info.checkpoint_id,
+                "run": info.run_id[:8] + (" (resumed)" if info.run_id != first_run else ""),
+                "created_at": (info.created_at or "")[11:23],
+            }
+        )
+    return pd.DataFrame.from_records(rows, columns=["step", "checkpoint_id", "run", "created_at"])
+
+
+def _diff_html(diff: Any) -> str:
+    rows = []
+    for title, changes in (("shared state", diff.shared_state), ("executor state", diff.executor_states)):
+        for key, value in changes["added"].items():
+            rows.append((f"+ {title}", key, "", json.dumps(jsonable(value), default=repr)))
+        for key, value in changes["removed"].items():
+            rows.append((f"- {title}", key, json.dumps(jsonable(value), default=repr), ""))
+        for key, (old, new) in changes["changed"].items():
+            rows.append(
+                (f"~ {title}", key, json.dumps(jsonable(old), default=repr), json.dumps(jsonable(new), default=repr))
+            )
+    before = [
+        f"{m.source_id}→{m.target_id or '*'}: {json.dumps(jsonable(m.data), default=repr)}" for m in diff.pending_before
+    ]
+    after = [
+        f"{m.source_id}→{m.target_id or '*'}: {json.dumps(jsonable(m.data), default=repr)}" for m in diff.pending_after
+    ]
+    if before != after:
+        rows.append(("pending messages", "", "\n".join(before), "\n".join(after)))
+    for rid in diff.requests_added:
+        rows.append(("+ request", rid, "", ""))
+    for rid in diff.requests_removed:
+        rows.append(("- request", rid, "", ""))
+    head = (
+        f"<div class='anb-muted'>step {diff.before_step} → step {diff.after_step}"
+        f"{' · no state change' if diff.is_empty else ''}</div>"
+    )
+    if not rows:
+        return head
+    body = "".join(
+        f"<tr><td>{escape(a)}</td><td>{escape(b)}</td><td><pre>{escape(c)}</pre></td><td><pre>{escape(d)}</pre></td></tr>"
+        for a, b, c, d in rows
+    )
+    return (
+        f"{head}<table class='anb-table'><thead><tr><th>change</th><th>key</th><th>before</th><th>after</th>"
+        f"</tr></thead><tbody>{body}</tbody></table>"
+    )

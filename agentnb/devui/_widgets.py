@@ -33,7 +33,8 @@ DEVUI_CSS = (
 
 def html_pane(safe_html: str, **params: Any) -> pn.pane.HTML:
     """Return an HTML pane for markup that is already safe (built from escaped or sanitized parts)."""
-    params.setdefault("sizing_mode", "stretch_width")
+    if "width" not in params:
+        params.setdefault("sizing_mode", "stretch_width")
     return pn.pane.HTML(f'<div class="agentnb">{safe_html}</div>', stylesheets=[DEVUI_CSS], **params)
 
 
