@@ -36,10 +36,10 @@ Condition = Callable[[Any], Any]
 SelectionFunc = Callable[[Any, list[str]], Any]
 
 
-def _callable_name(func: Callable[..., Any] | None) -> str | None:
-    if func is None:
-        return None
-    return getattr(func, "__qualname__", None) or type(func).__qualname__
+def _callable_name(func: Callable[..., Any] | None, fallback: str) -> str:
+    # Lambdas and callable objects without a useful name get a generic label.
+    name = getattr(func, "__name__", None)
+    return fallback if not name or name == "<lambda>" else name
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ class SingleEdgeGroup(EdgeGroup):
         return self.condition is not None
 
     def edge_label(self, source: str, target: str) -> str | None:
-        return _callable_name(self.condition) if self.condition is not None else None
+        return _callable_name(self.condition, "condition") if self.condition is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "condition": self.condition is not None}
@@ -151,7 +151,7 @@ class FanOutEdgeGroup(EdgeGroup):
         return self.selection_func is not None
 
     def edge_label(self, source: str, target: str) -> str | None:
-        return _callable_name(self.selection_func) if self.selection_func is not None else None
+        return _callable_name(self.selection_func, "selected") if self.selection_func is not None else None
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "kind": self.kind}
@@ -206,8 +206,7 @@ class SwitchCaseEdgeGroup(EdgeGroup):
             return "default"
         for i, (t, cond) in enumerate(self.cases):
             if t == target:
-                name = _callable_name(cond)
-                return f"case {i}" if not name or name == "<lambda>" else name
+                return _callable_name(cond, f"case {i}")
         return None
 
     def describe(self) -> dict[str, Any]:

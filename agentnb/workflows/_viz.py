@@ -124,8 +124,6 @@ class WorkflowViz:
             for s in sources:
                 for t in targets:
                     label = labels.get(f"{s}->{t}") if conditional else None
-                    if label == "<lambda>":
-                        label = "condition"
                     graph.edges.append(_Edge(s, t, "conditional" if conditional else "normal", label))
         return graph
 
