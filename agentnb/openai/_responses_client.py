@@ -185,7 +185,7 @@ class OpenAIChatClient(BaseChatClient):
         for message in messages:
             role = message.role
             if role == "system":
-                items.append({"type": "message", "role": self.instruction_role, "content": message.text})
+                items.append({"role": self.instruction_role, "content": message.text})
                 continue
             parts: list[dict[str, Any]] = []
             for content in message.contents:
@@ -207,11 +207,15 @@ class OpenAIChatClient(BaseChatClient):
                         }
                     )
                 elif content.type == "text" and role == "assistant":
-                    items.append({"type": "message", "role": "assistant", "content": content.text or ""})
+                    items.append({"role": "assistant", "content": content.text or ""})
                 elif role == "user" and content.type in ("text", "data", "uri"):
                     parts.append(self._user_part(content))
             if parts:
-                items.append({"type": "message", "role": "user", "content": parts})
+                # Plain text goes as a string, and items without "type": the SDK transforms every nested part and
+                # tries each union member, which costs more than the rest of agentnb per call.
+                text_only = all(p["type"] == "input_text" for p in parts)
+                content: Any = "".join(p["text"] for p in parts) if text_only else parts
+                items.append({"role": "user", "content": content})
         return items
 
     @staticmethod

@@ -46,8 +46,8 @@ async def test_text_reply_usage_and_ids(server: OpenAIServer, responses_client: 
     (request,) = server.requests
     assert request.path == "/v1/responses"
     assert request.body["input"] == [
-        {"type": "message", "role": "system", "content": "Be kind."},
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]},
+        {"role": "system", "content": "Be kind."},
+        {"role": "user", "content": "Hi"},
     ]
     assert request.body.get("stream", False) is stream
     assert "previous_response_id" not in request.body
@@ -76,7 +76,7 @@ async def test_history_images_and_tool_results_on_the_wire(server: OpenAIServer,
         ]
     )
     items = server.requests[0].body["input"]
-    assert items[0] == {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"}]}
+    assert items[0] == {"role": "user", "content": "Weather?"}
     assert items[1] == {
         "type": "function_call",
         "call_id": "call_1",
@@ -84,7 +84,7 @@ async def test_history_images_and_tool_results_on_the_wire(server: OpenAIServer,
         "arguments": '{"city": "Oslo"}',
     }
     assert items[2] == {"type": "function_call_output", "call_id": "call_1", "output": "Snow"}
-    assert items[3] == {"type": "message", "role": "assistant", "content": "Snowing in Oslo."}
+    assert items[3] == {"role": "assistant", "content": "Snowing in Oslo."}
     parts = items[4]["content"]
     assert parts[0] == {"type": "input_text", "text": "And this?"}
     assert parts[1]["type"] == "input_image" and parts[1]["image_url"].startswith("data:image/png;base64,")
