@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -556,11 +557,24 @@ def _content_text_plain(content: Any) -> str:
 
 
 _core_loaded = False
+_workflows_loaded = False
+
+#: Types registered with IPython by module and name, so loading the extension does not import them.
+LAZY_TYPES: tuple[tuple[str, str], ...] = (
+    ("agentnb.workflows._workflow", "Workflow"),
+    ("agentnb.workflows._events", "WorkflowRunResult"),
+    ("agentnb.workflows._checkpoints", "WorkflowCheckpoint"),
+)
 
 
 def _ensure_core_renderers() -> None:
-    """Register the core types on first use (core is imported lazily to keep this module cheap)."""
-    global _core_loaded
+    """Register the core types on first use, and the workflow types once ``agentnb.workflows`` is imported."""
+    global _core_loaded, _workflows_loaded
+    if not _workflows_loaded and "agentnb.workflows" in sys.modules:
+        _workflows_loaded = True
+        from ._workflow import register_renderers
+
+        register_renderers()
     if _core_loaded:
         return
     _core_loaded = True
@@ -591,6 +605,6 @@ def _optional(module: str, name: str) -> type | None:
 
 
 def core_types() -> list[type]:
-    """Return the types :func:`to_html` knows, for formatter registration."""
+    """Return the types :func:`to_html` knows now, for formatter registration."""
     _ensure_core_renderers()
     return [entry[0] for entry in _RENDERERS]

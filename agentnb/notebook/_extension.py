@@ -22,7 +22,7 @@ _MIME_FORMATTERS = ("text/html", "text/plain")
 class _LoadedState:
     """What loading changed, so unloading can undo exactly that."""
 
-    formatters: dict[tuple[str, type], Any] = field(default_factory=dict)
+    formatters: dict[tuple[str, type | str], Any] = field(default_factory=dict)
     magics: Any = None
     transformer: Callable[[list[str]], list[str]] | None = None
     tracing: Any = None
@@ -55,6 +55,12 @@ def register_formatters(ip: Any, state: _LoadedState) -> None:
                 continue
             # for_type returns what was registered before (or None) so unloading can restore it.
             state.formatters[key] = formatters[mime].for_type(cls, func)
+    for module, name in _display.LAZY_TYPES:
+        for mime, func in (("text/html", _html_formatter), ("text/plain", _text_printer)):
+            key = (mime, f"{module}.{name}")
+            if key not in state.formatters:
+                # By name: IPython binds it when the type is first displayed, so nothing is imported now.
+                state.formatters[key] = formatters[mime].for_type_by_name(module, name, func)
 
 
 def _unregister_formatters(ip: Any, state: _LoadedState) -> None:
@@ -62,7 +68,12 @@ def _unregister_formatters(ip: Any, state: _LoadedState) -> None:
     for (mime, cls), previous in state.formatters.items():
         with contextlib.suppress(KeyError):
             formatters[mime].pop(cls)
-        if previous is not None:
+        if previous is None:
+            continue
+        if isinstance(cls, str):
+            module, _, name = cls.rpartition(".")
+            formatters[mime].for_type_by_name(module, name, previous)
+        else:
             formatters[mime].for_type(cls, previous)
     state.formatters.clear()
 

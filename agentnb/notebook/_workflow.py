@@ -1,0 +1,504 @@
+"""Workflows in the notebook: static displays and the live :class:`WorkflowView` with time-travel.
+
+The graph is the SVG that :class:`agentnb.workflows.WorkflowViz` draws; the view recolours its nodes as
+executors run, complete, fail or wait for input, keeps an event log, answers ``request_info`` requests,
+and has a checkpoint slider: moving it shows the run as it stood after that superstep (the executors due
+to run next, their state, the shared state), and "Resume from here" starts a new branch from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .. import _html as h
+
+__all__ = [
+    "STATE_COLOURS",
+    "WorkflowView",
+    "checkpoint_html",
+    "checkpoint_text",
+    "colour_svg",
+    "run_result_html",
+    "run_result_text",
+    "workflow_html",
+    "workflow_text",
+]
+
+#: Node fill and stroke per executor state.
+STATE_COLOURS: dict[str, tuple[str, str]] = {
+    "running": ("#fff8c5", "#9a6700"),
+    "completed": ("#dafbe1", "#1a7f37"),
+    "failed": ("#ffebe9", "#cf222e"),
+    "waiting": ("#ddf4ff", "#0969da"),
+    "next": ("#fbefff", "#8250df"),
+}
+
+_EVENT_LIMIT = 200  # event-log rows kept in the view; the run store keeps every event
+
+
+def colour_svg(svg: str, states: dict[str, str]) -> str:
+    """Recolour the nodes of a ``WorkflowViz`` SVG by executor state (see :data:`STATE_COLOURS`).
+
+    Args:
+        svg: The SVG from ``WorkflowViz.to_svg()``.
+        states: Executor id to state (``running``, ``completed``, ``failed``, ``waiting``, ``next``).
+
+    Returns:
+        The SVG with those nodes' ``fill``/``stroke`` replaced.
+    """
+    for executor_id, state in states.items():
+        colours = STATE_COLOURS.get(state)
+        if colours is None:
+            continue
+        fill, stroke = colours
+        node = re.escape(f'data-id="{h.escape(executor_id)}">')
+        pattern = re.compile(
+            rf'({node}(?:<title>.*?</title>)?<rect [^>]*?)fill="[^"]*" stroke="[^"]*" stroke-width="[^"]*"', re.S
+        )
+        svg = pattern.sub(rf'\1fill="{fill}" stroke="{stroke}" stroke-width="2.5"', svg, count=1)
+    return svg
+
+
+def _svg(workflow: Any, states: dict[str, str] | None = None) -> str:
+    from ..workflows import WorkflowViz
+
+    svg = WorkflowViz(workflow).to_svg()
+    return colour_svg(svg, states or {})
+
+
+def _legend() -> str:
+    items = "".join(
+        f"<span style='display:inline-block;width:10px;height:10px;background:{fill};border:1px solid {stroke};"
+        f"margin:0 3px 0 8px'></span>{h.escape(state)}"
+        for state, (fill, stroke) in STATE_COLOURS.items()
+    )
+    return f"<div class='anb-muted'>{items}</div>"
+
+
+def _value_text(value: Any, limit: int = 120) -> str:
+    if isinstance(value, str):
+        return h.shorten(value, limit)
+    text = getattr(value, "text", None)
+    if isinstance(text, str) and type(value).__name__ in {"AgentResponse", "ChatResponse", "Message"}:
+        return h.shorten(text, limit)
+    try:
+        from ..workflows._events import safe_encode
+
+        return h.shorten(json.dumps(safe_encode(value), ensure_ascii=False), limit)
+    except (TypeError, ValueError):
+        return h.shorten(repr(value), limit)
+
+
+# -- static displays -------------------------------------------------------------------------------------
+
+
+def workflow_html(workflow: Any) -> str:
+    """A workflow: its name, description, graph (SVG) and executors."""
+    head = f"<span class='anb-title'>🔀 {h.escape(workflow.name or 'workflow')}</span>"
+    head += " " + h.badge(f"{len(workflow.executors)} executors")
+    desc = f"<div class='anb-muted'>{h.escape(workflow.description)}</div>" if workflow.description else ""
+    rows = [
+        (eid, h.escape(", ".join(getattr(t, "__name__", str(t)) for t in ex.input_types)) or "—")
+        for eid, ex in workflow.executors.items()
+    ]
+    body = h.details("executors and the types they accept", h.kv_table(rows))
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{desc}{_svg(workflow)}{body}</div>"
+
+
+def workflow_text(workflow: Any) -> str:
+    """A workflow as text: name, start executor and edges."""
+    lines = [f"Workflow {workflow.name} · {len(workflow.executors)} executors · start: {workflow.start_executor_id}"]
+    for group in workflow.to_dict().get("edge_groups", []):
+        arrow = " => " if group.get("kind") == "fan_in" else " -> "
+        lines.append(f"  {', '.join(group.get('sources', []))}{arrow}{', '.join(group.get('targets', []))}")
+    return "\n".join(lines)
+
+
+def _events_table(events: Sequence[Any]) -> str:
+    rows = []
+    for event in events[-_EVENT_LIMIT:]:
+        detail = str(event.state) if event.type == "status" and event.state is not None else ""
+        if not detail and event.data is not None:
+            detail = _value_text(event.data, 100)
+        rows.append(("" if event.step is None else event.step, event.type, event.executor_id or "", detail))
+    return h.table(["step", "event", "executor", "data"], rows)
+
+
+def run_result_html(result: Any) -> str:
+    """A workflow run result: final state, outputs, pending requests, the events, and its checkpoint."""
+    state = str(result.get_final_state())
+    kind = {"idle": "ok", "failed": "err", "idle_with_pending_requests": "warn"}.get(state, "info")
+    head = f"<span class='anb-title'>WorkflowRunResult</span> {h.badge(state, kind)} {h.badge(f'{len(result)} events')}"
+    if result.run_id:
+        head += f" <span class='anb-muted'>run <code>{h.escape(result.run_id)}</code></span>"
+    outputs = result.get_outputs()
+    body = ""
+    if outputs:
+        items = "".join(f"<li>{_output_html(o)}</li>" for o in outputs)
+        body += f"<div><b>outputs</b><ul>{items}</ul></div>"
+    requests = result.get_request_info_events()
+    if requests:
+        items = "".join(
+            f"<li><code>{h.escape(r.request_id)}</code> from {h.escape(r.executor_id)}: "
+            f"{h.escape(_value_text(r.data))}</li>"
+            for r in requests
+        )
+        body += f"<div><b>waiting for input</b><ul>{items}</ul></div>"
+    failed = [e for e in result if e.type in {"failed", "executor_failed"}]
+    for event in failed[:3]:
+        message = getattr(event.data, "message", None) or _value_text(event.data)
+        body += f"<div class='anb-error'>⚠ {h.escape(event.executor_id or 'workflow')}: {h.escape(message)}</div>"
+    body += h.details(f"events ({len(result)})", _events_table(result))
+    if result.checkpoint_id:
+        body += f"<div class='anb-muted'>last checkpoint <code>{h.escape(result.checkpoint_id)}</code></div>"
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{body}</div>"
+
+
+def _output_html(value: Any) -> str:
+    from ._display import to_html
+
+    if isinstance(value, str):
+        return h.render_markdown(value)
+    inner = to_html(value)
+    return inner if inner is not None else h.escape(_value_text(value, 400))
+
+
+def run_result_text(result: Any) -> str:
+    """A workflow run result as text."""
+    lines = [f"WorkflowRunResult · {result.get_final_state()} · {len(result)} events"]
+    for output in result.get_outputs():
+        lines.append(f"  output: {_value_text(output, 200)}")
+    for request in result.get_request_info_events():
+        lines.append(f"  waiting for input: {request.executor_id}: {_value_text(request.data)}")
+    return "\n".join(lines)
+
+
+def checkpoint_html(checkpoint: Any) -> str:
+    """A checkpoint: step, state, pending messages, executor and shared state, pending requests."""
+    head = (
+        f"<span class='anb-title'>📍 checkpoint</span> <code>{h.escape(checkpoint.checkpoint_id)}</code> "
+        f"{h.badge(f'step {checkpoint.step}')} {h.badge(checkpoint.state)}"
+    )
+    rows = [("workflow", h.escape(checkpoint.workflow_name)), ("run", f"<code>{h.escape(checkpoint.run_id)}</code>")]
+    if checkpoint.parent_id:
+        rows.append(("parent", f"<code>{h.escape(checkpoint.parent_id)}</code>"))
+    pending = [
+        (m.source_id or "input", m.target_id or "(edges)", _value_text(m.data)) for m in checkpoint.pending_messages
+    ]
+    if pending:
+        rows.append(("next messages", h.table(["from", "to", "message"], pending)))
+    if checkpoint.executor_states:
+        rows.append(("executor state", h.json_html(_jsonable(checkpoint.executor_states))))
+    if checkpoint.shared_state:
+        rows.append(("shared state", h.json_html(_jsonable(checkpoint.shared_state))))
+    if checkpoint.pending_requests:
+        reqs = [
+            (r.request_id, r.executor_id, _value_text(r.request_data)) for r in checkpoint.pending_requests.values()
+        ]
+        rows.append(("pending requests", h.table(["request", "executor", "data"], reqs)))
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{h.kv_table(rows)}</div>"
+
+
+def checkpoint_text(checkpoint: Any) -> str:
+    """A checkpoint as text."""
+    targets = ", ".join(m.target_id or f"from {m.source_id}" for m in checkpoint.pending_messages) or "none"
+    return (
+        f"WorkflowCheckpoint {checkpoint.checkpoint_id} · {checkpoint.workflow_name} · step {checkpoint.step} · "
+        f"{checkpoint.state} · next: {targets}"
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    from ..workflows._events import safe_encode
+
+    return safe_encode(value)
+
+
+def _next_states(checkpoint: Any, workflow: Any) -> dict[str, str]:
+    """Executors due to run after this checkpoint ("next") and those waiting for input ("waiting")."""
+    groups = workflow.to_dict().get("edge_groups", [])
+    states: dict[str, str] = {}
+    for message in checkpoint.pending_messages:
+        if message.target_id:
+            states[message.target_id] = "next"
+            continue
+        # Routed by edges: every target of the sender's edges may receive it (conditions decide at delivery).
+        for group in groups:
+            if message.source_id in group.get("sources", []):
+                states.update(dict.fromkeys(group.get("targets", []), "next"))
+    for request in checkpoint.pending_requests.values():
+        states[request.executor_id] = "waiting"
+    return states
+
+
+# -- the live view ---------------------------------------------------------------------------------------
+
+
+class WorkflowView:
+    """Run a workflow live: the graph coloured by executor state, the event log, requests and time-travel.
+
+    Args:
+        workflow: The :class:`agentnb.workflows.Workflow` to run.
+        checkpoint_storage: Where runs write checkpoints (default: the workflow's own, else a new in-memory
+            storage, so the checkpoint slider always works).
+
+    Example:
+        ```python
+        from agentnb.notebook import WorkflowView
+        from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
+
+        @executor(id="upper")
+        async def upper(text: str, ctx: WorkflowContext[str]) -> None:
+            await ctx.send_message(text.upper())
+
+        @executor(id="exclaim")
+        async def exclaim(text: str, ctx: WorkflowContext[str, str]) -> None:
+            await ctx.yield_output(text + "!")
+
+        view = WorkflowView(WorkflowBuilder(start_executor=upper).add_edge(upper, exclaim).build())
+        view.run("hello")  # shows the view; then move the checkpoint slider to travel back in time
+        ```
+    """
+
+    def __init__(self, workflow: Any, *, checkpoint_storage: Any = None) -> None:
+        import ipywidgets as w
+
+        from ..workflows import InMemoryCheckpointStorage
+
+        self.workflow = workflow
+        self.storage = checkpoint_storage or workflow.checkpoint_storage or InMemoryCheckpointStorage()
+        self.states: dict[str, str] = {}
+        self.events: list[Any] = []
+        self.outputs: list[Any] = []
+        self.requests: dict[str, Any] = {}
+        self.checkpoints: list[Any] = []
+        self.selected: Any = None
+        self.error: BaseException | None = None
+        self.run_id: str | None = None
+        self.status = "idle"
+        self._task: asyncio.Task[None] | None = None
+        self._aux: set[asyncio.Task[Any]] = set()
+        self._display_handle: Any = None
+
+        self.header = w.HTML()
+        self.graph = w.HTML()
+        self.outputs_html = w.HTML()
+        self.requests_box = w.VBox()
+        self.event_log = w.HTML()
+        self.slider = w.IntSlider(
+            value=0, min=0, max=0, description="checkpoint", disabled=True, continuous_update=False,
+            layout=w.Layout(width="420px"),
+        )  # fmt: skip
+        self.slider.observe(self._on_slide, names="value")
+        self.resume_button = w.Button(description="Resume from here", icon="play", disabled=True)
+        self.resume_button.on_click(lambda _b: self.resume())
+        self.checkpoint_html = w.HTML()
+        travel = w.VBox([w.HBox([self.slider, self.resume_button]), self.checkpoint_html])
+        log = w.Accordion(children=[self.event_log], titles=("event log",))
+        self.widget = w.VBox([self.header, self.graph, self.outputs_html, self.requests_box, travel, log])
+        self._render()
+
+    # -- running -------------------------------------------------------------------------------------------
+    def run(self, message: Any, *, display: bool = True) -> WorkflowView:
+        """Show the view (unless ``display=False``) and start a run with ``message`` in the background."""
+        if display:
+            self.display()
+        self._start(message=message)
+        return self
+
+    def resume(self, checkpoint_id: str | None = None) -> None:
+        """Resume from a checkpoint (default: the one the slider shows): a new branch, history kept."""
+        target = checkpoint_id
+        if target is None and self.checkpoints:
+            target = self.checkpoints[self.slider.value].checkpoint_id
+        if target is None:
+            raise ValueError("No checkpoint selected; run the workflow first or pass checkpoint_id=....")
+        self._start(checkpoint_id=target)
+
+    def respond(self, request_id: str, value: Any) -> None:
+        """Answer a ``request_info`` request and continue the run (what a request form's Send does)."""
+        if request_id not in self.requests:
+            from ..exceptions import WorkflowError
+
+            raise WorkflowError(f"No pending request {request_id!r}; pending: {sorted(self.requests)}.")
+        self._start(responses={request_id: value})
+
+    def display(self) -> None:
+        """Display the view in the current output (once)."""
+        if self._display_handle is None:
+            from IPython.display import display
+
+            self._display_handle = display(self, display_id=True)
+
+    async def wait(self) -> WorkflowView:
+        """Wait until the run (and any checkpoint loading) has finished."""
+        while True:
+            pending = [t for t in (self._task, *self._aux) if t is not None and not t.done()]
+            if not pending:
+                break
+            await asyncio.wait(pending)
+        return self
+
+    def _start(self, **kwargs: Any) -> None:
+        if self._task is not None and not self._task.done():
+            raise RuntimeError("The workflow is already running; wait for it first.")
+        self._task = asyncio.get_running_loop().create_task(self._drive(**kwargs))
+
+    async def _drive(self, **kwargs: Any) -> None:
+        self.status = "running"
+        self.error = None
+        self.selected = None
+        self.states = {}
+        self.requests = {}
+        self._render()
+        try:
+            async for event in self.workflow.run(stream=True, checkpoint_storage=self.storage, **kwargs):
+                self._on_event(event)
+        except Exception as exc:  # the failure is shown in the view (and kept in .error)
+            self.error = exc
+            self.status = "failed"
+        else:
+            self.status = "waiting for input" if self.requests else "completed"
+        await self._load_checkpoints()
+        self._render()
+        if self._display_handle is not None:
+            self._display_handle.update(self)
+
+    def _on_event(self, event: Any) -> None:
+        self.events.append(event)
+        eid = event.executor_id
+        if event.type == "started":
+            self.run_id = str(event.data) if event.data is not None else self.run_id
+        elif event.type == "executor_invoked" and eid:
+            self.states[eid] = "running"
+        elif event.type == "executor_completed" and eid and self.states.get(eid) != "waiting":
+            self.states[eid] = "completed"
+        elif event.type == "executor_failed" and eid:
+            self.states[eid] = "failed"
+        elif event.type == "output":
+            self.outputs.append(event.data)
+        elif event.type == "request_info" and event.request_id:
+            self.requests[event.request_id] = event
+            if eid:
+                self.states[eid] = "waiting"
+        self._render()
+
+    async def _load_checkpoints(self) -> None:
+        if self.run_id is None:
+            return
+        from ..exceptions import CheckpointNotFoundError
+        from ..workflows import CheckpointHistory
+
+        try:
+            # This run's timeline: root to latest, across the checkpoint it was resumed from.
+            self.checkpoints = await CheckpointHistory(self.storage).timeline(run_id=self.run_id)
+        except CheckpointNotFoundError:
+            self.checkpoints = []
+        if not self.checkpoints:
+            return
+        # Park the slider at the latest checkpoint without travelling: the graph keeps the run's own colours
+        # until the person moves the slider.
+        self.slider.unobserve(self._on_slide, names="value")
+        try:
+            self.slider.max = len(self.checkpoints) - 1
+            self.slider.value = len(self.checkpoints) - 1
+            self.slider.disabled = False
+        finally:
+            self.slider.observe(self._on_slide, names="value")
+        self.resume_button.disabled = False
+
+    # -- time travel ---------------------------------------------------------------------------------------
+    async def select(self, index: int) -> Any:
+        """Show the checkpoint at ``index`` (oldest first): the state after that superstep."""
+        info = self.checkpoints[index]
+        self.selected = await self.storage.load(info.checkpoint_id)
+        self.resume_button.disabled = False
+        self._render()
+        return self.selected
+
+    def _on_slide(self, change: Any) -> None:
+        task = asyncio.get_running_loop().create_task(self.select(int(change["new"])))
+        self._aux.add(task)
+        task.add_done_callback(self._aux.discard)
+
+    # -- rendering -----------------------------------------------------------------------------------------
+    def _render(self) -> None:
+        kind = {"completed": "ok", "failed": "err", "waiting for input": "warn", "running": "info"}.get(self.status, "")
+        name = h.escape(self.workflow.name or "workflow")
+        head = f"<span class='anb-title'>🔀 {name}</span> {h.badge(self.status, kind)}"
+        if self.error is not None:
+            head += f" <span class='anb-error'>{h.escape(type(self.error).__name__)}: {h.escape(self.error)}</span>"
+        self.header.value = h.wrap(f"<div class='anb-head'>{head}</div>")
+        states = _next_states(self.selected, self.workflow) if self.selected is not None else self.states
+        self.graph.value = h.wrap(_svg(self.workflow, states) + _legend())
+        if self.outputs:
+            items = "".join(f"<li>{_output_html(o)}</li>" for o in self.outputs)
+            self.outputs_html.value = h.wrap(f"<div><b>outputs</b><ul>{items}</ul></div>")
+        self.event_log.value = h.wrap(_events_table(self.events))
+        if self.selected is not None:
+            cp = self.selected
+            title = f"superstep {cp.step} of {len(self.checkpoints)} checkpoint(s)"
+            self.checkpoint_html.value = h.wrap(f"<div class='anb-muted'>{h.escape(title)}</div>" + checkpoint_html(cp))
+        self._sync_requests()
+
+    def _sync_requests(self) -> None:
+        import ipywidgets as w
+
+        from ._widgets import close_tree
+
+        existing = {getattr(child, "_agentnb_request_id", None): child for child in self.requests_box.children}
+        children = []
+        for request_id, event in self.requests.items():
+            form = existing.pop(request_id, None)
+            if form is None:
+                prompt = w.HTML(
+                    h.wrap(f"<div>❓ {h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}</div>")
+                )
+                answer = w.Text(placeholder="Your answer")
+                send = w.Button(description="Send", button_style="primary")
+                send.on_click(lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
+                form = w.VBox([prompt, w.HBox([answer, send])])
+                form._agentnb_request_id = request_id  # type: ignore[attr-defined]
+            children.append(form)
+        for stale in existing.values():
+            if stale is not None:
+                close_tree(stale)
+        if tuple(children) != self.requests_box.children:
+            self.requests_box.children = tuple(children)
+
+    def to_text(self) -> str:
+        """A text summary of the run (what notebooks store as ``text/plain``)."""
+        lines = [f"WorkflowView {self.workflow.name} · {self.status} · {len(self.events)} events"]
+        lines += [f"  output: {_value_text(o, 200)}" for o in self.outputs]
+        lines += [f"  waiting for input: {e.executor_id}: {_value_text(e.data)}" for e in self.requests.values()]
+        if self.checkpoints:
+            lines.append(f"  checkpoints: {len(self.checkpoints)}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/plain"] = self.to_text()
+        return bundle
+
+    def close(self) -> None:
+        """Cancel a running run and close every widget (releases their comms)."""
+        from ._widgets import close_tree
+
+        for task in (self._task, *self._aux):
+            if task is not None and not task.done():
+                task.cancel()
+        close_tree(self.widget)
+
+
+def register_renderers() -> None:
+    """Teach :func:`agentnb.notebook.to_html` the workflow types (once ``agentnb.workflows`` is imported)."""
+    from ..workflows import Workflow, WorkflowCheckpoint, WorkflowRunResult
+    from ._display import register_renderer
+
+    register_renderer(Workflow, workflow_html, workflow_text)
+    register_renderer(WorkflowRunResult, run_result_html, run_result_text)
+    register_renderer(WorkflowCheckpoint, checkpoint_html, checkpoint_text)
