@@ -1,0 +1,150 @@
+"""Agents in workflows (AgentExecutor) and workflows as agents (WorkflowAgent), on offline models."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing_extensions import Never
+
+from agentnb import Agent, AgentResponse, AgentResponseUpdate, Content, Message, tool
+from agentnb.local import FunctionChatClient, ScriptedChatClient
+from agentnb.workflows import (
+    AgentExecutor,
+    AgentExecutorResponse,
+    InMemoryCheckpointStorage,
+    WorkflowBuilder,
+    WorkflowContext,
+    executor,
+)
+
+
+def _echo_client(prefix: str) -> FunctionChatClient:
+    def reply(messages: list[Message], options: dict[str, Any]) -> str:
+        return f"{prefix}({messages[-1].text})"
+
+    return FunctionChatClient(reply)
+
+
+async def test_agents_placed_directly_form_a_conversation_chain() -> None:
+    writer = Agent(_echo_client("draft"), name="writer")
+    editor = Agent(_echo_client("edit"), name="editor")
+    workflow = WorkflowBuilder(start_executor=writer).add_edge(writer, editor).build()
+    assert isinstance(workflow.executors["writer"], AgentExecutor)
+    result = await workflow.run("a haiku")
+    (response,) = result.get_outputs()  # only the last agent (no outgoing edges) yields output
+    assert isinstance(response, AgentResponse)
+    assert response.text == "edit(draft(a haiku))"
+    editor_exec = workflow.executors["editor"]
+    assert isinstance(editor_exec, AgentExecutor)
+    assert [m.text for m in editor_exec.conversation] == ["a haiku", "draft(a haiku)", "edit(draft(a haiku))"]
+
+
+async def test_agent_executor_accepts_messages_and_fan_in_responses() -> None:
+    a = Agent(_echo_client("A"), name="a")
+    b = Agent(_echo_client("B"), name="b")
+    judge = Agent(FunctionChatClient(lambda messages, options: " | ".join(m.text for m in messages)), name="judge")
+
+    @executor(id="ask")
+    async def ask(text: str, ctx: WorkflowContext[list[Message]]) -> None:
+        await ctx.send_message([Message("user", [text])])
+
+    workflow = (
+        WorkflowBuilder(start_executor=ask).add_fan_out_edges(ask, [a, b]).add_fan_in_edges([a, b], judge).build()
+    )
+    (response,) = (await workflow.run("q")).get_outputs()
+    assert response.text == "A(q) | B(q)"
+
+
+async def test_streaming_workflow_streams_agent_updates() -> None:
+    agent = Agent(ScriptedChatClient(["Hello there, streaming world"], chunk_size=5), name="talker")
+    workflow = WorkflowBuilder(start_executor=agent).build()
+    updates = [e async for e in workflow.run("hi", stream=True) if e.type == "agent_update"]
+    assert len(updates) > 2
+    assert all(isinstance(e.data, AgentResponseUpdate) and e.executor_id == "talker" for e in updates)
+    assert "".join(e.data.text for e in updates) == "Hello there, streaming world"
+
+
+async def test_tool_approval_inside_a_workflow_becomes_request_info() -> None:
+    calls: list[str] = []
+
+    @tool(approval_mode="always_require")
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        calls.append(env)
+        return f"deployed to {env}"
+
+    client = ScriptedChatClient([ScriptedChatClient.call("deploy", env="prod"), "Done: deployed to prod."])
+    agent = Agent(client, name="ops", tools=[deploy])
+    storage = InMemoryCheckpointStorage()
+    workflow = WorkflowBuilder(start_executor=agent, checkpoint_storage=storage, name="ops").build()
+    paused = await workflow.run("ship it")
+    (request,) = paused.get_request_info_events()
+    assert request.data.type == "function_approval_request"
+    assert request.data.function_call.name == "deploy"
+    assert calls == []  # nothing ran without an approving answer
+    # Answer from a fresh graph (as after a restart) with the approval content.
+    agent2 = Agent(ScriptedChatClient(["Done: deployed to prod."]), name="ops", tools=[deploy])
+    rebuilt = WorkflowBuilder(start_executor=agent2, checkpoint_storage=storage, name="ops").build()
+    done = await rebuilt.run(
+        checkpoint_id=paused.checkpoint_id,
+        responses={request.request_id: request.data.to_function_approval_response(True)},
+    )
+    assert calls == ["prod"]
+    assert done.get_outputs()[0].text == "Done: deployed to prod."
+
+
+async def test_workflow_as_agent_runs_and_streams() -> None:
+    @executor(id="shout")
+    async def shout(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(text.upper())
+
+    agent = WorkflowBuilder(start_executor=shout, name="shouter").build().as_agent()
+    response = await agent.run("hello")
+    assert response.text == "HELLO" and response.agent_id == agent.id and agent.name == "shouter"
+    stream = agent.run("again", stream=True)
+    texts = [u.text async for u in stream]
+    assert texts == ["AGAIN"]
+    assert (await stream.get_final_response()).text == "AGAIN"
+
+
+async def test_workflow_agent_streams_inner_agent_updates_once() -> None:
+    inner = Agent(ScriptedChatClient(["one two three four", "five six"], chunk_size=4), name="inner")
+    agent = WorkflowBuilder(start_executor=inner).build().as_agent(name="outer")
+    updates = [u async for u in agent.run("go", stream=True)]
+    assert len(updates) > 1
+    assert "".join(u.text for u in updates) == "one two three four"  # not duplicated by the final output
+    response = await agent.run("go again")  # non-streaming: the inner agent's final response
+    assert response.text == "five six"
+
+
+async def test_workflow_agent_turns_requests_into_approval_requests() -> None:
+    from agentnb.workflows import Executor, handler, response_handler
+
+    class Gate(Executor):
+        @handler
+        async def start(self, text: str, ctx: WorkflowContext) -> None:
+            await ctx.request_info(request_data=f"allow {text}?", response_type=bool)
+
+        @response_handler
+        async def done(self, question: str, ok: bool, ctx: WorkflowContext[Never, str]) -> None:
+            await ctx.yield_output(f"{question} {'granted' if ok else 'denied'}")
+
+    agent = WorkflowBuilder(start_executor=Gate("gate")).build().as_agent(name="gatekeeper")
+    first = await agent.run("access")
+    (request,) = first.user_input_requests
+    assert request.type == "function_approval_request"
+    second = await agent.run(Message("user", [request.to_function_approval_response(True)]))
+    assert second.text == "allow access? granted"
+    # Any value can be sent back as a function result with the request id as call id.
+    (request,) = (await agent.run("files")).user_input_requests
+    third = await agent.run(Message("user", [Content.from_function_result(request.id, result=False)]))
+    assert third.text == "allow files? denied"
+
+
+def test_agent_executor_response_round_trips_through_json() -> None:
+    from agentnb import _serialization
+
+    value = AgentExecutorResponse("w", AgentResponse(text="hi"), [Message("user", ["q"])])
+    back = _serialization.loads(_serialization.dumps(value))
+    assert isinstance(back, AgentExecutorResponse)
+    assert back.agent_response.text == "hi" and back.full_conversation[0].text == "q"  # type: ignore[index]
