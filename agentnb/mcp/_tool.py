@@ -263,7 +263,7 @@ class MCPTool:
                     server=self.name,
                 ) from exc
             if exc.code == CONNECTION_CLOSED or not connection.alive:
-                connection.mark_broken()
+                await self._drop(connection)
                 raise MCPConnectionError(
                     f"MCP server {self.name!r} closed the connection during {what}; it will be restarted on next "
                     f"use.{self._failure_detail()}",
@@ -278,12 +278,19 @@ class MCPTool:
             raise
         except Exception as exc:
             if _is_transport_failure(exc) or not connection.alive:
-                connection.mark_broken()
+                await self._drop(connection)
                 raise connection_error(self.name, exc, during=what, detail=self._failure_detail()) from exc
             # E.g. a result that breaks the tool's declared output schema, or a malformed message.
             raise MCPError(
                 f"MCP server {self.name!r} failed {what}: {type(exc).__name__}: {exc}", server=self.name
             ) from exc
+
+    async def _drop(self, connection: Connection) -> None:
+        """Close a session whose server went away, so no process or task outlives the error."""
+        connection.mark_broken()
+        if self._connection is connection:
+            self._connection = None
+        await connection.close()
 
     async def _load_tools(self, connection: Connection) -> None:
         """Fetch the server's full tool listing (all pages)."""
