@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests run on a shared 2-core CI machine: no per-example deadline, a moderate example count.
+settings.register_profile("agentnb", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("agentnb")
 
 
 @pytest.fixture(autouse=True)
