@@ -1,0 +1,240 @@
+"""FileHistoryProvider (append-only JSONL per session) and FileSessionStore (atomic JSON snapshots)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentnb import Agent, AgentSession, Content, FileHistoryProvider, FileSessionStore, Message
+from agentnb._session_store import _decode_stem, session_filename
+from agentnb.exceptions import SessionCorruptError, SessionError
+from agentnb.local import ScriptedChatClient
+
+# -- file names ---------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=200))
+def test_any_session_id_becomes_a_portable_reversible_file_name(session_id: str) -> None:
+    name = session_filename(session_id, ".json")
+    stem = name.removesuffix(".json")
+    assert set(stem) <= set("abcdefghijklmnopqrstuvwxyz0123456789-_~")
+    assert len(name) <= 130
+    assert stem.lower() not in {"con", "prn", "aux", "nul", "com1", "lpt1"}
+    decoded = _decode_stem(stem)
+    assert decoded in (session_id, None)  # None only for hashed long ids
+    if len(session_id.encode("utf-8")) * 3 <= 120:  # short enough to be encoded in full
+        assert decoded == session_id
+
+
+def test_file_names_do_not_collide_on_case_insensitive_file_systems() -> None:
+    names = {session_filename(s, ".json") for s in ("abc", "ABC", "Abc", "a/bc", "a\\bc", "a bc", "..", "CON", "con")}
+    assert len(names) == 9
+    assert len({n.lower() for n in names}) == 9
+    long_a, long_b = "x" * 500 + "a", "x" * 500 + "b"
+    assert session_filename(long_a, ".json") != session_filename(long_b, ".json")
+    with pytest.raises(ValueError, match="non-empty"):
+        session_filename("", ".json")
+
+
+# -- FileHistoryProvider ------------------------------------------------------------------------------------
+
+
+async def test_history_is_appended_per_session_and_restored(tmp_path: Path) -> None:
+    history = FileHistoryProvider(tmp_path)
+    client = ScriptedChatClient(["Hi Ada!", "Hello Bob.", "You are Ada."])
+    agent = Agent(client, context_providers=[history])
+    ada, bob = agent.create_session(session_id="ada"), agent.create_session(session_id="Bob/2")
+
+    await agent.run("I'm Ada.", session=ada)
+    await agent.run("I'm Bob.", session=bob)
+    response = await agent.run("Who am I?", session=ada)
+
+    assert response.text == "You are Ada."
+    assert [m.text for m in client.calls[2]] == ["I'm Ada.", "Hi Ada!", "Who am I?"]  # only Ada's history
+    lines = history.path_for("ada").read_text().splitlines()
+    assert [Message.from_dict(json.loads(line)).text for line in lines] == [
+        "I'm Ada.",
+        "Hi Ada!",
+        "Who am I?",
+        "You are Ada.",
+    ]
+    assert history.path_for("Bob/2").parent == tmp_path
+    assert "Who am I" not in json.dumps(ada.to_dict())  # the messages live in the file, not the session
+    # A new provider object (a new process) reads the same history.
+    again = await FileHistoryProvider(tmp_path).get_messages("ada", state={})
+    assert [m.text for m in again] == ["I'm Ada.", "Hi Ada!", "Who am I?", "You are Ada."]
+
+
+async def test_history_round_trips_every_content_kind(tmp_path: Path) -> None:
+    history = FileHistoryProvider(tmp_path)
+    call = Content.from_function_call("c1", "f", {"x": 1})
+    messages = [
+        Message("user", [Content.from_text("é 😀"), Content.from_data(b"\x00\xff", "image/png")]),
+        Message("assistant", [call, Content.from_function_approval_request("c1:r", call)]),
+        Message("tool", [Content.from_function_result("c1", result={"a": [1, 2]})]),
+        Message("user", [Content.from_function_approval_response("c1:r", True, call, reason="ok")]),
+    ]
+    await history.save_messages("s", messages[:2], state={})
+    await history.save_messages("s", messages[2:], state={})
+    assert await history.get_messages("s", state={}) == messages
+
+
+async def test_a_corrupt_line_is_reported_with_its_number_and_kept(tmp_path: Path) -> None:
+    history = FileHistoryProvider(tmp_path)
+    await history.save_messages("s", [Message("user", ["one"]), Message("assistant", ["two"])], state={})
+    path = history.path_for("s")
+    lines = path.read_text().splitlines()
+    path.write_text(lines[0] + "\n{not json\n" + lines[1] + "\n")
+    before = path.read_bytes()
+
+    with pytest.raises(SessionCorruptError, match=r"line 2 is not a stored message") as info:
+        await history.get_messages("s", state={})
+    assert info.value.path == str(path)
+    assert path.read_bytes() == before
+
+    with pytest.warns(UserWarning, match="line 2"):
+        messages = await FileHistoryProvider(tmp_path, skip_corrupt_lines=True).get_messages("s", state={})
+    assert [m.text for m in messages] == ["one", "two"]
+
+
+async def test_a_torn_last_write_is_reported_and_later_appends_stay_readable(tmp_path: Path) -> None:
+    history = FileHistoryProvider(tmp_path)
+    await history.save_messages("s", [Message("user", ["one"])], state={})
+    path = history.path_for("s")
+    with path.open("a") as f:
+        f.write('{"role": "assistant", "conte')  # a crash in the middle of a write
+
+    with pytest.raises(SessionCorruptError, match="cut short"):
+        await history.get_messages("s", state={})
+
+    await history.save_messages("s", [Message("user", ["three"])], state={})
+    with pytest.warns(UserWarning):
+        messages = await FileHistoryProvider(tmp_path, skip_corrupt_lines=True).get_messages("s", state={})
+    assert [m.text for m in messages] == ["one", "three"]  # the new line did not fuse with the torn one
+
+
+async def test_runs_without_a_session_keep_no_history(tmp_path: Path) -> None:
+    agent = Agent(ScriptedChatClient(["a", "b"]), context_providers=[FileHistoryProvider(tmp_path)])
+    await agent.run("x")
+    await agent.run("y")
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- FileSessionStore ---------------------------------------------------------------------------------------
+
+
+async def test_sessions_save_load_list_and_delete(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path / "sessions")
+    assert store.list_sessions() == []
+    assert store.load("missing") is None
+    agent = Agent(ScriptedChatClient(["Hi!", "Bye!"]))
+    ids = ["simple", "With Upper/and slash", "ümlaut ✓", "x" * 400]
+    for session_id in ids:
+        session = agent.create_session(session_id=session_id)
+        session.state["notes"] = {"n": 1, "when": b"\x01"}
+        store.save(session)
+    session = agent.create_session(session_id="chat")
+    await agent.run("Hello", session=session)
+    store.save(session)
+
+    assert store.list_sessions() == sorted([*ids, "chat"])
+    restored = store.load("chat")
+    assert restored is not None
+    assert restored.session_id == "chat"
+    assert [m.text for m in restored.messages] == ["Hello", "Hi!"]
+    assert store.load("ümlaut ✓").state["notes"] == {"n": 1, "when": b"\x01"}  # type: ignore[union-attr]
+    assert "With Upper/and slash" in store
+
+    await agent.run("Later", session=restored)  # the restored session carries on
+    store.save(restored)
+    assert [m.text for m in store.load("chat").messages] == ["Hello", "Hi!", "Later", "Bye!"]  # type: ignore[union-attr]
+
+    assert store.delete("chat") is True
+    assert store.delete("chat") is False
+    assert "chat" not in store
+    assert not [p for p in (tmp_path / "sessions").iterdir() if p.name.startswith(".")]  # no temp files left
+
+
+def test_save_replaces_the_snapshot_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = FileSessionStore(tmp_path)
+    session = AgentSession(session_id="s", state={"v": 1})
+    path = store.save(session)
+    good = path.read_bytes()
+
+    def crash(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    session.state["v"] = 2
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        store.save(session)
+    monkeypatch.undo()
+
+    assert path.read_bytes() == good  # the old snapshot is intact
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # and the temporary file is gone
+    assert store.load("s").state == {"v": 1}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b"{truncated", "not valid JSON"),
+        (b"\xff\xfe", "not valid JSON"),
+        (b'{"some": "other file"}', "not an agentnb session snapshot"),
+        (b'{"format": "agentnb.session", "version": 1, "session": {"type": "nope"}}', "Not a saved AgentSession"),
+        (
+            b'{"format": "agentnb.session", "version": 1, "session": {"type": "agent_session", "session_id": "s",'
+            b' "state": {"x": {"__agentnb__": "mystery"}}}}',
+            "cannot be restored",
+        ),
+    ],
+)
+def test_a_corrupt_snapshot_raises_and_is_never_silently_overwritten(
+    tmp_path: Path, content: bytes, match: str
+) -> None:
+    store = FileSessionStore(tmp_path)
+    path = store.path_for("s")
+    path.write_bytes(content)
+
+    with pytest.raises(SessionCorruptError, match=match) as info:
+        store.load("s")
+    assert info.value.path == str(path)
+    assert path.read_bytes() == content
+
+    with pytest.raises(SessionCorruptError):
+        store.save(AgentSession(session_id="s"))
+    assert path.read_bytes() == content
+
+    store.save(AgentSession(session_id="s", state={"fresh": True}), overwrite_corrupt=True)
+    assert store.load("s").state == {"fresh": True}  # type: ignore[union-attr]
+    [backup] = [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+    assert backup.read_bytes() == content
+    assert store.list_sessions() == ["s"]
+
+
+def test_a_snapshot_from_a_newer_version_is_refused_but_not_called_corrupt(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    path = store.path_for("s")
+    path.write_text(json.dumps({"format": "agentnb.session", "version": 99, "session": {}}))
+    with pytest.raises(SessionError, match="newer agentnb") as info:
+        store.load("s")
+    assert not isinstance(info.value, SessionCorruptError)
+
+
+def test_save_rejects_what_is_not_a_session(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="AgentSession"):
+        FileSessionStore(tmp_path).save({"session_id": "s"})  # type: ignore[arg-type]
+
+
+def test_foreign_files_in_the_directory_are_not_listed(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    store.save(AgentSession(session_id="mine"))
+    (tmp_path / "README.json").write_text("{}")
+    (tmp_path / ".mine.json.123.tmp").write_text("{}")
+    assert store.list_sessions() == ["mine"]
