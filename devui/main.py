@@ -13,4 +13,4 @@ import sys
 from agentnb.devui import create_app
 from agentnb.devui._discovery import app_catalog
 
-create_app(app_catalog(sys.argv[1:])).servable(title="agentnb DevUI")
+create_app(app_catalog(sys.argv[1:]), tracing=True).servable(title="agentnb DevUI")

@@ -15,7 +15,7 @@ from agentnb._html import badge, escape
 from ._discovery import Catalog, Entity
 from ._widgets import error_card, html_pane
 
-__all__ = ["DevUI", "create_app"]
+__all__ = ["DevUI", "create_app", "enable_tracing"]
 
 _PAGE_CSS = """
 body{background:#f6f8fa}
@@ -32,6 +32,9 @@ class DevUI:
         catalog: The agents and workflows to show, plus modules that failed to import.
         store: The run store to read runs, events, spans and checkpoints from (default: the shared store).
         poll_ms: How often the runs view checks the store for changes.
+        tracing: Switch on OpenTelemetry tracing in this process (spans go to the run store) so runs made
+            here appear in the traces view. The app and the launcher do; ``serve()`` from a notebook leaves
+            the notebook's own tracing setup alone unless asked.
 
     Example:
         >>> from agentnb.devui import DevUI
@@ -40,13 +43,15 @@ class DevUI:
         >>> app.servable()  # doctest: +SKIP
     """
 
-    def __init__(self, catalog: Catalog, *, store: Any = None, poll_ms: int = 1000) -> None:
+    def __init__(self, catalog: Catalog, *, store: Any = None, poll_ms: int = 1000, tracing: bool = False) -> None:
         self.catalog = catalog
         if store is None:
             from agentnb.store import default_store
 
             store = default_store()
         self.store = store
+        if tracing:
+            enable_tracing(store)
         self.poll_ms = poll_ms
         self._views: dict[str, Any] = {}
         self._entity_buttons: dict[str, pn.widgets.Button] = {}
@@ -54,7 +59,7 @@ class DevUI:
         self._runs: Any = None
         self._timetravel: Any = None
         self._traces: Any = None
-        self.tabs = pn.Tabs(dynamic=False, sizing_mode="stretch_width", css_classes=["anb-tabs"])
+        self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width", css_classes=["anb-tabs"])
         self._layout: pn.viewable.Viewable | None = None
 
     # ------------------------------------------------------------------------------------------------ build
@@ -193,13 +198,33 @@ class DevUI:
             self.tabs.active = _TAB_TRACES
 
 
-def create_app(catalog: Catalog | None = None, *, store: Any = None, poll_ms: int = 1000) -> pn.viewable.Viewable:
+_tracing_stores: set[int] = set()
+
+
+def enable_tracing(store: Any) -> bool:
+    """Record this process's spans into ``store`` (once per process); ``False`` when the SDK is missing."""
+    if id(store) in _tracing_stores:
+        return True
+    try:
+        from agentnb.observability import configure_otel_providers
+
+        configure_otel_providers(store=store)
+    except (ImportError, RuntimeError):  # no SDK, or a foreign tracer provider: the traces view stays empty
+        return False
+    _tracing_stores.add(id(store))
+    return True
+
+
+def create_app(
+    catalog: Catalog | None = None, *, store: Any = None, poll_ms: int = 1000, tracing: bool = False
+) -> pn.viewable.Viewable:
     """Build the DevUI page for the current browser session.
 
     Args:
         catalog: What to show; ``None`` shows the demos that ship with agentnb.
         store: The run store (default: the shared store at ``$AGENTNB_HOME``).
         poll_ms: How often the runs view checks the store for changes.
+        tracing: Record spans of runs made in this process into the store (see :class:`DevUI`).
 
     Returns:
         The page layout (call ``.servable()`` on it in a ``panel serve`` app).
@@ -208,7 +233,7 @@ def create_app(catalog: Catalog | None = None, *, store: Any = None, poll_ms: in
         from .demos import demo_catalog
 
         catalog = demo_catalog()
-    return DevUI(catalog, store=store, poll_ms=poll_ms).panel()
+    return DevUI(catalog, store=store, poll_ms=poll_ms, tracing=tracing).panel()
 
 
 def _short_source(source: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,42 +259,53 @@ class ChatView:
         return self._current
 
     async def _run_turn(self, view: _SessionView, message: Any) -> None:
+        from agentnb import _telemetry
+
         self._busy = True
         self.send_button.disabled = True
         set_html(self.status, "<span class='anb-muted'>running…</span>")
+        record = _TurnRecord.start(self.store, self.entity.name, view, message, model_label(self.agent))
+        # One span around the turn gives its model and tool spans a shared trace and this run's id.
+        span = _telemetry.start_span(f"devui.chat {self.entity.name}", {_telemetry.WORKFLOW_RUN_ID: record.run_id})
         bubble: pn.pane.HTML | None = None
         text = ""
         started = time.perf_counter()
         try:
-            stream = self.agent.run(message, session=view.session, stream=True)
-            async for update in stream:
-                for content in getattr(update, "contents", None) or []:
-                    kind = getattr(content, "type", None)
-                    if kind == "text" and content.text:
-                        if bubble is None:
-                            bubble = _bubble("assistant", "", author=_author(update, self.entity.name))
-                            view.transcript.append(bubble)
-                        text += content.text
-                        set_html(bubble, _bubble_html("assistant", render_markdown(text), _author(update, "")))
-                    elif kind == "text_reasoning" and content.text:
-                        view.transcript.append(html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>"))
-                    elif kind == "function_call":
-                        self._on_call(view, content)
-                        bubble, text = None, ""  # text after tool calls starts a new bubble
-                    elif kind == "function_result":
-                        self._on_result(view, content)
-                    elif kind == "error":
-                        view.transcript.append(
-                            html_pane(f"<div class='anb-error'>⚠ {escape(getattr(content, 'message', ''))}</div>")
-                        )
-            final = await stream.get_final_response()
+            with _telemetry.use_span(span):
+                stream = self.agent.run(message, session=view.session, stream=True)
+                async for update in stream:
+                    for content in getattr(update, "contents", None) or []:
+                        kind = getattr(content, "type", None)
+                        if kind == "text" and content.text:
+                            if bubble is None:
+                                bubble = _bubble("assistant", "", author=_author(update, self.entity.name))
+                                view.transcript.append(bubble)
+                            text += content.text
+                            set_html(bubble, _bubble_html("assistant", render_markdown(text), _author(update, "")))
+                        elif kind == "text_reasoning" and content.text:
+                            view.transcript.append(
+                                html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>")
+                            )
+                        elif kind == "function_call":
+                            self._on_call(view, content)
+                            bubble, text = None, ""  # text after tool calls starts a new bubble
+                        elif kind == "function_result":
+                            self._on_result(view, content)
+                        elif kind == "error":
+                            view.transcript.append(
+                                html_pane(f"<div class='anb-error'>⚠ {escape(getattr(content, 'message', ''))}</div>")
+                            )
+                final = await stream.get_final_response()
         except Exception as exc:
+            _telemetry.end_span(span, error=exc)
+            record.finish("failed", error=f"{type(exc).__name__}: {exc}")
             view.transcript.append(error_card(exc, title=f"{self.entity.name} failed"))
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
             return
         finally:
             self._busy = False
             self.send_button.disabled = False
+        _telemetry.end_span(span)
         view.turns += 1
         self._reconcile(view, final)
         # The final response carries the turn's summed usage, so stream-level usage updates are not added.
@@ -302,6 +314,8 @@ class ChatView:
         elapsed = time.perf_counter() - started
         set_html(self.status, f"<span class='anb-muted'>answered in {elapsed:.2f} s</span>")
         self._save_session(view)
+        waiting = bool(getattr(final, "user_input_requests", None))
+        record.finish("awaiting_approval" if waiting else "completed", response=final)
         await self._show_approvals(view, final)
 
     # ------------------------------------------------------------------------------------------ tool cards
@@ -467,6 +481,57 @@ class ChatView:
                 self._on_call(view, content)
             elif kind == "function_result":
                 self._on_result(view, content)
+
+
+@dataclass
+class _TurnRecord:
+    """Mirrors one chat turn into the run store, so it is listed with every other run (best effort)."""
+
+    store: Any
+    run_id: str
+
+    @classmethod
+    def start(cls, store: Any, name: str, view: _SessionView, message: Any, model: str) -> _TurnRecord:
+        run_id = uuid.uuid4().hex
+        if store is None:
+            return cls(None, run_id)
+        try:
+            store.start_run(
+                run_id,
+                kind="agent",
+                name=name,
+                started_at=None,
+                metadata={"session_id": str(getattr(view.session, "session_id", "")), "model": model, "via": "devui"},
+            )
+            store.add_events(run_id, [{"type": "input", "data": _message_record(message)}])
+        except Exception:  # a busy or read-only store must not stop the chat
+            return cls(None, run_id)
+        return cls(store, run_id)
+
+    def finish(self, status: str, *, error: str | None = None, response: Any = None) -> None:
+        if self.store is None:
+            return
+        try:
+            if response is not None:
+                events = [
+                    {"type": "message", "data": _message_record(m)} for m in getattr(response, "messages", None) or []
+                ]
+                usage = getattr(response, "usage_details", None)
+                if usage:
+                    events.append({"type": "usage", "data": dict(usage)})
+                self.store.add_events(self.run_id, events)
+            self.store.finish_run(self.run_id, status=status, ended_at=None, error=error)
+        except Exception:
+            return
+
+
+def _message_record(message: Any) -> Any:
+    if hasattr(message, "to_dict"):
+        try:
+            return message.to_dict()
+        except Exception:
+            return {"text": str(getattr(message, "text", ""))}
+    return {"text": str(message)}
 
 
 def _author(update: Any, default: str) -> str:

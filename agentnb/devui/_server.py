@@ -67,6 +67,7 @@ def serve(
     store: Any = None,
     basic_auth: str | None = None,
     title: str = "agentnb DevUI",
+    tracing: bool | None = None,
 ) -> str:
     """Start a DevUI server for the given agents and workflows and return its URL.
 
@@ -81,6 +82,8 @@ def serve(
         store: The run store the UI reads and writes (default: the shared store at ``$AGENTNB_HOME``).
         basic_auth: A password (or a file holding one) that the browser must give.
         title: The browser tab's title.
+        tracing: Record spans into the store so the traces view shows runs made here; the default is on
+            for a blocking server (the launcher) and off in the background (a notebook keeps its own setup).
 
     Returns:
         The URL the DevUI is served at, such as ``"http://127.0.0.1:5006/"``.
@@ -102,8 +105,10 @@ def serve(
     host = "127.0.0.1" if address in {"0.0.0.0", "::"} else address
     url = f"http://{host}:{port}/"
 
+    trace = (not background) if tracing is None else tracing
+
     def page() -> Any:
-        return DevUI(catalog, store=store).panel()
+        return DevUI(catalog, store=store, tracing=trace).panel()
 
     kwargs: dict[str, Any] = {
         "port": port,

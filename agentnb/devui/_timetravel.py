@@ -135,7 +135,8 @@ def _check_delivery(workflow: Any, message: Any, index: int) -> None:
             f"{t} takes {' | '.join(getattr(x, '__name__', str(x)) for x in executors[t].input_types)}" for t in targets
         )
         raise ValueError(
-            f"pending_messages[{index}] carries a value of type {type(message.data).__name__} that no receiver accepts ({wanted})."
+            f"pending_messages[{index}] carries a value of type {type(message.data).__name__} that no receiver "
+            f"accepts ({wanted})."
         )
 
 
