@@ -216,11 +216,43 @@ def _approval_request(call: Content, tool: FunctionTool | None) -> Content:
     return request
 
 
+_HAS_CALL, _HAS_RESULT, _HAS_CONTROL = 1, 2, 4
+_CONTROL_TYPES = ("function_approval_request", "function_approval_response")
+_NO_IDS: frozenset[str] = frozenset()
+
+
+def _flags(message: Message) -> int:
+    """Which kinds of tool content a message holds, cached on the message.
+
+    Every turn re-reads the whole history; caching keeps that a flag check per message, so a long
+    session does not make each turn slower. The cache is keyed by the contents list and its length.
+    """
+    contents = message.contents
+    cached = message._flags
+    if cached is not None and cached[0] is contents and cached[1] == len(contents):
+        return cached[2]
+    flags = 0
+    for content in contents:
+        kind = content.type
+        if kind == "function_call":
+            flags |= _HAS_CALL
+        elif kind == "function_result":
+            flags |= _HAS_RESULT
+        elif kind in _CONTROL_TYPES:
+            flags |= _HAS_CONTROL
+    message._flags = (contents, len(contents), flags)
+    return flags
+
+
 def _calls_in(message: Message) -> list[Content]:
+    if not _flags(message) & _HAS_CALL:
+        return []
     return [c for c in message.contents if c.type == "function_call"]
 
 
-def _result_ids(message: Message) -> set[str]:
+def _result_ids(message: Message) -> frozenset[str] | set[str]:
+    if not _flags(message) & _HAS_RESULT:
+        return _NO_IDS
     return {c.call_id for c in message.contents if c.type == "function_result" and c.call_id}
 
 
@@ -234,11 +266,16 @@ class _PendingBatch:
 
     @classmethod
     def find(cls, conversation: list[Message]) -> _PendingBatch | None:
+        """The batch waiting for approval answers, if any.
+
+        Only the tail after the person's last ordinary message is searched: calls left unanswered before
+        it were abandoned (the model never sees them again), so answers to them are refused.
+        """
         for index in range(len(conversation) - 1, -1, -1):
             message = conversation[index]
-            if message.role != "assistant":
-                continue
-            calls = _calls_in(message)
+            if _is_ordinary_user_message(message):
+                return None
+            calls = _calls_in(message) if message.role == "assistant" else []
             if not calls:
                 continue
             answered: set[str] = set()
@@ -256,6 +293,20 @@ class _PendingBatch:
         return None
 
 
+def _is_ordinary_user_message(message: Message) -> bool:
+    """A user message that says something rather than only answering approval requests."""
+    return message.role == "user" and not _flags(message) & _HAS_CONTROL
+
+
+def _answers_start(conversation: list[Message]) -> int:
+    """Where unprocessed approval answers may start: after the last tool results or ordinary user message."""
+    for index in range(len(conversation) - 1, -1, -1):
+        message = conversation[index]
+        if _flags(message) & _HAS_RESULT or _is_ordinary_user_message(message):
+            return index
+    return -1
+
+
 def _same_call(a: Content | None, b: Content | None) -> bool:
     if a is None or b is None:
         return False
@@ -268,10 +319,19 @@ def _same_call(a: Content | None, b: Content | None) -> bool:
 def _for_model(conversation: list[Message]) -> list[Message]:
     """The conversation as the model should see it: no approval bookkeeping, no unanswered calls."""
     answered: set[str] = set()
+    seen = 0
     for message in conversation:
-        answered |= _result_ids(message)
+        flags = _flags(message)
+        seen |= flags
+        if flags & _HAS_RESULT:
+            answered |= _result_ids(message)
+    if not seen & (_HAS_CALL | _HAS_CONTROL):
+        return conversation  # nothing to hide: the common case costs one pass of flag checks
     out: list[Message] = []
     for message in conversation:
+        if not _flags(message) & (_HAS_CALL | _HAS_CONTROL):
+            out.append(message)
+            continue
         kept = [
             c
             for c in message.contents
@@ -518,13 +578,11 @@ class _FunctionInvocationLoop:
     # -- approvals ---------------------------------------------------------------------------------------
     def _check_approval_answers(self, conversation: list[Message], batch: _PendingBatch | None) -> None:
         """Refuse answers that match no pending request: unknown, already answered, forged or repeated."""
-        start = (
-            batch.index
-            if batch is not None
-            else max((i for i, m in enumerate(conversation) if _result_ids(m)), default=-1)
-        )
+        start = batch.index if batch is not None else _answers_start(conversation)
         seen: set[str] = set()
         for message in conversation[start + 1 :]:
+            if not _flags(message) & _HAS_CONTROL:
+                continue
             for content in message.contents:
                 if content.type != "function_approval_response":
                     continue

@@ -382,7 +382,15 @@ class Message:
         ```
     """
 
-    __slots__ = ("additional_properties", "author_name", "contents", "message_id", "raw_representation", "role")
+    __slots__ = (
+        "_flags",
+        "additional_properties",
+        "author_name",
+        "contents",
+        "message_id",
+        "raw_representation",
+        "role",
+    )
 
     def __init__(
         self,
@@ -405,6 +413,7 @@ class Message:
         self.message_id = message_id
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+        self._flags: tuple[list[Content], int, int] | None = None  # see _clients._flags
 
     @property
     def text(self) -> str:
