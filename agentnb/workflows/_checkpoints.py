@@ -25,7 +25,6 @@ import logging
 import os
 import re
 import tempfile
-import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,8 +54,9 @@ _ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
 
 def new_id() -> str:
-    """A fresh random id for runs, checkpoints and requests."""
-    return uuid.uuid4().hex
+    """A fresh random id (128 bits, hex) for runs, checkpoints and requests."""
+    # os.urandom directly: uuid.uuid4() costs several times more and checkpoints take one per superstep.
+    return os.urandom(16).hex()
 
 
 def utc_now() -> str:

@@ -311,17 +311,17 @@ class RunContext:
             else:
                 batch.append(d)
         self.emit(WorkflowEvent("superstep_started", list(batches), step=step))
-        span = _telemetry.start_span("workflow.superstep", {"workflow.step": step, "workflow.run_id": self.run_id})
+        span = (
+            _telemetry.start_span("workflow.superstep", {"workflow.step": step, "workflow.run_id": self.run_id})
+            if _telemetry.is_enabled()
+            else None
+        )
         try:
-            with _telemetry.use_span(span):
-                executors = workflow.executors
-                if len(batches) == 1:
-                    ((target, items),) = batches.items()
-                    invocations = [await self._invoke(executors[target], items)]
-                else:
-                    invocations = list(
-                        await asyncio.gather(*(self._invoke(executors[t], items) for t, items in batches.items()))
-                    )
+            if span is None:
+                invocations = await self._invoke_all(batches)
+            else:
+                with _telemetry.use_span(span):
+                    invocations = await self._invoke_all(batches)
         finally:
             _telemetry.end_span(span)
         for inv in invocations:
@@ -351,6 +351,13 @@ class RunContext:
             await self.recorder.flush()
         return True
 
+    async def _invoke_all(self, batches: dict[str, list[Delivery]]) -> list[Invocation]:
+        executors = self.workflow.executors
+        if len(batches) == 1:
+            ((target, items),) = batches.items()
+            return [await self._invoke(executors[target], items)]
+        return list(await asyncio.gather(*(self._invoke(executors[t], items) for t, items in batches.items())))
+
     async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
         inv = Invocation(self, executor)
         eid = executor.id
@@ -358,13 +365,20 @@ class RunContext:
         emit = self.emit
         for d in items:
             emit(WorkflowEvent("executor_invoked", d.payload, executor_id=eid, step=step))
-            span = _telemetry.start_span(
-                "executor.process",
-                {"executor.id": eid, "executor.type": type(executor).__qualname__, "workflow.step": step},
+            span = (
+                _telemetry.start_span(
+                    "executor.process",
+                    {"executor.id": eid, "executor.type": type(executor).__qualname__, "workflow.step": step},
+                )
+                if _telemetry.is_enabled()
+                else None
             )
             try:
-                with _telemetry.use_span(span):
+                if span is None:  # instrumentation off: skip the context manager on the hot path
                     await self._call(executor, inv, d)
+                else:
+                    with _telemetry.use_span(span):
+                        await self._call(executor, inv, d)
             except Exception as e:
                 _telemetry.end_span(span, error=e)
                 inv.error = e
@@ -501,7 +515,8 @@ class RunContext:
                 return False
             buffers = self.fan_in_buffers.setdefault(group.id, {})
             buffers.setdefault(source, []).append(data)
-            if all(buffers.get(s) for s in group.sources):
+            # Buffers only hold sources that sent, and are emptied on delivery: full means all have sent.
+            if len(buffers) == len(group.sources):
                 joined = [item for s in group.sources for item in buffers[s]]
                 self.fan_in_buffers[group.id] = {}
                 target = group.target

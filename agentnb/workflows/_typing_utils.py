@@ -51,6 +51,8 @@ def _origin_class(hint: Any) -> Any:
 
 def matches(value: Any, hint: Any) -> bool:
     """Whether ``value`` fits ``hint``; containers are checked item by item, one level deep per level."""
+    if type(hint) is type:  # the common case (str, int, user classes): no typing machinery needed
+        return hint is object or isinstance(value, hint)
     if hint is Any or hint is object:
         return True
     if hint is None or hint is type(None):
