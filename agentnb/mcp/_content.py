@@ -62,7 +62,7 @@ def content_from_mcp(block: Any) -> Content:
         return Content.from_uri(str(block.uri), block.mime_type, additional_properties=props, raw_representation=block)
     # A block type this version does not know: keep it visible to the model as JSON rather than drop it.
     dump = getattr(block, "model_dump_json", None)
-    return Content.from_text(dump(by_alias=True, exclude_none=True) if callable(dump) else str(block))
+    return Content.from_text(str(dump(by_alias=True, exclude_none=True)) if callable(dump) else str(block))
 
 
 def contents_from_mcp(blocks: Iterable[Any]) -> list[Content]:

@@ -34,14 +34,12 @@ class MCPStreamableHTTPTool(MCPTool):
 
     Example:
         ```python
-        from agentnb import Agent
-        from agentnb.local import ToolCallingChatClient
+        # First, in a terminal: python -m agentnb.mcp.demo_server --http 8000
         from agentnb.mcp import MCPStreamableHTTPTool
 
-        docs = MCPStreamableHTTPTool("docs", "http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer ..."})
-        agent = Agent(ToolCallingChatClient(), tools=[docs])
-        async with docs:
-            print([tool.name for tool in await docs.get_tools()])
+        demo = MCPStreamableHTTPTool("demo", "http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer ..."})
+        async with demo:
+            print([tool.name for tool in await demo.get_tools()])
         ```
     """
 
@@ -76,15 +74,17 @@ class MCPStreamableHTTPTool(MCPTool):
         from mcp.client.streamable_http import streamable_http_client
 
         async with AsyncExitStack() as stack:
-            client = self.http_client
-            if client is None or self.headers or not _is_httpx2_client(client):
+            given = self.http_client
+            if isinstance(given, httpx2.AsyncClient) and not self.headers:
+                client = given
+            else:
                 # Our own httpx2 client carries the extra headers; it relays through the user's client when one
                 # was given, so that client's auth, hooks and transport still apply.
                 client = await stack.enter_async_context(
                     httpx2.AsyncClient(
                         headers=self.headers,
                         timeout=httpx2.Timeout(_CONNECT_TIMEOUT, read=_SSE_READ_TIMEOUT),
-                        transport=_relay(client) if client is not None else None,
+                        transport=_relay(given) if given is not None else None,
                     )
                 )
             streams = await stack.enter_async_context(

@@ -38,6 +38,22 @@ class SamplingRequest:
         temperature: The server's requested temperature, if any.
         stop_sequences: The server's requested stop sequences, if any.
         number: This request's number in the current session (1 for the first).
+
+    Example:
+        ```python
+        import sys
+        from agentnb.local import ScriptedChatClient
+        from agentnb.mcp import MCPStdioTool, SamplingRequest
+
+        def approve(request: SamplingRequest) -> bool:
+            # Decide from what the server asks; here: short requests only.
+            return request.max_tokens <= 500 and len(request.messages) <= 4
+
+        server = MCPStdioTool(
+            "demo", sys.executable, args=["-m", "agentnb.mcp.demo_server"],
+            client=ScriptedChatClient(["A summary."]), sampling_approval_callback=approve,
+        )
+        ```
     """
 
     server: str

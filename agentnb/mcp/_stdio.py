@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 from ._tool import MCPTool
 
@@ -40,9 +40,9 @@ class MCPStdioTool(MCPTool):
         from agentnb.local import ToolCallingChatClient
         from agentnb.mcp import MCPStdioTool
 
-        server = MCPStdioTool("calc", sys.executable, args=["-m", "my_mcp_server"], allowed_tools=["add"])
-        agent = Agent(ToolCallingChatClient(), tools=[server])
-        async with server:
+        demo = MCPStdioTool("demo", sys.executable, args=["-m", "agentnb.mcp.demo_server"], allowed_tools=["add"])
+        agent = Agent(ToolCallingChatClient(), tools=[demo])
+        async with demo:
             print((await agent.run("What is 2 + 3?")).text)
         ```
     """
@@ -75,7 +75,7 @@ class MCPStdioTool(MCPTool):
         from mcp.client.stdio import stdio_client
 
         params = StdioServerParameters(command=self.command, args=self.args, env=self.env, cwd=self.cwd)
-        return stdio_client(params, errlog=self._stderr_sink())
+        return stdio_client(params, errlog=cast(TextIO, self._stderr_sink()))
 
     def _stderr_sink(self) -> IO[str]:
         if self._user_errlog is not None:

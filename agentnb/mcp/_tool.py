@@ -76,6 +76,17 @@ class MCPTool:
         sampling_max_requests: Sampling requests allowed per MCP session.
         sampling_max_tokens: Cap on ``max_tokens`` for each approved sampling request.
         description: A description of the server (informational).
+
+    Example:
+        ```python
+        import sys
+        from agentnb.mcp import MCPStdioTool
+
+        async with MCPStdioTool("demo", sys.executable, args=["-m", "agentnb.mcp.demo_server"]) as demo:
+            print(await demo.call_tool("add", {"a": 2, "b": 3}))  # 5
+            print([p.name for p in await demo.list_prompts()])  # ['review']
+            print((await demo.read_resource("demo://about"))[0].text)
+        ```
     """
 
     def __init__(
