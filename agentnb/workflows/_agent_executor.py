@@ -212,7 +212,7 @@ class AgentExecutor(Executor):
         if requests:
             # The agent paused for approval: ask outside the workflow, continue in on_approval.
             for request in requests:
-                self._awaiting.append(request.id)
+                self._awaiting.append(request.id or "")
                 await ctx.request_info(request_data=request, response_type=Content | bool)
             return
         await self.emit_response(response, ctx)

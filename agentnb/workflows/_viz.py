@@ -16,7 +16,7 @@ import html
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ._workflow import Workflow
@@ -62,10 +62,10 @@ class _Graph:
 
 def _describe(workflow: Any) -> Mapping[str, Any]:
     if isinstance(workflow, Mapping):
-        return workflow
+        return cast("Mapping[str, Any]", workflow)
     to_dict = getattr(workflow, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        return cast("Mapping[str, Any]", to_dict())
     raise TypeError(f"WorkflowViz needs a Workflow or its to_dict() description, got {type(workflow).__name__}.")
 
 
