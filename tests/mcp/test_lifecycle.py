@@ -1,0 +1,52 @@
+"""Session lifecycle: concurrent first use, several event loops, and the owner task's cleanup."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+from mcp_helpers import child_processes, stdio_tool
+
+import agentnb.mcp
+
+
+async def test_concurrent_first_calls_share_one_connection() -> None:
+    server = stdio_tool(allowed_tools=["add"])
+    try:
+        results = await asyncio.gather(*(server.call_tool("add", {"a": i, "b": 1}) for i in range(5)))
+    finally:
+        await server.close()
+    assert results == ["1", "2", "3", "4", "5"]
+    assert server.connect_count == 1
+
+
+def test_tool_survives_a_new_event_loop_per_call() -> None:
+    """Scripts often call asyncio.run once per step; each loop gets its own session, none leaks."""
+    server = stdio_tool(allowed_tools=["pid"])
+    first = int(asyncio.run(server.call_tool("pid")))
+    # The first loop is gone, and its shutdown stopped the server it owned.
+    assert first not in child_processes()
+    second = int(asyncio.run(server.call_tool("pid")))
+    assert second != first
+    asyncio.run(server.close())
+    assert server.connect_count == 2
+
+
+async def test_no_owner_task_outlives_close() -> None:
+    server = stdio_tool(allowed_tools=["add"])
+    await server.get_tools()
+    owners = [t for t in asyncio.all_tasks() if t.get_name().startswith("agentnb-mcp-")]
+    assert len(owners) == 1
+    await server.close()
+    assert owners[0].done()
+    assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("agentnb-mcp-")]
+
+
+def test_public_names_are_sorted_and_importing_stays_light() -> None:
+    assert agentnb.mcp.__all__ == sorted(agentnb.mcp.__all__)
+    assert "MCPWebsocketTool" not in agentnb.mcp.__all__  # the mcp SDK ships no websocket client
+    code = "import sys, agentnb.mcp; print(sorted(m for m in ('mcp', 'httpx2', 'anyio') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    # The SDK loads on first connection; anyio is small and needed for the session owner.
+    assert loaded.strip() == "['anyio']"
