@@ -157,11 +157,17 @@ class ParticipantExecutor(Executor):
 
     async def _take_answer(self, request: Content, answer: Content, ctx: ParticipantCtx) -> None:
         if answer.type != "function_approval_response" or answer.id != request.id:
-            raise TypeError(
-                f"Participant {self.id!r} expected the function_approval_response for request {request.id!r}, "
-                f"got a {answer.type!r} content (id {answer.id!r}); answer with "
-                "request.to_function_approval_response(True) or just True/False."
+            # A wrong answer must not cost the pending approval: say why and ask again (a new request id).
+            await ctx.add_event(
+                WorkflowEvent(
+                    "warning",
+                    f"Participant {self.id!r} expected the function_approval_response for approval request "
+                    f"{request.id!r}, got a {answer.type!r} content (id {answer.id!r}); the request is asked again. "
+                    "Answer with request.to_function_approval_response(True) or just True/False.",
+                )
             )
+            await ctx.request_info(request_data=request, response_type=Content | bool)
+            return
         self._turn.append(Message("user", [answer]))
         if request.id in self._awaiting:
             self._awaiting.remove(request.id)

@@ -181,6 +181,11 @@ class GroupChatManager(Executor):
             if decision.final_message:
                 self._conversation.append(Message("assistant", [decision.final_message], author_name=agent.name))
             return None
+        if decision.next_speaker is None:
+            raise WorkflowRunError(
+                f"The orchestrator agent {agent.name!r} neither ended the chat nor named a next speaker "
+                f"(reason: {decision.reason!r}); it must set terminate=true or next_speaker."
+            )
         return self._check(decision.next_speaker, f"The orchestrator agent {agent.name!r}")
 
     def _check(self, chosen: str | None, who: str) -> str | None:

@@ -1,0 +1,82 @@
+"""Concurrent orchestration: fan-out in parallel, default and custom aggregators."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from orch_scenarios import concurrent, concurrent_agents, summary
+
+from agentnb import Agent, Message
+from agentnb.local import FunctionChatClient
+from agentnb.workflows import AgentExecutorResponse, ConcurrentBuilder, WorkflowContext
+
+
+async def test_default_aggregator_returns_the_prompt_and_every_answer_in_participant_order() -> None:
+    result = await concurrent().run("a new phone")
+    (conversation,) = result.get_outputs()
+    assert summary(conversation) == [
+        ["user", None, "a new phone", ["text"]],
+        ["assistant", "researcher", "Research on a new phone: 3 sources.", ["text"]],
+        ["assistant", "marketer", "Marketing angle for a new phone.", ["text"]],
+        ["assistant", "legal", "Legal risk for a new phone: low.", ["text"]],
+    ]
+    assert len(result.get_intermediate_outputs()) == 3
+    started = [e for e in result if e.type == "superstep_started"]
+    assert sorted(started[1].data) == ["legal", "marketer", "researcher"]  # one superstep for all three
+
+
+async def test_participants_really_run_at_the_same_time() -> None:
+    arrived = 0
+    all_in = asyncio.Event()
+
+    async def model(messages: list[Message], options: dict) -> str:
+        nonlocal arrived
+        arrived += 1
+        if arrived == 3:
+            all_in.set()
+        # Each model waits for the other two: this only finishes if all three run concurrently.
+        await asyncio.wait_for(all_in.wait(), timeout=5)
+        return f"done {arrived}"
+
+    agents = [Agent(FunctionChatClient(model), name=n) for n in ("a", "b", "c")]
+    (conversation,) = (await ConcurrentBuilder(participants=agents).build().run("go")).get_outputs()
+    assert [m.author_name for m in conversation] == [None, "a", "b", "c"]
+
+
+async def test_custom_aggregators_sync_async_and_with_context() -> None:
+    def join(results: list[AgentExecutorResponse]) -> str:
+        return " | ".join(f"{r.executor_id}: {r.agent_response.text}" for r in results)
+
+    workflow = ConcurrentBuilder(participants=concurrent_agents()).with_aggregator(join).build()
+    assert (await workflow.run("x")).get_outputs() == [
+        "researcher: Research on x: 3 sources. | marketer: Marketing angle for x. | legal: Legal risk for x: low."
+    ]
+
+    async def count(results: list[AgentExecutorResponse]) -> dict[str, int]:
+        await asyncio.sleep(0)
+        return {r.executor_id: len(r.full_conversation or []) for r in results}
+
+    workflow = ConcurrentBuilder(participants=concurrent_agents()).with_aggregator(count).build()
+    assert (await workflow.run("x")).get_outputs() == [{"researcher": 2, "marketer": 2, "legal": 2}]
+
+    async def each(results: list[AgentExecutorResponse], ctx: WorkflowContext) -> None:
+        for r in results:
+            await ctx.yield_output(r.agent_response.text)
+
+    workflow = ConcurrentBuilder(participants=concurrent_agents()[:2]).with_aggregator(each).build()
+    assert (await workflow.run("x")).get_outputs() == ["Research on x: 3 sources.", "Marketing angle for x."]
+
+
+async def test_aggregator_returning_none_yields_nothing() -> None:
+    seen: list[int] = []
+    workflow = (
+        ConcurrentBuilder(participants=concurrent_agents()).with_aggregator(lambda rs: seen.append(len(rs))).build()
+    )
+    result = await workflow.run("x")
+    assert result.get_outputs() == [] and seen == [3]
+
+
+def test_with_aggregator_needs_a_function() -> None:
+    with pytest.raises(TypeError, match="aggregator must be a function"):
+        ConcurrentBuilder(participants=concurrent_agents()).with_aggregator("join")  # type: ignore[arg-type]
