@@ -268,12 +268,12 @@ class _PendingBatch:
     def find(cls, conversation: list[Message]) -> _PendingBatch | None:
         """The batch waiting for approval answers, if any.
 
-        Only the tail after the person's last ordinary message is searched: calls left unanswered before
-        it were abandoned (the model never sees them again), so answers to them are refused.
+        The search stops at the model's last plain answer: a batch before it was settled, so a long
+        conversation costs no more per turn than a short one.
         """
         for index in range(len(conversation) - 1, -1, -1):
             message = conversation[index]
-            if _is_ordinary_user_message(message):
+            if _is_plain_answer(message):
                 return None
             calls = _calls_in(message) if message.role == "assistant" else []
             if not calls:
@@ -293,16 +293,16 @@ class _PendingBatch:
         return None
 
 
-def _is_ordinary_user_message(message: Message) -> bool:
-    """A user message that says something rather than only answering approval requests."""
-    return message.role == "user" and not _flags(message) & _HAS_CONTROL
+def _is_plain_answer(message: Message) -> bool:
+    """An assistant message with no tool calls or approval requests: the end of a settled turn."""
+    return message.role == "assistant" and not _flags(message)
 
 
 def _answers_start(conversation: list[Message]) -> int:
-    """Where unprocessed approval answers may start: after the last tool results or ordinary user message."""
+    """Where unprocessed approval answers may start: after the last tool results or plain answer."""
     for index in range(len(conversation) - 1, -1, -1):
         message = conversation[index]
-        if _flags(message) & _HAS_RESULT or _is_ordinary_user_message(message):
+        if _flags(message) & _HAS_RESULT or _is_plain_answer(message):
             return index
     return -1
 
