@@ -119,7 +119,7 @@ class MCPTool:
         self.name = name
         self.description = description or ""
         self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
-        self.approval_mode = approval_mode
+        self._approval_mode = approval_mode
         self._approval = _ApprovalPolicy(approval_mode)
         self.tool_name_prefix = tool_name_prefix
         self._extra_arguments = _ExtraArguments(additional_tool_argument_names)
@@ -142,6 +142,17 @@ class MCPTool:
         self._listing_version = 0
         self._tools_stale = False
         self.connect_count = 0
+
+    @property
+    def approval_mode(self) -> ApprovalModeSetting | None:
+        """The approval setting; assigning a new one applies from the next ``get_tools()`` (the next run)."""
+        return self._approval_mode
+
+    @approval_mode.setter
+    def approval_mode(self, value: ApprovalModeSetting | None) -> None:
+        self._approval = _ApprovalPolicy(value)
+        self._approval_mode = value
+        self._functions_key = None
 
     # -- to be provided by transports ---------------------------------------------------------------------
     def _transport(self) -> AbstractAsyncContextManager[Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import httpx2
@@ -10,6 +11,7 @@ import pytest
 from mcp_helpers import HTTPServer
 
 from agentnb import Agent
+from agentnb.exceptions import MCPTimeoutError
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
 from agentnb.mcp import MCPStreamableHTTPTool, SamplingRequest
 
@@ -81,3 +83,14 @@ def test_bad_arguments_are_rejected_early() -> None:
         MCPStreamableHTTPTool("x", "127.0.0.1:8000/mcp")
     with pytest.raises(TypeError, match="http_client"):
         MCPStreamableHTTPTool("x", "http://127.0.0.1:1/mcp", http_client=object())  # type: ignore[arg-type]
+
+
+async def test_http_hang_times_out_within_the_request_timeout(http_server: HTTPServer) -> None:
+    async with http_server.tool(request_timeout=1) as server:
+        started = time.monotonic()
+        with pytest.raises(MCPTimeoutError, match="'web'") as info:
+            await server.call_tool("sleep", {"seconds": 30})
+        assert time.monotonic() - started < 5
+        assert info.value.server == "web"
+        # The session is still usable afterwards.
+        assert await server.call_tool("add", {"a": 2, "b": 2}) == "4"
