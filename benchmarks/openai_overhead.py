@@ -22,10 +22,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from agentnb import Agent
 from agentnb.openai import OpenAIChatClient, OpenAIChatCompletionClient
@@ -57,7 +58,7 @@ def start_server(port: int) -> subprocess.Popen[bytes]:
 Turn = Callable[[], Awaitable[str]]
 
 
-async def measure(variants: dict[str, Turn], turns: int, warmup: int) -> dict[str, tuple[list[float], list[float]]]:
+async def measure(variants: Mapping[str, Turn], turns: int, warmup: int) -> dict[str, tuple[list[float], list[float]]]:
     """Wall-clock and client CPU milliseconds per turn, for each variant."""
     for turn in variants.values():
         for _ in range(warmup):
@@ -82,10 +83,10 @@ async def main(turns: int, warmup: int) -> None:
     chat = OpenAIChatCompletionClient("bench-model", base_url=base_url, api_key="sk-bench")
     responses = OpenAIChatClient("bench-model", base_url=base_url, api_key="sk-bench")
     chat_agent = Agent(chat)
-    messages = [{"role": "user", "content": "Hi"}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi"}]
 
     async def sdk_chat() -> str:
-        completion = await sdk.chat.completions.create(model="bench-model", messages=messages)  # type: ignore[arg-type]
+        completion = await sdk.chat.completions.create(model="bench-model", messages=messages)
         return completion.choices[0].message.content or ""
 
     async def sdk_chat_stream() -> str:
@@ -93,7 +94,7 @@ async def main(turns: int, warmup: int) -> None:
             model="bench-model",
             messages=messages,
             stream=True,
-            stream_options={"include_usage": True},  # type: ignore[arg-type]
+            stream_options={"include_usage": True},
         )
         return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
 
@@ -146,7 +147,7 @@ async def main(turns: int, warmup: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
     args = parser.parse_args()

@@ -84,6 +84,8 @@ class Reply:
         first_delay: Seconds to wait before answering at all (timeouts).
         interleave_tool_calls: Stream the argument deltas of parallel calls interleaved (Chat Completions).
         response_id: The id to answer with (generated when omitted).
+        stream_error: Fail a streamed reply after its content: an ``error`` chunk (Chat Completions) or a
+            ``response.failed`` event (Responses) with this message.
     """
 
     text: str | None = None
@@ -97,6 +99,7 @@ class Reply:
     first_delay: float = 0.0
     interleave_tool_calls: bool = False
     response_id: str | None = None
+    stream_error: str | None = None
 
 
 @dataclass
@@ -283,6 +286,10 @@ class _Renderer:
                 yield chunk({"tool_calls": [head]})
                 for p in parts:
                     yield chunk({"tool_calls": [p]})
+        if self.reply.stream_error is not None:
+            # What OpenAI-compatible servers send when generation fails mid-stream (not a chunk).
+            yield {"error": {"message": self.reply.stream_error, "type": "server_error", "code": "server_error"}}
+            return
         yield chunk({}, self.chat_finish_reason())
         options = self.request.body.get("stream_options") or {}
         usage = self.chat_usage()
@@ -427,6 +434,11 @@ class _Renderer:
                     "response.function_call_arguments.done", arguments=item["arguments"], name=item["name"], **common
                 )
             yield event("response.output_item.done", output_index=index, item=item)
+        if self.reply.stream_error is not None:
+            failed = self.response(response_id, items, "failed")
+            failed["error"] = {"code": "server_error", "message": self.reply.stream_error}
+            yield event("response.failed", response=failed)
+            return
         status = self.final_status()
         kind = "response.completed" if status == "completed" else "response.incomplete"
         yield event(kind, response=self.response(response_id, items, status))
@@ -590,7 +602,7 @@ class OpenAIServer:
     ) -> AsyncIterator[bytes]:
         try:
             for payload in events:
-                if self.validate:
+                if self.validate and "error" not in payload:
                     validate_payload("chat_chunk" if is_chat else "response_event", payload)
                 data = json.dumps(payload)
                 yield (f"data: {data}\n\n" if is_chat else f"event: {payload['type']}\ndata: {data}\n\n").encode()
@@ -651,7 +663,7 @@ class OpenAIServer:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve one fixed reply forever (for benchmarks and manual tries)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--reply", default="Hello from the local test server.")
     parser.add_argument("--validate", action="store_true", help="validate traffic against the SDK's types")

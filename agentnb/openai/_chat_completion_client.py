@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from .._clients import BaseChatClient
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
@@ -98,7 +98,7 @@ class OpenAIChatCompletionClient(BaseChatClient):
         instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
     """
 
-    OTEL_PROVIDER_NAME: ClassVar[str] = "openai"
+    OTEL_PROVIDER_NAME: str = "openai"
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ import copy
 import json
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
 from .._tools import result_to_text
 from .._types import Content, UsageDetails
@@ -192,7 +192,7 @@ def usage_details(
         details["cached_input_token_count"] = cached_tokens
     if reasoning_tokens:
         details["reasoning_token_count"] = reasoning_tokens
-    return details  # type: ignore[return-value]
+    return cast(UsageDetails, details)
 
 
 # --- tools and formats --------------------------------------------------------------------------------

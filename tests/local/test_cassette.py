@@ -239,4 +239,4 @@ def test_missing_and_corrupt_cassettes_are_clear_errors(tmp_path: Path):
     with pytest.raises(CassetteError, match="line 3"):
         ReplayChatClient(bad)
     with pytest.raises(ValueError, match="mode"):
-        RecordingChatClient(ScriptedChatClient(["x"]), tmp_path / "x.jsonl", mode="bogus")  # type: ignore[arg-type]
+        RecordingChatClient(ScriptedChatClient(["x"]), tmp_path / "x.jsonl", mode="bogus")  # pyright: ignore[reportArgumentType]

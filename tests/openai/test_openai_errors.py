@@ -150,3 +150,32 @@ async def test_closing_a_stream_early_hangs_up(server: OpenAIServer, cls: type):
     await stream.aclose()
     assert await server.until(lambda: server.requests[0].disconnected, timeout=5)
     await client.close()
+
+
+@pytest.mark.parametrize("cls", CLIENTS)
+async def test_a_failure_mid_stream_is_typed_after_the_partial_text(server: OpenAIServer, cls: type):
+    server.script(Reply(text="partial answer", stream_error="The model crashed."))
+    client = make(cls, server)
+    seen: list[str] = []
+    with pytest.raises(ServiceResponseError, match="The model crashed.") as info:
+        async for update in client.get_response("hi", stream=True):
+            seen.append(update.text)
+    await client.close()
+    assert "".join(seen) == "partial answer"
+    assert info.value.body["message"] == "The model crashed."
+
+
+async def test_the_server_rejects_requests_the_sdk_types_do_not_allow(server: OpenAIServer):
+    """The wire checks are real: a body the SDK's TypedDicts reject gets a 400 and is reported."""
+    import httpx
+
+    async with httpx.AsyncClient() as http:
+        response = await http.post(
+            f"{server.base_url}/chat/completions",
+            json={"model": "m", "messages": [{"role": "robot", "content": "hi"}]},
+        )
+        misspelled = await http.post(f"{server.base_url}/responses", json={"model": "m", "input": "hi", "max_token": 5})
+    assert response.status_code == 400 and misspelled.status_code == 400
+    assert "max_token" in misspelled.json()["error"]["message"]
+    assert len(server.validation_errors) == 2
+    server.validation_errors.clear()  # expected here; the fixture fails tests that leave any
