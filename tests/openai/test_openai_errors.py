@@ -157,7 +157,7 @@ async def test_a_failure_mid_stream_is_typed_after_the_partial_text(server: Open
     server.script(Reply(text="partial answer", stream_error="The model crashed."))
     client = make(cls, server)
     seen: list[str] = []
-    with pytest.raises(ServiceResponseError, match="The model crashed.") as info:
+    with pytest.raises(ServiceResponseError, match=r"The model crashed\.") as info:
         async for update in client.get_response("hi", stream=True):
             seen.append(update.text)
     await client.close()
