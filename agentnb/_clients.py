@@ -321,7 +321,13 @@ def _for_model(conversation: list[Message]) -> list[Message]:
     answered: set[str] = set()
     seen = 0
     for message in conversation:
-        flags = _flags(message)
+        cached = message._flags  # inlined _flags(): this loop runs over the whole history every turn
+        contents = message.contents
+        flags = (
+            cached[2]
+            if cached is not None and cached[0] is contents and cached[1] == len(contents)
+            else _flags(message)
+        )
         seen |= flags
         if flags & _HAS_RESULT:
             answered |= _result_ids(message)

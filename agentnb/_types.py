@@ -465,7 +465,7 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
         return [Message(role, [messages])]
     if isinstance(messages, Message):
         return [messages]
-    if isinstance(messages, list) and all(type(m) is Message for m in messages):
+    if isinstance(messages, list) and set(map(type, messages)) <= {Message}:
         return messages  # already normalized (the agent passes its prepared list to the client)
     out: list[Message] = []
     for item in messages:
