@@ -8,6 +8,7 @@ session does this for you) and only the new messages are sent, with ``previous_r
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,7 @@ class OpenAIChatClient(BaseChatClient):
         self.base_url = config.base_url
         self.instruction_role = instruction_role
         self._owns_client = config.owns_client
+        self._warned_ignored = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r}, base_url={self.base_url!r})"
@@ -152,6 +154,15 @@ class OpenAIChatClient(BaseChatClient):
         params: dict[str, Any] = {"model": options.get("model_id") or self.model_id, "input": self._input(messages)}
         if previous:
             params["previous_response_id"] = previous
+        ignored = [key for key in ("stop", "seed") if options.get(key) is not None]
+        if ignored and not self._warned_ignored:
+            self._warned_ignored = True
+            warnings.warn(
+                f"The Responses API has no {' or '.join(ignored)} parameter, so OpenAIChatClient ignores it; "
+                "use OpenAIChatCompletionClient if you need it.",
+                UserWarning,
+                stacklevel=2,
+            )
         for key in ("temperature", "top_p", "user"):
             if options.get(key) is not None:
                 params[key] = options[key]

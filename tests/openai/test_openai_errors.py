@@ -179,3 +179,18 @@ async def test_the_server_rejects_requests_the_sdk_types_do_not_allow(server: Op
     assert "max_token" in misspelled.json()["error"]["message"]
     assert len(server.validation_errors) == 2
     server.validation_errors.clear()  # expected here; the fixture fails tests that leave any
+
+
+@pytest.mark.parametrize("cls", CLIENTS)
+async def test_closing_an_agent_stream_early_hangs_up(server: OpenAIServer, cls: type):
+    from agentnb import Agent
+
+    server.script(Reply(text="z" * 400, chunk_size=1, chunk_delay=0.02))
+    client = make(cls, server)
+    stream = Agent(client, "Talk a lot.").run("go", stream=True)
+    async for update in stream:
+        if update.text:
+            break
+    await stream.aclose()
+    assert await server.until(lambda: server.requests[0].disconnected, timeout=5)
+    await client.close()

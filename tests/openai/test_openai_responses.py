@@ -241,3 +241,11 @@ async def test_previous_response_id_continuation_on_the_session(
     # The tool round inside turn two continues the tool call and sends only the result.
     assert third["previous_response_id"] == "resp_turn2a"
     assert third["input"] == [{"type": "function_call_output", "call_id": "call_add", "output": "5"}]
+
+
+async def test_options_the_api_lacks_warn_once(server: OpenAIServer, responses_client: OpenAIChatClient):
+    server.script(Reply(text="a"), Reply(text="b"))
+    with pytest.warns(UserWarning, match="no stop or seed parameter"):
+        await responses_client.get_response("x", options={"stop": ["END"], "seed": 1})
+    await responses_client.get_response("x", options={"stop": ["END"]})  # no second warning (filterwarnings=error)
+    assert "stop" not in server.requests[0].body and "seed" not in server.requests[0].body
