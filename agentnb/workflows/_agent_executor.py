@@ -190,10 +190,12 @@ class AgentExecutor(Executor):
 
     async def emit_response(self, response: AgentResponse, ctx: AgentCtx) -> None:
         """Send the response on and yield it as output when configured (see ``output_response``)."""
-        await ctx.send_message(AgentExecutorResponse(self.id, response, list(self._conversation)))
+        has_edges = bool(ctx.outgoing_executor_ids)
+        if has_edges:
+            await ctx.send_message(AgentExecutorResponse(self.id, response, list(self._conversation)))
         output = self.output_response
         if output is None:
-            output = not ctx.outgoing_executor_ids
+            output = not has_edges
         if output:
             await ctx.yield_output(response)
 

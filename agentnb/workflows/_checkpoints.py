@@ -519,6 +519,4 @@ class SQLiteCheckpointStorage(CheckpointStorage):
         return _filter(infos, workflow_name, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
-        existed = await asyncio.to_thread(self.store.get_checkpoint, checkpoint_id) is not None
-        await asyncio.to_thread(self.store.delete_checkpoint, checkpoint_id)
-        return existed
+        return bool(await asyncio.to_thread(self.store.delete_checkpoint, checkpoint_id))

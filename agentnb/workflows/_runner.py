@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
@@ -244,7 +244,7 @@ class RunContext:
         status = "completed"
         try:
             if self.recorder is not None:
-                await self.recorder.start(workflow, self.metadata)
+                await self._record(self.recorder.start(workflow, self.metadata))
             with _telemetry.use_span(span):
                 self.emit(WorkflowEvent("started", self.run_id, step=self.step))
                 self._status(WorkflowRunState.IN_PROGRESS)
@@ -348,8 +348,16 @@ class RunContext:
             checkpoint_id = await self._checkpoint()
         self.emit(WorkflowEvent("superstep_completed", {"checkpoint_id": checkpoint_id}, step=step))
         if self.recorder is not None:
-            await self.recorder.flush()
+            await self._record(self.recorder.flush())
         return True
+
+    async def _record(self, operation: Coroutine[Any, Any, None]) -> None:
+        # The run store is a mirror for viewers: if it fails, say so with an "error" event and run on.
+        try:
+            await operation
+        except Exception as e:
+            self.recorder = None
+            self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e), step=self.step))
 
     async def _invoke_all(self, batches: dict[str, list[Delivery]]) -> list[Invocation]:
         executors = self.workflow.executors

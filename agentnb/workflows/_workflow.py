@@ -258,11 +258,6 @@ class Workflow:
         run_store: RunStore | None,
         streaming: bool,
     ) -> tuple[RunContext, bool]:
-        if self._running:
-            raise WorkflowError(
-                f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
-                "runs one run at a time because its executors hold state)."
-            )
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
         run = RunContext(
             self,
@@ -301,6 +296,13 @@ class Workflow:
             fresh = True
             if responses is not None:
                 raise ValueError("responses answer a paused run; do not pass a new message with them.")
+            start = self.get_start_executor()
+            if not start.can_handle(message):
+                accepted = " | ".join(describe(t) for t in start.input_types)
+                raise TypeError(
+                    f"Workflow {self.name!r} starts at executor {start.id!r}, which accepts {accepted}; "
+                    f"got a {type(message).__qualname__}."
+                )
             for executor in self.executors.values():
                 executor.reset()
             run.start_fresh(message)
@@ -321,16 +323,24 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None,
         run_store: RunStore | None,
     ) -> WorkflowRunResult:
-        run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
-        result = WorkflowRunResult(run_id=run.run_id)
-        self._running = True
+        self._claim()
         try:
+            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
+            result = WorkflowRunResult(run_id=run.run_id)
             self._last = run
             await run.execute(result.append, fresh=fresh)
         finally:
             self._running = False
         result.checkpoint_id = run.last_checkpoint_id
         return result
+
+    def _claim(self) -> None:
+        if self._running:
+            raise WorkflowError(
+                f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
+                "runs one run at a time because its executors hold state)."
+            )
+        self._running = True
 
     async def _stream(
         self,
@@ -340,20 +350,21 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None,
         run_store: RunStore | None,
     ) -> AsyncIterator[WorkflowEvent]:
-        run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        end = object()
-        self._running = True
-        self._last = run
-
-        async def produce() -> None:
-            try:
-                await run.execute(queue.put_nowait, fresh=fresh)
-            finally:
-                queue.put_nowait(end)
-
-        task = asyncio.ensure_future(produce())
+        self._claim()
+        task: asyncio.Future[None] | None = None
         try:
+            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
+            queue: asyncio.Queue[Any] = asyncio.Queue()
+            end = object()
+            self._last = run
+
+            async def produce() -> None:
+                try:
+                    await run.execute(queue.put_nowait, fresh=fresh)
+                finally:
+                    queue.put_nowait(end)
+
+            task = asyncio.ensure_future(produce())
             while True:
                 item = await queue.get()
                 if item is end:
@@ -361,12 +372,12 @@ class Workflow:
                 yield item
             await task
         finally:
-            if not task.done():
+            if task is not None and not task.done():
                 # The consumer stopped early or was cancelled: stop the run; saved checkpoints stay intact.
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            elif not task.cancelled():
+            elif task is not None and not task.cancelled():
                 task.exception()  # a failure the consumer stopped listening for is still "retrieved"
             self._running = False
 

@@ -32,6 +32,7 @@ async def test_agents_placed_directly_form_a_conversation_chain() -> None:
     assert isinstance(workflow.executors["writer"], AgentExecutor)
     result = await workflow.run("a haiku")
     (response,) = result.get_outputs()  # only the last agent (no outgoing edges) yields output
+    assert result.get_events("warning") == []  # and it sends nothing into the void
     assert isinstance(response, AgentResponse)
     assert response.text == "edit(draft(a haiku))"
     editor_exec = workflow.executors["editor"]

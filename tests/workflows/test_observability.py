@@ -84,6 +84,16 @@ async def test_paused_runs_and_checkpoints_share_one_store(tmp_path: Path) -> No
     store.close()
 
 
+async def test_a_failing_run_store_does_not_fail_the_run(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "gone.db")
+    store.close()  # every write now raises StoreError
+    workflow = WorkflowBuilder(start_executor=upper, run_store=store).add_edge(upper, emit).build()
+    result = await workflow.run("still works")
+    assert result.get_outputs() == ["STILL WORKS!"]
+    (error,) = result.get_events("error")
+    assert error.data.error_type == "StoreError"
+
+
 SPAN_SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys

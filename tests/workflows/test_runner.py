@@ -325,8 +325,16 @@ async def test_unhandled_input_type_fails_with_accepted_types() -> None:
     async def only_int(n: int, ctx: WorkflowContext[Never, int]) -> None:
         await ctx.yield_output(n)
 
+    from agentnb.workflows import CheckpointHistory
+
+    storage = InMemoryCheckpointStorage()
+    workflow = WorkflowBuilder(start_executor=only_int, checkpoint_storage=storage).build()
+    result = await workflow.run(1)
+    # A message injected by hand (here: through a fork) can still have a type nobody handles.
+    timeline = await CheckpointHistory(storage).timeline(run_id=result.run_id or "")
+    fork = await CheckpointHistory(storage).fork(timeline[0].checkpoint_id, pending_messages=[(None, "x", "only_int")])
     with pytest.raises(WorkflowRunError, match="no handler for a message of type str; it accepts int"):
-        await WorkflowBuilder(start_executor=only_int).build().run("text")
+        await workflow.run(checkpoint_id=fork.checkpoint_id)
 
 
 async def test_output_from_and_intermediate_outputs() -> None:
@@ -459,3 +467,19 @@ async def test_breaking_out_of_a_stream_stops_the_run() -> None:
     latest = await storage.get_latest()
     assert latest is not None and latest.step >= 3
     assert workflow.state == WorkflowRunState.CANCELLED
+
+
+async def test_wrong_input_type_is_refused_before_anything_runs() -> None:
+    @executor(id="only_str")
+    async def only_str(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(text)
+
+    workflow = WorkflowBuilder(start_executor=only_str, name="strict").build()
+    with pytest.raises(TypeError, match="'strict' starts at executor 'only_str', which accepts str; got a int"):
+        await workflow.run(5)
+    assert workflow.state is None  # nothing started
+    assert (await workflow.run("ok")).get_outputs() == ["ok"]  # and the workflow is not left "running"
+    with pytest.raises(TypeError):
+        async for _ in workflow.run(5, stream=True):
+            pass
+    assert (await workflow.run("again")).get_outputs() == ["again"]
