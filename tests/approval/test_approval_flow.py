@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Run, Tools
+from approval_helpers import Run, Tools
 
 from agentnb import Agent, AgentSession, Content, Message, tool
 from agentnb.exceptions import ApprovalError

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import Run, Tools
+from approval_helpers import Run, Tools
 
 import agentnb
 from agentnb import (
