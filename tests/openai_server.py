@@ -84,6 +84,7 @@ class Reply:
         first_delay: Seconds to wait before answering at all (timeouts).
         interleave_tool_calls: Stream the argument deltas of parallel calls interleaved (Chat Completions).
         response_id: The id to answer with (generated when omitted).
+        encrypted_reasoning: The Responses reasoning item's ``encrypted_content`` (stateless reasoning).
         stream_error: Fail a streamed reply after its content: an ``error`` chunk (Chat Completions) or a
             ``response.failed`` event (Responses) with this message.
     """
@@ -100,6 +101,7 @@ class Reply:
     interleave_tool_calls: bool = False
     response_id: str | None = None
     stream_error: str | None = None
+    encrypted_reasoning: str | None = None
 
 
 @dataclass
@@ -322,6 +324,7 @@ class _Renderer:
                     "type": "reasoning",
                     "summary": [{"type": "summary_text", "text": self.reply.reasoning}],
                     "status": "completed",
+                    "encrypted_content": self.reply.encrypted_reasoning,
                 }
             )
         if self.reply.text is not None or self.reply.refusal is not None:

@@ -170,6 +170,9 @@ class OpenAIChatClient(BaseChatClient):
             params["max_output_tokens"] = options["max_tokens"]
         if options.get("reasoning_effort") is not None:
             params["reasoning"] = {"effort": options["reasoning_effort"], "summary": "auto"}
+            if options.get("store") is False:
+                # Without server-side storage, reasoning can only continue from its encrypted form.
+                params["include"] = ["reasoning.encrypted_content"]
         tools = tool_specs(options.get("tools"), "responses")
         if tools:
             params["tools"] = tools
@@ -215,6 +218,16 @@ class OpenAIChatClient(BaseChatClient):
                             "call_id": content.call_id or "",
                             "name": content.name or "",
                             "arguments": arguments_text(content.arguments),
+                        }
+                    )
+                elif content.type == "text_reasoning" and role == "assistant" and content.protected_data:
+                    # Stateless reasoning: the model needs its encrypted reasoning back next to its calls.
+                    items.append(
+                        {
+                            "type": "reasoning",
+                            "id": str(content.additional_properties.get("item_id", "")),
+                            "summary": [{"type": "summary_text", "text": content.text}] if content.text else [],
+                            "encrypted_content": content.protected_data,
                         }
                     )
                 elif content.type == "text" and role == "assistant":
@@ -308,6 +321,7 @@ class _StreamState:
         self.calls: dict[str, dict[str, str]] = {}  # item id -> call id, name, arguments streamed so far
         self.texts: dict[tuple[str, int], str] = {}  # (item id, content index) -> text streamed so far
         self.contents: list[Content] = []
+        self.reasoned: set[str] = set()  # reasoning items whose text streamed as deltas
         self.error: Exception | None = None
 
     def update(self, contents: list[Content], raw: Any, **kwargs: Any) -> ChatResponseUpdate:
@@ -346,7 +360,16 @@ class _StreamState:
         if kind == "response.refusal.delta":
             return self.update([Content.from_text(event.delta, additional_properties={"refusal": True})], event)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            self.reasoned.add(event.item_id)
             return self.update([Content.from_reasoning(event.delta)], event)
+        if kind == "response.output_item.done" and getattr(event.item, "type", None) == "reasoning":
+            # The encrypted reasoning (and any text no delta carried) arrives with the finished item.
+            (content,) = _item_contents(event.item)
+            if event.item.id in self.reasoned:
+                content.text = None
+            if content.text or content.protected_data:
+                return self.update([content], event)
+            return None
         if kind == "response.output_item.added" and getattr(event.item, "type", None) == "function_call":
             item = event.item
             self.calls[item.id or item.call_id] = {"call_id": item.call_id, "name": item.name, "arguments": ""}

@@ -84,7 +84,10 @@ class OpenAIConfig:
                 "(or pass base_url=..., e.g. 'http://localhost:11434/v1'). To run without any model "
                 "service, use the offline models in agentnb.local (ScriptedChatClient, ToolCallingChatClient)."
             )
-        from openai import AsyncOpenAI
+        try:
+            from openai import AsyncOpenAI
+        except ImportError as e:  # pragma: no cover - the extra is installed in tests
+            raise ImportError('agentnb.openai needs the openai SDK: pip install "agentnb[openai]"') from e
 
         kwargs: dict[str, Any] = {
             "api_key": key or PLACEHOLDER_API_KEY,

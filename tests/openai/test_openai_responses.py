@@ -249,3 +249,36 @@ async def test_options_the_api_lacks_warn_once(server: OpenAIServer, responses_c
         await responses_client.get_response("x", options={"stop": ["END"], "seed": 1})
     await responses_client.get_response("x", options={"stop": ["END"]})  # no second warning (filterwarnings=error)
     assert "stop" not in server.requests[0].body and "seed" not in server.requests[0].body
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_encrypted_reasoning_goes_back_with_the_tool_results(
+    server: OpenAIServer, responses_client: OpenAIChatClient, stream: bool
+):
+    """Stateless reasoning models (store=False) need their encrypted reasoning sent back with tool outputs."""
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key.upper()
+
+    server.script(
+        Reply(
+            reasoning="I should look it up.",
+            encrypted_reasoning="gAAAA-opaque",
+            tool_calls=[ToolCall("lookup", {"key": "k"}, "call_r")],
+        ),
+        Reply(text="K"),
+    )
+    options = {"reasoning_effort": "low", "store": False}
+    response = await ask(responses_client, "Look up k", stream=stream, tools=[lookup], options=options)
+    assert response.text == "K"
+    first, second = (r.body for r in server.requests)
+    assert first["include"] == ["reasoning.encrypted_content"]
+    kinds = [i.get("type", "message") for i in second["input"]]
+    assert kinds == ["message", "reasoning", "function_call", "function_call_output"]
+    reasoning = second["input"][1]
+    assert reasoning["encrypted_content"] == "gAAAA-opaque"
+    assert reasoning["id"].startswith("rs_")
+    shown = "".join(c.text or "" for m in response.messages for c in m.contents if c.type == "text_reasoning")
+    assert shown == "I should look it up."
