@@ -7,6 +7,7 @@ is the client to use for local models.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -208,7 +209,7 @@ class OpenAIChatCompletionClient(BaseChatClient):
                 if parts is not None:
                     entry: dict[str, Any] = {"role": "user", "content": parts}
                     if message.author_name:
-                        entry["name"] = message.author_name
+                        entry["name"] = _wire_name(message.author_name)
                     wire.append(entry)
             # Tool results are their own messages, whatever message carried them.
             for result in results:
@@ -234,7 +235,7 @@ class OpenAIChatCompletionClient(BaseChatClient):
         if calls:
             entry["tool_calls"] = calls
         if message.author_name:
-            entry["name"] = message.author_name
+            entry["name"] = _wire_name(message.author_name)
         return [entry]
 
     def _user_parts(self, contents: list[Content]) -> str | list[dict[str, Any]] | None:
@@ -381,6 +382,11 @@ class OpenAIChatCompletionClient(BaseChatClient):
             )
         if finish_reason == "content_filter":
             raise content_filter_error(_API, partial_text="".join(text))
+
+
+def _wire_name(name: str) -> str:
+    """An author name as the API accepts it (``^[a-zA-Z0-9_-]{1,64}$``): agent names may contain spaces."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64] or "_"
 
 
 def _flush(calls: dict[int, dict[str, str]]) -> list[Content]:

@@ -304,3 +304,12 @@ async def test_developer_instruction_role(server: OpenAIServer):
     assert server.requests[0].body["messages"][0] == {"role": "developer", "content": "Think first."}
     # A base URL without a key works: local servers get a placeholder key.
     assert server.requests[0].headers["authorization"].startswith("Bearer ")
+
+
+async def test_agent_names_become_valid_wire_names(server: OpenAIServer, chat_client: OpenAIChatCompletionClient):
+    server.script(Reply(text="ok"))
+    await chat_client.get_response(
+        [Message("user", ["hi"], author_name="Ada L."), Message("assistant", ["hello"], author_name="Travel Agent")]
+    )
+    user, assistant = server.requests[0].body["messages"]
+    assert user["name"] == "Ada_L_" and assistant["name"] == "Travel_Agent"
