@@ -8,6 +8,7 @@ inside any participant surface as the workflow's own ``request_info`` events.
 
 from __future__ import annotations
 
+from ..._serialization import register_type
 from ._base import OrchestrationBuilder, ParticipantExecutor
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
@@ -37,3 +38,21 @@ __all__ = [
     "ParticipantExecutor",
     "SequentialBuilder",
 ]
+
+
+def _register_stable_ids() -> None:
+    # Checkpoints name these classes by their public home, so moving a private module never breaks old data
+    # (and a reader that has not imported them yet can still find them by importing agentnb.workflows).
+    for cls in (
+        GroupChatDecision,
+        GroupChatState,
+        HandoffUserInputRequest,
+        MagenticPlanReviewRequest,
+        MagenticPlanReviewResponse,
+        MagenticProgressLedger,
+        MagenticTaskLedger,
+    ):
+        register_type(cls, f"agentnb.workflows:{cls.__name__}")
+
+
+_register_stable_ids()
