@@ -6,6 +6,18 @@ Build a graph with :class:`WorkflowBuilder` from :class:`Executor` subclasses (`
 in the SQLite run store) make runs resumable in another process; :class:`CheckpointHistory` lists, diffs
 and forks them; :class:`WorkflowViz` draws the graph as Mermaid or SVG.
 
+Extension points (what orchestrations and custom executors build on):
+
+- ``ctx.request_info(request_data=..., response_type=...)`` + ``@response_handler``: pause for outside input;
+  answers arrive through ``workflow.run(responses=...)``, also after a restart from a checkpoint.
+- ``ctx.set_state`` / ``ctx.get_state``: shared state, committed per superstep in executor order, checkpointed.
+- :class:`AgentExecutor`: subclass and override ``prepare_messages()`` / ``emit_response()`` to change what an
+  agent sees or sends on; streaming (``agent_update`` events) and tool approvals come with it.
+- ``Executor.register_handler`` for handlers whose types depend on constructor arguments,
+  ``on_checkpoint_save`` / ``on_checkpoint_restore`` for executor state, ``reset`` for per-run state.
+- ``ctx.add_event(WorkflowEvent("my_type", data))`` for custom events; ``ctx.outgoing_executor_ids``.
+- ``Workflow.to_dict()`` describes the graph as JSON (kept in the run store, drawn by :class:`WorkflowViz`).
+
 Example:
     ```python
     from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor

@@ -294,7 +294,10 @@ def _filter(infos: list[CheckpointInfo], workflow_name: str | None, run_id: str 
 
 
 class CheckpointStorage(ABC):
-    """Where checkpoints live; implementations must never overwrite or lose a saved checkpoint.
+    """Where checkpoints live, keyed by checkpoint id.
+
+    Every checkpoint gets a fresh random id (forks too), so saving never replaces history; ``save`` with an
+    existing id replaces that one checkpoint (used only by tools that repair a store).
 
     Example:
         >>> from agentnb.workflows import InMemoryCheckpointStorage

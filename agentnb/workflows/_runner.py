@@ -26,7 +26,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
-from ..exceptions import WorkflowRunError
+from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import _DELETED, WorkflowContext
 from ._edges import EdgeGroup, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
@@ -572,7 +572,13 @@ class RunContext:
     async def _checkpoint(self) -> str:
         assert self.storage is not None
         checkpoint = await self.snapshot()
-        await self.storage.save(checkpoint)
+        try:
+            await self.storage.save(checkpoint)
+        except SerializationError as e:
+            raise WorkflowRunError(
+                f"Cannot write the checkpoint after superstep {self.step} of workflow {self.workflow.name!r}: {e} "
+                "Pending messages, shared state and executor states must be serializable (see agentnb._serialization)."
+            ) from e
         self.last_checkpoint_id = checkpoint.checkpoint_id
         self.last_checkpointed_step = self.step
         return checkpoint.checkpoint_id

@@ -264,3 +264,21 @@ async def test_newer_format_version_is_refused() -> None:
     storage._data["c"] = json.dumps(data)  # pyright: ignore[reportPrivateUsage]
     with pytest.raises(CheckpointCorruptError, match="newer"):
         await storage.load("c")
+
+
+async def test_unserializable_state_fails_with_a_clear_error() -> None:
+    class Opaque:
+        pass
+
+    @executor(id="leaky")
+    async def leaky(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        ctx.set_state("handle", Opaque())
+        await ctx.yield_output(text)
+
+    storage = InMemoryCheckpointStorage()
+    workflow = WorkflowBuilder(start_executor=leaky, checkpoint_storage=storage).build()
+    from agentnb.exceptions import WorkflowRunError
+
+    with pytest.raises(WorkflowRunError, match=r"after superstep 1 .*Cannot serialize a value of type .*Opaque"):
+        await workflow.run("x")
+    assert [i.step for i in await storage.list_checkpoints()] == [0]  # earlier history is intact
