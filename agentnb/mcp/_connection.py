@@ -158,6 +158,8 @@ class Connection:
         """
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[Client] = loop.create_future()
+        # After a timeout nobody awaits `ready`; retrieve its late exception so asyncio does not log it.
+        ready.add_done_callback(lambda f: None if f.cancelled() else f.exception())
         self._stop = asyncio.Event()
         self._eof = False
         self._broken = False
@@ -201,12 +203,18 @@ class Connection:
                 logger.debug("MCP server %r: session ended with %s", self.server_name, type(exc).__name__)
         except BaseException:
             if not ready.done():
-                ready.set_exception(MCPConnectionError(f"MCP server {self.server_name!r}: connection cancelled."))
+                ready.set_exception(
+                    MCPConnectionError(
+                        f"MCP server {self.server_name!r}: connection cancelled.", server=self.server_name
+                    )
+                )
             raise
         finally:
             if not ready.done():
                 ready.set_exception(
-                    MCPConnectionError(f"MCP server {self.server_name!r}: connection closed during startup.")
+                    MCPConnectionError(
+                        f"MCP server {self.server_name!r}: connection closed during startup.", server=self.server_name
+                    )
                 )
             self._client = None
 

@@ -227,6 +227,9 @@ class MCPTool:
                 describe_failure=self._failure_detail,
             )
             self.sampling.new_session()
+            # Load the SDK before the clock starts: connect_timeout is for the server, not for our imports.
+            import mcp.client.client  # noqa: F401
+
             await connection.open()
             self._connection = connection
             self.connect_count += 1

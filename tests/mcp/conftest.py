@@ -9,7 +9,7 @@ import pytest
 from mcp_helpers import HTTPServer, child_processes
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def http_server() -> Iterator[HTTPServer]:
     server = HTTPServer()
     yield server

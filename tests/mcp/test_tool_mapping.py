@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from mcp_helpers import stdio_tool
+from mcp_helpers import HTTPServer, stdio_tool
 
 from agentnb import Agent, Message
 from agentnb.exceptions import MCPError
@@ -29,9 +29,10 @@ async def test_colliding_local_names_are_an_error_not_first_one_wins() -> None:
         await server.close()
 
 
-async def test_prefix_keeps_two_servers_apart_and_approval_is_scoped_per_server() -> None:
-    first = stdio_tool("alpha", allowed_tools=["add"], tool_name_prefix="alpha", approval_mode="always_require")
-    second = stdio_tool("beta", allowed_tools=["add"], tool_name_prefix="beta")
+async def test_prefix_keeps_two_servers_apart_and_approval_is_scoped_per_server(http_server: HTTPServer) -> None:
+    # Two sessions (two tool objects, as for two servers) against one server process keep this test quick.
+    first = http_server.tool("alpha", allowed_tools=["add"], tool_name_prefix="alpha", approval_mode="always_require")
+    second = http_server.tool("beta", allowed_tools=["add"], tool_name_prefix="beta")
     client = ScriptedChatClient(
         [
             [ScriptedChatClient.call("alpha_add", a=1, b=2), ScriptedChatClient.call("beta_add", a=10, b=20)],
@@ -64,8 +65,8 @@ async def test_prefix_keeps_two_servers_apart_and_approval_is_scoped_per_server(
     assert done.text == "Both added."
 
 
-async def test_rejected_approval_never_reaches_the_server() -> None:
-    server = stdio_tool(allowed_tools=["echo_args", "add"], approval_mode={"echo_args"})
+async def test_rejected_approval_never_reaches_the_server(http_server: HTTPServer) -> None:
+    server = http_server.tool(allowed_tools=["echo_args", "add"], approval_mode={"echo_args"})
     client = ScriptedChatClient([ScriptedChatClient.call("echo_args", text="rm -rf"), "Not done."])
     agent = Agent(client, tools=[server])
     session = agent.create_session()
@@ -96,8 +97,8 @@ def test_approval_mode_settings_are_validated() -> None:
         stdio_tool(on_tool_error="ignore")  # type: ignore[arg-type]
 
 
-async def test_maf_style_approval_mapping() -> None:
-    server = stdio_tool(
+async def test_maf_style_approval_mapping(http_server: HTTPServer) -> None:
+    server = http_server.tool(
         allowed_tools=["add", "echo_args", "pid"],
         approval_mode={"always_require_approval": ["echo_args"], "never_require_approval": ["add"]},
     )
