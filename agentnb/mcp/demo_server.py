@@ -59,7 +59,9 @@ def build_server(name: str = "agentnb-demo") -> MCPServer:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the demo server over stdio, or over streamable HTTP with ``--http PORT``."""
-    parser = argparse.ArgumentParser(prog="python -m agentnb.mcp.demo_server", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m agentnb.mcp.demo_server", description="A tiny MCP server to try agentnb's MCP tools."
+    )
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     args = parser.parse_args(argv)
     server = build_server()
