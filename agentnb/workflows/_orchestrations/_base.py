@@ -15,6 +15,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pydantic import ConfigDict
+
 from ..._agents import SupportsAgentRun
 from ..._types import AgentResponse, Content, Message
 from .._agent_executor import AgentExecutorResponse
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from .._workflow import Workflow
 
 __all__ = [
+    "STRUCTURED_OUTPUT_CONFIG",
     "OrchestrationBuilder",
     "ParticipantExecutor",
     "clean_conversation",
@@ -42,6 +45,23 @@ ParticipantCtx = WorkflowContext[AgentExecutorResponse, AgentResponse]
 InputLike = str | Message | list[Message]
 _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def _model_facing_schema(schema: dict[str, Any], cls: type) -> None:
+    """Make a structured-output schema fit for a model: a one-line description and no defaults.
+
+    Strict JSON-schema modes (OpenAI's) mark every field required and reject ``default``; the Python
+    defaults stay, so code building these models by hand can still leave fields out.
+    """
+    doc = (cls.__doc__ or "").strip().splitlines()
+    if doc:
+        schema["description"] = doc[0]
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
+
+
+#: ``model_config`` for the pydantic models orchestrations ask managers to answer with.
+STRUCTURED_OUTPUT_CONFIG = ConfigDict(json_schema_extra=_model_facing_schema)
 
 
 def to_conversation(value: Any) -> list[Message]:

@@ -24,7 +24,15 @@ from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._executor import Executor
 from .._handlers import handler
-from ._base import Condition, OrchestrationBuilder, ParticipantExecutor, maybe_await, participant_name, to_conversation
+from ._base import (
+    STRUCTURED_OUTPUT_CONFIG,
+    Condition,
+    OrchestrationBuilder,
+    ParticipantExecutor,
+    maybe_await,
+    participant_name,
+    to_conversation,
+)
 
 if TYPE_CHECKING:
     from ...store import RunStore
@@ -73,6 +81,8 @@ class GroupChatDecision(BaseModel):
         >>> GroupChatDecision(next_speaker="critic", reason="needs review").terminate
         False
     """
+
+    model_config = STRUCTURED_OUTPUT_CONFIG
 
     terminate: bool = Field(default=False, description="True when the conversation should end now.")
     next_speaker: str | None = Field(default=None, description="The participant who speaks next.")

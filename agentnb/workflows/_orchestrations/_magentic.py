@@ -33,7 +33,13 @@ from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._executor import Executor
 from .._handlers import handler, response_handler
-from ._base import OrchestrationBuilder, ParticipantExecutor, participant_name, to_conversation
+from ._base import (
+    STRUCTURED_OUTPUT_CONFIG,
+    OrchestrationBuilder,
+    ParticipantExecutor,
+    participant_name,
+    to_conversation,
+)
 
 if TYPE_CHECKING:
     from ...store import RunStore
@@ -87,6 +93,8 @@ class MagenticTaskLedger(BaseModel):
         'researcher: find the population'
     """
 
+    model_config = STRUCTURED_OUTPUT_CONFIG
+
     facts: str = Field(description="What is known, and what still has to be found out.")
     plan: list[str] = Field(description="The steps, each naming the team member who does it.")
 
@@ -98,6 +106,8 @@ class MagenticProgressLedger(BaseModel):
         >>> MagenticProgressLedger(is_request_satisfied=False, next_speaker="coder", instruction="Run it.").next_speaker
         'coder'
     """
+
+    model_config = STRUCTURED_OUTPUT_CONFIG
 
     is_request_satisfied: bool = Field(description="True when the task is fully done.")
     is_in_loop: bool = Field(default=False, description="True when the team repeats the same actions.")
