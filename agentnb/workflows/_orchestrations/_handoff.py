@@ -10,7 +10,9 @@ with a :class:`HandoffUserInputRequest`. The reply goes to the same owner. The c
 live in the coordinator's checkpoint state, so a paused conversation resumes in another process.
 
 The conversation ends (and is yielded as the workflow output) when the termination condition holds, or
-when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``).
+when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``). In autonomous mode
+(``with_autonomous_mode``) an owner that answers without a handoff is run again with a "continue" prompt
+instead of waiting for the user, up to a turn limit.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["HandoffBuilder", "HandoffUserInputRequest"]
 
 COORDINATOR_ID = "handoff_coordinator"
+AUTONOMOUS_PROMPT = "The user did not respond. Continue on your own, or hand off if another agent should take over."
 HANDOFF_PREFIX = "handoff_to_"
 
 CoordinatorCtx = WorkflowContext[list[Message], list[Message]]
@@ -98,13 +101,18 @@ class HandoffCoordinator(Executor):
         tool_targets: dict[str, str],
         *,
         termination_condition: Condition | None,
+        autonomous: dict[str, int] | None = None,
+        autonomous_prompt: str = AUTONOMOUS_PROMPT,
     ) -> None:
         super().__init__(COORDINATOR_ID)
         self.start_agent = start_agent
         self.tool_targets = tool_targets
         self.termination_condition = termination_condition
+        self.autonomous = dict(autonomous or {})
+        self.autonomous_prompt = autonomous_prompt
         self._conversation: list[Message] = []
         self._owner = start_agent
+        self._auto_turns = 0
 
     # -- input --------------------------------------------------------------------------------------------
     @handler
@@ -125,6 +133,7 @@ class HandoffCoordinator(Executor):
     async def _start(self, conversation: list[Message], ctx: CoordinatorCtx) -> None:
         self._conversation = conversation
         self._owner = self.start_agent
+        self._auto_turns = 0
         if await self._should_end():
             await self._finish(ctx, "termination_condition")
             return
@@ -141,6 +150,7 @@ class HandoffCoordinator(Executor):
             self._conversation.append(Message("tool", results))
             await ctx.add_event(WorkflowEvent("handoff", {"source": answer.executor_id, "target": target}))
             self._owner = target
+            self._auto_turns = 0
             if await self._should_end():
                 await self._finish(ctx, "termination_condition")
                 return
@@ -148,6 +158,13 @@ class HandoffCoordinator(Executor):
             return
         if await self._should_end():
             await self._finish(ctx, "termination_condition")
+            return
+        limit = self.autonomous.get(self._owner)
+        if limit is not None and self._auto_turns < limit:
+            # Autonomous mode: the owner keeps working instead of waiting for the user, up to its turn limit.
+            self._auto_turns += 1
+            self._conversation.append(Message("user", [self.autonomous_prompt]))
+            await ctx.send_message(list(self._conversation), target_id=self._owner)
             return
         request = HandoffUserInputRequest(self._owner, answer.agent_response, list(self._conversation))
         await ctx.request_info(request_data=request, response_type=UserReply)
@@ -186,6 +203,7 @@ class HandoffCoordinator(Executor):
             await self._finish(ctx, "user")
             return
         self._conversation.extend(messages)
+        self._auto_turns = 0
         if await self._should_end():
             await self._finish(ctx, "termination_condition")
             return
@@ -208,14 +226,15 @@ class HandoffCoordinator(Executor):
         return self._owner
 
     def reset(self) -> None:
-        self._conversation, self._owner = [], self.start_agent
+        self._conversation, self._owner, self._auto_turns = [], self.start_agent, 0
 
     def on_checkpoint_save(self) -> dict[str, Any]:
-        return {"conversation": list(self._conversation), "owner": self._owner}
+        return {"conversation": list(self._conversation), "owner": self._owner, "auto_turns": self._auto_turns}
 
     def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         self._conversation = list(state.get("conversation", []))
         self._owner = state.get("owner", self.start_agent)
+        self._auto_turns = int(state.get("auto_turns", 0))
 
 
 class HandoffBuilder(OrchestrationBuilder):
@@ -275,6 +294,8 @@ class HandoffBuilder(OrchestrationBuilder):
                 f"termination_condition must be a function of the conversation, got {termination_condition!r}."
             )
         self._termination_condition = termination_condition
+        self._autonomous: dict[str, int] = {}
+        self._autonomous_prompt = AUTONOMOUS_PROMPT
         self._start: str | None = None
         self._rules: dict[str, list[str]] = {}
         tool_names = [handoff_tool_name(n) for n in self.participant_names]
@@ -312,6 +333,28 @@ class HandoffBuilder(OrchestrationBuilder):
         self._termination_condition = condition
         return self
 
+    def with_autonomous_mode(
+        self,
+        *,
+        agents: Sequence[SupportsAgentRun | str] | None = None,
+        turn_limit: int = 50,
+        prompt: str | None = None,
+    ) -> HandoffBuilder:
+        """Let agents keep working without the user: instead of asking for input, re-run the owner.
+
+        Args:
+            agents: The agents that work autonomously (default: all).
+            turn_limit: Autonomous turns in a row per owner before asking the user after all.
+            prompt: The user message added before each autonomous turn.
+        """
+        if not isinstance(turn_limit, int) or turn_limit < 1:
+            raise ValueError(f"turn_limit must be an int >= 1, got {turn_limit!r}.")
+        names = self.participant_names if agents is None else [self.participant_by_name(a) for a in agents]
+        self._autonomous = dict.fromkeys(names, turn_limit)
+        if prompt is not None:
+            self._autonomous_prompt = prompt
+        return self
+
     def handoff_targets(self) -> dict[str, list[str]]:
         """Who may hand off to whom, as the built workflow will have it."""
         if not self._rules:
@@ -331,6 +374,8 @@ class HandoffBuilder(OrchestrationBuilder):
             start,
             {handoff_tool_name(n): n for n in self.participant_names},
             termination_condition=self._termination_condition,
+            autonomous=self._autonomous,
+            autonomous_prompt=self._autonomous_prompt,
         )
         builder = self._workflow_builder(
             coordinator, output_from=[coordinator], participants=executors, max_iterations=200

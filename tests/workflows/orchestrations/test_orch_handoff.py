@@ -155,3 +155,48 @@ def test_builder_rejects_bad_rules() -> None:
         HandoffBuilder(
             participants=[Agent(ScriptedChatClient([]), name="a b"), Agent(ScriptedChatClient([]), name="a_b")]
         )
+
+
+def _worker() -> Agent:
+    def model(messages: list[Message], options: dict) -> str:
+        return f"step {sum(m.author_name == 'worker' for m in messages) + 1}"
+
+    return Agent(FunctionChatClient(model), name="worker")
+
+
+async def test_autonomous_mode_keeps_the_owner_working_until_the_condition() -> None:
+    workflow = (
+        HandoffBuilder(
+            participants=[_worker(), Agent(ScriptedChatClient([]), name="idle")],
+            termination_condition=lambda conversation: conversation[-1].text == "step 3",
+        )
+        .with_autonomous_mode(agents=["worker"], prompt="Keep going.")
+        .build()
+    )
+    result = await workflow.run("Do three steps")
+    assert result.get_request_info_events() == []
+    (conversation,) = result.get_outputs()
+    assert [m.text for m in conversation] == [
+        "Do three steps",
+        "step 1",
+        "Keep going.",
+        "step 2",
+        "Keep going.",
+        "step 3",
+    ]
+
+
+async def test_autonomous_turn_limit_then_the_user_is_asked_and_the_count_restarts() -> None:
+    workflow = (
+        HandoffBuilder(participants=[_worker(), Agent(ScriptedChatClient([]), name="idle")])
+        .with_autonomous_mode(turn_limit=2)
+        .build()
+    )
+    result = await workflow.run("Work")
+    (request,) = result.get_request_info_events()
+    assert request.data.agent_response.text == "step 3"  # the first answer plus two autonomous turns
+    result = await workflow.run(responses={request.request_id: "More"})
+    (request,) = result.get_request_info_events()
+    assert request.data.agent_response.text == "step 6"
+    with pytest.raises(ValueError, match="turn_limit"):
+        HandoffBuilder(participants=handoff_agents()).with_autonomous_mode(turn_limit=0)
