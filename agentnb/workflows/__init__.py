@@ -80,6 +80,7 @@ from ._timetravel import CheckpointDiff, CheckpointHistory, CheckpointNode
 from ._viz import WorkflowViz
 from ._workflow import Workflow
 from ._workflow_agent import WorkflowAgent
+from ._workflow_executor import SubWorkflowRequest, WorkflowExecutor
 
 __all__ = [
     "AgentExecutor",
@@ -115,6 +116,7 @@ __all__ = [
     "SQLiteCheckpointStorage",
     "SequentialBuilder",
     "SingleEdgeGroup",
+    "SubWorkflowRequest",
     "SwitchCaseEdgeGroup",
     "Workflow",
     "WorkflowAgent",
@@ -124,6 +126,7 @@ __all__ = [
     "WorkflowErrorDetails",
     "WorkflowEvent",
     "WorkflowEventType",
+    "WorkflowExecutor",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowViz",
