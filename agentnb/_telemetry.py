@@ -203,6 +203,34 @@ _KINDS = {
 }
 
 
+class _Api:
+    """The opentelemetry-api names the helpers use, imported once on first use (not per span)."""
+
+    loaded = False
+    get_current_span: Any
+    use_span: Any
+    kinds: dict[str, Any]
+    Status: Any
+    ERROR: Any
+
+    @classmethod
+    def load(cls) -> type[_Api]:
+        from opentelemetry import trace
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        cls.get_current_span = staticmethod(trace.get_current_span)
+        cls.use_span = staticmethod(trace.use_span)
+        cls.kinds = {key: SpanKind[value] for key, value in _KINDS.items()}
+        cls.Status = Status
+        cls.ERROR = StatusCode.ERROR
+        cls.loaded = True
+        return cls
+
+
+def _api() -> type[_Api]:
+    return _Api if _Api.loaded else _Api.load()
+
+
 def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "internal") -> Any:
     """Start a span as a child of the current one; ``None`` when instrumentation is off.
 
@@ -211,16 +239,14 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
     """
     if not _state["enabled"]:
         return None
-    from opentelemetry import trace
-    from opentelemetry.trace import SpanKind
-
+    api = _api()
     clean = {k: v for k, v in (attributes or {}).items() if v is not None}
-    parent_attributes = getattr(trace.get_current_span(), "attributes", None)
+    parent_attributes = getattr(api.get_current_span(), "attributes", None)
     if parent_attributes:
         for key in _INHERITED:
             if key not in clean and key in parent_attributes:
                 clean[key] = parent_attributes[key]
-    return _get_tracer().start_span(name, attributes=clean, kind=SpanKind[_KINDS.get(kind, "INTERNAL")])
+    return _get_tracer().start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
 
 
 _NO_SPAN = nullcontext()
@@ -230,9 +256,7 @@ def use_span(span: Any) -> AbstractContextManager[Any]:
     """Make ``span`` current for the block, so spans started inside become its children."""
     if span is None:
         return _NO_SPAN  # the common, uninstrumented case costs one comparison
-    from opentelemetry import trace
-
-    return trace.use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False)
+    return _api().use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False)
 
 
 def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[str, Any] | None = None) -> None:
@@ -242,10 +266,9 @@ def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[
     if attributes:
         span.set_attributes({k: v for k, v in attributes.items() if v is not None})
     if error is not None:
-        from opentelemetry.trace import Status, StatusCode
-
+        api = _api()
         span.set_attribute(ERROR_TYPE, type(error).__qualname__)
-        span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
+        span.set_status(api.Status(api.ERROR, str(error)[:500]))
         span.record_exception(error)
     start_ns = getattr(span, "start_time", None)
     span.end()

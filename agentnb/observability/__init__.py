@@ -15,7 +15,7 @@ and model. The SDK and pandas are imported only when used.
 
 from __future__ import annotations
 
-from ._frames import FRAME_COLUMNS, spans_frame, traces, usage_summary
+from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._setup import (
     configure_otel_providers,
     disable_instrumentation,
@@ -23,16 +23,19 @@ from ._setup import (
     get_span_store,
     is_instrumentation_enabled,
 )
-from ._span_store import SpanStore, span_to_row
+from ._span_store import RECORD_COLUMNS, SpanStore, span_record, span_to_row
 
 __all__ = [
     "FRAME_COLUMNS",
+    "RECORD_COLUMNS",
     "SpanStore",
     "configure_otel_providers",
     "disable_instrumentation",
     "enable_instrumentation",
     "get_span_store",
     "is_instrumentation_enabled",
+    "records_frame",
+    "span_record",
     "span_to_row",
     "spans_frame",
     "traces",

@@ -5,20 +5,20 @@ pandas is imported inside the functions, so importing agentnb never loads it.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._telemetry import GEN_AI_OPERATION_NAME
 from ..store import RunStore, default_store_path
 from ..store._run_store import to_ns
-from ._span_store import PROMOTED_ATTRIBUTES, SpanStore
+from ._span_store import FRAME_HIDDEN_ATTRIBUTES, RECORD_COLUMNS, SpanStore
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FRAME_COLUMNS", "spans_frame", "traces", "usage_summary"]
+__all__ = ["FRAME_COLUMNS", "records_frame", "spans_frame", "traces", "usage_summary"]
 
 FRAME_COLUMNS = (
     "trace_id",
@@ -41,9 +41,6 @@ FRAME_COLUMNS = (
 )
 """The columns of :func:`traces`, in order (``attributes.*`` columns follow when flattened)."""
 
-# Attributes already shown as columns; the ``attributes`` column holds everything else.
-_HIDDEN = PROMOTED_ATTRIBUTES | {GEN_AI_OPERATION_NAME}
-
 Source = Literal["auto", "memory", "store"]
 
 
@@ -55,50 +52,63 @@ def _import_pandas() -> Any:
     return pd
 
 
-def spans_frame(rows: Sequence[dict[str, Any]], *, flatten: bool = False) -> pd.DataFrame:
-    """Build the :func:`traces` DataFrame from run-store span rows (``attributes`` already decoded).
+# The record fields a frame is built from (a prefix of RECORD_COLUMNS: everything up to ``attributes``).
+_SOURCE = RECORD_COLUMNS[: RECORD_COLUMNS.index("attributes") + 1]
+_I = {name: i for i, name in enumerate(_SOURCE)}
+_STRING_COLUMNS = ("trace_id", "span_id", "parent_id", "name", "operation", "kind")
+_STRING_COLUMNS_2 = ("status_code", "status_message", "agent_name", "model")
+
+
+def spans_frame(rows: Sequence[Mapping[str, Any]], *, flatten: bool = False) -> pd.DataFrame:
+    """Build the :func:`traces` DataFrame from run-store span rows (``attributes`` decoded or JSON text).
 
     Args:
         rows: Span rows as :meth:`RunStore.list_spans` or :meth:`SpanStore.rows` return them.
         flatten: Also add one ``attributes.<key>`` column per attribute key.
     """
+    records = [tuple(row.get(name) for name in _SOURCE) for row in rows]
+    return records_frame(records, flatten=flatten)
+
+
+def records_frame(
+    records: Sequence[Sequence[Any]], *, flatten: bool = False, attributes_filtered: bool = False
+) -> pd.DataFrame:
+    """Build the :func:`traces` DataFrame from span tuples in :data:`RECORD_COLUMNS` order (the fast path).
+
+    Only the fields up to ``attributes`` are read; ``attributes`` may be a mapping or JSON text.
+    ``attributes_filtered`` says they are already private copies without the keys shown as columns
+    (as :func:`frame_record` makes them).
+    """
     import numpy as np
 
     pd = _import_pandas()
-    n = len(rows)
-    start_ns = np.fromiter((r["start_ns"] for r in rows), dtype=np.int64, count=n)
-    ends = [r["end_ns"] for r in rows]
-    missing_end = np.fromiter((e is None for e in ends), dtype=bool, count=n)
-    end_ns = np.fromiter((s if e is None else e for s, e in zip(start_ns.tolist(), ends, strict=True)), np.int64, n)
+    n = len(records)
+    columns: list[tuple[Any, ...]] = list(zip(*records, strict=False)) if n else [()] * len(_SOURCE)
+    start_ns = np.array(columns[_I["start_ns"]], dtype=np.int64)
+    ends = columns[_I["end_ns"]]
+    missing_end = None
+    if None in ends:  # a span still open when it was read: no end time, no duration
+        missing_end = np.array([e is None for e in ends], dtype=bool)
+        ends = tuple(s if e is None else e for s, e in zip(columns[_I["start_ns"]], ends, strict=True))
+    end_ns = np.array(ends, dtype=np.int64)
     start = pd.DatetimeIndex(start_ns.astype("datetime64[ns]")).tz_localize("UTC")
     end = pd.DatetimeIndex(end_ns.astype("datetime64[ns]")).tz_localize("UTC")
     duration = (end_ns - start_ns) / 1e6
-    if missing_end.any():
+    if missing_end is not None:
         end = end.where(~missing_end)
         duration[missing_end] = np.nan
-    hidden = _HIDDEN
-    attributes = [{k: v for k, v in r["attributes"].items() if k not in hidden} for r in rows]
+    attributes = list(columns[_I["attributes"]]) if attributes_filtered else _visible(columns[_I["attributes"]])
 
-    def col(key: str) -> list[Any]:
-        return [r[key] for r in rows]
+    def text(name: str) -> Any:
+        return pd.array(columns[_I[name]], dtype="string")
 
-    data: dict[str, Any] = {
-        "trace_id": pd.array(col("trace_id"), dtype="string"),
-        "span_id": pd.array(col("span_id"), dtype="string"),
-        "parent_id": pd.array(col("parent_id"), dtype="string"),
-        "name": pd.array(col("name"), dtype="string"),
-        "operation": pd.array(col("operation"), dtype="string"),
-        "kind": pd.array(col("kind"), dtype="string"),
-        "start_time": start,
-        "end_time": end,
-        "duration_ms": duration,
-        "status_code": pd.array(col("status_code"), dtype="string"),
-        "status_message": pd.array(col("status_message"), dtype="string"),
-        "agent_name": pd.array(col("agent_name"), dtype="string"),
-        "model": pd.array(col("model"), dtype="string"),
-        "input_tokens": pd.array(col("input_tokens"), dtype="Int64"),
-        "output_tokens": pd.array(col("output_tokens"), dtype="Int64"),
-        "tool_name": pd.array(col("tool_name"), dtype="string"),
+    data: dict[str, Any] = {name: text(name) for name in _STRING_COLUMNS}
+    data |= {"start_time": start, "end_time": end, "duration_ms": duration}
+    data |= {name: text(name) for name in _STRING_COLUMNS_2}
+    data |= {
+        "input_tokens": pd.array(columns[_I["input_tokens"]], dtype="Int64"),
+        "output_tokens": pd.array(columns[_I["output_tokens"]], dtype="Int64"),
+        "tool_name": text("tool_name"),
         "attributes": pd.Series(attributes, dtype=object),
     }
     if flatten:
@@ -113,32 +123,45 @@ def spans_frame(rows: Sequence[dict[str, Any]], *, flatten: bool = False) -> pd.
     return frame
 
 
-def _filter_rows(
-    rows: list[dict[str, Any]],
+def _visible(raw: Sequence[Any]) -> list[dict[str, Any]]:
+    """Decode (when JSON text) and copy attribute dicts, dropping the keys already shown as columns."""
+    loads = json.loads
+    out = []
+    for value in raw:
+        attrs = loads(value) if isinstance(value, str) else dict(value or {})
+        for key in FRAME_HIDDEN_ATTRIBUTES:
+            if key in attrs:
+                del attrs[key]
+        out.append(attrs)
+    return out
+
+
+def _filter_records(
+    records: list[tuple[Any, ...]],
     *,
     trace_ids: set[str] | None,
     agent: str | None,
     start_ns: int | None,
     end_ns: int | None,
     last: int | None,
-) -> list[dict[str, Any]]:
+) -> list[tuple[Any, ...]]:
+    t, a, s = _I["trace_id"], _I["agent_name"], _I["start_ns"]
     if trace_ids is not None:
-        rows = [r for r in rows if r["trace_id"] in trace_ids]
+        records = [r for r in records if r[t] in trace_ids]
     if agent is not None:
-        rows = [r for r in rows if r["agent_name"] == agent]
+        records = [r for r in records if r[a] == agent]
     if start_ns is not None:
-        rows = [r for r in rows if r["start_ns"] >= start_ns]
+        records = [r for r in records if r[s] >= start_ns]
     if end_ns is not None:
-        rows = [r for r in rows if r["start_ns"] < end_ns]
+        records = [r for r in records if r[s] < end_ns]
     if last is not None:
         first_seen: dict[str, int] = {}
-        for r in rows:
-            t = r["trace_id"]
-            if t not in first_seen or r["start_ns"] < first_seen[t]:
-                first_seen[t] = r["start_ns"]
+        for r in records:
+            if r[t] not in first_seen or r[s] < first_seen[r[t]]:
+                first_seen[r[t]] = r[s]
         keep = set(sorted(first_seen, key=first_seen.__getitem__)[-last:]) if last > 0 else set()
-        rows = [r for r in rows if r["trace_id"] in keep]
-    return rows
+        records = [r for r in records if r[t] in keep]
+    return records
 
 
 def _active_span_store() -> SpanStore | None:
@@ -203,9 +226,9 @@ def traces(
         else:
             run_store, close_after = _open_existing(Path(store))
     elif source == "memory" or (source == "auto" and active is not None and not active.persistent):
-        rows = active.rows() if active is not None else []
-        rows = _filter_rows(rows, trace_ids=ids, agent=agent, start_ns=start_ns, end_ns=end_ns, last=last)
-        return spans_frame(rows, flatten=flatten)
+        records = active.frame_records() if active is not None else []
+        records = _filter_records(records, trace_ids=ids, agent=agent, start_ns=start_ns, end_ns=end_ns, last=last)
+        return records_frame(records, flatten=flatten, attributes_filtered=True)
     elif active is not None and active.persistent:
         active.force_flush()  # what this process traced so far must be in the result
         run_store = active.run_store()
@@ -213,19 +236,20 @@ def traces(
         run_store, close_after = _open_existing(default_store_path())
 
     if run_store is None:
-        return spans_frame([], flatten=flatten)
+        return records_frame([], flatten=flatten)
     try:
-        rows = run_store.list_spans(
+        records = run_store.select_spans(
+            _SOURCE,
             trace_id=sorted(ids) if ids is not None else None,
             agent_name=agent,
-            start=start_ns / 1e9 if start_ns is not None else None,
-            end=end_ns / 1e9 if end_ns is not None else None,
+            start=start,
+            end=end,
             last_traces=last,
         )
     finally:
         if close_after:
             run_store.close()
-    return spans_frame(rows, flatten=flatten)
+    return records_frame(records, flatten=flatten)
 
 
 def _open_existing(path: Path) -> tuple[RunStore | None, bool]:

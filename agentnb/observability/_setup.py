@@ -138,7 +138,8 @@ def configure_otel_providers(
     Args:
         exporters: Span exporters to add, each behind a ``BatchSpanProcessor``.
         processors: Span processors to add as they are (e.g. a ``SimpleSpanProcessor`` in tests).
-        metric_readers: Metric readers for a new meter provider (ignored when one is already set).
+        metric_readers: Metric readers for a new meter provider (ignored when one is already set). Without
+            readers (and without an OTLP endpoint) no meter provider is set, so metrics cost nothing.
         span_store: Attach agentnb's span store (``True``), a given :class:`SpanStore`, or none (``False``).
         store: Where the span store writes: the default run store, a :class:`RunStore` or path, or ``None``
             for memory only.
@@ -195,7 +196,10 @@ def configure_otel_providers(
                 metric_exporter = _otlp_exporter("METRICS")
                 if metric_exporter is not None:
                     readers.append(PeriodicExportingMetricReader(metric_exporter))
-            metrics.set_meter_provider(MeterProvider(metric_readers=readers, resource=resource))
+            # A meter provider without readers would aggregate every measurement for nobody: only set one
+            # when something reads the metrics (the API's no-op meter costs nothing per measurement).
+            if readers:
+                metrics.set_meter_provider(MeterProvider(metric_readers=readers, resource=resource))
         elif readers:
             warnings.warn(
                 "A meter provider is already set, so metric_readers cannot be added to it; pass them when the "

@@ -29,13 +29,21 @@ from .._telemetry import (
     GEN_AI_USAGE_OUTPUT_TOKENS,
     WORKFLOW_RUN_ID,
 )
-from ..store import RunStore, default_store, default_store_path
+from ..store import SPAN_COLUMNS, RunStore, default_store, default_store_path
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
     from opentelemetry.sdk.trace import ReadableSpan, Span
 
-__all__ = ["DEFAULT", "SpanStore", "span_to_row"]
+__all__ = [
+    "DEFAULT",
+    "FRAME_HIDDEN_ATTRIBUTES",
+    "RECORD_COLUMNS",
+    "SpanStore",
+    "frame_record",
+    "span_record",
+    "span_to_row",
+]
 
 logger = logging.getLogger("agentnb.observability")
 
@@ -48,6 +56,10 @@ PROMOTED_ATTRIBUTES = frozenset(
 )
 
 
+RECORD_COLUMNS: tuple[str, ...] = SPAN_COLUMNS[1:]
+"""The fields of a span record, in order: the run store's span columns without its row ``id``."""
+
+
 def _int_or_none(value: Any) -> int | None:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
@@ -56,35 +68,122 @@ def _str_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def span_to_row(span: ReadableSpan) -> dict[str, Any]:
-    """Turn a finished SDK span into a run-store span row (see :data:`agentnb.store.SPAN_COLUMNS`)."""
+def _kind_names() -> dict[Any, str]:
+    from opentelemetry.trace import SpanKind, StatusCode
+
+    return {member: member.name for enum in (SpanKind, StatusCode) for member in enum}
+
+
+_NAMES: dict[Any, str] = {}
+
+
+def _attributes_of(span: Any) -> Mapping[str, Any]:
+    # A finished span's attributes are immutable: read the SDK's dict directly instead of through its
+    # locked mapping wrapper, which is several times slower per key.
+    raw = getattr(span, "_attributes", None)
+    inner = getattr(raw, "_dict", None)
+    if isinstance(inner, dict):
+        return inner
+    return span.attributes or {}
+
+
+def span_record(span: ReadableSpan, resources: dict[int, dict[str, Any]] | None = None) -> tuple[Any, ...]:
+    """Turn a finished SDK span into a tuple in :data:`RECORD_COLUMNS` order (the fast internal form).
+
+    ``attributes`` is the span's own (read-only) mapping; ``resources`` caches resource dicts across calls.
+    """
+    if not _NAMES:
+        _NAMES.update(_kind_names())
+    names = _NAMES
     ctx = span.context
     parent = span.parent
-    attrs = dict(span.attributes or {})
+    attrs = _attributes_of(span)
     status = span.status
-    return {
-        "trace_id": format(ctx.trace_id, "032x") if ctx is not None else "0" * 32,
-        "span_id": format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
-        "parent_id": format(parent.span_id, "016x") if parent is not None else None,
-        "name": span.name,
-        "kind": span.kind.name,
-        "start_ns": span.start_time or 0,
-        "end_ns": span.end_time,
-        "status_code": status.status_code.name,
-        "status_message": status.description,
-        "operation": _str_or_none(attrs.get(GEN_AI_OPERATION_NAME)),
-        "agent_name": _str_or_none(attrs.get(GEN_AI_AGENT_NAME)),
-        "model": _str_or_none(attrs.get(GEN_AI_RESPONSE_MODEL) or attrs.get(GEN_AI_REQUEST_MODEL)),
-        "tool_name": _str_or_none(attrs.get(GEN_AI_TOOL_NAME)),
-        "input_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_INPUT_TOKENS)),
-        "output_tokens": _int_or_none(attrs.get(GEN_AI_USAGE_OUTPUT_TOKENS)),
-        "run_id": _str_or_none(attrs.get(WORKFLOW_RUN_ID)),
-        "attributes": attrs,
-        "events": [
-            {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in span.events
-        ],
-        "resource": dict(span.resource.attributes) if span.resource is not None else {},
-    }
+    get = attrs.get
+    events = getattr(span, "_events", None)
+    if events is None:
+        events = span.events
+    resource = span.resource
+    if resources is None:
+        resource_attrs = dict(resource.attributes) if resource is not None else {}
+    else:
+        resource_attrs = resources.get(id(resource))
+        if resource_attrs is None:
+            resource_attrs = resources[id(resource)] = dict(resource.attributes) if resource is not None else {}
+    return (
+        format(ctx.trace_id, "032x") if ctx is not None else "0" * 32,
+        format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
+        format(parent.span_id, "016x") if parent is not None else None,
+        span.name,
+        names[span.kind],
+        span.start_time or 0,
+        span.end_time,
+        names[status.status_code],
+        status.description,
+        _str_or_none(get(GEN_AI_OPERATION_NAME)),
+        _str_or_none(get(GEN_AI_AGENT_NAME)),
+        _str_or_none(get(GEN_AI_RESPONSE_MODEL) or get(GEN_AI_REQUEST_MODEL)),
+        _str_or_none(get(GEN_AI_TOOL_NAME)),
+        _int_or_none(get(GEN_AI_USAGE_INPUT_TOKENS)),
+        _int_or_none(get(GEN_AI_USAGE_OUTPUT_TOKENS)),
+        _str_or_none(get(WORKFLOW_RUN_ID)),
+        attrs,
+        [{"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})} for e in events]
+        if events
+        else [],
+        resource_attrs,
+    )
+
+
+# Attributes a DataFrame shows as columns; its ``attributes`` column holds the rest.
+FRAME_HIDDEN_ATTRIBUTES = (*sorted(PROMOTED_ATTRIBUTES), GEN_AI_OPERATION_NAME)
+
+
+def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
+    """Turn a finished SDK span into the first 17 :data:`RECORD_COLUMNS` fields, ready for a DataFrame.
+
+    The hot loop of ``traces()`` from memory: no events or resource, and ``attributes`` is a copy without
+    the keys that became columns.
+    """
+    if not _NAMES:
+        _NAMES.update(_kind_names())
+    names = _NAMES
+    ctx = span.context
+    parent = span.parent
+    source = _attributes_of(span)
+    get = source.get
+    status = span.status
+    attrs = dict(source)
+    for key in FRAME_HIDDEN_ATTRIBUTES:
+        attrs.pop(key, None)
+    input_tokens = get(GEN_AI_USAGE_INPUT_TOKENS)
+    output_tokens = get(GEN_AI_USAGE_OUTPUT_TOKENS)
+    return (
+        format(ctx.trace_id, "032x") if ctx is not None else "0" * 32,
+        format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
+        format(parent.span_id, "016x") if parent is not None else None,
+        span.name,
+        names[span.kind],
+        span.start_time or 0,
+        span.end_time,
+        names[status.status_code],
+        status.description,
+        get(GEN_AI_OPERATION_NAME),
+        get(GEN_AI_AGENT_NAME),
+        get(GEN_AI_RESPONSE_MODEL) or get(GEN_AI_REQUEST_MODEL),
+        get(GEN_AI_TOOL_NAME),
+        input_tokens if input_tokens is None or type(input_tokens) is int else _int_or_none(input_tokens),
+        output_tokens if output_tokens is None or type(output_tokens) is int else _int_or_none(output_tokens),
+        get(WORKFLOW_RUN_ID),
+        attrs,
+    )
+
+
+def span_to_row(span: ReadableSpan) -> dict[str, Any]:
+    """Turn a finished SDK span into a run-store span row (see :data:`agentnb.store.SPAN_COLUMNS`)."""
+    row = dict(zip(RECORD_COLUMNS, span_record(span), strict=True))
+    row["attributes"] = dict(row["attributes"])
+    return row
 
 
 def _to_json(value: Any) -> str:
@@ -240,6 +339,15 @@ class SpanStore:
         """Return the memory buffer as run-store span rows, oldest first."""
         return [span_to_row(s) for s in list(self._buffer)]
 
+    def records(self) -> list[tuple[Any, ...]]:
+        """Return the memory buffer as span tuples in :data:`RECORD_COLUMNS` order, oldest first."""
+        resources: dict[int, dict[str, Any]] = {}
+        return [span_record(s, resources) for s in list(self._buffer)]
+
+    def frame_records(self) -> list[tuple[Any, ...]]:
+        """Return the memory buffer as :func:`frame_record` tuples, oldest first (what ``traces()`` reads)."""
+        return [frame_record(s) for s in list(self._buffer)]
+
     def clear(self) -> None:
         """Forget the spans in the memory buffer (stored spans stay)."""
         self._buffer.clear()
@@ -284,7 +392,7 @@ class SpanStore:
             store = self.run_store()
             if store is None:
                 return
-            store.add_spans(self._encode(batch))
+            store.add_span_records(self._encode(batch))
             self.written += len(batch)
         except Exception as exc:  # a background writer must not die; report once and count the loss
             self.dropped += len(batch)
@@ -293,17 +401,18 @@ class SpanStore:
                 logger.error("agentnb could not write %d spans to the run store: %s", len(batch), exc)
 
     @staticmethod
-    def _encode(batch: Iterable[ReadableSpan]) -> list[Mapping[str, Any]]:
-        rows = []
-        resources: dict[int, str] = {}
+    def _encode(batch: Iterable[ReadableSpan]) -> list[tuple[Any, ...]]:
+        """Turn spans into run-store records with the JSON columns as text."""
+        resources: dict[int, dict[str, Any]] = {}
+        resource_json: dict[int, str] = {}
+        dumps = _to_json
+        out = []
         for span in batch:
-            row = span_to_row(span)
-            row["attributes"] = _to_json(row["attributes"])
-            row["events"] = _to_json(row["events"])
+            *head, attrs, events, resource = span_record(span, resources)
             # Every span of a provider shares one resource: encode it once per batch.
-            key = id(span.resource)
-            if key not in resources:
-                resources[key] = _to_json(row["resource"])
-            row["resource"] = resources[key]
-            rows.append(row)
-        return rows
+            key = id(resource)
+            text = resource_json.get(key)
+            if text is None:
+                text = resource_json[key] = dumps(resource)
+            out.append((*head, dumps(attrs), dumps(events) if events else "[]", text))
+        return out

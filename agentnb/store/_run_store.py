@@ -57,6 +57,10 @@ SPAN_COLUMNS: tuple[str, ...] = (
     "resource",
 )
 _SPAN_INSERT_COLUMNS = SPAN_COLUMNS[1:]
+_SPAN_INSERT_SQL = (
+    f"INSERT OR IGNORE INTO spans ({', '.join(_SPAN_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))})"
+)
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
 _SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
 _SPAN_JSON_DEFAULTS = {"attributes": "{}", "events": "[]", "resource": "{}"}
@@ -526,11 +530,19 @@ class RunStore:
             return 0
         with self._write() as conn:
             before = conn.total_changes
-            conn.executemany(
-                f"INSERT OR IGNORE INTO spans ({', '.join(_SPAN_INSERT_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))})",
-                values,
-            )
+            conn.executemany(_SPAN_INSERT_SQL, values)
+            return conn.total_changes - before
+
+    def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
+        """Write spans given as tuples in :data:`SPAN_COLUMNS` order without ``id`` (JSON columns as text).
+
+        The span store's fast path; :meth:`add_spans` checks and fills in dict rows instead.
+        """
+        if not records:
+            return 0
+        with self._write() as conn:
+            before = conn.total_changes
+            conn.executemany(_SPAN_INSERT_SQL, records)
             return conn.total_changes - before
 
     def list_spans(
@@ -559,6 +571,48 @@ class RunStore:
             limit: At most this many spans.
             decode: Parse ``attributes``, ``events`` and ``resource`` into Python values (else JSON text).
         """
+        rows = self.select_spans(
+            SPAN_COLUMNS,
+            trace_id=trace_id,
+            agent_name=agent_name,
+            run_id=run_id,
+            start=start,
+            end=end,
+            last_traces=last_traces,
+            after_id=after_id,
+            limit=limit,
+        )
+        out = []
+        loads = json.loads
+        for row in rows:
+            span = dict(zip(SPAN_COLUMNS, row, strict=True))
+            if decode:
+                span["attributes"] = loads(span["attributes"])
+                span["events"] = loads(span["events"])
+                span["resource"] = loads(span["resource"])
+            out.append(span)
+        return out
+
+    def select_spans(
+        self,
+        columns: Sequence[str],
+        *,
+        trace_id: str | Sequence[str] | None = None,
+        agent_name: str | None = None,
+        run_id: str | None = None,
+        start: Any = None,
+        end: Any = None,
+        last_traces: int | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """Return chosen span columns as tuples, in start order (JSON columns stay text).
+
+        The fast path behind DataFrames; the filters are those of :meth:`list_spans`.
+        """
+        unknown = [c for c in columns if c not in SPAN_COLUMNS]
+        if unknown:
+            raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
         where: list[str] = []
         params: list[Any] = []
         if trace_id is not None:
@@ -585,24 +639,14 @@ class RunStore:
                 "trace_id IN (SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(start_ns) DESC LIMIT ?)"
             )
             params.append(int(last_traces))
-        sql = f"SELECT {', '.join(SPAN_COLUMNS)} FROM spans"
+        sql = f"SELECT {', '.join(columns)} FROM spans"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY start_ns, id"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        rows = self._read(sql, params)
-        out = []
-        loads = json.loads
-        for row in rows:
-            span = dict(zip(SPAN_COLUMNS, row, strict=True))
-            if decode:
-                span["attributes"] = loads(span["attributes"])
-                span["events"] = loads(span["events"])
-                span["resource"] = loads(span["resource"])
-            out.append(span)
-        return out
+        return self._read(sql, params)
 
     def list_traces(self, *, limit: int | None = None, since: Any = None) -> list[dict[str, Any]]:
         """Summarize stored traces, newest first: ``trace_id``, ``root`` span name, ``start_ns``, ``end_ns``,
