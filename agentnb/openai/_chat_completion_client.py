@@ -11,10 +11,9 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._clients import BaseChatClient
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
+from ._base import OpenAIClientBase
 from ._shared import (
-    OpenAIConfig,
     arguments_text,
     content_filter_error,
     data_uri,
@@ -69,7 +68,7 @@ def _create_parameters(client: AsyncOpenAI) -> frozenset[str]:
     return _CREATE_PARAMETERS
 
 
-class OpenAIChatCompletionClient(BaseChatClient):
+class OpenAIChatCompletionClient(OpenAIClientBase):
     """A chat client for the OpenAI Chat Completions API, or any server that speaks it.
 
     Configuration comes from the arguments, then the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
@@ -98,55 +97,6 @@ class OpenAIChatCompletionClient(BaseChatClient):
         max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
         instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
     """
-
-    OTEL_PROVIDER_NAME: str = "openai"
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        org_id: str | None = None,
-        project: str | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        async_client: AsyncOpenAI | None = None,
-        timeout: float | None = None,
-        max_retries: int | None = None,
-        instruction_role: str = "system",
-        **kwargs: Any,
-    ) -> None:
-        config = OpenAIConfig(
-            model=model,
-            api_key=api_key,
-            base_url=base_url,
-            org_id=org_id,
-            project=project,
-            default_headers=default_headers,
-            async_client=async_client,
-            timeout=timeout,
-            max_retries=max_retries,
-            client_name=type(self).__name__,
-        )
-        super().__init__(model_id=config.model, **kwargs)
-        if instruction_role not in ("system", "developer"):
-            raise ValueError(f"instruction_role must be 'system' or 'developer', got {instruction_role!r}")
-        self.client = config.client
-        self.base_url = config.base_url
-        self.instruction_role = instruction_role
-        self._owns_client = config.owns_client
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model_id={self.model_id!r}, base_url={self.base_url!r})"
-
-    def service_url(self) -> str | None:
-        """The API root requests go to."""
-        return self.base_url
-
-    async def close(self) -> None:
-        """Close the HTTP connections (only when this client created the SDK client)."""
-        if self._owns_client:
-            await self.client.close()
 
     # -- request -----------------------------------------------------------------------------------------
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
+from typing import Any, Literal, NoReturn, cast
 
 from .._tools import result_to_text
 from .._types import Content, UsageDetails
@@ -19,18 +18,11 @@ from ..exceptions import (
     RateLimitError,
     ServiceAuthenticationError,
     ServiceConnectionError,
-    ServiceInitializationError,
     ServiceResponseError,
     ServiceTimeoutError,
 )
 
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-
 __all__ = [
-    "DEFAULT_MODEL",
-    "PLACEHOLDER_API_KEY",
-    "OpenAIConfig",
     "content_filter_error",
     "function_result_text",
     "map_openai_error",
@@ -40,72 +32,8 @@ __all__ = [
     "usage_details",
 ]
 
-DEFAULT_MODEL = "gpt-4o-mini"
-# Local servers (Ollama, vLLM, llama.cpp) ignore the key, but the SDK insists on one.
-PLACEHOLDER_API_KEY = "not-needed-for-local-servers"
 # Error codes providers use when their content filter blocks a request.
 _CONTENT_FILTER_CODES = frozenset({"content_filter", "content_policy_violation", "content_filtered"})
-
-
-class OpenAIConfig:
-    """Resolved connection settings: arguments first, then the environment, then defaults."""
-
-    def __init__(
-        self,
-        *,
-        model: str | None,
-        api_key: str | None,
-        base_url: str | None,
-        org_id: str | None,
-        project: str | None,
-        default_headers: Mapping[str, str] | None,
-        async_client: AsyncOpenAI | None,
-        timeout: float | None,
-        max_retries: int | None,
-        client_name: str,
-    ) -> None:
-        self.model = model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
-        if async_client is not None:
-            if api_key is not None or base_url is not None:
-                raise ValueError(
-                    f"{client_name}: pass either async_client=... or api_key/base_url, not both; "
-                    "configure the AsyncOpenAI instance itself."
-                )
-            self.client = async_client
-            self.owns_client = False
-            self.base_url = str(async_client.base_url)
-            return
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if key is None and url is None:
-            raise ServiceInitializationError(
-                f"{client_name} needs an OpenAI API key: set OPENAI_API_KEY (or pass api_key=...). "
-                "For a local OpenAI-compatible server such as Ollama or vLLM, set OPENAI_BASE_URL "
-                "(or pass base_url=..., e.g. 'http://localhost:11434/v1'). To run without any model "
-                "service, use the offline models in agentnb.local (ScriptedChatClient, ToolCallingChatClient)."
-            )
-        try:
-            from openai import AsyncOpenAI
-        except ImportError as e:  # pragma: no cover - the extra is installed in tests
-            raise ImportError('agentnb.openai needs the openai SDK: pip install "agentnb[openai]"') from e
-
-        kwargs: dict[str, Any] = {
-            "api_key": key or PLACEHOLDER_API_KEY,
-            "organization": org_id or os.environ.get("OPENAI_ORG_ID") or None,
-            "project": project or os.environ.get("OPENAI_PROJECT") or os.environ.get("OPENAI_PROJECT_ID") or None,
-            "default_headers": dict(default_headers) if default_headers else None,
-        }
-        if url is not None:
-            kwargs["base_url"] = url
-        if timeout is not None:
-            kwargs["timeout"] = timeout
-        if max_retries is not None:
-            if max_retries < 0:
-                raise ValueError(f"max_retries must be >= 0, got {max_retries}")
-            kwargs["max_retries"] = max_retries
-        self.client = AsyncOpenAI(**kwargs)
-        self.owns_client = True
-        self.base_url = str(self.client.base_url)
 
 
 # --- errors -------------------------------------------------------------------------------------------

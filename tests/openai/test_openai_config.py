@@ -96,3 +96,11 @@ def test_imports_stay_light():
         "agentnb.openai.OpenAIChatClient(base_url='http://127.0.0.1:9/v1'); assert 'openai' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.parametrize("cls", CLIENTS)
+async def test_async_with_closes_the_connections(cls: type, server: OpenAIServer):
+    server.script(Reply(text="ok"))
+    async with cls("m", base_url=server.base_url) as client:
+        assert (await client.get_response("x")).text == "ok"
+    assert client.client.is_closed()
