@@ -54,6 +54,7 @@ class DevUI:
             enable_tracing(store)
         self.poll_ms = poll_ms
         self._views: dict[str, Any] = {}
+        self._selected: str | None = None
         self._entity_buttons: dict[str, pn.widgets.Button] = {}
         self.entity_area = pn.Column(sizing_mode="stretch_width", css_classes=["anb-entity-area"])
         self._runs: Any = None
@@ -164,6 +165,9 @@ class DevUI:
     def select(self, entity_id: str) -> None:
         """Show the view of one agent (chat) or workflow (graph and run controls)."""
         entity = self.catalog.get(entity_id)
+        if self._selected == entity_id:
+            return
+        self._selected = entity_id
         for eid, button in self._entity_buttons.items():
             button.button_type = "primary" if eid == entity_id else "light"
         try:

@@ -113,6 +113,7 @@ class ChatView:
         self._sessions: dict[str, _SessionView] = {}
         self._current: _SessionView | None = None
         self._busy = False
+        self._layout: pn.viewable.Viewable | None = None
 
         self.model_info = html_pane("", css_classes=["anb-model"])
         self.usage_info = html_pane("", css_classes=["anb-usage"])
@@ -140,7 +141,12 @@ class ChatView:
 
     # ----------------------------------------------------------------------------------------------- layout
     def panel(self) -> pn.viewable.Viewable:
-        """Return the view's layout."""
+        """Return the view's layout (built once: a widget must not sit in two layouts)."""
+        if self._layout is None:
+            self._layout = self._build()
+        return self._layout
+
+    def _build(self) -> pn.viewable.Viewable:
         description = escape(self.entity.description) if self.entity.description else ""
         header = html_pane(
             f"<div class='anb-head'><span class='anb-title'>▸ {escape(self.entity.name)}</span>"
@@ -348,10 +354,13 @@ class ChatView:
         card = view.cards.get(call_id)
         if card is None:
             return
+        if card.status == "awaiting approval":
+            card.started = time.perf_counter()  # time the tool, not the human deciding
         card.result = getattr(content, "result", None)
         card.exception = getattr(content, "exception", None)
         card.duration = time.perf_counter() - card.started
-        card.status = "error" if card.exception else "done"
+        props = getattr(content, "additional_properties", None) or {}
+        card.status = "error" if card.exception else ("denied" if props.get("approval") == "rejected" else "done")
         card.render()
 
     def _reconcile(self, view: _SessionView, final: Any) -> None:

@@ -111,10 +111,16 @@ class WorkflowView:
         self._pending_rows: list[dict[str, Any]] = []
         self._last_flush = 0.0
         self._busy = False
+        self._layout: pn.viewable.Viewable | None = None
 
     # ----------------------------------------------------------------------------------------------- layout
     def panel(self) -> pn.viewable.Viewable:
-        """Return the view's layout."""
+        """Return the view's layout (built once: a widget must not sit in two layouts)."""
+        if self._layout is None:
+            self._layout = self._build()
+        return self._layout
+
+    def _build(self) -> pn.viewable.Viewable:
         wf = self.workflow
         inputs = ", ".join(type_label(t) for t in (wf.input_types or [str]))
         header = html_pane(

@@ -1,0 +1,84 @@
+"""Helpers for the DevUI browser tests: a real `panel serve devui` subprocess on a free port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"panel serve exited early with status {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"panel serve did not listen on port {port} within {timeout} s")
+
+
+class DevUIServer:
+    """A `panel serve devui` subprocess; always stopped by the fixture that made it."""
+
+    def __init__(self, home: Path, *, args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.home = home
+        self.url = f"http://127.0.0.1:{self.port}/devui"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        full_env.update({"AGENTNB_HOME": str(home), "PYTHONPATH": str(REPO)})
+        full_env.update(env or {})
+        command = [
+            sys.executable, "-m", "panel", "serve", "devui",
+            "--port", str(self.port), "--address", "127.0.0.1",
+            "--allow-websocket-origin", f"127.0.0.1:{self.port}",
+        ]  # fmt: skip
+        if args:
+            command += ["--args", *args]
+        self.log = home / "panel.log"
+        self._log_file = self.log.open("wb")
+        self.proc = subprocess.Popen(
+            command, cwd=REPO, env=full_env, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            wait_for_port(self.port, self.proc)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self._log_file.close()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")

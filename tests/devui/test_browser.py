@@ -1,0 +1,232 @@
+"""Drive `panel serve devui` (the demo entities, offline) in headless Chromium.
+
+One server and one page serve the whole module (a page load costs seconds on a busy machine); each test
+selects the entity it needs. Screenshots of every view are saved to docs/ for the README.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from devui_harness import DOCS, DevUIServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
+
+WAIT = 45_000  # ms; generous because the test machine is shared and often busy
+
+# Collect the text of every assistant bubble every few ms, through shadow roots (Panel renders in them).
+WATCH_STREAM = """
+() => {
+  window.__seen = [];
+  const deepAll = (root, sel, out) => {
+    root.querySelectorAll(sel).forEach(e => out.push(e));
+    root.querySelectorAll('*').forEach(e => { if (e.shadowRoot) deepAll(e.shadowRoot, sel, out); });
+    return out;
+  };
+  window.__watch = setInterval(() => {
+    for (const e of deepAll(document, '.anb-msg.anb-assistant', [])) {
+      const t = e.textContent;
+      if (window.__seen[window.__seen.length - 1] !== t) window.__seen.push(t);
+    }
+  }, 20);
+}
+"""
+
+
+# Text of an element including its shadow roots (Panel components render inside them; innerText does not).
+DEEP_TEXT = """
+el => {
+  const parts = [];
+  const walk = n => {
+    if (n.nodeType === 3) parts.push(n.textContent);
+    if (n.shadowRoot) walk(n.shadowRoot);
+    n.childNodes.forEach(walk);
+  };
+  walk(el);
+  return parts.join(' ').replace(/\\s+/g, ' ');
+}
+"""
+
+
+def text(locator: Any) -> str:
+    return locator.evaluate(DEEP_TEXT)
+
+
+@pytest.fixture(scope="module")
+def app(devui_server: DevUIServer, browser: Any) -> Any:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(devui_server.url)
+    page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def select_entity(page: Any, entity_id: str, ready_text: str) -> None:
+    page.locator(f".anb-entity-{entity_id} button").click()
+    page.get_by_text(ready_text).first.wait_for(timeout=WAIT)
+
+
+def send_chat(page: Any, entity_name: str, message: str) -> None:
+    """Type into the chat of ``entity_name`` and send; retried while a freshly shown view is still wiring up."""
+    box = page.locator(f".anb-chat-input input[placeholder*='{entity_name}']")
+    sent = page.locator(".anb-msg.anb-user", has_text=message)
+    before = sent.count()
+    for _attempt in range(3):
+        box.fill(message)
+        box.press("Enter")
+        try:
+            sent.nth(before).wait_for(timeout=8000)
+            return
+        except Exception:
+            continue
+    raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")
+
+
+def open_tab(page: Any, name: str) -> None:
+    page.locator(".bk-tab", has_text=name).click()
+
+
+def test_demo_page_says_it_is_offline_and_lists_the_demos(app: Any) -> None:
+    banner = app.locator(".anb-offline").first
+    banner.wait_for(timeout=WAIT)
+    assert "offline models" in text(banner)
+    for entity in ("assistant", "mailer", "greeting-pipeline", "human-review", "text-stats"):
+        assert app.locator(f".anb-entity-{entity} button").count() == 1
+
+
+def test_chat_streams_text_and_shows_tool_cards(app: Any) -> None:
+    select_entity(app, "assistant", "Answers travel questions")
+    app.evaluate(WATCH_STREAM)
+    send_chat(app, "assistant", "What's the weather in Paris?")
+    app.get_by_text("answered in").first.wait_for(timeout=WAIT)
+    app.evaluate("clearInterval(window.__watch)")
+    final = text(app.locator(".anb-bubble-assistant").last)
+    assert "sunny, 21 °C" in final and "0.92 EUR" in final
+    seen = [t for t in app.evaluate("window.__seen") if t.strip()]
+    # Streaming means the browser showed the answer growing: at least one strict, non-empty prefix of it.
+    partial = [t for t in seen if len(t) < len(seen[-1]) and seen[-1].startswith(t)]
+    assert partial, f"the answer appeared in one piece: {seen}"
+    cards = app.locator(".anb-tool-card")
+    assert cards.count() == 2
+    cards.first.locator(".card-header").click()
+    app.get_by_text("took").first.wait_for(timeout=WAIT)
+    body = text(cards.first)
+    assert "get_weather" in body and '"city": "Paris"' in body and "The weather in Paris is sunny" in body
+    model = text(app.locator(".anb-model"))
+    assert "tool-calling-test-model" in model and "offline" in model
+    usage = text(app.locator(".anb-usage"))
+    assert re.search(r"total [1-9]\d*", usage), usage
+    app.screenshot(path=str(DOCS / "devui-chat.png"))
+
+
+def test_approval_runs_the_tool_only_after_approve(app: Any) -> None:
+    select_entity(app, "mailer", "Sends emails, but only after you approve")
+    send_chat(app, "mailer", "Email Bob the report")
+    app.get_by_text("Approval needed").first.wait_for(timeout=WAIT)
+    assert app.get_by_text("was queued").count() == 0  # the tool body has not run: no result anywhere
+    assert "awaiting approval" in text(app.locator(".anb-tool-card").first)
+    app.screenshot(path=str(DOCS / "devui-approval.png"))
+    app.locator(".anb-approve button").click()
+    app.locator(".anb-msg.anb-assistant", has_text="was queued").wait_for(timeout=WAIT)
+    assert "You approved send_email" in text(app.locator(".anb-approval").first)
+    assert "done" in text(app.locator(".anb-tool-card").first)
+
+
+def test_deny_sends_a_denial_and_the_agent_continues(app: Any) -> None:
+    send_chat(app, "mailer", "Email Carol the numbers")
+    deny = app.locator(".anb-deny button:not([disabled])")
+    deny.wait_for(timeout=WAIT)
+    deny.click()
+    app.get_by_text("You denied send_email").first.wait_for(timeout=WAIT)
+    app.locator(".anb-tool-card").last.get_by_text("denied", exact=True).wait_for(timeout=WAIT)
+    # Only the call approved in the previous test ran.
+    assert app.locator(".anb-msg.anb-assistant", has_text="was queued").count() == 1
+
+
+def workflow_fill(page: Any, executor_id: str) -> str:
+    rect = page.locator(f'g.node[data-id="{executor_id}"] rect')
+    return rect.evaluate("el => getComputedStyle(el).fill")
+
+
+def test_workflow_run_turns_executors_complete_on_the_graph(app: Any) -> None:
+    select_entity(app, "greeting-pipeline", "3 executors · start: prepare")
+    idle = workflow_fill(app, "decorate")
+    app.locator(".anb-run-workflow button").click()
+    app.locator(".anb-run-done").first.wait_for(timeout=WAIT)
+    completed = "rgb(218, 251, 225)"  # STATE_COLOURS["completed"] fill
+    assert idle != completed
+    for executor_id in ("prepare", "shout", "decorate"):
+        assert workflow_fill(app, executor_id) == completed, executor_id
+    assert "HELLO ADA!!" in text(app.locator(".anb-wf-outputs"))
+    assert "16 events" in text(app.locator(".anb-log-info"))
+    app.screenshot(path=str(DOCS / "devui-workflow.png"))
+
+
+def test_workflow_request_info_form_answers_the_run(app: Any) -> None:
+    select_entity(app, "human-review", "2 executors · start: write_draft")
+    app.locator(".anb-workflow-view .anb-text-input textarea").fill("agents")
+    app.locator(".anb-run-workflow button").click()
+    app.locator(".anb-answer-request button").wait_for(timeout=WAIT)
+    assert "A short note about agents." in text(app.locator(".anb-request"))
+    app.locator(".anb-wf-requests input[type=text]").fill("looks good")
+    app.locator(".anb-answer-request button").click()
+    app.locator(".anb-output", has_text="published: A short note about agents. (looks good)").wait_for(timeout=WAIT)
+
+
+def test_time_travel_inspect_and_fork_with_an_edited_value(app: Any) -> None:
+    select_entity(app, "greeting-pipeline", "3 executors · start: prepare")
+    app.locator(".anb-run-workflow button").click()
+    app.locator(".anb-run-done").first.wait_for(timeout=WAIT)
+    open_tab(app, "Time travel")
+    app.locator(".anb-load-ms").wait_for(timeout=WAIT)
+    app.locator(".anb-timeline .tabulator-row").nth(1).click()  # the checkpoint after step 1
+    app.get_by_text("step 1", exact=True).wait_for(timeout=WAIT)
+    loaded_ms = float(re.search(r"loaded in (\d+) ms", text(app.locator(".anb-load-ms"))).group(1))
+    assert loaded_ms < 200
+    inspector = text(app.locator(".anb-inspector"))
+    assert "pending_messages" in inspector and "shared_state" in inspector
+    editor = app.locator(".anb-fork-editor textarea")
+    original = editor.input_value()
+    assert '"data": "hello Ada"' in original
+    # An invalid edit is refused before anything runs.
+    editor.fill(original.replace('"hello Ada"', "42"))
+    app.locator(".anb-fork button").click()
+    app.locator(".anb-fork-invalid").wait_for(timeout=WAIT)
+    assert "no receiver accepts" in text(app.locator(".anb-fork-invalid"))
+    editor.fill(original.replace("hello Ada", "hello Grace"))
+    app.locator(".anb-fork button").click()
+    app.locator(".anb-resume-done").wait_for(timeout=WAIT)
+    app.locator(".anb-branch-b", has_text="HELLO GRACE!!").wait_for(timeout=WAIT)
+    assert "HELLO ADA!!" in text(app.locator(".anb-branch-a"))
+    assert "HELLO GRACE!!" in text(app.locator(".anb-tt-result"))
+    assert app.locator(".anb-tree g.cp").count() >= 7  # the first run's 4 checkpoints plus the fork's branch
+    time.sleep(0.5)
+    app.screenshot(path=str(DOCS / "devui-timetravel.png"), full_page=True)
+
+
+def test_runs_view_lists_every_run_and_traces_show_a_waterfall(app: Any) -> None:
+    open_tab(app, "Runs")
+    table = app.locator(".anb-runs-table")
+    table.get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
+    listed = text(table)
+    assert "mailer" in listed and "assistant" in listed and "completed" in listed
+    table.get_by_text("assistant").first.click()
+    app.locator(".anb-run-events").get_by_text("message").first.wait_for(timeout=WAIT)
+    app.screenshot(path=str(DOCS / "devui-runs.png"))
+    app.get_by_role("button", name="Open trace").click()
+    waterfall = app.locator(".anb-waterfall")
+    waterfall.get_by_text("invoke_agent").first.wait_for(timeout=WAIT)
+    assert "execute_tool" in text(waterfall)
+    assert "spans" in text(app.locator(".anb-trace-totals"))
+    waterfall.get_by_text("execute_tool").first.click()
+    app.locator(".anb-span-details").wait_for(timeout=WAIT)
+    app.screenshot(path=str(DOCS / "devui-traces.png"))
