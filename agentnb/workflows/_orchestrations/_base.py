@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ConfigDict
 
@@ -47,6 +47,11 @@ _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
+def new_conversation() -> list[Message]:
+    """An empty, typed conversation (a dataclass ``default_factory``)."""
+    return []
+
+
 def _model_facing_schema(schema: dict[str, Any], cls: type) -> None:
     """Make a structured-output schema fit for a model: a one-line description and no defaults.
 
@@ -70,11 +75,12 @@ def to_conversation(value: Any) -> list[Message]:
         return [Message("user", [value])]
     if isinstance(value, Message):
         return [value]
-    if isinstance(value, list) and all(isinstance(m, Message) for m in value):
-        return list(value)
-    raise TypeError(
-        f"An orchestration takes a str, a Message or a list of Messages as input, got {type(value).__name__}."
-    )
+    if isinstance(value, list):
+        items = cast("list[Any]", value)
+        if all(isinstance(m, Message) for m in items):
+            return cast("list[Message]", list(items))
+    kind = type(cast(object, value)).__name__
+    raise TypeError(f"An orchestration takes a str, a Message or a list of Messages as input, got {kind}.")
 
 
 def clean_conversation(messages: Sequence[Message]) -> list[Message]:
@@ -257,7 +263,8 @@ class OrchestrationBuilder:
         intermediate_outputs: bool = True,
         min_participants: int = 1,
     ) -> None:
-        if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):
+        # Checked at run time too: notebooks pass whatever is at hand.
+        if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"participants must be a list of agents, got {type(participants).__name__}.")
         kind = type(self).__name__
         if len(participants) < min_participants:

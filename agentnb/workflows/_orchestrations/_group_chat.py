@@ -30,6 +30,7 @@ from ._base import (
     OrchestrationBuilder,
     ParticipantExecutor,
     maybe_await,
+    new_conversation,
     participant_name,
     to_conversation,
 )
@@ -70,7 +71,7 @@ class GroupChatState:
 
     current_round: int
     participants: dict[str, str]
-    conversation: list[Message] = field(default_factory=list)
+    conversation: list[Message] = field(default_factory=new_conversation)
     last_speaker: str | None = None
 
 
@@ -288,7 +289,7 @@ class GroupChatBuilder(OrchestrationBuilder):
             participant_name(orchestrator_agent, role="orchestrator agent")
             if any(p is orchestrator_agent for p in self.participants):
                 raise ValueError("The orchestrator agent cannot also be a participant; give it its own agent.")
-        if max_rounds is not None and (not isinstance(max_rounds, int) or max_rounds < 1):
+        if max_rounds is not None and (not isinstance(max_rounds, int) or max_rounds < 1):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"max_rounds must be an int >= 1 or None, got {max_rounds!r}.")
         self._selection_func = selection_func
         self._orchestrator_agent = orchestrator_agent
@@ -304,7 +305,7 @@ class GroupChatBuilder(OrchestrationBuilder):
 
     def with_max_rounds(self, max_rounds: int) -> GroupChatBuilder:
         """Allow at most ``max_rounds`` participant turns."""
-        if not isinstance(max_rounds, int) or max_rounds < 1:
+        if not isinstance(max_rounds, int) or max_rounds < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"max_rounds must be an int >= 1, got {max_rounds!r}.")
         self._max_rounds = max_rounds
         return self

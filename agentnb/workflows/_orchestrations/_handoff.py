@@ -29,7 +29,15 @@ from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._executor import Executor
 from .._handlers import handler, response_handler
-from ._base import Condition, OrchestrationBuilder, ParticipantExecutor, maybe_await, to_conversation, tool_safe
+from ._base import (
+    Condition,
+    OrchestrationBuilder,
+    ParticipantExecutor,
+    maybe_await,
+    new_conversation,
+    to_conversation,
+    tool_safe,
+)
 
 if TYPE_CHECKING:
     from ...store import RunStore
@@ -67,7 +75,7 @@ class HandoffUserInputRequest:
 
     agent_name: str
     agent_response: AgentResponse
-    conversation: list[Message] = field(default_factory=list)
+    conversation: list[Message] = field(default_factory=new_conversation)
 
     @staticmethod
     def terminate() -> list[Message]:
@@ -347,7 +355,7 @@ class HandoffBuilder(OrchestrationBuilder):
             turn_limit: Autonomous turns in a row per owner before asking the user after all.
             prompt: The user message added before each autonomous turn.
         """
-        if not isinstance(turn_limit, int) or turn_limit < 1:
+        if not isinstance(turn_limit, int) or turn_limit < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"turn_limit must be an int >= 1, got {turn_limit!r}.")
         names = self.participant_names if agents is None else [self.participant_by_name(a) for a in agents]
         self._autonomous = dict.fromkeys(names, turn_limit)

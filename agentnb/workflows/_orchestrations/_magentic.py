@@ -131,7 +131,7 @@ class MagenticPlanReviewRequest:
 
     task: str
     facts: str
-    plan: list[str] = field(default_factory=list)
+    plan: list[str] = field(default_factory=lambda: list[str]())
     revision: int = 0
 
 
@@ -431,9 +431,9 @@ class MagenticBuilder(OrchestrationBuilder):
                 f"The manager agent's name {manager_name!r} is also a participant's; the manager needs its own name."
             )
         for label, value, low in (("max_round_count", max_round_count, 1), ("max_stall_count", max_stall_count, 0)):
-            if not isinstance(value, int) or value < low:
+            if not isinstance(value, int) or value < low:  # pyright: ignore[reportUnnecessaryIsInstance]
                 raise ValueError(f"{label} must be an int >= {low}, got {value!r}.")
-        if max_reset_count is not None and (not isinstance(max_reset_count, int) or max_reset_count < 0):
+        if max_reset_count is not None and (not isinstance(max_reset_count, int) or max_reset_count < 0):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"max_reset_count must be an int >= 0 or None, got {max_reset_count!r}.")
         self._manager = manager_agent
         self._max_round_count = max_round_count
