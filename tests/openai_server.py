@@ -502,6 +502,19 @@ class OpenAIServer:
             self.validation_errors.clear()
             self.extra_params.clear()
 
+    def problems(self) -> list[str]:
+        """What a test should fail on: invalid requests, requests without a scripted reply, unused replies."""
+        found = []
+        if self.validation_errors:
+            found.append(f"requests that do not match the SDK's types: {self.validation_errors}")
+        if self.unexpected:
+            found.append(
+                f"{len(self.unexpected)} request(s) had no scripted reply: {[r.body for r in self.unexpected]}"
+            )
+        if self.pending:
+            found.append(f"{self.pending} scripted reply(ies) were never requested")
+        return found
+
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"

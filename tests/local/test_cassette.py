@@ -31,7 +31,7 @@ def _fresh(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[No
         monkeypatch.delenv(name, raising=False)
     server.reset()
     yield
-    assert not server.validation_errors and not server.unexpected and not server.pending
+    assert not server.problems(), server.problems()
 
 
 @pytest.fixture

@@ -21,13 +21,7 @@ def server(openai_server: OpenAIServer) -> Iterator[OpenAIServer]:
     """The shared server with an empty script; fails the test on unused or missing scripted replies."""
     openai_server.reset()
     yield openai_server
-    problems = []
-    if openai_server.validation_errors:
-        problems.append(f"requests that do not match the SDK's types: {openai_server.validation_errors}")
-    if openai_server.unexpected:
-        problems.append(f"{len(openai_server.unexpected)} request(s) had no scripted reply")
-    if openai_server.pending:
-        problems.append(f"{openai_server.pending} scripted reply(ies) were never requested")
+    problems = openai_server.problems()
     openai_server.reset()
     assert not problems, "; ".join(problems)
 
