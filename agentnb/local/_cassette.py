@@ -264,7 +264,8 @@ class RecordingChatClient(BaseChatClient):
     Args:
         inner: The client that really answers (for example an ``OpenAIChatClient``).
         path: The cassette file (JSON Lines; readable and diff-friendly).
-        mode: ``"overwrite"`` starts the cassette afresh; ``"append"`` adds to what it holds.
+        mode: ``"overwrite"`` starts the cassette afresh on the first recorded call; ``"append"`` adds to
+            what it holds. Several agents can share one recorder (and so one cassette).
 
     Example:
         ```python
