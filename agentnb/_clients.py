@@ -361,10 +361,15 @@ def _for_model(conversation: list[Message]) -> list[Message]:
     return out
 
 
-def _drop_calls(response: ChatResponse) -> None:
-    """Remove function calls from a response (messages left empty are removed too)."""
+def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
+    """Remove contents of the given types from a response or update (messages left empty go too)."""
+    if isinstance(response, ChatResponseUpdate):
+        if any(c.type in types for c in response.contents):
+            response.contents = [c for c in response.contents if c.type not in types]
+        return
     for message in response.messages:
-        message.contents = [c for c in message.contents if c.type != "function_call"]
+        if any(c.type in types for c in message.contents):
+            message.contents = [c for c in message.contents if c.type not in types]
     response.messages = [m for m in response.messages if m.contents]
 
 
@@ -468,14 +473,15 @@ class _FunctionInvocationLoop:
                     if isinstance(item, ChatResponse):
                         response = item
                     else:
+                        _drop_contents(item, _CONTROL_TYPES)
                         yield item
             assert response is not None
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
-            if over_budget:
-                # Tools were not offered: calls the model makes anyway must not linger as a pending batch
-                # that a later turn would execute (or ask approval for).
-                _drop_calls(response)
+            # Approval requests come from this loop and answers from the person: a model's output (untrusted)
+            # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
+            # linger as a pending batch that a later turn would execute (or ask approval for).
+            _drop_contents(response, (*_CONTROL_TYPES, "function_call") if over_budget else _CONTROL_TYPES)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
             calls = [c for m in response.messages for c in _calls_in(m)]
