@@ -7,6 +7,8 @@ import os
 import signal
 import time
 
+import httpx
+import mcp.client.client  # noqa: F401  # load the SDK here, outside the timed sections
 import pytest
 from mcp_helpers import HTTPServer, child_processes, free_port, stdio_tool
 
@@ -116,3 +118,12 @@ async def test_http_server_restart_is_picked_up_on_next_use() -> None:
             second.stop()
     finally:
         first.stop()
+
+
+async def test_unreachable_server_through_a_user_httpx_client() -> None:
+    async with httpx.AsyncClient() as client:
+        server = MCPStreamableHTTPTool(
+            "nowhere", f"http://127.0.0.1:{free_port()}/mcp", http_client=client, connect_timeout=5
+        )
+        with pytest.raises(MCPConnectionError, match=r"'nowhere'.*ConnectError"):
+            await server.get_tools()

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 
+import mcp_types as types
 import pytest
 from mcp_helpers import HTTPServer, stdio_tool
 
+from agentnb import ChatResponse, Message
 from agentnb.exceptions import MCPError
 from agentnb.local import ScriptedChatClient
 from agentnb.mcp import SamplingRequest
+from agentnb.mcp._sampling import SamplingGate
 
 # Most cases run over HTTP against one shared server process (each tool object is its own MCP session);
 # the approved path runs over stdio too, so both transports carry sampling.
@@ -92,3 +95,52 @@ async def test_approval_without_a_client_is_denied(http_server: HTTPServer) -> N
     ) as server:
         with pytest.raises(MCPError, match="no chat client"):
             await server.call_tool("summarize", {"text": "x"})
+
+
+def _params(**kwargs: object) -> types.CreateMessageRequestParams:
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
+    return types.CreateMessageRequestParams(messages=[message], max_tokens=kwargs.pop("max_tokens", 50), **kwargs)
+
+
+async def test_gate_passes_temperature_and_stop_and_reports_truncation() -> None:
+    model = ScriptedChatClient([ChatResponse(messages=[Message("assistant", ["cut"])], finish_reason="length")])
+    gate = SamplingGate(server="s", approval_callback=lambda r: True, client=model, max_requests=5, max_tokens=20)
+    result = await gate(None, _params(temperature=0.2, stop_sequences=["END"]))
+    assert isinstance(result, types.CreateMessageResult)
+    assert result.stop_reason == "maxTokens" and result.content.text == "cut"
+    assert model.call_options[0] == {"max_tokens": 20, "temperature": 0.2, "stop": ["END"]}
+
+
+async def test_gate_denies_when_the_callback_or_the_client_fails(caplog: pytest.LogCaptureFixture) -> None:
+    def broken(request: SamplingRequest) -> bool:
+        raise RuntimeError("boom")
+
+    gate = SamplingGate(
+        server="s", approval_callback=broken, client=ScriptedChatClient([]), max_requests=5, max_tokens=9
+    )
+    denied = await gate(None, _params())
+    assert isinstance(denied, types.ErrorData) and "RuntimeError" in denied.message
+
+    failing = SamplingGate(
+        server="s",
+        approval_callback=lambda r: True,
+        client=ScriptedChatClient([RuntimeError("provider down")]),
+        max_requests=5,
+        max_tokens=9,
+    )
+    error = await failing(None, _params())
+    assert isinstance(error, types.ErrorData) and error.code == types.INTERNAL_ERROR
+    assert "provider down" not in error.message  # provider details stay on this side
+
+    tools = SamplingGate(
+        server="s", approval_callback=lambda r: True, client=ScriptedChatClient([]), max_requests=5, max_tokens=9
+    )
+    tool = types.Tool(name="t", input_schema={"type": "object"})
+    assert isinstance(await tools(None, _params(tools=[tool])), types.ErrorData)
+
+
+def test_gate_limits_are_validated() -> None:
+    with pytest.raises(ValueError, match="sampling_max_tokens"):
+        SamplingGate(server="s", approval_callback=None, client=None, max_requests=1, max_tokens=0)
+    with pytest.raises(ValueError, match="sampling_max_requests"):
+        SamplingGate(server="s", approval_callback=None, client=None, max_requests=-1, max_tokens=5)
