@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -82,3 +83,40 @@ class DevUIServer:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+WAIT = 45_000  # ms; generous because the test machine is shared and often busy
+
+# Text of an element including its shadow roots (Panel components render inside them; innerText does not).
+DEEP_TEXT = """
+el => {
+  const parts = [];
+  const walk = n => {
+    if (n.nodeType === 3) parts.push(n.textContent);
+    if (n.shadowRoot) walk(n.shadowRoot);
+    n.childNodes.forEach(walk);
+  };
+  walk(el);
+  return parts.join(' ').replace(/\\s+/g, ' ');
+}
+"""
+
+
+def text(locator: Any) -> str:
+    return locator.evaluate(DEEP_TEXT)
+
+
+def send_chat(page: Any, entity_name: str, message: str) -> None:
+    """Type into the chat of ``entity_name`` and send; retried while a freshly shown view is still wiring up."""
+    box = page.locator(f".anb-chat-input input[placeholder*='{entity_name}']")
+    sent = page.locator(".anb-msg.anb-user", has_text=message)
+    before = sent.count()
+    for _attempt in range(3):
+        box.fill(message)
+        box.press("Enter")
+        try:
+            sent.nth(before).wait_for(timeout=8000)
+            return
+        except Exception:
+            continue
+    raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")

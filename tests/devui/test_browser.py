@@ -11,11 +11,9 @@ import time
 from typing import Any
 
 import pytest
-from devui_harness import DOCS, DevUIServer
+from devui_harness import DOCS, WAIT, DevUIServer, send_chat, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
-
-WAIT = 45_000  # ms; generous because the test machine is shared and often busy
 
 # Collect the text of every assistant bubble every few ms, through shadow roots (Panel renders in them).
 WATCH_STREAM = """
@@ -36,25 +34,6 @@ WATCH_STREAM = """
 """
 
 
-# Text of an element including its shadow roots (Panel components render inside them; innerText does not).
-DEEP_TEXT = """
-el => {
-  const parts = [];
-  const walk = n => {
-    if (n.nodeType === 3) parts.push(n.textContent);
-    if (n.shadowRoot) walk(n.shadowRoot);
-    n.childNodes.forEach(walk);
-  };
-  walk(el);
-  return parts.join(' ').replace(/\\s+/g, ' ');
-}
-"""
-
-
-def text(locator: Any) -> str:
-    return locator.evaluate(DEEP_TEXT)
-
-
 @pytest.fixture(scope="module")
 def app(devui_server: DevUIServer, browser: Any) -> Any:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -73,22 +52,6 @@ def app(devui_server: DevUIServer, browser: Any) -> Any:
 def select_entity(page: Any, entity_id: str, ready_text: str) -> None:
     page.locator(f".anb-entity-{entity_id} button").click()
     page.get_by_text(ready_text).first.wait_for(timeout=WAIT)
-
-
-def send_chat(page: Any, entity_name: str, message: str) -> None:
-    """Type into the chat of ``entity_name`` and send; retried while a freshly shown view is still wiring up."""
-    box = page.locator(f".anb-chat-input input[placeholder*='{entity_name}']")
-    sent = page.locator(".anb-msg.anb-user", has_text=message)
-    before = sent.count()
-    for _attempt in range(3):
-        box.fill(message)
-        box.press("Enter")
-        try:
-            sent.nth(before).wait_for(timeout=8000)
-            return
-        except Exception:
-            continue
-    raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")
 
 
 def open_tab(page: Any, name: str) -> None:

@@ -1,0 +1,168 @@
+"""Drive `panel serve devui --args DIR` with user entities: import errors, failures, hostile output, live runs.
+
+The entity folder holds a module that fails to import, an agent whose model answers with hostile HTML, an
+agent that raises, and a workflow whose executor raises. The page must list the broken module, show errors
+with a folded traceback, keep serving afterwards, and never run script from model output. Runs written to
+the store by another process appear without a reload.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from devui_harness import WAIT, DevUIServer, send_chat, text
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
+
+BROKEN = "raise RuntimeError('boom while importing')\n"
+
+ENTITIES = textwrap.dedent(
+    """
+    from agentnb import Agent
+    from agentnb.local import FunctionChatClient
+    from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
+
+    HOSTILE = (
+        'Here is **bold** <img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> '
+        '[click](javascript:window.__pwned=3)'
+    )
+
+
+    def hostile_model(messages, options):
+        return HOSTILE
+
+
+    def failing_model(messages, options):
+        raise ValueError("the model exploded")
+
+
+    @executor(id="ok_step")
+    async def ok_step(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text)
+
+
+    @executor(id="bad_step")
+    async def bad_step(text: str, ctx: WorkflowContext[str, str]) -> None:
+        if text == "fail":
+            raise ValueError("executor exploded on purpose")
+        await ctx.yield_output(f"fine: {text}")
+
+
+    agents = [
+        Agent(FunctionChatClient(hostile_model), name="hostile", description="Answers with hostile HTML."),
+        Agent(FunctionChatClient(failing_model), name="failing", description="Its model always raises."),
+    ]
+    workflow = WorkflowBuilder(start_executor=ok_step, name="fragile").add_edge(ok_step, bad_step).build()
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def entity_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevUIServer]:
+    folder = tmp_path_factory.mktemp("entities")
+    (folder / "broken.py").write_text(BROKEN)
+    (folder / "mine.py").write_text(ENTITIES)
+    server = DevUIServer(tmp_path_factory.mktemp("devui-home-entities"), args=[str(folder)])
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def app(entity_server: DevUIServer, browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("dialog", lambda dialog: errors.append(f"dialog: {dialog.message}"))
+    page.goto(entity_server.url)
+    page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def test_broken_module_is_listed_with_its_error(app: Any) -> None:
+    card = app.locator(".anb-load-error")
+    card.wait_for(timeout=WAIT)
+    assert "broken.py" in text(card)
+    assert "boom while importing" in text(card)
+    assert app.locator(".anb-offline").count() == 0  # user entities: no demo banner
+    for entity in ("hostile", "failing", "fragile"):
+        assert app.locator(f".anb-entity-{entity} button").count() == 1
+
+
+def test_model_output_is_sanitized(app: Any) -> None:
+    app.locator(".anb-entity-hostile button").click()
+    app.get_by_text("Answers with hostile HTML.").first.wait_for(timeout=WAIT)
+    send_chat(app, "hostile", "hello")
+    bubble = app.locator(".anb-msg.anb-assistant", has_text="Here is")
+    bubble.wait_for(timeout=WAIT)
+    html = bubble.evaluate("el => el.innerHTML")
+    assert "<strong>bold</strong>" in html  # Markdown still renders
+    assert "<img" not in html
+    assert "<script" not in html
+    assert 'href="javascript' not in html  # the link text stays, as inert text
+    assert bubble.locator("img, script, a").count() == 0
+    assert app.evaluate("window.__pwned === undefined")
+
+
+def test_agent_error_is_shown_folded_and_the_server_keeps_serving(app: Any) -> None:
+    app.locator(".anb-entity-failing button").click()
+    app.get_by_text("Its model always raises.").first.wait_for(timeout=WAIT)
+    send_chat(app, "failing", "hi")
+    card = app.locator(".anb-error-card")
+    card.wait_for(timeout=WAIT)
+    assert "the model exploded" in text(card)
+    traceback = app.locator(".anb-error-card .anb-traceback")
+    assert not traceback.is_visible()  # folded until the user opens it
+    card.locator(".card-header").click()
+    traceback.wait_for(timeout=WAIT)
+    assert "Traceback" in text(traceback)
+    # The server is still serving: another agent answers.
+    app.locator(".anb-entity-hostile button").click()
+    app.get_by_text("Answers with hostile HTML.").first.wait_for(timeout=WAIT)
+    send_chat(app, "hostile", "again")
+    assert app.locator(".anb-msg.anb-assistant", has_text="Here is").count() == 2
+
+
+def test_failing_executor_is_red_on_the_graph_and_the_next_run_works(app: Any) -> None:
+    app.locator(".anb-entity-fragile button").click()
+    app.get_by_text("2 executors · start: ok_step").first.wait_for(timeout=WAIT)
+    area = app.locator(".anb-workflow-view .anb-text-input textarea")
+    area.fill("fail")
+    app.locator(".anb-run-workflow button").click()
+    app.locator(".anb-wf-status", has_text="failed").wait_for(timeout=WAIT)
+    fill = app.locator('g.node[data-id="bad_step"] rect').evaluate("el => getComputedStyle(el).fill")
+    assert fill == "rgb(255, 235, 233)"  # STATE_COLOURS["failed"]
+    details = app.locator("details", has_text="bad_step failed")
+    details.first.wait_for(timeout=WAIT)
+    assert "executor exploded on purpose" in text(details.first)
+    area.fill("works")
+    app.locator(".anb-run-workflow button").click()
+    app.locator(".anb-output", has_text="fine: works").wait_for(timeout=WAIT)
+
+
+def test_runs_from_another_process_appear_live(app: Any, entity_server: DevUIServer) -> None:
+    from agentnb.store import RunStore
+
+    app.locator(".bk-tab", has_text="Runs").click()
+    table = app.locator(".anb-runs-table")
+    table.get_by_text("fragile").first.wait_for(timeout=WAIT)
+    # Another process (here: this test) writes to the same store file while the page stays open.
+    with RunStore(Path(entity_server.home) / "agentnb.db") as store:
+        store.start_run("notebook-run-1", kind="agent", name="from-a-notebook", started_at=None)
+        store.add_events("notebook-run-1", [{"type": "input", "data": {"text": "hi"}}])
+    table.get_by_text("from-a-notebook").wait_for(timeout=WAIT)
+    with RunStore(Path(entity_server.home) / "agentnb.db") as store:
+        store.finish_run("notebook-run-1", status="completed", ended_at=None)
+    app.locator(".anb-runs-table .tabulator-row", has_text="from-a-notebook").get_by_text("completed").wait_for(
+        timeout=WAIT
+    )
