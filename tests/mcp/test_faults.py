@@ -46,9 +46,11 @@ async def test_server_that_died_while_idle_is_restarted_before_the_call() -> Non
 async def test_hanging_tool_times_out_and_the_run_continues_with_the_error() -> None:
     server = stdio_tool(allowed_tools=["sleep", "add"], request_timeout=1)
     client = ScriptedChatClient([ScriptedChatClient.call("sleep", seconds=30), "The tool timed out."])
-    started = time.monotonic()
     try:
+        await server.get_tools()  # start the server outside the timed part
+        started = time.monotonic()
         response = await Agent(client, tools=[server]).run("Wait a bit.")
+        elapsed = time.monotonic() - started
         # The session survives a timed-out request.
         assert await server.call_tool("add", {"a": 1, "b": 1}) == "2"
     finally:
@@ -57,7 +59,7 @@ async def test_hanging_tool_times_out_and_the_run_continues_with_the_error() -> 
     assert result.exception is not None
     assert "MCPTimeoutError" in result.exception and "'demo'" in result.exception
     assert response.text == "The tool timed out."
-    assert time.monotonic() - started < 20
+    assert elapsed < 10  # the 1 s timeout (plus slack), not the tool's 30 s
 
 
 async def test_on_tool_error_raise_fails_the_run_cleanly() -> None:
@@ -87,7 +89,7 @@ async def test_server_that_never_answers_the_handshake_times_out() -> None:
         await server.get_tools()
     assert info.value.server == "stuck"
     # Within the timeout plus the SDK's bounded shutdown of the stuck process (close stdin, TERM, KILL).
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 15
     assert not server.is_connected
 
 
