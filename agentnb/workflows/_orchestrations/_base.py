@@ -41,7 +41,7 @@ __all__ = [
     "to_conversation",
 ]
 
-ParticipantCtx = WorkflowContext[AgentExecutorResponse, AgentResponse]
+ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentResponse]
 InputLike = str | Message | list[Message]
 _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -112,11 +112,12 @@ async def maybe_await(value: Any) -> Any:
     return value
 
 
-def participant_name(agent: Any, *, role: str = "participant") -> str:
+def participant_name(agent: Any, *, role: str = "participant", alternative: str = "") -> str:
     """The name an agent goes by in an orchestration (its executor id, speaker name and handoff target)."""
     if isinstance(agent, Executor) or inspect.isclass(agent) or not isinstance(agent, SupportsAgentRun):
         raise TypeError(
-            f"Each {role} must be an agent (an object with run(), such as Agent(client, name=...)), got {agent!r}."
+            f"Each {role} must be an agent (an object with run(), such as Agent(client, name=...)){alternative}, "
+            f"got {agent!r}."
         )
     name = getattr(agent, "name", None)
     if not isinstance(name, str) or not name.strip():
@@ -139,6 +140,8 @@ class ParticipantExecutor(Executor):
         agent: The participant agent.
         id: The executor id (default: the agent's name).
         tools: Extra tools offered to the agent on every run (the handoff tools, for example).
+        send_conversation: Send the updated conversation (``list[Message]``) instead of an
+            ``AgentExecutorResponse`` (chains that may include custom executors use this).
 
     Example:
         >>> from agentnb import Agent
@@ -147,10 +150,18 @@ class ParticipantExecutor(Executor):
         'writer'
     """
 
-    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, tools: Sequence[Any] = ()) -> None:
+    def __init__(
+        self,
+        agent: SupportsAgentRun,
+        *,
+        id: str | None = None,
+        tools: Sequence[Any] = (),
+        send_conversation: bool = False,
+    ) -> None:
         super().__init__(id or participant_name(agent))
         self.agent = agent
         self.tools = list(tools)
+        self.send_conversation = send_conversation
         self._input: list[Message] = []
         self._turn: list[Message] = []
         self._awaiting: list[str] = []
@@ -229,7 +240,11 @@ class ParticipantExecutor(Executor):
             additional_properties=response.additional_properties,
         )
         await ctx.yield_output(result)
-        await ctx.send_message(AgentExecutorResponse(self.id, result, [*self._input, *new_messages]))
+        conversation = [*self._input, *new_messages]
+        if self.send_conversation:
+            await ctx.send_message(conversation)
+        else:
+            await ctx.send_message(AgentExecutorResponse(self.id, result, conversation))
         self._input, self._turn = [], []
 
     def reset(self) -> None:
@@ -262,6 +277,7 @@ class OrchestrationBuilder:
         run_store: RunStore | None = None,
         intermediate_outputs: bool = True,
         min_participants: int = 1,
+        allow_executors: bool = False,
     ) -> None:
         # Checked at run time too: notebooks pass whatever is at hand.
         if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -269,7 +285,12 @@ class OrchestrationBuilder:
         kind = type(self).__name__
         if len(participants) < min_participants:
             raise ValueError(f"{kind} needs at least {min_participants} participant(s), got {len(participants)}.")
-        names = [participant_name(p) for p in participants]
+        names = [
+            p.id
+            if allow_executors and isinstance(p, Executor)
+            else participant_name(p, alternative=" or an Executor taking the conversation" if allow_executors else "")
+            for p in participants
+        ]
         seen: set[str] = set()
         for n in names:
             if n in seen:
@@ -280,7 +301,7 @@ class OrchestrationBuilder:
                     "rename the agent."
                 )
             seen.add(n)
-        self.participants: list[SupportsAgentRun] = list(participants)
+        self.participants: list[Any] = list(participants)
         self.participant_names = names
         self._checkpoint_storage = checkpoint_storage
         self._name = name

@@ -5,13 +5,17 @@ run in the same superstep, concurrently. The default aggregator outputs one conv
 followed by each agent's final message, in participant order. A custom aggregator is a function
 ``(results: list[AgentExecutorResponse]) -> Any`` (sync or async; it may also take the
 ``WorkflowContext`` as second argument): its return value, when not ``None``, is the workflow output.
+
+A participant may also be a custom :class:`~agentnb.workflows.Executor` whose handler takes the
+conversation (``list[Message]``) and sends an ``AgentExecutorResponse``, a ``Message`` or a
+``list[Message]``; aggregators then receive what it sent, in its place in the list.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..._agents import SupportsAgentRun
 from ..._types import Message
@@ -31,22 +35,35 @@ __all__ = ["ConcurrentBuilder"]
 
 DISPATCHER_ID = "concurrent_dispatcher"
 AGGREGATOR_ID = "concurrent_aggregator"
+PROMPT_KEY = "concurrent_prompt"
 
 Aggregator = Callable[..., Any]
 
 
-def default_aggregate(results: list[AgentExecutorResponse]) -> list[Message]:
-    """The input messages followed by each participant's last assistant message, in participant order."""
-    if not results:
-        return []
-    first = results[0]
-    prompt_len = len(first.full_conversation or []) - len(first.agent_response.messages)
-    conversation = list((first.full_conversation or [])[: max(prompt_len, 0)])
+def default_aggregate(results: list[Any], prompt: list[Message]) -> list[Message]:
+    """The prompt followed by each participant's last assistant message, in participant order."""
+    conversation = list(prompt)
     for result in results:
-        replies = [m for m in result.agent_response.messages if m.role == "assistant" and m.text]
+        if isinstance(result, AgentExecutorResponse):
+            messages = result.agent_response.messages
+        elif isinstance(result, Message):
+            messages = [result]
+        elif isinstance(result, list):
+            messages = [m for m in cast("list[Any]", result) if isinstance(m, Message)]
+        else:
+            continue
+        replies = [m for m in messages if m.role == "assistant" and m.text]
         if replies:
             conversation.append(replies[-1])
     return conversation
+
+
+class _Dispatcher(ConversationInput):
+    """Sends the input conversation to every participant and remembers it for the default aggregator."""
+
+    async def _send(self, conversation: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+        ctx.set_state(PROMPT_KEY, conversation)
+        await ctx.send_message(conversation)
 
 
 class _Aggregator(Executor):
@@ -58,9 +75,9 @@ class _Aggregator(Executor):
         self._takes_ctx = func is not None and _positional_count(func) >= 2
 
     @handler
-    async def aggregate(self, results: list[AgentExecutorResponse], ctx: WorkflowContext[Any, Any]) -> None:
+    async def aggregate(self, results: list[Any], ctx: WorkflowContext[Any, Any]) -> None:
         if self.func is None:
-            await ctx.yield_output(default_aggregate(results))
+            await ctx.yield_output(default_aggregate(results, ctx.get_state(PROMPT_KEY, [])))
             return
         value = self.func(results, ctx) if self._takes_ctx else self.func(results)
         value = await maybe_await(value)
@@ -81,7 +98,7 @@ class ConcurrentBuilder(OrchestrationBuilder):
     """Build a workflow that sends the same input to several agents in parallel and aggregates the answers.
 
     Args:
-        participants: The agents (each needs a unique ``name``).
+        participants: The agents (each needs a unique ``name``), or custom executors (see the module docstring).
         checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
         name: The workflow's name.
         description: A description shown in the DevUI.
@@ -109,7 +126,7 @@ class ConcurrentBuilder(OrchestrationBuilder):
 
     def __init__(
         self,
-        participants: Sequence[SupportsAgentRun],
+        participants: Sequence[SupportsAgentRun | Executor],
         *,
         checkpoint_storage: CheckpointStorage | None = None,
         name: str | None = None,
@@ -124,6 +141,7 @@ class ConcurrentBuilder(OrchestrationBuilder):
             description=description,
             run_store=run_store,
             intermediate_outputs=intermediate_outputs,
+            allow_executors=True,
         )
         self._aggregator: Aggregator | None = None
 
@@ -140,9 +158,9 @@ class ConcurrentBuilder(OrchestrationBuilder):
 
     def build(self) -> Workflow:
         """Build the fan-out/fan-in graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
-        start = ConversationInput(DISPATCHER_ID)
+        start = _Dispatcher(DISPATCHER_ID)
         aggregator = _Aggregator(self._aggregator)
-        executors = [ParticipantExecutor(p) for p in self.participants]
+        executors = [p if isinstance(p, Executor) else ParticipantExecutor(p) for p in self.participants]
         builder = self._workflow_builder(start, output_from=[aggregator], participants=executors, max_iterations=8)
         builder.add_fan_out_edges(start, executors)
         builder.add_fan_in_edges(executors, aggregator)

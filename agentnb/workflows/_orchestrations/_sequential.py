@@ -2,6 +2,10 @@
 
 The graph is a chain ``sequential_start -> agent 1 -> ... -> agent n -> sequential_end``. The output is the
 full conversation (``list[Message]``): the input followed by every agent's messages, in order.
+
+A participant may also be a custom :class:`~agentnb.workflows.Executor` whose handler takes the
+conversation (``list[Message]``) and sends the conversation on (``WorkflowContext[list[Message]]``),
+for example to summarize, filter or append a message computed in code.
 """
 
 from __future__ import annotations
@@ -34,33 +38,42 @@ class ConversationInput(Executor):
     @handler
     async def from_text(self, text: str, ctx: WorkflowContext[list[Message]]) -> None:
         """A user message as text."""
-        await ctx.send_message(to_conversation(text))
+        await self._send(to_conversation(text), ctx)
 
     @handler
     async def from_message(self, message: Message, ctx: WorkflowContext[list[Message]]) -> None:
         """One message."""
-        await ctx.send_message(to_conversation(message))
+        await self._send(to_conversation(message), ctx)
 
     @handler
     async def from_messages(self, messages: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
         """A conversation."""
-        await ctx.send_message(to_conversation(messages))
+        await self._send(to_conversation(messages), ctx)
+
+    async def _send(self, conversation: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+        await ctx.send_message(conversation)
 
 
 class _SequentialEnd(Executor):
-    """Yields the conversation the last agent passed on."""
+    """Yields the conversation the last participant passed on."""
 
     @handler
-    async def finish(self, last: AgentExecutorResponse, ctx: WorkflowContext[list[Message], list[Message]]) -> None:
-        conversation = last.full_conversation or list(last.agent_response.messages)
+    async def finish(self, conversation: list[Message], ctx: WorkflowContext[list[Message], list[Message]]) -> None:
         await ctx.yield_output(list(conversation))
+
+    @handler
+    async def finish_response(
+        self, last: AgentExecutorResponse, ctx: WorkflowContext[list[Message], list[Message]]
+    ) -> None:
+        await ctx.yield_output(list(last.full_conversation or last.agent_response.messages))
 
 
 class SequentialBuilder(OrchestrationBuilder):
     """Build a workflow in which agents answer one after another, each continuing the conversation.
 
     Args:
-        participants: The agents, in speaking order (each needs a unique ``name``).
+        participants: The agents, in speaking order (each needs a unique ``name``); custom executors taking
+            and sending ``list[Message]`` may stand between them.
         checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
         name: The workflow's name (checkpoints and the run store list runs by it).
         description: A description shown in the DevUI.
@@ -85,7 +98,7 @@ class SequentialBuilder(OrchestrationBuilder):
 
     def __init__(
         self,
-        participants: Sequence[SupportsAgentRun],
+        participants: Sequence[SupportsAgentRun | Executor],
         *,
         checkpoint_storage: CheckpointStorage | None = None,
         name: str | None = None,
@@ -100,13 +113,16 @@ class SequentialBuilder(OrchestrationBuilder):
             description=description,
             run_store=run_store,
             intermediate_outputs=intermediate_outputs,
+            allow_executors=True,
         )
 
     def build(self) -> Workflow:
         """Build the chain as an ordinary :class:`~agentnb.workflows.Workflow`."""
         start = ConversationInput(START_ID)
         end = _SequentialEnd(END_ID)
-        executors = [ParticipantExecutor(p) for p in self.participants]
+        executors = [
+            p if isinstance(p, Executor) else ParticipantExecutor(p, send_conversation=True) for p in self.participants
+        ]
         builder = self._workflow_builder(
             start, output_from=[end], participants=executors, max_iterations=len(executors) + 4
         )

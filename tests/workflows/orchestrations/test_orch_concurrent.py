@@ -9,7 +9,7 @@ from orch_scenarios import concurrent, concurrent_agents, summary
 
 from agentnb import Agent, Message
 from agentnb.local import FunctionChatClient
-from agentnb.workflows import AgentExecutorResponse, ConcurrentBuilder, WorkflowContext
+from agentnb.workflows import AgentExecutorResponse, ConcurrentBuilder, Executor, WorkflowContext, handler
 
 
 async def test_default_aggregator_returns_the_prompt_and_every_answer_in_participant_order() -> None:
@@ -80,3 +80,36 @@ async def test_aggregator_returning_none_yields_nothing() -> None:
 def test_with_aggregator_needs_a_function() -> None:
     with pytest.raises(TypeError, match="aggregator must be a function"):
         ConcurrentBuilder(participants=concurrent_agents()).with_aggregator("join")  # type: ignore[arg-type]
+
+
+class Tally(Executor):
+    """A custom participant computing its answer in code."""
+
+    @handler
+    async def tally(self, conversation: list[Message], ctx: WorkflowContext[Message]) -> None:
+        await ctx.send_message(Message("assistant", [f"{len(conversation[-1].text)} characters"], author_name=self.id))
+
+
+async def test_custom_executors_run_alongside_agents() -> None:
+    agents = concurrent_agents()[:1]
+    (conversation,) = (await ConcurrentBuilder(participants=[*agents, Tally("tally")]).build().run("a")).get_outputs()
+    assert [(m.author_name, m.text) for m in conversation] == [
+        (None, "a"),
+        ("researcher", "Research on a: 3 sources."),
+        ("tally", "1 characters"),
+    ]
+    seen: list[list[str]] = []
+    workflow = (
+        ConcurrentBuilder(participants=[*concurrent_agents()[:1], Tally("tally")])
+        .with_aggregator(lambda results: seen.append([type(r).__name__ for r in results]))
+        .build()
+    )
+    await workflow.run("abc")
+    assert seen == [["AgentExecutorResponse", "Message"]]
+
+
+def test_group_chat_participants_must_be_agents() -> None:
+    from agentnb.workflows import GroupChatBuilder
+
+    with pytest.raises(TypeError, match="must be an agent"):
+        GroupChatBuilder(participants=[Tally("tally")], selection_func=lambda s: None)

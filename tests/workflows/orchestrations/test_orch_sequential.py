@@ -6,9 +6,16 @@ import pytest
 from orch_scenarios import sequential, summary
 
 from agentnb import Agent, AgentResponse, Message
-from agentnb.exceptions import WorkflowRunError
+from agentnb.exceptions import WorkflowRunError, WorkflowValidationError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
-from agentnb.workflows import InMemoryCheckpointStorage, SequentialBuilder, Workflow
+from agentnb.workflows import (
+    Executor,
+    InMemoryCheckpointStorage,
+    SequentialBuilder,
+    Workflow,
+    WorkflowContext,
+    handler,
+)
 
 
 async def test_agents_answer_in_order_each_seeing_the_conversation_so_far() -> None:
@@ -92,3 +99,39 @@ def test_builder_rejects_bad_participants() -> None:
         SequentialBuilder(participants=["writer"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="uses for its own executor"):
         SequentialBuilder(participants=[Agent(ScriptedChatClient([]), name="sequential_end")])
+
+
+class WordCount(Executor):
+    """A custom participant: appends a message computed in code."""
+
+    @handler
+    async def count(self, conversation: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+        words = sum(len(m.text.split()) for m in conversation if m.role == "assistant")
+        await ctx.send_message([*conversation, Message("assistant", [f"{words} words so far"], author_name=self.id)])
+
+
+class Shout(Executor):
+    @handler
+    async def shout(self, text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text.upper())
+
+
+async def test_custom_executors_take_part_in_the_chain() -> None:
+    writer = Agent(ScriptedChatClient(["Bread is good."]), name="writer")
+    critic = Agent(FunctionChatClient(lambda m, o: f"Noted: {m[-1].text}"), name="critic")
+    workflow = SequentialBuilder(participants=[writer, WordCount("counter"), critic]).build()
+    (conversation,) = (await workflow.run("bake")).get_outputs()
+    assert [(m.author_name, m.text) for m in conversation] == [
+        (None, "bake"),
+        ("writer", "Bread is good."),
+        ("counter", "3 words so far"),
+        ("critic", "Noted: 3 words so far"),
+    ]
+    writer = Agent(ScriptedChatClient(["Bread is good."]), name="writer")
+    ending = SequentialBuilder(participants=[writer, WordCount("counter")]).build()
+    assert (await ending.run("x")).get_outputs()[0][-1].text == "3 words so far"
+
+
+def test_an_executor_that_cannot_take_the_conversation_is_refused_at_build() -> None:
+    with pytest.raises(WorkflowValidationError, match="shout"):
+        SequentialBuilder(participants=[Agent(ScriptedChatClient([]), name="a"), Shout("shout")]).build()
