@@ -313,3 +313,13 @@ async def test_agent_names_become_valid_wire_names(server: OpenAIServer, chat_cl
     )
     user, assistant = server.requests[0].body["messages"]
     assert user["name"] == "Ada_L_" and assistant["name"] == "Travel_Agent"
+
+
+async def test_audio_and_pdf_inputs(server: OpenAIServer, chat_client: OpenAIChatCompletionClient):
+    server.script(Reply(text="heard and read"))
+    pdf = Content.from_data(b"%PDF-1.4 test", "application/pdf", additional_properties={"filename": "report.pdf"})
+    await chat_client.get_response(Message("user", ["Summarise", Content.from_data(b"RIFFwav", "audio/wav"), pdf]))
+    _, audio, document = server.requests[0].body["messages"][0]["content"]
+    assert audio == {"type": "input_audio", "input_audio": {"data": "UklGRndhdg==", "format": "wav"}}
+    assert document["type"] == "file" and document["file"]["filename"] == "report.pdf"
+    assert document["file"]["file_data"].startswith("data:application/pdf;base64,")

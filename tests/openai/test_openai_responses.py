@@ -282,3 +282,12 @@ async def test_encrypted_reasoning_goes_back_with_the_tool_results(
     assert reasoning["id"].startswith("rs_")
     shown = "".join(c.text or "" for m in response.messages for c in m.contents if c.type == "text_reasoning")
     assert shown == "I should look it up."
+
+
+async def test_pdf_input(server: OpenAIServer, responses_client: OpenAIChatClient):
+    server.script(Reply(text="read"))
+    pdf = Content.from_data(b"%PDF-1.4 test", "application/pdf", additional_properties={"filename": "r.pdf"})
+    await responses_client.get_response(Message("user", ["Summarise", pdf]))
+    _, document = server.requests[0].body["input"][0]["content"]
+    assert document["type"] == "input_file" and document["filename"] == "r.pdf"
+    assert document["file_data"].startswith("data:application/pdf;base64,")
