@@ -104,7 +104,7 @@ class ApprovalCard:
         self.summary = w.HTML(
             h.wrap(
                 "<div class='anb-card'><div class='anb-head'>"
-                f"{h.badge('approval needed', 'warn')} <span class='anb-title'>🔧 {h.escape(name)}</span>"
+                f"{h.badge('approval needed', 'warn')} <span class='anb-title'>{h.escape(name)}</span>"
                 f"</div>{args}</div>"
             )
         )

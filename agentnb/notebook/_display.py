@@ -146,7 +146,7 @@ def _function_call_html(call: Any, result: Any | None, approval: str | None, *, 
             + "<div class='anb-muted'>result</div>"
             + h.json_html(result.result)
         )
-    summary = f"🔧 {_call_summary(call)} {status}"
+    summary = f"⚙ {_call_summary(call)} {status}"
     return h.details(summary, body)
 
 
@@ -176,7 +176,7 @@ def _content_html(
     if kind == "text_reasoning":
         text = content.text or ""
         return h.details(
-            "💭 <span class='anb-muted'>reasoning</span>", f"<div class='anb-reasoning'>{h.escape(text)}</div>"
+            "<span class='anb-muted'>reasoning</span>", f"<div class='anb-reasoning'>{h.escape(text)}</div>"
         )
     if kind == "function_call":
         call_id = content.call_id or ""
@@ -191,7 +191,11 @@ def _content_html(
     if kind == "function_approval_request":
         call = content.function_call
         what = _call_summary(call) if call is not None else "a tool call"
-        return f"<div>⏸ {h.badge('approval needed', 'warn')} {what}</div>"
+        answered = (
+            approvals is not None and (approvals.get(getattr(call, "call_id", None) or "") or "pending") != "pending"
+        )
+        badge = h.badge("approval requested") if answered else h.badge("approval needed", "warn")
+        return f"<div>{badge} {what}</div>"
     if kind == "function_approval_response":
         call = content.function_call
         what = _call_summary(call) if call is not None else h.escape(content.id)
@@ -453,7 +457,7 @@ def _obj_name(obj: Any) -> str:
 def _agent_html(agent: Any) -> str:
     p = _agent_parts(agent)
     title = p["name"] or type(agent).__name__
-    head = [f"<span class='anb-title'>🤖 {h.escape(title)}</span>"]
+    head = [f"<span class='anb-title'>{h.escape(title)}</span>"]
     if p["client"]:
         head.append(h.badge(p["client"], "info"))
     if p["model"]:
@@ -519,7 +523,7 @@ def _session_messages(session: Any) -> list[Any]:
 
 def _session_html(session: Any) -> str:
     messages = _session_messages(session)
-    head = f"<span class='anb-title'>💬 {h.escape(type(session).__name__)}</span>"
+    head = f"<span class='anb-title'>{h.escape(type(session).__name__)}</span>"
     head += f" <code>{h.escape(session.session_id)}</code>"
     head += " " + h.badge(f"{len(messages)} message(s)")
     pending = [c for m in messages for c in m.contents if c.type == "function_approval_request"]

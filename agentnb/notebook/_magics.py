@@ -290,7 +290,7 @@ class AgentnbMagics(Magics):
         names = ", ".join(_entity_name(e) for e in entities) or "the built-in demos"
         return HTML(
             h.wrap(
-                f"<div class='anb-card'>🛠 DevUI for {h.escape(names)}: "
+                f"<div class='anb-card'>DevUI for {h.escape(names)}: "
                 f'<a href="{h.escape(url)}" target="_blank" rel="noopener">{h.escape(url)}</a></div>'
             )
         )

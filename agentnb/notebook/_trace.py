@@ -14,8 +14,6 @@ from .. import _html as h
 
 __all__ = ["TraceView", "trace_html", "trace_text"]
 
-_OPERATION_ICONS = {"invoke_agent": "🤖", "chat": "💬", "execute_tool": "🔧"}
-
 
 def _duration_ms(row: dict[str, Any]) -> float:
     end = row.get("end_ns") or row.get("start_ns") or 0
@@ -44,10 +42,7 @@ def _children(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[st
 
 
 def _label(row: dict[str, Any]) -> str:
-    attrs = row.get("attributes") or {}
-    op = row.get("operation") or attrs.get("gen_ai.operation.name")
-    icon = _OPERATION_ICONS.get(str(op), "•")
-    return f"{icon} {row.get('name', '?')}"
+    return str(row.get("name", "?"))
 
 
 def _tokens(row: dict[str, Any]) -> str:

@@ -64,7 +64,7 @@ def _agent_title(agent: Any) -> str:
     client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
     model = getattr(client, "model_id", None)
     provider = type(client).__name__ if client is not None else None
-    bits = [f"<span class='anb-title'>🤖 {h.escape(name)}</span>"]
+    bits = [f"<span class='anb-title'>{h.escape(name)}</span>"]
     if provider:
         bits.append(h.badge(provider, "info"))
     if model:
@@ -287,7 +287,9 @@ class AgentView:
             parts.append(f"<span class='anb-muted'>{h.escape(usage)}</span>")
         start, end = self.controller.started_at, self.controller.ended_at
         if timing and start is not None:
-            parts.append(f"<span class='anb-muted'>{(end or time.time()) - start:.1f} s</span>")
+            elapsed = (end or time.time()) - start
+            shown = f"{elapsed * 1000:.0f} ms" if elapsed < 1 else f"{elapsed:.1f} s"
+            parts.append(f"<span class='anb-muted'>{shown}</span>")
         return " ".join(parts)
 
     def _on_change(self, _run: AgentRun) -> None:
@@ -318,6 +320,8 @@ class AgentView:
         self.transcript.value = h.wrap(self._transcript_html())
         self.status_line.value = h.wrap(self._status_html(timing=True))
         self.stop_button.disabled = not self.controller.running
+        # Only a running turn can be stopped: hide the button otherwise instead of showing a dead one.
+        self.stop_button.layout.display = "" if self.controller.running else "none"
         self._sync_cards()
         published = (self.status, len(self.controller.messages), len(self.controller.pending))
         if not self.controller.running and self._display_handle is not None and published != self._published:

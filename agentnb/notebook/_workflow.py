@@ -98,7 +98,7 @@ def _value_text(value: Any, limit: int = 120) -> str:
 
 def workflow_html(workflow: Any) -> str:
     """A workflow: its name, description, graph (SVG) and executors."""
-    head = f"<span class='anb-title'>🔀 {h.escape(workflow.name or 'workflow')}</span>"
+    head = f"<span class='anb-title'>{h.escape(workflow.name or 'workflow')}</span>"
     head += " " + h.badge(f"{len(workflow.executors)} executors")
     desc = f"<div class='anb-muted'>{h.escape(workflow.description)}</div>" if workflow.description else ""
     rows = [
@@ -180,7 +180,7 @@ def run_result_text(result: Any) -> str:
 def checkpoint_html(checkpoint: Any) -> str:
     """A checkpoint: step, state, pending messages, executor and shared state, pending requests."""
     head = (
-        f"<span class='anb-title'>📍 checkpoint</span> <code>{h.escape(checkpoint.checkpoint_id)}</code> "
+        f"<span class='anb-title'>checkpoint</span> <code>{h.escape(checkpoint.checkpoint_id)}</code> "
         f"{h.badge(f'step {checkpoint.step}')} {h.badge(checkpoint.state)}"
     )
     rows = [("workflow", h.escape(checkpoint.workflow_name)), ("run", f"<code>{h.escape(checkpoint.run_id)}</code>")]
@@ -429,7 +429,7 @@ class WorkflowView:
     def _render(self) -> None:
         kind = {"completed": "ok", "failed": "err", "waiting for input": "warn", "running": "info"}.get(self.status, "")
         name = h.escape(self.workflow.name or "workflow")
-        head = f"<span class='anb-title'>🔀 {name}</span> {h.badge(self.status, kind)}"
+        head = f"<span class='anb-title'>{name}</span> {h.badge(self.status, kind)}"
         if self.error is not None:
             head += f" <span class='anb-error'>{h.escape(type(self.error).__name__)}: {h.escape(self.error)}</span>"
         self.header.value = h.wrap(f"<div class='anb-head'>{head}</div>")
@@ -455,9 +455,8 @@ class WorkflowView:
         for request_id, event in self.requests.items():
             form = existing.pop(request_id, None)
             if form is None:
-                prompt = w.HTML(
-                    h.wrap(f"<div>❓ {h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}</div>")
-                )
+                asks = f"{h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}"
+                prompt = w.HTML(h.wrap(f"<div>{h.badge('input needed', 'warn')} {asks}</div>"))
                 answer = w.Text(placeholder="Your answer")
                 send = w.Button(description="Send", button_style="primary")
                 send.on_click(lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
