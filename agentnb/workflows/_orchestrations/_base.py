@@ -269,7 +269,7 @@ class OrchestrationBuilder:
 
     def __init__(
         self,
-        participants: Sequence[SupportsAgentRun],
+        participants: Sequence[SupportsAgentRun | Executor],
         *,
         checkpoint_storage: CheckpointStorage | None = None,
         name: str | None = None,
