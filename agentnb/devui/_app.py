@@ -134,8 +134,8 @@ class DevUI:
             for entity in entities:
                 icon = "▸" if entity.kind == "agent" else "⇶"
                 button = pn.widgets.Button(
-                    name=f"{icon} {entity.name}",
-                    button_type="light",
+                    label=f"{icon} {entity.name}",
+                    color="light",
                     sizing_mode="stretch_width",
                     css_classes=["anb-entity", f"anb-entity-{entity.id}"],
                     description=entity.description or None,
@@ -169,7 +169,7 @@ class DevUI:
             return
         self._selected = entity_id
         for eid, button in self._entity_buttons.items():
-            button.button_type = "primary" if eid == entity_id else "light"
+            button.color = "primary" if eid == entity_id else "light"
         try:
             view = self._views.get(entity_id) or self._make_view(entity)
         except Exception as exc:  # a broken entity shows its error; the rest of the app keeps working

@@ -117,16 +117,14 @@ class ChatView:
 
         self.model_info = html_pane("", css_classes=["anb-model"])
         self.usage_info = html_pane("", css_classes=["anb-usage"])
-        self.session_select = pn.widgets.Select(name="Session", options=[], width=220, css_classes=["anb-session"])
-        self.new_session_button = pn.widgets.Button(name="New session", button_type="default", width=110)
-        self.resume_select = pn.widgets.Select(name="Resume stored session", options=[], width=240)
-        self.resume_button = pn.widgets.Button(name="Resume", width=80)
+        self.session_select = pn.widgets.Select(label="Session", options=[], width=220, css_classes=["anb-session"])
+        self.new_session_button = pn.widgets.Button(label="New session", color="default", width=110)
+        self.resume_select = pn.widgets.Select(label="Resume stored session", options=[], width=240)
+        self.resume_button = pn.widgets.Button(label="Resume", width=80)
         self.input = pn.widgets.TextInput(
             placeholder=f"Message {entity.name}…", sizing_mode="stretch_width", css_classes=["anb-chat-input"]
         )
-        self.send_button = pn.widgets.Button(
-            name="Send", button_type="primary", width=90, css_classes=["anb-chat-send"]
-        )
+        self.send_button = pn.widgets.Button(label="Send", color="primary", width=90, css_classes=["anb-chat-send"])
         self.status = html_pane("", css_classes=["anb-chat-status"])
         self.transcript_holder = pn.Column(sizing_mode="stretch_width")
 
@@ -411,9 +409,9 @@ class ChatView:
             f"<div class='anb-card'><div class='anb-head'><span class='anb-title'>Approval needed</span>"
             f"{badge(name, 'warn')}</div>The agent wants to call <b>{escape(name)}</b> with{json_html(args)}</div>"
         )
-        approve = pn.widgets.Button(name="Approve", button_type="success", width=100, css_classes=["anb-approve"])
-        deny = pn.widgets.Button(name="Deny", button_type="danger", width=100, css_classes=["anb-deny"])
-        always = pn.widgets.Checkbox(name=f"Always allow {name}", css_classes=["anb-always"])
+        approve = pn.widgets.Button(label="Approve", color="success", width=100, css_classes=["anb-approve"])
+        deny = pn.widgets.Button(label="Deny", color="danger", width=100, css_classes=["anb-deny"])
+        always = pn.widgets.Checkbox(label=f"Always allow {name}", css_classes=["anb-always"])
         reason = pn.widgets.TextInput(placeholder="reason (optional, sent with a denial)", width=260)
         box = pn.Column(info, pn.Row(approve, deny, always, reason), css_classes=["anb-approval"])
 

@@ -51,7 +51,7 @@ def _field_widget(name: str, tp: Any, default: Any, description: str, constraint
     """One widget for one field; anything without a natural widget is edited as JSON."""
     tp, optional = _strip_optional(tp)
     label = f"{name}{' (optional)' if optional else ''}"
-    common: dict[str, Any] = {"name": label, "description": description or None, "sizing_mode": "stretch_width"}
+    common: dict[str, Any] = {"label": label, "description": description or None, "sizing_mode": "stretch_width"}
     has_default = default is not None and default is not ...
     origin = get_origin(tp)
     if origin is Literal:
@@ -62,7 +62,7 @@ def _field_widget(name: str, tp: Any, default: Any, description: str, constraint
         value = default.value if isinstance(default, enum.Enum) else next(iter(options.values()))
         return pn.widgets.Select(options=options, value=value, **common)
     if tp is bool:
-        return pn.widgets.Checkbox(name=label, value=bool(default) if has_default else False)
+        return pn.widgets.Checkbox(label=label, value=bool(default) if has_default else False)
     if tp is int:
         bounds = {k: constraints[k] for k in ("start", "end") if k in constraints}
         return pn.widgets.IntInput(value=int(default) if has_default else bounds.get("start", 0), **bounds, **common)
@@ -108,13 +108,11 @@ class TypeForm:
     def __init__(self, types_: list[Any] | tuple[Any, ...], *, submit_label: str = "Run") -> None:
         self.types = [t for t in types_ if t is not _NONE] or [str]
         self.type_select = pn.widgets.Select(
-            name="Input type", options={type_label(t): i for i, t in enumerate(self.types)}, value=0, width=240
+            label="Input type", options={type_label(t): i for i, t in enumerate(self.types)}, value=0, width=240
         )
         self.fields = pn.Column(sizing_mode="stretch_width", css_classes=["anb-form-fields"])
         self.error = html_pane("", css_classes=["anb-form-error"])
-        self.submit = pn.widgets.Button(
-            name=submit_label, button_type="primary", width=120, css_classes=["anb-form-submit"]
-        )
+        self.submit = pn.widgets.Button(label=submit_label, color="primary", width=120, css_classes=["anb-form-submit"])
         self._widgets: dict[str, Any] = {}
         self.type_select.param.watch(lambda _e: self._build(), "value")
         self._build()
@@ -147,7 +145,7 @@ class TypeForm:
             widget = _field_widget("value", tp, None, "", {})
             if tp is str:
                 widget = pn.widgets.TextAreaInput(
-                    name="Input (text)", height=80, sizing_mode="stretch_width", css_classes=["anb-text-input"]
+                    label="Input (text)", height=80, sizing_mode="stretch_width", css_classes=["anb-text-input"]
                 )
             self._widgets["value"] = widget
             self.fields.objects = [widget]

@@ -213,8 +213,8 @@ class TimeTravelView:
         self._mark: Any = None
         self._selected: str | None = None
         self._checkpoint: Any = None
-        self.run_select = pn.widgets.Select(name="Workflow run", options={}, width=420, css_classes=["anb-tt-run"])
-        self.refresh_button = pn.widgets.Button(name="Refresh", width=90)
+        self.run_select = pn.widgets.Select(label="Workflow run", options={}, width=420, css_classes=["anb-tt-run"])
+        self.refresh_button = pn.widgets.Button(label="Refresh", width=90)
         self.run_info = html_pane("", css_classes=["anb-tt-info"])
         self.timeline = pn.widgets.Tabulator(
             _timeline_frame([]),
@@ -230,25 +230,25 @@ class TimeTravelView:
         self.inspect_info = html_pane("<span class='anb-muted'>Select a checkpoint.</span>")
         self.inspector = pn.pane.JSON({}, depth=2, sizing_mode="stretch_width", css_classes=["anb-inspector"])
         self.resume_button = pn.widgets.Button(
-            name="Resume from here", button_type="primary", width=160, disabled=True, css_classes=["anb-resume"]
+            label="Resume from here", color="primary", width=160, disabled=True, css_classes=["anb-resume"]
         )
         self.fork_editor = pn.widgets.TextAreaInput(
-            name="Fork with edits (tagged JSON: shared_state, executor_states, pending_messages)",
+            label="Fork with edits (tagged JSON: shared_state, executor_states, pending_messages)",
             height=240,
             sizing_mode="stretch_width",
             css_classes=["anb-fork-editor"],
         )
-        self.fork_label = pn.widgets.TextInput(name="Branch label", placeholder="optional", width=200)
+        self.fork_label = pn.widgets.TextInput(label="Branch label", placeholder="optional", width=200)
         self.fork_button = pn.widgets.Button(
-            name="Fork and resume", button_type="warning", width=160, disabled=True, css_classes=["anb-fork"]
+            label="Fork and resume", color="warning", width=160, disabled=True, css_classes=["anb-fork"]
         )
         self.action_result = pn.Column(sizing_mode="stretch_width", css_classes=["anb-tt-result"])
-        self.diff_a = pn.widgets.Select(name="Diff from", options={}, width=260)
-        self.diff_b = pn.widgets.Select(name="to", options={}, width=260)
-        self.diff_button = pn.widgets.Button(name="Diff", width=80, css_classes=["anb-diff"])
+        self.diff_a = pn.widgets.Select(label="Diff from", options={}, width=260)
+        self.diff_b = pn.widgets.Select(label="to", options={}, width=260)
+        self.diff_button = pn.widgets.Button(label="Diff", width=80, css_classes=["anb-diff"])
         self.diff_out = html_pane("", css_classes=["anb-diff-out"])
-        self.branch_a = pn.widgets.Select(name="Branch A", options={}, width=300)
-        self.branch_b = pn.widgets.Select(name="Branch B", options={}, width=300)
+        self.branch_a = pn.widgets.Select(label="Branch A", options={}, width=300)
+        self.branch_b = pn.widgets.Select(label="Branch B", options={}, width=300)
         self.branches_out = pn.Row(sizing_mode="stretch_width", css_classes=["anb-branches"])
 
         self.run_select.param.watch(lambda e: self.open_run(e.new) if e.new else None, "value")

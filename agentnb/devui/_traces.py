@@ -91,8 +91,8 @@ class TracesView:
         self._spans: dict[str, dict[str, Any]] = {}
         self._frame: Any = None
         self._mark: Any = None
-        self.trace_select = pn.widgets.Select(name="Trace", options={}, width=420, css_classes=["anb-trace-select"])
-        self.refresh_button = pn.widgets.Button(name="Refresh", width=90)
+        self.trace_select = pn.widgets.Select(label="Trace", options={}, width=420, css_classes=["anb-trace-select"])
+        self.refresh_button = pn.widgets.Button(label="Refresh", width=90)
         self.totals = html_pane("", css_classes=["anb-trace-totals"])
         self.table = pn.widgets.Tabulator(
             spans_frame([]),
@@ -109,7 +109,7 @@ class TracesView:
         )
         self.details = html_pane("<span class='anb-muted'>Click a span for its details.</span>")
         self.download = pn.widgets.FileDownload(
-            callback=self._csv, filename="trace.csv", label="Export CSV", width=130, button_type="default"
+            callback=self._csv, filename="trace.csv", label="Export CSV", width=130, color="default"
         )
         self.trace_select.param.watch(lambda e: self.show_trace(e.new), "value")
         self.refresh_button.on_click(lambda _e: self.refresh_traces())
