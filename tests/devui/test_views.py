@@ -1,0 +1,300 @@
+"""The DevUI views driven through their Python API (no browser): approval data flow, forms, forks, sizes.
+
+The performance checks here are the issue's budgets: a 200-executor graph draws in under 2 s, a
+10,000-event log is paged (only one page goes to the browser), a checkpoint loads for inspection in
+under 200 ms.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from agentnb import Agent, Message, tool
+from agentnb.devui import Catalog
+from agentnb.devui._chat import ChatView
+from agentnb.devui._forms import TypeForm
+from agentnb.devui._graph import GraphPane, state_css
+from agentnb.devui._runs import event_table, events_frame
+from agentnb.devui._timetravel import TimeTravelView, parse_fork_edits, tree_svg
+from agentnb.devui._traces import spans_frame
+from agentnb.devui._workflow import WorkflowView
+from agentnb.devui.demos import demo_catalog
+from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
+from agentnb.store import RunStore
+from agentnb.workflows import (
+    Executor,
+    WorkflowBuilder,
+    WorkflowCheckpoint,
+    WorkflowContext,
+    executor,
+    handler,
+)
+
+CALLS: list[str] = []
+
+
+@tool(approval_mode="always_require")
+def delete_file(path: str) -> str:
+    """Delete a file (a test double that only records the call)."""
+    CALLS.append(path)
+    return f"deleted {path}"
+
+
+@pytest.fixture
+def store() -> RunStore:
+    return RunStore(":memory:")
+
+
+def transcript_html(view: ChatView) -> str:
+    import panel as pn
+
+    assert view._current is not None
+    return "\n".join(str(pane.object) for pane in view._current.transcript.select(pn.pane.HTML))
+
+
+async def test_approve_runs_the_tool_once_and_deny_never(store: RunStore) -> None:
+    CALLS.clear()
+    agent = Agent(ToolCallingChatClient(), name="cleaner", tools=[delete_file])
+    view = ChatView(Catalog().add(agent), store=store)
+    await view.send("Delete Notes")
+    assert CALLS == []  # the approval request ended the turn; nothing ran
+    session = view._current
+    assert session is not None and len(session.pending) == 1
+    request = next(iter(session.pending.values()))
+    assert request.type == "function_approval_request"
+    card = session.cards[request.function_call.call_id]
+    assert card.status == "awaiting approval"
+    # What Approve does: record a function_approval_response and run again on the same session.
+    assert "Approval needed" in transcript_html(view)
+    session.answers[str(request.id)] = request.to_function_approval_response(True)
+    await view._maybe_resume(session)
+    assert CALLS == ["Notes"]
+    assert card.status == "done" and "deleted Notes" in str(card.result)
+    # A second request, denied: the tool body never runs and the card says so.
+    await view.send("Delete Secrets")
+    request = next(iter(session.pending.values()))
+    session.answers[str(request.id)] = request.to_function_approval_response(False, reason="no")
+    await view._maybe_resume(session)
+    assert CALLS == ["Notes"]
+    assert session.cards[request.function_call.call_id].status == "denied"
+    runs = store.list_runs(kind="agent")
+    assert [r["status"] for r in runs].count("awaiting_approval") == 2
+    assert [r["status"] for r in runs].count("completed") == 2
+
+
+async def test_always_allow_answers_later_requests_with_approval_data(store: RunStore) -> None:
+    CALLS.clear()
+    agent = Agent(ToolCallingChatClient(), name="cleaner", tools=[delete_file])
+    view = ChatView(Catalog().add(agent), store=store)
+    session = view._require_view()
+    session.always_allow.add("delete_file")
+    await view.send("Delete Cache")
+    assert CALLS == ["Cache"]
+    assert "approved automatically" in transcript_html(view)
+    # The session history holds the request and the response: approval stayed data.
+    kinds = [c.type for m in _history(session.session) for c in m.contents]
+    assert "function_approval_request" in kinds and "function_approval_response" in kinds
+
+
+def _history(session: object) -> list[Message]:
+    from agentnb.devui._chat import _session_messages
+
+    return _session_messages(session)
+
+
+async def test_model_output_is_escaped_in_the_transcript(store: RunStore) -> None:
+    hostile = '<img src=x onerror="alert(1)"><script>alert(2)</script> **ok**'
+    agent = Agent(FunctionChatClient(lambda messages, options: hostile), name="h")
+    view = ChatView(Catalog().add(agent), store=store)
+    await view.send("<b>user html</b>")
+    html = transcript_html(view)
+    assert "<img" not in html and "<script" not in html and "<b>user html</b>" not in html
+    assert "&lt;img" in html and "<strong>ok</strong>" in html
+
+
+async def test_agent_failure_becomes_an_error_card(store: RunStore) -> None:
+    def broken(messages: object, options: object) -> str:
+        raise RuntimeError("model down")
+
+    view = ChatView(Catalog().add(Agent(FunctionChatClient(broken), name="b")), store=store)
+    await view.send("hi")
+    html = transcript_html(view)
+    card = view._current.transcript.objects[-1]
+    assert card.collapsed and "model down" in card.title
+    assert "Traceback" in card.objects[0].object
+    assert "the session is kept" in view.status.object
+    assert store.list_runs()[0]["status"] == "failed"
+    assert html
+
+
+def test_sessions_new_switch_and_resume(store: RunStore) -> None:
+    agent = Agent(ScriptedChatClient(["one", "two"]), name="s")
+    view = ChatView(Catalog().add(agent), store=store)
+    first = view.session_select.value
+    view.new_session()
+    assert len(view.session_select.options) == 2 and view.session_select.value != first
+    view.session_select.value = first
+    assert view._current is view._sessions[first]
+
+
+class Order(BaseModel):
+    item: str = "tea"
+    count: int = Field(default=1, ge=1, le=10)
+    size: Literal["small", "large"] = "small"
+    gift: bool = False
+    tags: list[str] = Field(default_factory=list)
+
+
+def test_pydantic_models_become_forms_and_are_validated() -> None:
+    form = TypeForm([Order])
+    assert set(form._widgets) == {"item", "count", "size", "gift", "tags"}
+    assert form._widgets["size"].options == ["small", "large"]
+    assert form._widgets["count"].end == 10
+    form._widgets["tags"].value = '["a", "b"]'
+    form._widgets["gift"].value = True
+    assert form.value() == Order(tags=["a", "b"], gift=True)
+    form._widgets["tags"].value = "[not json"
+    with pytest.raises(ValueError, match="tags: not valid JSON"):
+        form.value()
+    form._widgets["tags"].value = '"x"'
+    with pytest.raises(ValueError, match="tags"):
+        form.value()
+    text = TypeForm([str])
+    text._widgets["value"].value = "hello"
+    assert text.value() == "hello"
+    number = TypeForm([int])
+    number._widgets["value"].value = 12
+    assert number.value() == 12
+
+
+def big_workflow(n: int = 200) -> object:
+    @executor(id="start")
+    async def start(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text)
+
+    class Step(Executor):
+        @handler
+        async def run(self, text: str, ctx: WorkflowContext[str]) -> None:
+            await ctx.send_message(text)
+
+    @executor(id="end")
+    async def end(parts: list[str], ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(str(len(parts)))
+
+    middle = [Step(f"step_{i:03d}") for i in range(n - 2)]
+    return (
+        WorkflowBuilder(start_executor=start, name=f"big-{n}")
+        .add_fan_out_edges(start, middle)
+        .add_fan_in_edges(middle, end)
+        .build()
+    )
+
+
+def test_a_200_executor_graph_draws_in_under_2_seconds() -> None:
+    workflow = big_workflow(200)
+    started = time.perf_counter()
+    pane = GraphPane(workflow)
+    pane.set_states(dict.fromkeys(pane.executor_ids, "completed"))
+    pane.flush()
+    elapsed = time.perf_counter() - started
+    assert len(pane.executor_ids) == 200
+    assert pane.svg.count('class="node executor"') + pane.svg.count('class="node start"') == 200
+    assert elapsed < 2.0, f"{elapsed:.2f} s"
+    assert (
+        state_css({'we"ird': "failed"})
+        == 'g.node[data-id="we\\"ird"] rect{fill:#ffebe9;stroke:#cf222e;stroke-width:2.5px}'
+    )
+
+
+def test_a_10000_event_log_is_paged(store: RunStore) -> None:
+    store.start_run("big", kind="workflow", name="big", started_at=None)
+    store.add_events(
+        "big", [{"type": "executor_invoked", "executor_id": f"e{i}", "data": {"i": i}} for i in range(10_000)]
+    )
+    started = time.perf_counter()
+    table = event_table()
+    table.value = events_frame(store.list_events("big"))
+    elapsed = time.perf_counter() - started
+    assert len(table.value) == 10_000
+    assert table.pagination == "remote" and table.page_size == 25  # one page of 25 rows reaches the browser
+    assert elapsed < 2.0, f"{elapsed:.2f} s"
+
+
+async def test_workflow_view_runs_and_loads_a_large_checkpoint_fast(store: RunStore) -> None:
+    catalog = demo_catalog()
+    view = WorkflowView(catalog.get("greeting-pipeline"), store=store)
+    await view.run(message=view.form.value())
+    assert view.graph.states == {"prepare": "completed", "shout": "completed", "decorate": "completed"}
+    # A big checkpoint: 200 executor states and 1,000 pending messages.
+    run = store.list_runs(kind="workflow")[0]
+    last = store.list_checkpoints(run_id=run["run_id"])[-1]
+    checkpoint = WorkflowCheckpoint.from_json(store.get_checkpoint(last["checkpoint_id"]))
+    big = checkpoint.copy(
+        checkpoint_id="big-checkpoint",
+        executor_states={f"executor_{i}": {"seen": list(range(20)), "note": "x" * 100} for i in range(200)},
+        shared_state={f"key_{i}": {"value": i, "text": "y" * 50} for i in range(500)},
+    )
+    big.pending_messages = (
+        [type(big.pending_messages[0])("shout", f"message {i}") for i in range(1000)] if big.pending_messages else []
+    )
+    store.put_checkpoint(
+        "big-checkpoint", run_id=run["run_id"], workflow_name=big.workflow_name, parent_id=last["checkpoint_id"],
+        step=big.step + 1, created_at=None, data=big.to_json(),
+    )  # fmt: skip
+    travel = TimeTravelView(store, catalog)
+    travel.panel()
+    started = time.perf_counter()
+    travel.select_checkpoint("big-checkpoint")
+    elapsed = time.perf_counter() - started
+    assert travel.inspector.object["executor_states"]["executor_7"]["note"] == "x" * 100
+    assert elapsed < 0.2, f"{elapsed * 1000:.0f} ms"
+
+
+def test_fork_edits_are_validated_before_anything_runs() -> None:
+    workflow = demo_catalog().get("greeting-pipeline").obj
+    good = '{"shared_state": {"times": 3}, "pending_messages": [{"source_id": "prepare", "data": "hi"}]}'
+    edits = parse_fork_edits(good, workflow)
+    assert edits["shared_state"] == {"times": 3}
+    assert edits["pending_messages"][0].data == "hi"
+    for text, message in [
+        ("{", "Not valid JSON"),
+        ("[]", "must be a JSON object"),
+        ('{"nope": 1}', "Unknown keys"),
+        ('{"executor_states": {"ghost": {}}}', "unknown executors"),
+        ('{"pending_messages": [{"source_id": "prepare", "data": 5}]}', "no receiver accepts"),
+        ('{"pending_messages": [{"source_id": "ghost", "data": "x"}]}', "unknown executor"),
+        ('{"pending_messages": [{"data": "x"}]}', "neither source_id nor target_id"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            parse_fork_edits(text, workflow)
+
+
+def test_tree_svg_draws_forks_as_new_lanes() -> None:
+    from agentnb.workflows import CheckpointInfo
+
+    infos = [
+        CheckpointInfo("a", "w", "r1", None, 0, "1"),
+        CheckpointInfo("b", "w", "r1", "a", 1, "2"),
+        CheckpointInfo("c", "w", "r1", "b", 2, "3"),
+        CheckpointInfo("f", "w", "r2", "b", 1, "4"),
+    ]
+    svg = tree_svg(infos, selected="f")
+    assert svg.count('class="cp"') == 4
+    assert 'data-id="f"' in svg and "#0969da" in svg  # the selected fork is highlighted
+    assert 'height="122"' in svg  # two lanes
+
+
+def test_waterfall_orders_spans_as_a_tree() -> None:
+    spans = [
+        {"span_id": "c", "parent_id": "a", "name": "chat", "start_ns": 20, "end_ns": 60, "operation": "chat"},
+        {"span_id": "a", "parent_id": None, "name": "invoke_agent x", "start_ns": 0, "end_ns": 100},
+        {"span_id": "t", "parent_id": "a", "name": "execute_tool <b>", "start_ns": 70, "end_ns": 80},
+    ]
+    frame = spans_frame(spans)
+    assert list(frame["span_id"]) == ["a", "c", "t"]
+    assert frame["span"].iloc[2].endswith("execute_tool <b>")  # shown as plain text by the table
+    assert "left:20.00%" in frame["waterfall"].iloc[1] and "width:40.00%" in frame["waterfall"].iloc[1]
