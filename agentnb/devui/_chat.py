@@ -207,25 +207,33 @@ class ChatView:
         ids = [r["session_id"] if isinstance(r, dict) else str(r) for r in rows]
         self.resume_select.options = ids
 
-    def _on_resume(self, _event: Any) -> None:
+    async def _on_resume(self, _event: Any = None) -> None:
         session_id = self.resume_select.value
         if not session_id or self.store is None:
             return
-        try:
-            from agentnb import AgentSession
+        await self.resume(session_id)
 
-            data = self.store.load_session(session_id)
+    async def resume(self, session_id: str) -> None:
+        """Load a stored session, show its history, and offer its pending approvals again."""
+        from agentnb import AgentSession, pending_approval_requests
+
+        try:
+            data = self.store.load_session(session_id) if self.store is not None else None
             if data is None:
                 raise KeyError(f"No stored session {session_id!r}.")
             session = AgentSession.from_dict(json.loads(data))
+            pending = await pending_approval_requests(session, agent=self.agent)
         except Exception as exc:
-            self.status.object = ""
-            if self._current is not None:
-                self._current.transcript.append(error_card(exc, title="Cannot resume session"))
+            self._require_view().transcript.append(error_card(exc, title="Cannot resume session"))
             return
         view = self._add_session(session, f"resumed · {session_id[:8]}")
         for message in _session_messages(session):
             self._append_message(view, message)
+        if pending:
+            view.pending = {str(r.id): r for r in pending}
+            view.answers = {}
+            for request in pending:
+                view.transcript.append(self._approval_card(view, request))
 
     def _save_session(self, view: _SessionView) -> None:
         if self.store is None or not hasattr(view.session, "to_dict"):
@@ -423,9 +431,16 @@ class ChatView:
                 view.always_allow.add(name)
             text = "approved" if approved else "denied"
             box.append(html_pane(f"<div class='anb-muted anb-answer'>You {text} {escape(name)}.</div>"))
-            view.answers[str(request.id)] = request.to_function_approval_response(
-                approved, reason=None if approved else (reason.value or None)
-            )
+            if approved and always.value:
+                from agentnb import create_always_approve_tool_response
+
+                # Still an approval response; a ToolApprovalMiddleware on the agent also keeps it as a rule.
+                response = create_always_approve_tool_response(request)
+            else:
+                response = request.to_function_approval_response(
+                    approved, reason=None if approved else (reason.value or None)
+                )
+            view.answers[str(request.id)] = response
             await self._maybe_resume(view)
 
         async def on_approve(_e: Any) -> None:
@@ -564,26 +579,8 @@ def _merge_arguments(old: Any, new: Any) -> Any:
 
 
 def _session_messages(session: Any) -> list[Any]:
-    """Find the stored history of a session (as kept by the in-memory history provider), if any."""
-    from agentnb import Message
-
-    state = getattr(session, "state", None) or {}
-    found: list[Any] = []
-
-    def visit(value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if key == "messages" and isinstance(item, list):
-                    for raw in item:
-                        if isinstance(raw, Message):
-                            found.append(raw)
-                        elif isinstance(raw, dict) and "role" in raw:
-                            try:
-                                found.append(Message.from_dict(raw))
-                            except Exception:  # an unreadable message is skipped, the rest still show
-                                continue
-                else:
-                    visit(item)
-
-    visit(state)
-    return found
+    """The session's stored history (kept by the default in-memory history provider), if any."""
+    try:
+        return list(getattr(session, "messages", None) or [])
+    except Exception:  # a session without readable history still resumes
+        return []

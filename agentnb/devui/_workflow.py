@@ -108,6 +108,7 @@ class WorkflowView:
         self.log_info = html_pane("", css_classes=["anb-log-info"])
         self.run_id: str | None = None
         self._rows: list[dict[str, Any]] = []
+        self._frame: Any = None
         self._pending_rows: list[dict[str, Any]] = []
         self._last_flush = 0.0
         self._busy = False
@@ -174,7 +175,7 @@ class WorkflowView:
             self.graph.reset()
             self.outputs.objects = []
             self.requests.objects = []
-            self._rows, self._pending_rows = [], []
+            self._rows, self._pending_rows, self._frame = [], [], None
             self.log.value = events_frame([])
         self.errors.objects = []
         set_html(self.status, f"{badge('running', 'warn')}")
@@ -247,14 +248,19 @@ class WorkflowView:
         """Show buffered events at most every ~150 ms (a 10,000-event run must not flood the page)."""
         if force:
             self.graph.flush()
+        import pandas as pd
+
         now = time.perf_counter()
         if not self._pending_rows or (not force and now - self._last_flush < _FLUSH_SECONDS):
             return
         self._last_flush = now
+        new = events_frame(self._pending_rows)
         self._rows.extend(self._pending_rows)
         self._pending_rows = []
-        # The table pages remotely: only the visible page travels to the browser, however long the log.
-        self.log.value = events_frame(self._rows)
+        # Only the new rows are converted; the table pages remotely, so only the visible page travels to the
+        # browser however long the log grows.
+        self._frame = new if self._frame is None else pd.concat([self._frame, new], ignore_index=True)
+        self.log.value = self._frame
         set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
 
     # --------------------------------------------------------------------------------------------- requests

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agentnb import Agent, ChatResponseUpdate, Message, tool
+from agentnb import Agent, ChatResponseUpdate, Message, ToolApprovalMiddleware, tool
 from agentnb.local import ToolCallingChatClient
 
 from . import uses_real_model
@@ -89,4 +89,6 @@ def approvals_agent() -> Any:
         name="mailer",
         description="Sends emails, but only after you approve each one.",
         tools=[send_email],
+        # Keeps "always allow" answers as standing rules in the session.
+        middleware=[ToolApprovalMiddleware()],
     )
