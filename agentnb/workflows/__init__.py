@@ -74,6 +74,8 @@ from ._orchestrations import (
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
     MagenticTaskLedger,
+    ParticipantReviewRequest,
+    ParticipantReviewResponse,
     SequentialBuilder,
 )
 from ._timetravel import CheckpointDiff, CheckpointHistory, CheckpointNode
@@ -111,6 +113,8 @@ __all__ = [
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
     "MagenticTaskLedger",
+    "ParticipantReviewRequest",
+    "ParticipantReviewResponse",
     "PendingMessage",
     "PendingRequest",
     "SQLiteCheckpointStorage",

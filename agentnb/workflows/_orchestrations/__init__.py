@@ -9,7 +9,7 @@ inside any participant surface as the workflow's own ``request_info`` events.
 from __future__ import annotations
 
 from ..._serialization import register_type
-from ._base import OrchestrationBuilder, ParticipantExecutor
+from ._base import OrchestrationBuilder, ParticipantExecutor, ParticipantReviewRequest, ParticipantReviewResponse
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
 from ._handoff import HandoffBuilder, HandoffUserInputRequest
@@ -36,6 +36,8 @@ __all__ = [
     "MagenticTaskLedger",
     "OrchestrationBuilder",
     "ParticipantExecutor",
+    "ParticipantReviewRequest",
+    "ParticipantReviewResponse",
     "SequentialBuilder",
 ]
 
@@ -51,6 +53,8 @@ def _register_stable_ids() -> None:
         MagenticPlanReviewResponse,
         MagenticProgressLedger,
         MagenticTaskLedger,
+        ParticipantReviewRequest,
+        ParticipantReviewResponse,
     ):
         register_type(cls, f"agentnb.workflows:{cls.__name__}")
 

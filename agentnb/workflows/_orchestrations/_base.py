@@ -6,6 +6,10 @@ participant (an :class:`AgentExecutorResponse`), and sends back an ``AgentExecut
 ``full_conversation`` is the input plus the participant's new messages. Tool approvals raised inside the
 agent become the workflow's own ``request_info`` events, so the caller of the whole orchestration
 answers them with ``workflow.run(responses={request_id: True})`` (also from another process).
+
+With ``builder.with_request_info(agents=[...])`` a person reviews each turn of those agents before it is
+passed on: the run pauses with a :class:`ParticipantReviewRequest`; approving passes the turn on, feedback
+goes back to the same agent, which answers again (and is reviewed again).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ConfigDict
@@ -35,6 +40,8 @@ __all__ = [
     "STRUCTURED_OUTPUT_CONFIG",
     "OrchestrationBuilder",
     "ParticipantExecutor",
+    "ParticipantReviewRequest",
+    "ParticipantReviewResponse",
     "clean_conversation",
     "maybe_await",
     "participant_name",
@@ -133,6 +140,55 @@ def tool_safe(name: str) -> str:
     return _NAME_RE.sub("_", name).strip("_") or "agent"
 
 
+@dataclass
+class ParticipantReviewRequest:
+    """The ``request_info`` payload when a person reviews a participant's turn before it is passed on.
+
+    Answer with ``True`` (or ``ParticipantReviewResponse.approve()``) to pass the turn on, or with feedback
+    (a ``str``, or ``ParticipantReviewResponse.revise(...)``) that the same agent answers again.
+
+    Attributes:
+        participant: The agent whose turn it is.
+        agent_response: What it answered (tool calls and results included).
+        conversation: The conversation including that answer.
+
+    Example:
+        >>> request = ParticipantReviewRequest("writer", AgentResponse(text="A draft."))
+        >>> request.agent_response.text
+        'A draft.'
+    """
+
+    participant: str
+    agent_response: AgentResponse
+    conversation: list[Message] = field(default_factory=new_conversation)
+
+
+@dataclass
+class ParticipantReviewResponse:
+    """A person's answer to a :class:`ParticipantReviewRequest`.
+
+    Example:
+        >>> ParticipantReviewResponse.revise("Shorter, please.").feedback[0].text
+        'Shorter, please.'
+    """
+
+    approved: bool = True
+    feedback: list[Message] = field(default_factory=new_conversation)
+
+    @classmethod
+    def approve(cls) -> ParticipantReviewResponse:
+        """Pass the turn on as it is."""
+        return cls(True)
+
+    @classmethod
+    def revise(cls, feedback: str | Message | list[Message]) -> ParticipantReviewResponse:
+        """Send ``feedback`` (user messages) back to the agent, which answers again."""
+        return cls(False, to_conversation(feedback))
+
+
+ReviewReply = ParticipantReviewResponse | bool | str
+
+
 class ParticipantExecutor(Executor):
     """Runs one participant agent on the conversation it is sent and sends back its new messages.
 
@@ -142,6 +198,7 @@ class ParticipantExecutor(Executor):
         tools: Extra tools offered to the agent on every run (the handoff tools, for example).
         send_conversation: Send the updated conversation (``list[Message]``) instead of an
             ``AgentExecutorResponse`` (chains that may include custom executors use this).
+        review: Ask the workflow's caller to review each turn before passing it on.
 
     Example:
         >>> from agentnb import Agent
@@ -157,11 +214,13 @@ class ParticipantExecutor(Executor):
         id: str | None = None,
         tools: Sequence[Any] = (),
         send_conversation: bool = False,
+        review: bool = False,
     ) -> None:
         super().__init__(id or participant_name(agent))
         self.agent = agent
         self.tools = list(tools)
         self.send_conversation = send_conversation
+        self.review = review
         self._input: list[Message] = []
         self._turn: list[Message] = []
         self._awaiting: list[str] = []
@@ -239,8 +298,28 @@ class ParticipantExecutor(Executor):
             usage_details=response.usage_details,
             additional_properties=response.additional_properties,
         )
+        if self.review:
+            request = ParticipantReviewRequest(self.id, result, [*self._input, *new_messages])
+            await ctx.request_info(request_data=request, response_type=ReviewReply)
+            return
+        await self._emit(result, ctx)
+
+    @response_handler
+    async def on_review(self, request: ParticipantReviewRequest, reply: ReviewReply, ctx: ParticipantCtx) -> None:
+        """A person's review of this agent's turn: pass it on, or have the agent answer the feedback."""
+        if isinstance(reply, bool):
+            reply = ParticipantReviewResponse(True) if reply else ParticipantReviewResponse.revise("Please revise.")
+        elif isinstance(reply, str):
+            reply = ParticipantReviewResponse.revise(reply) if reply.strip() else ParticipantReviewResponse(True)
+        if reply.approved and not reply.feedback:
+            await self._emit(request.agent_response, ctx)
+            return
+        self._turn.extend(reply.feedback or [Message("user", ["Please revise."])])
+        await self._run(ctx)
+
+    async def _emit(self, result: AgentResponse, ctx: ParticipantCtx) -> None:
         await ctx.yield_output(result)
-        conversation = [*self._input, *new_messages]
+        conversation = [*self._input, *result.messages]
         if self.send_conversation:
             await ctx.send_message(conversation)
         else:
@@ -308,6 +387,26 @@ class OrchestrationBuilder:
         self._description = description
         self._run_store = run_store
         self._intermediate_outputs = intermediate_outputs
+        self._review: set[str] = set()
+
+    def with_request_info(self: _B, *, agents: Sequence[Any] | None = None) -> _B:
+        """Pause after each turn of ``agents`` (default: every agent) for a person to approve or give feedback.
+
+        The run stops with a :class:`ParticipantReviewRequest`; answer ``True`` to pass the turn on, or
+        feedback text that the agent answers again (see :class:`ParticipantReviewResponse`).
+        """
+        names = (
+            [n for n, p in zip(self.participant_names, self.participants, strict=True) if not isinstance(p, Executor)]
+            if agents is None
+            else [self.participant_by_name(a) for a in agents]
+        )
+        self._review = set(names)
+        return self
+
+    def _participant(self, agent: SupportsAgentRun, **kwargs: Any) -> ParticipantExecutor:
+        """The executor for one participant agent, with review switched on when requested."""
+        name = participant_name(agent)
+        return ParticipantExecutor(agent, review=name in self._review, **kwargs)
 
     def with_checkpointing(self: _B, checkpoint_storage: CheckpointStorage) -> _B:
         """Write a checkpoint after every superstep into ``checkpoint_storage`` (resumable in any process)."""

@@ -23,7 +23,7 @@ from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._executor import Executor
 from .._handlers import handler
-from ._base import OrchestrationBuilder, ParticipantExecutor, maybe_await
+from ._base import OrchestrationBuilder, maybe_await
 from ._sequential import ConversationInput
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ class ConcurrentBuilder(OrchestrationBuilder):
         """Build the fan-out/fan-in graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
         start = _Dispatcher(DISPATCHER_ID)
         aggregator = _Aggregator(self._aggregator)
-        executors = [p if isinstance(p, Executor) else ParticipantExecutor(p) for p in self.participants]
+        executors = [p if isinstance(p, Executor) else self._participant(p) for p in self.participants]
         builder = self._workflow_builder(start, output_from=[aggregator], participants=executors, max_iterations=8)
         builder.add_fan_out_edges(start, executors)
         builder.add_fan_in_edges(executors, aggregator)

@@ -28,7 +28,6 @@ from ._base import (
     STRUCTURED_OUTPUT_CONFIG,
     Condition,
     OrchestrationBuilder,
-    ParticipantExecutor,
     maybe_await,
     new_conversation,
     participant_name,
@@ -320,7 +319,7 @@ class GroupChatBuilder(OrchestrationBuilder):
             max_rounds=self._max_rounds,
             termination_condition=self._termination_condition,
         )
-        executors = [ParticipantExecutor(p) for p in self.participants]
+        executors = [self._participant(p) for p in self.participants]
         rounds = self._max_rounds if self._max_rounds is not None else 500
         builder = self._workflow_builder(
             manager, output_from=[manager], participants=executors, max_iterations=2 * rounds + 4

@@ -32,7 +32,6 @@ from .._handlers import handler, response_handler
 from ._base import (
     Condition,
     OrchestrationBuilder,
-    ParticipantExecutor,
     maybe_await,
     new_conversation,
     to_conversation,
@@ -375,7 +374,7 @@ class HandoffBuilder(OrchestrationBuilder):
         descriptions = self.participant_descriptions()
         rules = self.handoff_targets()
         executors = [
-            ParticipantExecutor(p, tools=[_handoff_tool(t, descriptions[t]) for t in rules[n]])
+            self._participant(p, tools=[_handoff_tool(t, descriptions[t]) for t in rules[n]])
             for n, p in zip(self.participant_names, self.participants, strict=True)
         ]
         coordinator = HandoffCoordinator(

@@ -36,7 +36,6 @@ from .._handlers import handler, response_handler
 from ._base import (
     STRUCTURED_OUTPUT_CONFIG,
     OrchestrationBuilder,
-    ParticipantExecutor,
     participant_name,
     to_conversation,
 )
@@ -457,7 +456,7 @@ class MagenticBuilder(OrchestrationBuilder):
             max_reset_count=self._max_reset_count,
             plan_review=self._plan_review,
         )
-        executors = [ParticipantExecutor(p) for p in self.participants]
+        executors = [self._participant(p) for p in self.participants]
         builder = self._workflow_builder(
             orchestrator,
             output_from=[orchestrator],

@@ -19,7 +19,7 @@ from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._executor import Executor
 from .._handlers import handler
-from ._base import OrchestrationBuilder, ParticipantExecutor, to_conversation
+from ._base import OrchestrationBuilder, to_conversation
 
 if TYPE_CHECKING:
     from ...store import RunStore
@@ -121,7 +121,7 @@ class SequentialBuilder(OrchestrationBuilder):
         start = ConversationInput(START_ID)
         end = _SequentialEnd(END_ID)
         executors = [
-            p if isinstance(p, Executor) else ParticipantExecutor(p, send_conversation=True) for p in self.participants
+            p if isinstance(p, Executor) else self._participant(p, send_conversation=True) for p in self.participants
         ]
         builder = self._workflow_builder(
             start, output_from=[end], participants=executors, max_iterations=len(executors) + 4

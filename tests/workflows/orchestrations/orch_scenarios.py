@@ -238,7 +238,24 @@ def approval_workflow(kind: str, storage: CheckpointStorage | None = None) -> Wo
     raise ValueError(kind)
 
 
+# -- a person reviews the writer's turns ------------------------------------------------------------------
+def _drafter(messages: list[Message], options: dict[str, Any]) -> str:
+    feedback = [m.text for m in messages if m.role == "user"][1:]
+    return f"Draft {len(feedback) + 1}" + (f" ({feedback[-1]})" if feedback else "")
+
+
+def review(storage: CheckpointStorage | None = None) -> Workflow:
+    writer = Agent(FunctionChatClient(_drafter), name="writer")
+    editor = Agent(FunctionChatClient(lambda m, o: f"Edited: {m[-1].text}"), name="editor")
+    return (
+        SequentialBuilder(participants=[writer, editor], checkpoint_storage=storage)
+        .with_request_info(agents=[writer])
+        .build()
+    )
+
+
 SCENARIOS = {
+    "review": review,
     "sequential": sequential,
     "concurrent": concurrent,
     "handoff": handoff,

@@ -109,3 +109,18 @@ async def test_tool_approval_answered_in_fresh_process(tmp_path: Path) -> None:
     assert DEPLOYS == []  # it ran in the other process only
     texts = [m[2] for m in resumed["outputs"][0]]
     assert texts == ["ship it", "Deploy finished: version 1.2 is live", "Release notes written."]
+
+
+async def test_participant_review_answered_in_fresh_process(tmp_path: Path) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    paused = await SCENARIOS["review"](storage).run("a poem")
+    (request,) = paused.get_request_info_events()
+    resumed = _resume("review", tmp_path, paused.checkpoint_id or "", {request.request_id: "Shorter, please"}, [True])
+    assert resumed["state"] == "idle"
+    assert [m[2] for m in resumed["outputs"][0]] == [
+        "a poem",
+        "Draft 1",
+        "Shorter, please",
+        "Draft 2 (Shorter, please)",
+        "Edited: Draft 2 (Shorter, please)",
+    ]
