@@ -23,7 +23,7 @@ from ._setup import (
     get_span_store,
     is_instrumentation_enabled,
 )
-from ._span_store import RECORD_COLUMNS, SpanStore, span_record, span_to_row
+from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, span_to_row
 
 __all__ = [
     "FRAME_COLUMNS",
@@ -32,6 +32,7 @@ __all__ = [
     "configure_otel_providers",
     "disable_instrumentation",
     "enable_instrumentation",
+    "frame_record",
     "get_span_store",
     "is_instrumentation_enabled",
     "records_frame",

@@ -5,9 +5,11 @@ pandas is imported inside the functions, so importing agentnb never loads it.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -59,6 +61,22 @@ _STRING_COLUMNS = ("trace_id", "span_id", "parent_id", "name", "operation", "kin
 _STRING_COLUMNS_2 = ("status_code", "status_message", "agent_name", "model")
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small acyclic objects.
+
+    Converting 100,000 spans allocates a million objects; with the collector on, each generation-2 pass
+    walks every live span again, which triples the conversion time. Nothing built here forms cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def spans_frame(rows: Sequence[Mapping[str, Any]], *, flatten: bool = False) -> pd.DataFrame:
     """Build the :func:`traces` DataFrame from run-store span rows (``attributes`` decoded or JSON text).
 
@@ -79,6 +97,11 @@ def records_frame(
     ``attributes_filtered`` says they are already private copies without the keys shown as columns
     (as :func:`frame_record` makes them).
     """
+    with _gc_paused():
+        return _records_frame(records, flatten=flatten, attributes_filtered=attributes_filtered)
+
+
+def _records_frame(records: Sequence[Sequence[Any]], *, flatten: bool, attributes_filtered: bool) -> pd.DataFrame:
     import numpy as np
 
     pd = _import_pandas()
@@ -97,7 +120,9 @@ def records_frame(
     if missing_end is not None:
         end = end.where(~missing_end)
         duration[missing_end] = np.nan
-    attributes = list(columns[_I["attributes"]]) if attributes_filtered else _visible(columns[_I["attributes"]])
+    raw_attributes = columns[_I["attributes"]]
+    # Filtered records may be cached by the span store: copy, so editing a cell never edits the cache.
+    attributes = [dict(a) for a in raw_attributes] if attributes_filtered else _visible(raw_attributes)
 
     def text(name: str) -> Any:
         return pd.array(columns[_I[name]], dtype="string")
@@ -226,7 +251,8 @@ def traces(
         else:
             run_store, close_after = _open_existing(Path(store))
     elif source == "memory" or (source == "auto" and active is not None and not active.persistent):
-        records = active.frame_records() if active is not None else []
+        with _gc_paused():
+            records = active.frame_records() if active is not None else []
         records = _filter_records(records, trace_ids=ids, agent=agent, start_ns=start_ns, end_ns=end_ns, last=last)
         return records_frame(records, flatten=flatten, attributes_filtered=True)
     elif active is not None and active.persistent:
@@ -238,14 +264,15 @@ def traces(
     if run_store is None:
         return records_frame([], flatten=flatten)
     try:
-        records = run_store.select_spans(
-            _SOURCE,
-            trace_id=sorted(ids) if ids is not None else None,
-            agent_name=agent,
-            start=start,
-            end=end,
-            last_traces=last,
-        )
+        with _gc_paused():
+            records = run_store.select_spans(
+                _SOURCE,
+                trace_id=sorted(ids) if ids is not None else None,
+                agent_name=agent,
+                start=start,
+                end=end,
+                last_traces=last,
+            )
     finally:
         if close_after:
             run_store.close()

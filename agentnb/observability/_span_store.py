@@ -68,13 +68,14 @@ def _str_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _kind_names() -> dict[Any, str]:
+def _kind_names() -> dict[int, str]:
     from opentelemetry.trace import SpanKind, StatusCode
 
-    return {member: member.name for enum in (SpanKind, StatusCode) for member in enum}
+    # Keyed by identity: hashing an Enum member runs Python code, id() does not.
+    return {id(member): member.name for enum in (SpanKind, StatusCode) for member in enum}
 
 
-_NAMES: dict[Any, str] = {}
+_NAMES: dict[int, str] = {}
 
 
 def _attributes_of(span: Any) -> Mapping[str, Any]:
@@ -115,10 +116,10 @@ def span_record(span: ReadableSpan, resources: dict[int, dict[str, Any]] | None 
         format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
         format(parent.span_id, "016x") if parent is not None else None,
         span.name,
-        names[span.kind],
+        names[id(span.kind)],
         span.start_time or 0,
         span.end_time,
-        names[status.status_code],
+        names[id(status.status_code)],
         status.description,
         _str_or_none(get(GEN_AI_OPERATION_NAME)),
         _str_or_none(get(GEN_AI_AGENT_NAME)),
@@ -163,10 +164,10 @@ def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
         format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
         format(parent.span_id, "016x") if parent is not None else None,
         span.name,
-        names[span.kind],
+        names[id(span.kind)],
         span.start_time or 0,
         span.end_time,
-        names[status.status_code],
+        names[id(status.status_code)],
         status.description,
         get(GEN_AI_OPERATION_NAME),
         get(GEN_AI_AGENT_NAME),
@@ -205,6 +206,8 @@ class SpanStore:
             rather than letting a stuck database grow memory without bound.
         flush_interval: Seconds between background writes.
         batch_size: A write starts early once this many spans wait.
+        precompute: For memory-only stores, convert new spans for :func:`traces` in the background thread,
+            so a DataFrame of many spans builds fast; off, they are converted on the first read.
 
     Example:
         ```python
@@ -228,6 +231,7 @@ class SpanStore:
         max_pending: int = 100_000,
         flush_interval: float = 0.5,
         batch_size: int = 512,
+        precompute: bool = True,
     ) -> None:
         if max_spans < 1 or max_pending < 1 or batch_size < 1:
             raise ValueError("max_spans, max_pending and batch_size must be >= 1.")
@@ -236,7 +240,13 @@ class SpanStore:
         self._store_arg = store
         self._store: RunStore | None = store if isinstance(store, RunStore) else None
         self._owns_store = False
-        self._buffer: deque[ReadableSpan] = deque(maxlen=max_spans)
+        # Each entry is [span, frame record or None]: the record is computed on the first traces() call
+        # that needs it and kept, so reading the buffer again only converts the spans that are new.
+        self._buffer: deque[list[Any]] = deque(maxlen=max_spans)
+        # Memory-only stores are read from memory, so the background thread converts new spans between
+        # traces() calls (stores that write to SQLite are read from there instead).
+        self._precompute = precompute and store is None
+        self._unconverted: deque[list[Any]] = deque(maxlen=max_spans)
         self._pending: deque[ReadableSpan] = deque()
         self.max_pending = max_pending
         self.flush_interval = flush_interval
@@ -298,8 +308,15 @@ class SpanStore:
 
     def on_end(self, span: ReadableSpan) -> None:
         """Record a finished span; cheap, never touches the database."""
-        self._buffer.append(span)
-        if self._store_arg is None or self._shutdown:
+        entry = [span, None]
+        self._buffer.append(entry)
+        if self._shutdown:
+            return
+        if self._store_arg is None:
+            if self._precompute:
+                self._unconverted.append(entry)
+                if self._thread is None:
+                    self._start_thread()
             return
         if len(self._pending) >= self.max_pending:
             self._pending.popleft()
@@ -311,7 +328,7 @@ class SpanStore:
             self._wake.set()
 
     def shutdown(self) -> None:
-        """Stop the writer thread and write every queued span; calling it again does nothing."""
+        """Stop the background thread and write every queued span; calling it again does nothing."""
         if self._shutdown:
             return
         self._shutdown = True
@@ -333,24 +350,32 @@ class SpanStore:
 
     def spans(self) -> list[ReadableSpan]:
         """Return the spans in the memory buffer, oldest first."""
-        return list(self._buffer)
+        return [entry[0] for entry in list(self._buffer)]
 
     def rows(self) -> list[dict[str, Any]]:
         """Return the memory buffer as run-store span rows, oldest first."""
-        return [span_to_row(s) for s in list(self._buffer)]
+        return [span_to_row(entry[0]) for entry in list(self._buffer)]
 
     def records(self) -> list[tuple[Any, ...]]:
         """Return the memory buffer as span tuples in :data:`RECORD_COLUMNS` order, oldest first."""
         resources: dict[int, dict[str, Any]] = {}
-        return [span_record(s, resources) for s in list(self._buffer)]
+        return [span_record(entry[0], resources) for entry in list(self._buffer)]
 
     def frame_records(self) -> list[tuple[Any, ...]]:
         """Return the memory buffer as :func:`frame_record` tuples, oldest first (what ``traces()`` reads)."""
-        return [frame_record(s) for s in list(self._buffer)]
+        out = []
+        for entry in list(self._buffer):
+            record = entry[1]
+            if record is None:
+                # Two readers may race to fill the same entry; both compute the same tuple.
+                record = entry[1] = frame_record(entry[0])
+            out.append(record)
+        return out
 
     def clear(self) -> None:
         """Forget the spans in the memory buffer (stored spans stay)."""
         self._buffer.clear()
+        self._unconverted.clear()
 
     def __len__(self) -> int:
         return len(self._buffer)
@@ -366,6 +391,7 @@ class SpanStore:
     def _after_fork(self) -> None:
         # The writer thread did not survive the fork and the parent's SQLite connection must not be reused.
         self._thread = None
+        self._unconverted.clear()
         self._drain_lock = threading.Lock()
         self._thread_lock = threading.Lock()
         self._pending.clear()
@@ -378,6 +404,17 @@ class SpanStore:
             self._wake.wait(self.flush_interval)
             self._wake.clear()
             self._drain()
+            self._convert()
+
+    def _convert(self) -> None:
+        unconverted = self._unconverted
+        while unconverted and not self._stop.is_set():
+            try:
+                entry = unconverted.popleft()
+            except IndexError:  # the buffer was cleared meanwhile
+                return
+            if entry[1] is None:
+                entry[1] = frame_record(entry[0])
 
     def _drain(self) -> None:
         with self._drain_lock:

@@ -67,4 +67,5 @@ def otel(_provider: None) -> Iterator[Otel]:
     yield Otel(exporter, span_store)
     _telemetry.disable()
     _FORWARD.targets = []
+    span_store.shutdown()
     _setup._active["span_store"] = previous  # pyright: ignore[reportPrivateUsage]

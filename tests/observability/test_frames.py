@@ -223,6 +223,7 @@ def test_usage_summary_per_agent_and_model() -> None:
     turn = {tel.GEN_AI_OPERATION_NAME: "invoke_agent", tel.GEN_AI_AGENT_NAME: "bot", tel.GEN_AI_USAGE_INPUT_TOKENS: 999}
     tracer.start_span("invoke_agent bot", start_time=T0, attributes=turn).end(end_time=T0 + MS)
     summary = usage_summary(spans_frame(spans.rows()))
+    spans.shutdown()
     assert list(summary.columns) == [
         "agent_name",
         "model",

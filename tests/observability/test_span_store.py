@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
 from agentnb import _telemetry as tel
-from agentnb.observability import SpanStore, span_to_row
+from agentnb.observability import SpanStore, frame_record, records_frame, span_to_row
 from agentnb.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +65,7 @@ def test_span_to_row() -> None:
     assert row["resource"]["service.name"] == "span-store-test"
     assert row["end_ns"] >= row["start_ns"] > 0
     assert span_to_row(spans.spans()[1])["parent_id"] is None
+    spans.shutdown()
 
 
 def test_background_thread_writes_without_a_flush(tmp_path: Path) -> None:
@@ -101,6 +102,32 @@ def test_memory_buffer_is_bounded() -> None:
     assert [s.name for s in spans.spans()] == [f"s{i}" for i in range(15, 25)]
     spans.clear()
     assert spans.spans() == [] and spans.rows() == []
+    spans.shutdown()
+
+
+def test_memory_only_spans_are_converted_in_the_background() -> None:
+    spans = SpanStore(None, flush_interval=0.02)
+    _emit(_provider(spans), 50)
+    deadline = time.monotonic() + 10
+    while any(entry[1] is None for entry in spans._buffer) and time.monotonic() < deadline:  # pyright: ignore[reportPrivateUsage]
+        time.sleep(0.02)
+    assert all(entry[1] is not None for entry in spans._buffer)  # pyright: ignore[reportPrivateUsage]
+    records = spans.frame_records()
+    assert [r[3] for r in records] == [f"s{i}" for i in range(50)]
+    assert records == [frame_record(s) for s in spans.spans()]
+    spans.shutdown()
+    assert spans._thread is not None and not spans._thread.is_alive()  # pyright: ignore[reportPrivateUsage]
+
+
+def test_frames_never_share_attribute_dicts_with_the_cache() -> None:
+    spans = SpanStore(None, precompute=False)
+    tracer = _provider(spans).get_tracer("tests")
+    tracer.start_span("x", attributes={"k": 1}).end()
+    first = records_frame(spans.frame_records(), attributes_filtered=True)
+    first["attributes"].iloc[0]["k"] = 99
+    again = records_frame(spans.frame_records(), attributes_filtered=True)
+    assert again["attributes"].iloc[0] == {"k": 1}
+    assert spans._thread is None  # pyright: ignore[reportPrivateUsage]
 
 
 def test_write_queue_is_bounded_and_counts_what_it_drops(tmp_path: Path) -> None:
