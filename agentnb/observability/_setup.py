@@ -7,10 +7,11 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
-from ..store import RunStore
+from ..store import RunStore, default_store_path
 from ._span_store import DEFAULT, SpanStore
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ __all__ = [
 _lock = threading.RLock()
 # What agentnb attached to each provider, so that a second call never adds anything twice.
 _attached: weakref.WeakKeyDictionary[Any, set[int]] = weakref.WeakKeyDictionary()
-_span_stores: weakref.WeakKeyDictionary[Any, SpanStore] = weakref.WeakKeyDictionary()
+_span_stores: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any], SpanStore]] = weakref.WeakKeyDictionary()
 _active: dict[str, Any] = {"span_store": None}
 
 _OTLP_HINT = 'pip install "agentnb[otlp]"'
@@ -66,23 +67,36 @@ def _attach_once(provider: Any, key: object, make: Any) -> bool:
     return True
 
 
+def _target_key(store: Any) -> tuple[str, Any]:
+    """Identify where a span store writes, so asking again for the same place reuses it."""
+    if store is None:
+        return ("memory", None)
+    if isinstance(store, RunStore):
+        return ("store", id(store))
+    if store == DEFAULT:
+        return ("path", str(default_store_path().expanduser().resolve()))
+    return ("path", str(Path(store).expanduser().resolve()))
+
+
 def _attach_span_store(provider: Any, span_store: SpanStore | bool, store: Any) -> SpanStore | None:
+    """Attach a span store to ``provider`` once per destination and make it the one ``traces()`` reads."""
+    stores = _span_stores.setdefault(provider, {})
     if span_store is False:
-        return _span_stores.get(provider)
-    existing = _span_stores.get(provider)
+        return _active["span_store"] if _active["span_store"] in stores.values() else None
     if isinstance(span_store, SpanStore):
-        if existing is span_store:
-            return existing
-        provider.add_span_processor(span_store)
-        _span_stores[provider] = span_store
-        _active["span_store"] = span_store
-        return span_store
-    if existing is None:
-        existing = SpanStore(store)
-        provider.add_span_processor(existing)
-        _span_stores[provider] = existing
-    _active["span_store"] = existing
-    return existing
+        key: tuple[str, Any] = ("instance", id(span_store))
+        chosen = stores.get(key)
+        if chosen is None:
+            provider.add_span_processor(span_store)
+            chosen = stores[key] = span_store
+    else:
+        key = _target_key(store)
+        chosen = stores.get(key)
+        if chosen is None:
+            chosen = stores[key] = SpanStore(store)
+            provider.add_span_processor(chosen)
+    _active["span_store"] = chosen
+    return chosen
 
 
 def _otlp_endpoint(signal: str) -> str | None:
@@ -133,7 +147,9 @@ def configure_otel_providers(
     existing tracer provider, like :func:`enable_instrumentation`). Finished spans go to agentnb's span
     store (memory plus the run store, so :func:`agentnb.traces` and the DevUI see them); when
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set they are also exported over OTLP (``pip install
-    "agentnb[otlp]"``; without it you get a warning). Calling it again adds only what is new.
+    "agentnb[otlp]"``; without it you get a warning). Calling it again adds only what is new: the same
+    destination reuses its span store, another ``store`` adds a span store for it (and ``traces()`` reads
+    the one asked for last).
 
     Args:
         exporters: Span exporters to add, each behind a ``BatchSpanProcessor``.

@@ -12,6 +12,7 @@ import agentnb
 @pytest.mark.parametrize("module_name", ["agentnb.observability", "agentnb.store"])
 def test_all_is_sorted_and_resolvable(module_name: str) -> None:
     module = importlib.import_module(module_name)
+
     # Sorted the way ruff's RUF022 sorts: CONSTANTS, then Classes, then functions.
     def key(name: str) -> tuple[int, str]:
         return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)

@@ -37,13 +37,13 @@ def run_agent(name="helper"):
 """
 
 
-def _run(script: str, tmp_path: Path, **env: str) -> dict[str, Any]:
+def _run(script: str, tmp_path: Path, *, argv: list[str] | None = None, **env: str) -> dict[str, Any]:
     environ = {**os.environ, "AGENTNB_HOME": str(tmp_path / "home"), **env}
     for key in ("OTEL_EXPORTER_OTLP_ENDPOINT", "AGENTNB_ENABLE_INSTRUMENTATION"):
         if key not in env:
             environ.pop(key, None)
     proc = subprocess.run(
-        [sys.executable, "-W", "error", "-c", AGENT_RUN + textwrap.dedent(script)],
+        [sys.executable, "-W", "error", "-c", AGENT_RUN + textwrap.dedent(script), *(argv or [])],
         cwd=REPO,
         env=environ,
         capture_output=True,
@@ -151,6 +151,29 @@ def test_enable_instrumentation_joins_the_users_provider(tmp_path: Path) -> None
     # No metric readers were given: no meter provider, so measurements cost nothing.
     assert out == {"kept": True, "same": True, "exported": 4, "buffered": 4, "frame": 4, "no_meter": True}
     assert not (tmp_path / "home").exists()  # store=None: nothing on disk
+
+
+def test_each_destination_gets_one_span_store(tmp_path: Path) -> None:
+    out = _run(
+        """
+        import json, sys
+        from agentnb.observability import configure_otel_providers, enable_instrumentation, get_span_store, traces
+
+        memory = configure_otel_providers(store=None)
+        on_disk = configure_otel_providers(store=sys.argv[1])
+        again = enable_instrumentation(store=sys.argv[1])
+        run_agent()
+        print(json.dumps({
+            "distinct": memory is not on_disk, "reused": again is on_disk, "active": get_span_store() is on_disk,
+            "memory": len(memory), "disk_frame": len(traces()), "path": str(on_disk.store_path),
+        }))
+        """,
+        tmp_path,
+        argv=[str(tmp_path / "spans.db")],
+    )
+    assert out["distinct"] and out["reused"] and out["active"]
+    assert out["memory"] == 4 and out["disk_frame"] == 4
+    assert out["path"] == str((tmp_path / "spans.db").resolve())
 
 
 def test_enable_without_sdk_provider_still_emits_through_the_api(tmp_path: Path) -> None:
