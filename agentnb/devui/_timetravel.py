@@ -306,8 +306,13 @@ class TimeTravelView:
             return
         key = (mark.get("runs"), mark.get("checkpoints"))
         if key != self._mark:
+            checkpoints_changed = self._mark is not None and key[1] != self._mark[1]
             self._mark = key
+            current = self.run_select.value
             self.refresh_runs()
+            if checkpoints_changed and current and current == self.run_select.value:
+                # New checkpoints (a run going on, a fork elsewhere): redraw, keeping the selection.
+                self._reload(current, select=self._selected)
 
     # ------------------------------------------------------------------------------------------------- runs
     def refresh_runs(self) -> int:
@@ -390,10 +395,10 @@ class TimeTravelView:
             self.diff_a.value, self.diff_b.value = chain[-2].checkpoint_id, chain[-1].checkpoint_id
         self._refresh_branches()
         target = select or (chain[-1].checkpoint_id if chain else None)
-        if target:
+        if target and not (target == self._selected and self._checkpoint is not None):
             self.select_checkpoint(target)
         else:
-            self._draw_tree()
+            self._draw_tree()  # keep the inspected checkpoint and any edits in progress
 
     def _draw_tree(self) -> None:
         chain_ids = {i.checkpoint_id for i in self._chain}

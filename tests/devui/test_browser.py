@@ -115,6 +115,14 @@ def test_deny_sends_a_denial_and_the_agent_continues(app: Any) -> None:
     assert app.locator(".anb-msg.anb-assistant", has_text="was queued").count() == 1
 
 
+def run_workflow(page: Any) -> None:
+    """Press Run and wait for this run to finish (not for the status line a previous run left)."""
+    done = page.locator(".anb-run-done")
+    page.locator(".anb-run-workflow button").click()
+    done.wait_for(state="detached", timeout=WAIT)
+    done.wait_for(timeout=WAIT)
+
+
 def workflow_fill(page: Any, executor_id: str) -> str:
     rect = page.locator(f'g.node[data-id="{executor_id}"] rect')
     return rect.evaluate("el => getComputedStyle(el).fill")
@@ -123,8 +131,7 @@ def workflow_fill(page: Any, executor_id: str) -> str:
 def test_workflow_run_turns_executors_complete_on_the_graph(app: Any) -> None:
     select_entity(app, "greeting-pipeline", "3 executors · start: prepare")
     idle = workflow_fill(app, "decorate")
-    app.locator(".anb-run-workflow button").click()
-    app.locator(".anb-run-done").first.wait_for(timeout=WAIT)
+    run_workflow(app)
     completed = "rgb(218, 251, 225)"  # STATE_COLOURS["completed"] fill
     assert idle != completed
     for executor_id in ("prepare", "shout", "decorate"):
@@ -147,8 +154,7 @@ def test_workflow_request_info_form_answers_the_run(app: Any) -> None:
 
 def test_time_travel_inspect_and_fork_with_an_edited_value(app: Any) -> None:
     select_entity(app, "greeting-pipeline", "3 executors · start: prepare")
-    app.locator(".anb-run-workflow button").click()
-    app.locator(".anb-run-done").first.wait_for(timeout=WAIT)
+    run_workflow(app)
     open_tab(app, "Time travel")
     app.locator(".anb-load-ms").wait_for(timeout=WAIT)
     app.locator(".anb-timeline .tabulator-row").nth(1).click()  # the checkpoint after step 1

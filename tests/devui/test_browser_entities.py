@@ -9,6 +9,7 @@ the store by another process appear without a reload.
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,33 @@ ENTITIES = textwrap.dedent(
         await ctx.yield_output(f"fine: {text}")
 
 
+    from agentnb.workflows import Executor, handler
+
+
+    class Relay(Executor):
+        @handler
+        async def relay(self, text: str, ctx: WorkflowContext[str]) -> None:
+            await ctx.send_message(text)
+
+
+    @executor(id="gather")
+    async def gather(parts: list[str], ctx: WorkflowContext[str, str]) -> None:
+        await ctx.yield_output(str(len(parts)))
+
+
+    fan = [Relay(f"relay_{i:03d}") for i in range(198)]
+    big = (
+        WorkflowBuilder(start_executor=ok_step, name="big")
+        .add_fan_out_edges(ok_step, fan)
+        .add_fan_in_edges(fan, gather)
+        .build()
+    )
+
     agents = [
         Agent(FunctionChatClient(hostile_model), name="hostile", description="Answers with hostile HTML."),
         Agent(FunctionChatClient(failing_model), name="failing", description="Its model always raises."),
     ]
-    workflow = WorkflowBuilder(start_executor=ok_step, name="fragile").add_edge(ok_step, bad_step).build()
+    workflows = [WorkflowBuilder(start_executor=ok_step, name="fragile").add_edge(ok_step, bad_step).build(), big]
     """
 )
 
@@ -148,6 +171,15 @@ def test_failing_executor_is_red_on_the_graph_and_the_next_run_works(app: Any) -
     area.fill("works")
     app.locator(".anb-run-workflow button").click()
     app.locator(".anb-output", has_text="fine: works").wait_for(timeout=WAIT)
+
+
+def test_a_200_executor_graph_draws_in_under_2_seconds_in_the_browser(app: Any) -> None:
+    started = time.perf_counter()
+    app.locator(".anb-entity-big button").click()
+    app.locator('g.node[data-id="relay_197"]').wait_for(timeout=WAIT)
+    elapsed = time.perf_counter() - started
+    assert app.locator("g.node.executor, g.node.start").count() == 200
+    assert elapsed < 2.0, f"the 200-executor graph took {elapsed:.2f} s to appear"
 
 
 def test_runs_from_another_process_appear_live(app: Any, entity_server: DevUIServer) -> None:
