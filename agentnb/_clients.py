@@ -12,6 +12,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import aclosing
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 from . import _telemetry as tel
@@ -316,21 +317,77 @@ def _same_call(a: Content | None, b: Content | None) -> bool:
         return False
 
 
-def _for_model(conversation: list[Message]) -> list[Message]:
-    """The conversation as the model should see it: no approval bookkeeping, no unanswered calls."""
-    answered: set[str] = set()
-    seen = 0
-    for message in conversation:
-        cached = message._flags  # inlined _flags(): this loop runs over the whole history every turn
-        contents = message.contents
-        flags = (
-            cached[2]
-            if cached is not None and cached[0] is contents and cached[1] == len(contents)
-            else _flags(message)
-        )
+class _Scan:
+    """What ``_history_flags`` learned about a run of messages, kept on the run's last message.
+
+    The next turn's conversation holds the same Message objects (from the session's history) followed by
+    new ones, so only the new ones need a look. The summary is reused only if every message of the run is
+    the same object with the same contents list of the same length (the per-message ``_flags`` cache key),
+    checked with C-level passes instead of a Python loop over the history.
+    """
+
+    __slots__ = ("answered", "contents", "lengths", "messages", "seen")
+
+    def __init__(self, messages: list[Message], seen: int, answered: set[str]) -> None:
+        self.messages = messages
+        self.contents = list(map(_contents_of, messages))
+        self.lengths = list(map(len, self.contents))
+        self.seen = seen
+        self.answered = answered
+
+    def covers(self, window: list[Message]) -> bool:
+        # List equality checks identity first, element by element, in C: Message and Content compare by
+        # value only when the objects differ, and then equal values have equal flags anyway.
+        if window != self.messages:
+            return False
+        contents = list(map(_contents_of, window))
+        return contents == self.contents and list(map(len, contents)) == self.lengths
+
+
+_contents_of = attrgetter("contents")
+
+
+def _history_flags(conversation: list[Message]) -> tuple[int, set[str]]:
+    """Flags of all messages and the call ids of all function results, reusing the last turn's summary."""
+    n = len(conversation)
+    # Leading system messages are usually instructions rebuilt every turn: the summary leaves them out
+    # (when they hold no tool content) so that it still matches next turn.
+    first = 0
+    while first < n and conversation[first].role == "system" and not _flags(conversation[first]):
+        first += 1
+    if first == n:
+        return 0, set()
+    memo: _Scan | None = None
+    for j in range(n - 1, first - 1, -1):  # the latest summary sits a few messages from the end
+        found = conversation[j]._scan
+        if found is None:
+            continue
+        conversation[j]._scan = None  # moves to the last message below, or was stale
+        if j + 1 - len(found.messages) == first and found.covers(conversation[first : j + 1]):
+            memo = found
+        break
+    if memo is None:
+        memo = _Scan([], 0, set())
+    start = first + len(memo.messages)
+    seen, answered = memo.seen, memo.answered
+    tail = conversation[start:]
+    for message in tail:
+        flags = _flags(message)
         seen |= flags
         if flags & _HAS_RESULT:
             answered |= _result_ids(message)
+    memo.seen = seen
+    memo.messages.extend(tail)
+    tail_contents = list(map(_contents_of, tail))
+    memo.contents.extend(tail_contents)
+    memo.lengths.extend(map(len, tail_contents))
+    conversation[-1]._scan = memo
+    return seen, answered
+
+
+def _for_model(conversation: list[Message]) -> list[Message]:
+    """The conversation as the model should see it: no approval bookkeeping, no unanswered calls."""
+    seen, answered = _history_flags(conversation)
     if not seen & (_HAS_CALL | _HAS_CONTROL):
         return conversation  # nothing to hide: the common case costs one pass of flag checks
     out: list[Message] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from abc import abstractmethod
 from collections.abc import Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from ._serialization import decode, encode
@@ -123,8 +124,10 @@ class SessionContext:
 
     def get_messages(self, *, include_input: bool = False) -> list[Message]:
         """All context messages in provider order, optionally followed by the input."""
-        out = [m for messages in self.context_messages.values() for m in messages]
-        return [*out, *self.input_messages] if include_input else out
+        out = list(chain.from_iterable(self.context_messages.values()))  # in C: histories can be long
+        if include_input:
+            out.extend(self.input_messages)
+        return out
 
 
 class ContextProvider:

@@ -384,6 +384,7 @@ class Message:
 
     __slots__ = (
         "_flags",
+        "_scan",
         "additional_properties",
         "author_name",
         "contents",
@@ -414,6 +415,7 @@ class Message:
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
         self._flags: tuple[list[Content], int, int] | None = None  # see _clients._flags
+        self._scan: Any = None  # see _clients._Scan
 
     @property
     def text(self) -> str:
@@ -465,8 +467,10 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
         return [Message(role, [messages])]
     if isinstance(messages, Message):
         return [messages]
-    if isinstance(messages, list) and set(map(type, messages)) <= {Message}:
-        return messages  # already normalized (the agent passes its prepared list to the client)
+    # Already normalized (the agent passes its prepared list to the client). Counting in C keeps this check
+    # cheap on long histories; a subclass of Message takes the loop below.
+    if isinstance(messages, list) and list(map(type, messages)).count(Message) == len(messages):
+        return messages
     out: list[Message] = []
     for item in messages:
         if isinstance(item, Message):
@@ -505,55 +509,12 @@ def _parse_structured(text: str, response_format: Any) -> Any:
         ) from e
 
 
-class _ResponseBase:
-    """What chat and agent responses share: messages, ids, usage and structured value."""
-
-    messages: list[Message]
-    response_id: str | None
-    usage_details: UsageDetails | None
-    _value: Any
-    _response_format: Any
-
-    @property
-    def text(self) -> str:
-        """The answer's text: text contents of the assistant messages, without tool chatter or reasoning."""
-        return "".join(m.text for m in self.messages if m.role == "assistant")
-
-    @property
-    def value(self) -> Any:
-        """The structured output parsed with ``response_format`` (``None`` when none was requested)."""
-        if self._value is None and self._response_format is not None:
-            self._value = _parse_structured(self.text, self._response_format)
-        return self._value
-
-    @property
-    def user_input_requests(self) -> list[Content]:
-        """Approval requests in this response that still wait for an answer."""
-        return _pending_approval_requests(self.messages)
-
-    def try_parse_value(self, response_format: type[BaseModel] | Any) -> Any:
-        """Parse the text with ``response_format`` and keep it as ``value``."""
-        self._response_format = response_format
-        self._value = None
-        return self.value
-
-
 _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
 
 
 class _UpdateBase:
-    contents: list[Content]
-    role: Role | None
-
-    @property
-    def text(self) -> str:
-        """The text in this update."""
-        return _joined_text(self.contents)
-
-
-class ChatResponseUpdate(_UpdateBase):
-    """One streamed piece of a chat response."""
+    """What chat and agent streaming updates share."""
 
     def __init__(
         self,
@@ -585,8 +546,45 @@ class ChatResponseUpdate(_UpdateBase):
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
 
+    @property
+    def text(self) -> str:
+        """The text in this update."""
+        return _joined_text(self.contents)
+
     def __repr__(self) -> str:
-        return f"ChatResponseUpdate(role={self.role!r}, contents={self.contents!r})"
+        return f"{type(self).__name__}(role={self.role!r}, contents={self.contents!r})"
+
+
+class ChatResponseUpdate(_UpdateBase):
+    """One streamed piece of a chat response."""
+
+
+class AgentResponseUpdate(_UpdateBase):
+    """One streamed piece of an agent's answer."""
+
+    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.agent_id = agent_id
+
+    @classmethod
+    def from_chat_update(
+        cls, update: ChatResponseUpdate, *, agent_id: str | None, author_name: str | None
+    ) -> AgentResponseUpdate:
+        """Re-label a chat client's update as coming from an agent."""
+        return cls(
+            contents=update.contents,
+            role=update.role,
+            author_name=update.author_name or (author_name if update.role == "assistant" else None),
+            agent_id=agent_id,
+            response_id=update.response_id,
+            message_id=update.message_id,
+            conversation_id=update.conversation_id,
+            model_id=update.model_id,
+            created_at=update.created_at,
+            finish_reason=update.finish_reason,
+            additional_properties=update.additional_properties,
+            raw_representation=update,
+        )
 
 
 def _merge_into(messages: list[Message], update: _UpdateBase) -> None:
@@ -651,17 +649,14 @@ def _usage_of(updates: Iterable[_UpdateBase]) -> UsageDetails | None:
     return usage
 
 
-class ChatResponse(_ResponseBase):
-    """What a chat client returns for one request (after any tool calls it ran).
+# Response fields an update carries; the last non-empty value wins when updates are assembled.
+_CARRIED = ("response_id", "conversation_id", "model_id", "finish_reason")
 
-    Example:
-        ```python
-        from agentnb import ChatResponse, Message
 
-        response = ChatResponse(messages=[Message("assistant", ["Hello!"])])
-        response.text  # 'Hello!'
-        ```
-    """
+class _ResponseBase:
+    """What chat and agent responses share: messages, ids, usage and the structured value."""
+
+    _FIELDS: tuple[str, ...] = ("response_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
     def __init__(
         self,
@@ -695,23 +690,89 @@ class ChatResponse(_ResponseBase):
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
 
+    @property
+    def text(self) -> str:
+        """The answer's text: text contents of the assistant messages, without tool chatter or reasoning."""
+        return "".join(m.text for m in self.messages if m.role == "assistant")
+
+    @property
+    def value(self) -> Any:
+        """The structured output parsed with ``response_format`` (``None`` when none was requested)."""
+        if self._value is None and self._response_format is not None:
+            self._value = _parse_structured(self.text, self._response_format)
+        return self._value
+
+    @property
+    def user_input_requests(self) -> list[Content]:
+        """Approval requests in this response that still wait for an answer."""
+        return _pending_approval_requests(self.messages)
+
+    def try_parse_value(self, response_format: type[BaseModel] | Any) -> Any:
+        """Parse the text with ``response_format`` and keep it as ``value``."""
+        self._response_format = response_format
+        self._value = None
+        return self.value
+
+    def _assemble(self, updates: list[Any], carried: tuple[str, ...]) -> None:
+        messages: list[Message] = []
+        for update in updates:
+            _merge_into(messages, update)
+            for field in carried:
+                value = getattr(update, field)
+                if value:
+                    setattr(self, field, value)
+            self.created_at = self.created_at or update.created_at
+            self.additional_properties.update(update.additional_properties)
+        self.messages = [m for m in messages if m.contents]
+        self.usage_details = _usage_of(updates)
+        self.raw_representation = [u.raw_representation for u in updates]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
+        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        for field in self._FIELDS:
+            value = getattr(self, field)
+            if value is not None:
+                out[field] = value
+        if self.usage_details:
+            out["usage_details"] = dict(self.usage_details)
+        if self._value is not None:
+            out["value"] = _encode(self._value)
+        if self.additional_properties:
+            out["additional_properties"] = _encode(self.additional_properties)
+        return out
+
+    @staticmethod
+    def _kwargs_from_dict(data: dict[str, Any]) -> dict[str, Any]:
+        kwargs = dict(data)
+        kwargs["messages"] = [Message.from_dict(m) for m in data.get("messages", [])]
+        if "value" in kwargs:
+            kwargs["value"] = _decode(kwargs["value"])
+        if "additional_properties" in kwargs:
+            kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+        return kwargs
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
+
+
+class ChatResponse(_ResponseBase):
+    """What a chat client returns for one request (after any tool calls it ran).
+
+    Example:
+        ```python
+        from agentnb import ChatResponse, Message
+
+        response = ChatResponse(messages=[Message("assistant", ["Hello!"])])
+        response.text  # 'Hello!'
+        ```
+    """
+
     @classmethod
     def from_updates(cls, updates: Iterable[ChatResponseUpdate], *, output_format_type: Any = None) -> ChatResponse:
         """Assemble the response a stream of updates describes."""
-        updates = list(updates)
-        messages: list[Message] = []
         response = cls(response_format=output_format_type)
-        for update in updates:
-            _merge_into(messages, update)
-            response.response_id = update.response_id or response.response_id
-            response.conversation_id = update.conversation_id or response.conversation_id
-            response.model_id = update.model_id or response.model_id
-            response.finish_reason = update.finish_reason or response.finish_reason
-            response.created_at = response.created_at or update.created_at
-            response.additional_properties.update(update.additional_properties)
-        response.messages = [m for m in messages if m.contents]
-        response.usage_details = _usage_of(updates)
-        response.raw_representation = [u.raw_representation for u in updates]
+        response._assemble(list(updates), _CARRIED)
         return response
 
     def to_updates(self) -> list[ChatResponseUpdate]:
@@ -736,94 +797,10 @@ class ChatResponse(_ResponseBase):
         updates.append(tail)
         return updates
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
-        return _response_to_dict(self, ("response_id", "conversation_id", "model_id", "created_at", "finish_reason"))
-
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ChatResponse:
         """Rebuild a response from :meth:`to_dict` output."""
-        return cls(**_response_kwargs(data))
-
-    def __repr__(self) -> str:
-        return f"ChatResponse(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
-
-
-def _response_to_dict(response: _ResponseBase, fields: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {"messages": [m.to_dict() for m in response.messages]}
-    for field in fields:
-        value = getattr(response, field)
-        if value is not None:
-            out[field] = value
-    if response.usage_details:
-        out["usage_details"] = dict(response.usage_details)
-    if response._value is not None:
-        out["value"] = _encode(response._value)
-    props = getattr(response, "additional_properties", None)
-    if props:
-        out["additional_properties"] = _encode(props)
-    return out
-
-
-def _response_kwargs(data: dict[str, Any]) -> dict[str, Any]:
-    kwargs = dict(data)
-    kwargs["messages"] = [Message.from_dict(m) for m in data.get("messages", [])]
-    if "value" in kwargs:
-        kwargs["value"] = _decode(kwargs["value"])
-    if "additional_properties" in kwargs:
-        kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
-    return kwargs
-
-
-class AgentResponseUpdate(_UpdateBase):
-    """One streamed piece of an agent's answer."""
-
-    def __init__(
-        self,
-        *,
-        contents: ContentLike | Sequence[ContentLike] | None = None,
-        role: Role | None = "assistant",
-        author_name: str | None = None,
-        agent_id: str | None = None,
-        response_id: str | None = None,
-        message_id: str | None = None,
-        created_at: float | None = None,
-        finish_reason: str | None = None,
-        additional_properties: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-        text: str | None = None,
-    ) -> None:
-        self.contents = _to_contents(contents)
-        if text is not None:
-            self.contents.insert(0, Content.from_text(text))
-        self.role = role
-        self.author_name = author_name
-        self.agent_id = agent_id
-        self.response_id = response_id
-        self.message_id = message_id
-        self.created_at = created_at
-        self.finish_reason = finish_reason
-        self.additional_properties: dict[str, Any] = additional_properties or {}
-        self.raw_representation = raw_representation
-
-    @classmethod
-    def from_chat_update(cls, update: ChatResponseUpdate, *, agent_id: str | None, author_name: str | None) -> Any:
-        """Re-label a chat client's update as coming from an agent."""
-        return cls(
-            contents=update.contents,
-            role=update.role,
-            author_name=update.author_name or (author_name if update.role == "assistant" else None),
-            agent_id=agent_id,
-            response_id=update.response_id,
-            message_id=update.message_id,
-            created_at=update.created_at,
-            finish_reason=update.finish_reason,
-            additional_properties=update.additional_properties,
-            raw_representation=update,
-        )
-
-    def __repr__(self) -> str:
-        return f"AgentResponseUpdate(role={self.role!r}, contents={self.contents!r})"
+        return cls(**cls._kwargs_from_dict(data))
 
 
 class AgentResponse(_ResponseBase):
@@ -840,39 +817,11 @@ class AgentResponse(_ResponseBase):
         ```
     """
 
-    def __init__(
-        self,
-        *,
-        messages: Message | Sequence[Message] | None = None,
-        response_id: str | None = None,
-        agent_id: str | None = None,
-        conversation_id: str | None = None,
-        model_id: str | None = None,
-        created_at: float | None = None,
-        finish_reason: str | None = None,
-        usage_details: UsageDetails | None = None,
-        value: Any = None,
-        response_format: Any = None,
-        additional_properties: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-        text: str | None = None,
-    ) -> None:
-        if isinstance(messages, Message):
-            messages = [messages]
-        self.messages: list[Message] = list(messages or [])
-        if text is not None:
-            self.messages.append(Message("assistant", [text]))
-        self.response_id = response_id
+    _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
+
+    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.agent_id = agent_id
-        self.conversation_id = conversation_id
-        self.model_id = model_id
-        self.created_at = created_at
-        self.finish_reason = finish_reason
-        self.usage_details = usage_details
-        self._value = value
-        self._response_format = response_format
-        self.additional_properties: dict[str, Any] = additional_properties or {}
-        self.raw_representation = raw_representation
 
     @classmethod
     def from_chat_response(
@@ -901,32 +850,14 @@ class AgentResponse(_ResponseBase):
     @classmethod
     def from_updates(cls, updates: Iterable[AgentResponseUpdate], *, output_format_type: Any = None) -> AgentResponse:
         """Assemble the response a stream of agent updates describes."""
-        updates = list(updates)
-        messages: list[Message] = []
         response = cls(response_format=output_format_type)
-        for update in updates:
-            _merge_into(messages, update)
-            response.response_id = update.response_id or response.response_id
-            response.agent_id = update.agent_id or response.agent_id
-            response.finish_reason = update.finish_reason or response.finish_reason
-            response.created_at = response.created_at or update.created_at
-        response.messages = [m for m in messages if m.contents]
-        response.usage_details = _usage_of(updates)
+        response._assemble(list(updates), (*_CARRIED, "agent_id"))
         return response
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
-        return _response_to_dict(
-            self, ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
-        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentResponse:
         """Rebuild a response from :meth:`to_dict` output."""
-        return cls(**_response_kwargs(data))
-
-    def __repr__(self) -> str:
-        return f"AgentResponse(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
+        return cls(**cls._kwargs_from_dict(data))
 
 
 class ResponseStream(Generic[_UpdateT, _FinalT]):
