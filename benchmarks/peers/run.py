@@ -175,7 +175,11 @@ def cold_import(frameworks: list[str], runs: int) -> dict[str, dict[str, list[fl
     )
     samples: dict[str, dict[str, list[float]]] = {fw: {"wall": [], "cpu": []} for fw in frameworks}
     with tempfile.TemporaryDirectory() as cwd:  # not the checkout: agentnb comes from the environment too
-        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        # Bytecode must be cached as it is for any installed package: with PYTHONDONTWRITEBYTECODE set, the
+        # editable agentnb would be compiled from source in every process (the peers' wheels were compiled
+        # by pip at install time). The warm-up round writes the caches.
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONWARNINGS"] = "ignore"
         for round_ in range(runs + 1):  # the first round only warms the file cache and compiles bytecode
             for fw in rotated(list(frameworks), round_):
                 out = subprocess.run(
