@@ -18,9 +18,10 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from pydantic import ConfigDict
+from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
 from ..._types import AgentResponse, Content, Message
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STRUCTURED_OUTPUT_CONFIG",
+    "ConversationStart",
     "OrchestrationBuilder",
+    "OrchestrationOptions",
     "ParticipantExecutor",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
@@ -49,6 +52,7 @@ __all__ = [
 ]
 
 ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentResponse]
+ConversationCtx = WorkflowContext[list[Message], list[Message]]
 InputLike = str | Message | list[Message]
 _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
@@ -138,6 +142,33 @@ def participant_name(agent: Any, *, role: str = "participant", alternative: str 
 def tool_safe(name: str) -> str:
     """``name`` as it may appear inside a tool name (letters, digits, ``_`` and ``-``)."""
     return _NAME_RE.sub("_", name).strip("_") or "agent"
+
+
+class ConversationStart(Executor):
+    """An executor that takes the workflow input (text, a message or a conversation) as a conversation.
+
+    Subclasses implement :meth:`start`; the input handlers are shared so every orchestration accepts the
+    same inputs.
+    """
+
+    @handler
+    async def start_text(self, text: str, ctx: ConversationCtx) -> None:
+        """The input as text (one user message)."""
+        await self.start(to_conversation(text), ctx)
+
+    @handler
+    async def start_message(self, message: Message, ctx: ConversationCtx) -> None:
+        """The input as one message."""
+        await self.start(to_conversation(message), ctx)
+
+    @handler
+    async def start_messages(self, messages: list[Message], ctx: ConversationCtx) -> None:
+        """The input as a conversation."""
+        await self.start(to_conversation(messages), ctx)
+
+    async def start(self, conversation: list[Message], ctx: ConversationCtx) -> None:
+        """Begin with ``conversation`` (a fresh list the executor may keep)."""
+        raise NotImplementedError
 
 
 @dataclass
@@ -338,26 +369,48 @@ class ParticipantExecutor(Executor):
         self._awaiting = list(state.get("awaiting", []))
 
 
+class OrchestrationOptions(TypedDict, total=False):
+    """The keyword arguments every orchestration builder takes.
+
+    Attributes:
+        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
+        name: The workflow's name (checkpoints and the run store list runs by it).
+        description: A description shown in the DevUI.
+        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        intermediate_outputs: Publish each participant turn's ``AgentResponse`` as an ``intermediate`` event
+            (default ``True``).
+    """
+
+    checkpoint_storage: CheckpointStorage | None
+    name: str | None
+    description: str | None
+    run_store: RunStore | None
+    intermediate_outputs: bool
+
+
 class OrchestrationBuilder:
     """The parts every orchestration builder shares: participants, checkpointing, naming and outputs.
 
     Subclasses implement :meth:`build`; they add their executors to :meth:`_workflow_builder`'s result.
     """
 
-    _RESERVED: tuple[str, ...] = ()
+    _RESERVED: tuple[str, ...] = ()  # executor ids the orchestration uses itself
+    _MIN_PARTICIPANTS = 1
+    _ALLOW_EXECUTORS = False  # whether custom executors may stand among the agents
 
     def __init__(
         self,
         participants: Sequence[SupportsAgentRun | Executor],
-        *,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
-        min_participants: int = 1,
-        allow_executors: bool = False,
+        **options: Unpack[OrchestrationOptions],
     ) -> None:
+        unknown = set(options) - set(OrchestrationOptions.__annotations__)
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__} got unexpected keyword argument(s) {sorted(unknown)}; "
+                f"it takes {sorted(OrchestrationOptions.__annotations__)}."
+            )
+        min_participants = self._MIN_PARTICIPANTS
+        allow_executors = self._ALLOW_EXECUTORS
         # Checked at run time too: notebooks pass whatever is at hand.
         if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(f"participants must be a list of agents, got {type(participants).__name__}.")
@@ -382,11 +435,11 @@ class OrchestrationBuilder:
             seen.add(n)
         self.participants: list[Any] = list(participants)
         self.participant_names = names
-        self._checkpoint_storage = checkpoint_storage
-        self._name = name
-        self._description = description
-        self._run_store = run_store
-        self._intermediate_outputs = intermediate_outputs
+        self._checkpoint_storage = options.get("checkpoint_storage")
+        self._name = options.get("name")
+        self._description = options.get("description")
+        self._run_store = options.get("run_store")
+        self._intermediate_outputs = options.get("intermediate_outputs", True)
         self._review: set[str] = set()
 
     def with_request_info(self: _B, *, agents: Sequence[Any] | None = None) -> _B:

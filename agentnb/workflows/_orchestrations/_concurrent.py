@@ -17,18 +17,18 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from typing_extensions import Unpack
+
 from ..._agents import SupportsAgentRun
 from ..._types import Message
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._executor import Executor
 from .._handlers import handler
-from ._base import OrchestrationBuilder, maybe_await
+from ._base import ConversationCtx, OrchestrationBuilder, OrchestrationOptions, maybe_await
 from ._sequential import ConversationInput
 
 if TYPE_CHECKING:
-    from ...store import RunStore
-    from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
 __all__ = ["ConcurrentBuilder"]
@@ -61,7 +61,7 @@ def default_aggregate(results: list[Any], prompt: list[Message]) -> list[Message
 class _Dispatcher(ConversationInput):
     """Sends the input conversation to every participant and remembers it for the default aggregator."""
 
-    async def _send(self, conversation: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+    async def start(self, conversation: list[Message], ctx: ConversationCtx) -> None:
         ctx.set_state(PROMPT_KEY, conversation)
         await ctx.send_message(conversation)
 
@@ -99,11 +99,8 @@ class ConcurrentBuilder(OrchestrationBuilder):
 
     Args:
         participants: The agents (each needs a unique ``name``), or custom executors (see the module docstring).
-        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
-        name: The workflow's name.
-        description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
-        intermediate_outputs: Publish each agent's ``AgentResponse`` as an ``intermediate`` event.
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
+            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -123,26 +120,12 @@ class ConcurrentBuilder(OrchestrationBuilder):
     """
 
     _RESERVED = (DISPATCHER_ID, AGGREGATOR_ID)
+    _ALLOW_EXECUTORS = True
 
     def __init__(
-        self,
-        participants: Sequence[SupportsAgentRun | Executor],
-        *,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
+        self, participants: Sequence[SupportsAgentRun | Executor], **options: Unpack[OrchestrationOptions]
     ) -> None:
-        super().__init__(
-            participants,
-            checkpoint_storage=checkpoint_storage,
-            name=name,
-            description=description,
-            run_store=run_store,
-            intermediate_outputs=intermediate_outputs,
-            allow_executors=True,
-        )
+        super().__init__(participants, **options)
         self._aggregator: Aggregator | None = None
 
     def with_aggregator(self, aggregator: Aggregator) -> ConcurrentBuilder:

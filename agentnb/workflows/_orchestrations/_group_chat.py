@@ -15,28 +15,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
 from ..._types import AgentResponse, Message
 from ...exceptions import WorkflowRunError
 from .._agent_executor import AgentExecutorResponse
-from .._context import WorkflowContext
 from .._events import WorkflowEvent
-from .._executor import Executor
 from .._handlers import handler
 from ._base import (
     STRUCTURED_OUTPUT_CONFIG,
     Condition,
+    ConversationCtx,
+    ConversationStart,
     OrchestrationBuilder,
+    OrchestrationOptions,
     maybe_await,
     new_conversation,
     participant_name,
-    to_conversation,
 )
 
 if TYPE_CHECKING:
-    from ...store import RunStore
-    from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
 __all__ = ["GroupChatBuilder", "GroupChatDecision", "GroupChatState"]
@@ -93,7 +92,7 @@ class GroupChatDecision(BaseModel):
 SelectionFunc = Callable[[GroupChatState], str | Awaitable[str | None] | None]
 
 
-class GroupChatManager(Executor):
+class GroupChatManager(ConversationStart):
     """Holds the group conversation, asks the selection function or agent who is next, and ends the chat."""
 
     def __init__(
@@ -115,40 +114,24 @@ class GroupChatManager(Executor):
         self._round = 0
         self._last_speaker: str | None = None
 
-    # -- input --------------------------------------------------------------------------------------------
-    @handler
-    async def start_text(self, text: str, ctx: WorkflowContext[list[Message], list[Message]]) -> None:
-        """A task as text."""
-        await self._start(to_conversation(text), ctx)
+    # -- turns --------------------------------------------------------------------------------------------
+    async def start(self, conversation: list[Message], ctx: ConversationCtx) -> None:
+        """The task: pick the first speaker."""
+        self._conversation = conversation
+        self._round = 0
+        self._last_speaker = None
+        await self._next(ctx)
 
     @handler
-    async def start_message(self, message: Message, ctx: WorkflowContext[list[Message], list[Message]]) -> None:
-        """A task as a message."""
-        await self._start(to_conversation(message), ctx)
-
-    @handler
-    async def start_messages(self, messages: list[Message], ctx: WorkflowContext[list[Message], list[Message]]) -> None:
-        """A task as a conversation."""
-        await self._start(to_conversation(messages), ctx)
-
-    @handler
-    async def on_answer(
-        self, answer: AgentExecutorResponse, ctx: WorkflowContext[list[Message], list[Message]]
-    ) -> None:
+    async def on_answer(self, answer: AgentExecutorResponse, ctx: ConversationCtx) -> None:
         """A participant's turn: add its messages and pick again."""
         self._conversation.extend(answer.agent_response.messages)
         self._round += 1
         self._last_speaker = answer.executor_id
         await self._next(ctx)
 
-    async def _start(self, conversation: list[Message], ctx: WorkflowContext[list[Message], list[Message]]) -> None:
-        self._conversation = conversation
-        self._round = 0
-        self._last_speaker = None
-        await self._next(ctx)
-
     # -- selection ----------------------------------------------------------------------------------------
-    async def _next(self, ctx: WorkflowContext[list[Message], list[Message]]) -> None:
+    async def _next(self, ctx: ConversationCtx) -> None:
         if self.termination_condition is not None and await maybe_await(
             self.termination_condition(list(self._conversation))
         ):
@@ -164,7 +147,7 @@ class GroupChatManager(Executor):
         await ctx.add_event(WorkflowEvent("group_chat_speaker", {"round": self._round + 1, "speaker": speaker}))
         await ctx.send_message(list(self._conversation), target_id=speaker)
 
-    async def _select(self, ctx: WorkflowContext[list[Message], list[Message]]) -> str | None:
+    async def _select(self, ctx: ConversationCtx) -> str | None:
         if self.selection_func is not None:
             state = GroupChatState(self._round, dict(self.participants), list(self._conversation), self._last_speaker)
             chosen = await maybe_await(self.selection_func(state))
@@ -205,7 +188,7 @@ class GroupChatManager(Executor):
             )
         return chosen
 
-    async def _finish(self, ctx: WorkflowContext[list[Message], list[Message]], reason: str) -> None:
+    async def _finish(self, ctx: ConversationCtx, reason: str) -> None:
         await ctx.add_event(WorkflowEvent("group_chat_completed", {"reason": reason, "rounds": self._round}))
         await ctx.yield_output(list(self._conversation))
 
@@ -232,11 +215,8 @@ class GroupChatBuilder(OrchestrationBuilder):
             Pass exactly one of ``selection_func`` and ``orchestrator_agent``.
         max_rounds: The most participant turns (``None``: no limit, rely on the condition or the manager).
         termination_condition: ``(conversation) -> bool`` (sync or async), checked before each round.
-        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
-        name: The workflow's name.
-        description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
-        intermediate_outputs: Publish each turn's ``AgentResponse`` as an ``intermediate`` event.
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
+            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -266,20 +246,9 @@ class GroupChatBuilder(OrchestrationBuilder):
         orchestrator_agent: SupportsAgentRun | None = None,
         max_rounds: int | None = None,
         termination_condition: Condition | None = None,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
+        **options: Unpack[OrchestrationOptions],
     ) -> None:
-        super().__init__(
-            participants,
-            checkpoint_storage=checkpoint_storage,
-            name=name,
-            description=description,
-            run_store=run_store,
-            intermediate_outputs=intermediate_outputs,
-        )
+        super().__init__(participants, **options)
         if (selection_func is None) == (orchestrator_agent is None):
             raise ValueError("Pass exactly one of selection_func=... and orchestrator_agent=... to GroupChatBuilder.")
         if selection_func is not None and not callable(selection_func):

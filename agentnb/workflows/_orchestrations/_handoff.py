@@ -21,17 +21,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import Unpack
+
 from ..._agents import SupportsAgentRun
 from ..._tools import FunctionTool
 from ..._types import AgentResponse, Content, Message
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
-from .._executor import Executor
 from .._handlers import handler, response_handler
 from ._base import (
     Condition,
+    ConversationStart,
     OrchestrationBuilder,
+    OrchestrationOptions,
     maybe_await,
     new_conversation,
     to_conversation,
@@ -39,8 +42,6 @@ from ._base import (
 )
 
 if TYPE_CHECKING:
-    from ...store import RunStore
-    from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
 __all__ = ["HandoffBuilder", "HandoffUserInputRequest"]
@@ -99,7 +100,7 @@ def _handoff_tool(target: str, description: str | None) -> FunctionTool:
     )
 
 
-class HandoffCoordinator(Executor):
+class HandoffCoordinator(ConversationStart):
     """Owns the conversation and the current owner; routes handoffs and asks the caller for user input."""
 
     def __init__(
@@ -121,23 +122,9 @@ class HandoffCoordinator(Executor):
         self._owner = start_agent
         self._auto_turns = 0
 
-    # -- input --------------------------------------------------------------------------------------------
-    @handler
-    async def start_text(self, text: str, ctx: CoordinatorCtx) -> None:
-        """The first user message as text."""
-        await self._start(to_conversation(text), ctx)
-
-    @handler
-    async def start_message(self, message: Message, ctx: CoordinatorCtx) -> None:
-        """The first user message."""
-        await self._start(to_conversation(message), ctx)
-
-    @handler
-    async def start_messages(self, messages: list[Message], ctx: CoordinatorCtx) -> None:
-        """A conversation to continue."""
-        await self._start(to_conversation(messages), ctx)
-
-    async def _start(self, conversation: list[Message], ctx: CoordinatorCtx) -> None:
+    # -- input -------------------------------------------------------------------------------------------
+    async def start(self, conversation: list[Message], ctx: CoordinatorCtx) -> None:
+        """The first user message(s): the start agent answers."""
         self._conversation = conversation
         self._owner = self.start_agent
         self._auto_turns = 0
@@ -253,11 +240,8 @@ class HandoffBuilder(OrchestrationBuilder):
     Args:
         participants: The agents (each needs a unique ``name``; descriptions go into the handoff tools).
         termination_condition: ``(conversation) -> bool`` (sync or async), checked after every turn.
-        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
-        name: The workflow's name.
-        description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
-        intermediate_outputs: Publish each turn's ``AgentResponse`` as an ``intermediate`` event.
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
+            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -275,27 +259,16 @@ class HandoffBuilder(OrchestrationBuilder):
     """
 
     _RESERVED = (COORDINATOR_ID,)
+    _MIN_PARTICIPANTS = 2
 
     def __init__(
         self,
         participants: Sequence[SupportsAgentRun],
         *,
         termination_condition: Condition | None = None,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
+        **options: Unpack[OrchestrationOptions],
     ) -> None:
-        super().__init__(
-            participants,
-            checkpoint_storage=checkpoint_storage,
-            name=name,
-            description=description,
-            run_store=run_store,
-            intermediate_outputs=intermediate_outputs,
-            min_participants=2,
-        )
+        super().__init__(participants, **options)
         if termination_condition is not None and not callable(termination_condition):
             raise TypeError(
                 f"termination_condition must be a function of the conversation, got {termination_condition!r}."

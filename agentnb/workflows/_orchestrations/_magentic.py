@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
 from ..._types import AgentResponse, Message
@@ -31,18 +32,16 @@ from ...exceptions import WorkflowRunError
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
-from .._executor import Executor
 from .._handlers import handler, response_handler
 from ._base import (
     STRUCTURED_OUTPUT_CONFIG,
+    ConversationStart,
     OrchestrationBuilder,
+    OrchestrationOptions,
     participant_name,
-    to_conversation,
 )
 
 if TYPE_CHECKING:
-    from ...store import RunStore
-    from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
 __all__ = [
@@ -161,7 +160,7 @@ OrchestratorCtx = WorkflowContext[list[Message], list[Message]]
 ReviewReply = MagenticPlanReviewResponse | bool
 
 
-class MagenticOrchestrator(Executor):
+class MagenticOrchestrator(ConversationStart):
     """Runs the manager agent's plan/progress loop and delegates rounds to the participants."""
 
     def __init__(
@@ -184,25 +183,11 @@ class MagenticOrchestrator(Executor):
         self.plan_review = plan_review
         self.reset()
 
-    # -- input --------------------------------------------------------------------------------------------
-    @handler
-    async def start_text(self, text: str, ctx: OrchestratorCtx) -> None:
-        """The task as text."""
-        await self._start(to_conversation(text), ctx)
-
-    @handler
-    async def start_message(self, message: Message, ctx: OrchestratorCtx) -> None:
-        """The task as a message."""
-        await self._start(to_conversation(message), ctx)
-
-    @handler
-    async def start_messages(self, messages: list[Message], ctx: OrchestratorCtx) -> None:
-        """The task as a conversation."""
-        await self._start(to_conversation(messages), ctx)
-
-    async def _start(self, task: list[Message], ctx: OrchestratorCtx) -> None:
+    # -- input -------------------------------------------------------------------------------------------
+    async def start(self, conversation: list[Message], ctx: OrchestratorCtx) -> None:
+        """The task: plan it."""
         self.reset()
-        self._task = task
+        self._task = conversation
         await self._plan(ctx)
 
     # -- planning -----------------------------------------------------------------------------------------
@@ -374,11 +359,8 @@ class MagenticBuilder(OrchestrationBuilder):
         max_stall_count: Rounds without progress tolerated before re-planning.
         max_reset_count: Re-plans allowed before stopping (``None``: no limit).
         enable_plan_review: Ask the caller to review every plan (also ``.with_plan_review()``).
-        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
-        name: The workflow's name.
-        description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
-        intermediate_outputs: Publish each participant's ``AgentResponse`` as an ``intermediate`` event.
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
+            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -410,20 +392,9 @@ class MagenticBuilder(OrchestrationBuilder):
         max_stall_count: int = 3,
         max_reset_count: int | None = 2,
         enable_plan_review: bool = False,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
+        **options: Unpack[OrchestrationOptions],
     ) -> None:
-        super().__init__(
-            participants,
-            checkpoint_storage=checkpoint_storage,
-            name=name,
-            description=description,
-            run_store=run_store,
-            intermediate_outputs=intermediate_outputs,
-        )
+        super().__init__(participants, **options)
         manager_name = participant_name(manager_agent, role="manager agent")
         if manager_name in self.participant_names:
             raise ValueError(

@@ -10,20 +10,16 @@ for example to summarize, filter or append a message computed in code.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..._agents import SupportsAgentRun
 from ..._types import Message
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._executor import Executor
 from .._handlers import handler
-from ._base import OrchestrationBuilder, to_conversation
+from ._base import ConversationCtx, ConversationStart, OrchestrationBuilder
 
 if TYPE_CHECKING:
-    from ...store import RunStore
-    from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
 __all__ = ["SequentialBuilder"]
@@ -32,25 +28,10 @@ START_ID = "sequential_start"
 END_ID = "sequential_end"
 
 
-class ConversationInput(Executor):
-    """The start of a chain: turns the workflow input into a conversation (``list[Message]``)."""
+class ConversationInput(ConversationStart):
+    """The start of a chain: sends the workflow input on as a conversation (``list[Message]``)."""
 
-    @handler
-    async def from_text(self, text: str, ctx: WorkflowContext[list[Message]]) -> None:
-        """A user message as text."""
-        await self._send(to_conversation(text), ctx)
-
-    @handler
-    async def from_message(self, message: Message, ctx: WorkflowContext[list[Message]]) -> None:
-        """One message."""
-        await self._send(to_conversation(message), ctx)
-
-    @handler
-    async def from_messages(self, messages: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
-        """A conversation."""
-        await self._send(to_conversation(messages), ctx)
-
-    async def _send(self, conversation: list[Message], ctx: WorkflowContext[list[Message]]) -> None:
+    async def start(self, conversation: list[Message], ctx: ConversationCtx) -> None:
         await ctx.send_message(conversation)
 
 
@@ -74,11 +55,8 @@ class SequentialBuilder(OrchestrationBuilder):
     Args:
         participants: The agents, in speaking order (each needs a unique ``name``); custom executors taking
             and sending ``list[Message]`` may stand between them.
-        checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
-        name: The workflow's name (checkpoints and the run store list runs by it).
-        description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
-        intermediate_outputs: Publish each agent's ``AgentResponse`` as an ``intermediate`` event.
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
+            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -95,26 +73,7 @@ class SequentialBuilder(OrchestrationBuilder):
     """
 
     _RESERVED = (START_ID, END_ID)
-
-    def __init__(
-        self,
-        participants: Sequence[SupportsAgentRun | Executor],
-        *,
-        checkpoint_storage: CheckpointStorage | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        run_store: RunStore | None = None,
-        intermediate_outputs: bool = True,
-    ) -> None:
-        super().__init__(
-            participants,
-            checkpoint_storage=checkpoint_storage,
-            name=name,
-            description=description,
-            run_store=run_store,
-            intermediate_outputs=intermediate_outputs,
-            allow_executors=True,
-        )
+    _ALLOW_EXECUTORS = True
 
     def build(self) -> Workflow:
         """Build the chain as an ordinary :class:`~agentnb.workflows.Workflow`."""

@@ -135,3 +135,8 @@ async def test_custom_executors_take_part_in_the_chain() -> None:
 def test_an_executor_that_cannot_take_the_conversation_is_refused_at_build() -> None:
     with pytest.raises(WorkflowValidationError, match="shout"):
         SequentialBuilder(participants=[Agent(ScriptedChatClient([]), name="a"), Shout("shout")]).build()
+
+
+def test_unknown_options_are_named() -> None:
+    with pytest.raises(TypeError, match=r"unexpected keyword argument.*'checkpoint'"):
+        SequentialBuilder(participants=[Agent(ScriptedChatClient([]), name="a")], checkpoint=None)  # type: ignore[call-arg]
