@@ -65,9 +65,10 @@ def _field_widget(name: str, tp: Any, default: Any, description: str, constraint
         return pn.widgets.Checkbox(label=label, value=bool(default) if has_default else False)
     if tp is int:
         bounds = {k: constraints[k] for k in ("start", "end") if k in constraints}
-        return pn.widgets.IntInput(value=int(default) if has_default else bounds.get("start", 0), **bounds, **common)
+        start = int(default) if isinstance(default, (int, float)) else bounds.get("start", 0)
+        return pn.widgets.IntInput(value=start, **bounds, **common)
     if tp is float:
-        return pn.widgets.FloatInput(value=float(default) if has_default else 0.0, **common)
+        return pn.widgets.FloatInput(value=float(default) if isinstance(default, (int, float)) else 0.0, **common)
     if tp is str:
         text = str(default) if has_default else ""
         if name in {"body", "text", "content", "prompt", "draft"} or len(text) > 60:

@@ -252,7 +252,7 @@ class TimeTravelView:
         self.branches_out = pn.Row(sizing_mode="stretch_width", css_classes=["anb-branches"])
 
         self.run_select.param.watch(lambda e: self.open_run(e.new) if e.new else None, "value")
-        self.refresh_button.on_click(lambda _e: self.refresh_runs())
+        self.refresh_button.on_click(lambda _e: self._on_refresh())
         self.timeline.param.watch(self._on_timeline_select, "selection")
         self.resume_button.on_click(self._on_resume)
         self.fork_button.on_click(self._on_fork)
@@ -315,6 +315,9 @@ class TimeTravelView:
                 self._reload(current, select=self._selected)
 
     # ------------------------------------------------------------------------------------------------- runs
+    def _on_refresh(self) -> None:
+        self.refresh_runs()
+
     def refresh_runs(self) -> int:
         """Reload the workflow runs that have checkpoints; return how many there are."""
         runs = self.store.list_runs(kind="workflow", limit=300)

@@ -112,7 +112,7 @@ class TracesView:
             callback=self._csv, filename="trace.csv", label="Export CSV", width=130, color="default"
         )
         self.trace_select.param.watch(lambda e: self.show_trace(e.new), "value")
-        self.refresh_button.on_click(lambda _e: self.refresh_traces())
+        self.refresh_button.on_click(lambda _e: self._on_refresh())
         self.table.param.watch(self._on_select, "selection")
 
     def panel(self) -> pn.viewable.Viewable:
@@ -126,6 +126,9 @@ class TracesView:
             sizing_mode="stretch_width",
             css_classes=["anb-traces-view"],
         )
+
+    def _on_refresh(self) -> None:
+        self.refresh_traces()
 
     def refresh_traces(self) -> int:
         """Reload the list of stored traces (newest first); return how many there are."""

@@ -32,12 +32,13 @@ def event_row(event: Any, seq: int) -> dict[str, Any]:
     data = record.get("data")
     if getattr(event, "type", None) == "status" and getattr(event, "state", None) is not None:
         data = str(event.state)
+    stamp = record.get("timestamp")
+    seconds = float(stamp) if isinstance(stamp, (int, float)) else time.time()
     return {
         "seq": seq,
         "type": record.get("type"),
         "executor_id": record.get("executor_id"),
-        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.get("timestamp") or time.time()))
-        + f".{int(((record.get('timestamp') or 0) % 1) * 1000):03d}",
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((seconds % 1) * 1000):03d}",
         "data": data,
     }
 
