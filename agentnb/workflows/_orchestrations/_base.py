@@ -3,7 +3,10 @@
 A *participant* is an agent placed in an orchestration. :class:`ParticipantExecutor` runs it on the
 conversation an orchestrator sends (``list[Message]``) or continues the conversation of the previous
 participant (an :class:`AgentExecutorResponse`), and sends back an ``AgentExecutorResponse`` whose
-``full_conversation`` is the input plus the participant's new messages. Tool approvals raised inside the
+``full_conversation`` is the input plus the participant's new messages (or, in chains, that conversation
+itself). It is its own executor rather than an ``AgentExecutor`` because orchestrations own the
+conversation: the participant answers what it is sent, with per-orchestration tools (handoffs), and
+keeps only the state of an unfinished turn. Tool approvals raised inside the
 agent become the workflow's own ``request_info`` events, so the caller of the whole orchestration
 answers them with ``workflow.run(responses={request_id: True})`` (also from another process).
 
@@ -53,7 +56,8 @@ __all__ = [
 
 ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentResponse]
 ConversationCtx = WorkflowContext[list[Message], list[Message]]
-InputLike = str | Message | list[Message]
+#: A termination condition: ``(conversation) -> bool``, sync or async.
+Condition = Callable[[list[Message]], bool | Awaitable[bool]]
 _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -506,6 +510,3 @@ class OrchestrationBuilder:
     def build(self) -> Workflow:  # pragma: no cover - every subclass overrides it
         """Build the orchestration as an ordinary :class:`~agentnb.workflows.Workflow`."""
         raise NotImplementedError
-
-
-Condition = Callable[[list[Message]], bool | Awaitable[bool]]
