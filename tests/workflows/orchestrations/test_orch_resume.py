@@ -124,3 +124,25 @@ async def test_participant_review_answered_in_fresh_process(tmp_path: Path) -> N
         "Draft 2 (Shorter, please)",
         "Edited: Draft 2 (Shorter, please)",
     ]
+
+
+async def test_handoff_resumes_from_a_checkpoint_taken_between_agents(tmp_path: Path) -> None:
+    storage = FileCheckpointStorage(tmp_path)
+    workflow = SCENARIOS["handoff"](storage)
+    first = await workflow.run("I need a refund")
+    infos = await storage.list_checkpoints(run_id=first.run_id)
+    # After triage's handoff and before billing answered: the handoff is recorded, billing's turn is pending.
+    middle = [i for i in infos if 0 < i.step < max(j.step for j in infos)]
+    assert middle
+    chosen = middle[-1]
+    state = (await storage.load(chosen.checkpoint_id)).executor_states["handoff_coordinator"]
+    assert state["owner"] == "billing"
+    (request,) = first.get_request_info_events()
+    result = await workflow.run(responses={request.request_id: "Order 42 please"})
+    (request,) = result.get_request_info_events()
+    result = await workflow.run(responses={request.request_id: HandoffUserInputRequest.terminate()})
+    baseline = [summary(o) for o in result.get_outputs()]
+
+    resumed = _resume("handoff", tmp_path, chosen.checkpoint_id, later=["Order 42 please", "__terminate__"])
+    assert resumed["owners"] == ["billing", "billing"]
+    assert resumed["outputs"] == baseline
