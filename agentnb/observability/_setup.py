@@ -58,13 +58,19 @@ def disable_instrumentation() -> None:
     _telemetry.disable()
 
 
-def _attach_once(provider: Any, key: object, make: Any) -> bool:
+def _attach_once(provider: Any, key: object, make: Any) -> None:
+    """Add the processor ``make()`` builds unless one for ``key`` was added before (``None``: add nothing)."""
     seen = _attached.setdefault(provider, set())
     if id(key) in seen:
-        return False
-    provider.add_span_processor(make())
+        return
+    processor = make()
+    if processor is not None:
+        provider.add_span_processor(processor)
     seen.add(id(key))
-    return True
+
+
+# Marks the OTLP span exporter in ``_attached`` (it is built by us, so it has no user object to key on).
+_OTLP_TRACES = object()
 
 
 def _target_key(store: Any) -> tuple[str, Any]:
@@ -109,7 +115,7 @@ def _otlp_protocol(signal: str) -> str:
     ).strip() or "http/protobuf"
 
 
-def _otlp_exporter(signal: str) -> Any:
+def _otlp_exporter(signal: str, *, stacklevel: int) -> Any:
     """Build the OTLP exporter the environment asks for, or warn once about the missing package."""
     grpc = _otlp_protocol(signal) == "grpc"
     module = f"opentelemetry.exporter.otlp.proto.{'grpc' if grpc else 'http'}"
@@ -125,7 +131,7 @@ def _otlp_exporter(signal: str) -> Any:
             f"OTEL_EXPORTER_OTLP_ENDPOINT is set but {package} is not installed, so agentnb does not export "
             f"{signal.lower()} over OTLP; {_OTLP_HINT if not grpc else f'pip install {package}'}.",
             RuntimeWarning,
-            stacklevel=4,
+            stacklevel=stacklevel + 1,
         )
         return None
 
@@ -197,11 +203,13 @@ def configure_otel_providers(
             _attach_once(provider, processor, lambda p=processor: p)
         for exporter in exporters:
             _attach_once(provider, exporter, lambda e=exporter: BatchSpanProcessor(e))
-        if _otlp_endpoint("TRACES") and not _attached.get(provider, set()) & {id(_otlp_exporter)}:
-            exporter = _otlp_exporter("TRACES")
-            if exporter is not None:
-                provider.add_span_processor(BatchSpanProcessor(exporter))
-            _attached.setdefault(provider, set()).add(id(_otlp_exporter))
+        if _otlp_endpoint("TRACES"):
+
+            def otlp_processor() -> Any:
+                exporter = _otlp_exporter("TRACES", stacklevel=4)  # <- otlp_processor <- _attach_once <- configure
+                return None if exporter is None else BatchSpanProcessor(exporter)
+
+            _attach_once(provider, _OTLP_TRACES, otlp_processor)
 
         meter_provider = metrics.get_meter_provider()
         readers = list(metric_readers)
@@ -209,7 +217,7 @@ def configure_otel_providers(
             if _otlp_endpoint("METRICS"):
                 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-                metric_exporter = _otlp_exporter("METRICS")
+                metric_exporter = _otlp_exporter("METRICS", stacklevel=2)
                 if metric_exporter is not None:
                     readers.append(PeriodicExportingMetricReader(metric_exporter))
             # A meter provider without readers would aggregate every measurement for nobody: only set one

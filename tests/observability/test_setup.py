@@ -310,7 +310,8 @@ def test_missing_otlp_package_warns_with_the_install_hint(tmp_path: Path) -> Non
             warnings.simplefilter("always")
             spans = configure_otel_providers(store=None)
         run_agent()
-        print(json.dumps({"warnings": [str(w.message) for w in caught], "spans": len(spans)}))
+        print(json.dumps({"warnings": [str(w.message) for w in caught], "spans": len(spans),
+                          "where": sorted({w.filename for w in caught})}))
         """,
         tmp_path,
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
@@ -319,3 +320,4 @@ def test_missing_otlp_package_warns_with_the_install_hint(tmp_path: Path) -> Non
     assert all('pip install "agentnb[otlp]"' in w for w in out["warnings"])
     assert "traces" in out["warnings"][0] and "metrics" in out["warnings"][1]
     assert out["spans"] == 4  # local tracing works regardless
+    assert out["where"] == ["<string>"]  # the warnings point at the caller's line, not at agentnb
