@@ -433,6 +433,8 @@ class SpanStore:
             self.written += len(batch)
         except Exception as exc:  # a background writer must not die; report once and count the loss
             self.dropped += len(batch)
+            if self._store_arg == DEFAULT:
+                self._store = None  # look the shared store up again next time (it may have been closed)
             if not self._warned:
                 self._warned = True
                 logger.error("agentnb could not write %d spans to the run store: %s", len(batch), exc)

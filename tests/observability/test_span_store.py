@@ -203,3 +203,26 @@ def test_constructor_checks() -> None:
     assert SpanStore(None).persistent is False
     assert SpanStore(None).store_path is None
     assert "memory" in repr(SpanStore(None))
+
+
+def test_the_default_store_is_looked_up_again_after_it_was_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from agentnb.store import default_store
+
+    monkeypatch.setenv("AGENTNB_HOME", str(tmp_path / "home"))
+    spans = SpanStore(flush_interval=60)  # the process-wide default store
+    provider = _provider(spans)
+    _emit(provider, 2, prefix="before")
+    spans.force_flush()
+    default_store().close()  # someone closed the shared store
+    with caplog.at_level(logging.ERROR, logger="agentnb.observability"):
+        _emit(provider, 3, prefix="lost")
+        spans.force_flush()
+    assert spans.dropped == 3
+    _emit(provider, 4, prefix="after")
+    spans.force_flush()
+    names = [s["name"] for s in default_store().list_spans()]
+    assert names == ["before0", "before1", "after0", "after1", "after2", "after3"]
+    spans.shutdown()
+    default_store().close()
