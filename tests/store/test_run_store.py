@@ -323,3 +323,20 @@ def test_time_helpers() -> None:
         to_iso("yesterday")
     with pytest.raises(TypeError):
         to_ns(object())
+
+
+def test_span_tuples_fast_paths(store: RunStore) -> None:
+    from agentnb.store import SPAN_COLUMNS
+
+    record = tuple(
+        {"trace_id": "t", "span_id": "s", "name": "n", "kind": "CLIENT", "start_ns": 5, "status_code": "OK",
+         "attributes": '{"a": 1}', "events": "[]", "resource": "{}"}.get(column)
+        for column in SPAN_COLUMNS[1:]
+    )  # fmt: skip
+    assert store.add_span_records([record]) == 1
+    assert store.add_span_records([record]) == 0
+    assert store.add_span_records([]) == 0
+    assert store.select_spans(("name", "kind", "attributes")) == [("n", "CLIENT", '{"a": 1}')]
+    assert store.select_spans(("span_id",), trace_id="other") == []
+    with pytest.raises(ValueError, match="Unknown span columns"):
+        store.select_spans(("name; DROP TABLE spans",))
