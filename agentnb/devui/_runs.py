@@ -151,6 +151,10 @@ class RunsView:
                 columns=_RUN_COLUMNS,
             )
             self.table.value = frame
+            if self._selected is not None:
+                # Keep the user's row selected while new runs arrive above it.
+                rows = frame.index[frame["run_id"] == self._selected].tolist()
+                self.table.selection = rows[:1]
         running = sum(1 for r in self._rows.values() if r.get("status") in {"running", "in_progress", "started"})
         set_html(
             self.info,
@@ -160,7 +164,7 @@ class RunsView:
         return len(rows)
 
     def _on_select(self, event: Any) -> None:
-        if not event.new:
+        if not event.new or event.new == event.old:
             return
         frame = self.table.value
         try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from devui_harness import CHROMIUM_ARGS, DevUIServer
@@ -63,6 +65,8 @@ def _screenshot_on_failure(request: pytest.FixtureRequest, tmp_path_factory: pyt
     yield
     if request.node.stash.get(_FAILED, False) and "app" in request.fixturenames:
         page = request.getfixturevalue("app")
-        path = tmp_path_factory.getbasetemp() / f"{request.node.name}.png"
+        folder = Path(tempfile.gettempdir()) / "agentnb-devui-failures"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{request.node.name}.png"
         page.screenshot(path=str(path))
         print(f"screenshot of the failure: {path}")

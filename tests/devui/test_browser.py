@@ -188,7 +188,7 @@ def test_runs_view_lists_every_run_and_traces_show_a_waterfall(app: Any) -> None
     table.get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
     listed = text(table)
     assert "mailer" in listed and "assistant" in listed and "completed" in listed
-    table.get_by_text("assistant").first.click()
+    table.locator(".tabulator-row", has_text="assistant").first.click()
     app.locator(".anb-run-events").get_by_text("message").first.wait_for(timeout=WAIT)
     app.screenshot(path=str(DOCS / "devui-runs.png"))
     app.get_by_role("button", name="Open trace").click()
