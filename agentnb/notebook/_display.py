@@ -333,11 +333,20 @@ def _messages_text(messages: Sequence[Any]) -> str:
 # -- responses ---------------------------------------------------------------------------------------------
 
 
+def _agent_label(response: Any) -> str | None:
+    """The agent's name as its messages carry it, else its id (names read better than UUIDs)."""
+    for message in response.messages:
+        if message.role == "assistant" and getattr(message, "author_name", None):
+            return str(message.author_name)
+    agent_id = getattr(response, "agent_id", None)
+    return str(agent_id) if agent_id else None
+
+
 def _response_html(response: Any) -> str:
     head = [f"<span class='anb-title'>{h.escape(type(response).__name__)}</span>"]
-    agent_id = getattr(response, "agent_id", None)
-    if agent_id:
-        head.append(h.badge(f"agent {agent_id}"))
+    agent = _agent_label(response)
+    if agent:
+        head.append(h.badge(f"agent {agent}"))
     if getattr(response, "model_id", None):
         head.append(h.badge(response.model_id, "info"))
     if getattr(response, "finish_reason", None):
@@ -363,8 +372,9 @@ def _jsonable(value: Any) -> Any:
 
 def _response_text(response: Any) -> str:
     bits = [type(response).__name__]
-    if getattr(response, "agent_id", None):
-        bits.append(f"agent {response.agent_id!r}")
+    agent = _agent_label(response)
+    if agent:
+        bits.append(f"agent {agent!r}")
     if getattr(response, "model_id", None):
         bits.append(f"model {response.model_id}")
     bits.append(f"{len(response.messages)} message(s)")

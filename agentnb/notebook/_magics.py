@@ -130,7 +130,7 @@ async def run_agent_cell(ip: Any, line: str, body: str) -> None:
     view, prompt, no_stream = _prepare(ip, line, body)
     # Without streaming the view appears once the answer is complete.
     view.run(prompt, display=not no_stream)
-    await view.wait()
+    await view.wait()  # re-displays the settled view in this cell
     if no_stream:
         view.display()
     if view.error is not None:

@@ -17,7 +17,7 @@ from .. import _html as h
 from ._approval import ApprovalCard, AutoApprove
 from ._display import messages_html, usage_text
 from ._run import AgentRun
-from ._widgets import close_tree
+from ._widgets import close_tree, current_cell, settled_display
 
 __all__ = ["AgentView", "ChatWidget", "kernel_supports_awaiting_widgets"]
 
@@ -57,6 +57,18 @@ def _in_kernel() -> bool:
         return False
     ip = get_ipython()
     return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def _agent_line(agent: Any) -> str:
+    name = getattr(agent, "name", None) or getattr(agent, "id", None) or type(agent).__name__
+    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
+    line = f"{name}"
+    if client is not None:
+        line += f" · {type(client).__name__}"
+        model = getattr(client, "model_id", None)
+        if model:
+            line += f" ({model})"
+    return line
 
 
 def _agent_title(agent: Any) -> str:
@@ -115,6 +127,7 @@ class AgentView:
         self._render_handle: asyncio.TimerHandle | None = None
         self._display_handle: Any = None
         self._published: tuple[str, int, int] | None = None
+        self._display_cell: str | None = None
         self._rendered_status = ""
         self._closed = False
         self.controller.subscribe(self._on_change)
@@ -173,11 +186,12 @@ class AgentView:
             from IPython.display import display
 
             self._display_handle = display(self, display_id=True)
+            self._display_cell = current_cell()
 
     async def wait(self) -> Any:
         """Wait until the run settles (done, stopped, failed, or waiting for approval); return the response."""
         response = await self.controller.wait()
-        self._flush()
+        self._settle()
         return response
 
     async def approvals(self) -> Any:
@@ -199,7 +213,7 @@ class AgentView:
         while self.controller.pending or self.controller.running:
             await asyncio.sleep(0.05)
             await self.controller.wait()
-        self._flush()
+        self._settle()
         return self.controller.response
 
     def send(self, prompt: Any) -> None:
@@ -242,6 +256,8 @@ class AgentView:
         from ._display import _messages_text
 
         body = _messages_text(self.controller.transcript())
+        if not body and self.status == "idle":
+            return _agent_line(self.agent)
         line = f"[{self.status}]"
         usage = usage_text(self._usage())
         if usage:
@@ -250,10 +266,17 @@ class AgentView:
 
     def to_html(self) -> str:
         """The transcript as static HTML (for exports and front ends without widgets)."""
-        return h.wrap(self._transcript_html() + f"<div>{self._status_html(timing=False)}</div>")
+        head = f"<div class='anb-head'>{_agent_title(self.agent)}</div>"
+        if not self.controller.messages and self.status == "idle":
+            return h.wrap(head)
+        return h.wrap(head + self._transcript_html() + f"<div>{self._status_html(timing=False)}</div>")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        if self.status == "idle" and not self.controller.messages:
+            # Nothing has happened yet: no static fallback (it would only repeat the header).
+            bundle["text/plain"] = ""
+            return bundle
         bundle["text/plain"] = self.to_text()
         bundle["text/html"] = self.to_html()
         return bundle
@@ -328,6 +351,13 @@ class AgentView:
             # Refresh the stored text/plain and text/html of the output so saved notebooks show the result.
             self._published = published
             self._display_handle.update(self)
+
+    def _settle(self) -> None:
+        self._flush()
+        handle = settled_display(self, self._display_handle, self._display_cell)
+        if handle is not self._display_handle:
+            self._display_handle = handle
+            self._published = (self.status, len(self.controller.messages), len(self.controller.pending))
 
     def _flush(self) -> None:
         if self._render_handle is not None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _html as h
+from ._widgets import current_cell, settled_display
 
 __all__ = [
     "STATE_COLOURS",
@@ -270,7 +271,10 @@ class WorkflowView:
         from ..workflows import InMemoryCheckpointStorage
 
         self.workflow = workflow
-        self.storage = checkpoint_storage or workflow.checkpoint_storage or InMemoryCheckpointStorage()
+        # Not `or`: an empty storage is falsy (it has a length), and it is still the one to use.
+        if checkpoint_storage is None:
+            checkpoint_storage = workflow.checkpoint_storage
+        self.storage = checkpoint_storage if checkpoint_storage is not None else InMemoryCheckpointStorage()
         self.states: dict[str, str] = {}
         self.events: list[Any] = []
         self.outputs: list[Any] = []
@@ -283,6 +287,7 @@ class WorkflowView:
         self._task: asyncio.Task[None] | None = None
         self._aux: set[asyncio.Task[Any]] = set()
         self._display_handle: Any = None
+        self._display_cell: str | None = None
 
         self.header = w.HTML()
         self.graph = w.HTML()
@@ -333,15 +338,16 @@ class WorkflowView:
             from IPython.display import display
 
             self._display_handle = display(self, display_id=True)
+            self._display_cell = current_cell()
 
-    async def wait(self) -> WorkflowView:
-        """Wait until the run (and any checkpoint loading) has finished."""
+    async def wait(self) -> None:
+        """Wait until the run (and any checkpoint loading) has finished; the view then shows the result."""
         while True:
             pending = [t for t in (self._task, *self._aux) if t is not None and not t.done()]
             if not pending:
                 break
             await asyncio.wait(pending)
-        return self
+        self._display_handle = settled_display(self, self._display_handle, self._display_cell)
 
     def _start(self, **kwargs: Any) -> None:
         if self._task is not None and not self._task.done():
@@ -415,6 +421,13 @@ class WorkflowView:
     async def select(self, index: int) -> Any:
         """Show the checkpoint at ``index`` (oldest first): the state after that superstep."""
         info = self.checkpoints[index]
+        if self.slider.value != index:
+            # Keep the slider in step when travelling from code (without loading the checkpoint twice).
+            self.slider.unobserve(self._on_slide, names="value")
+            try:
+                self.slider.value = index
+            finally:
+                self.slider.observe(self._on_slide, names="value")
         self.selected = await self.storage.load(info.checkpoint_id)
         self.resume_button.disabled = False
         self._render()
@@ -480,7 +493,8 @@ class WorkflowView:
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/plain"] = self.to_text()
+        # Before the first run there is nothing to show without widgets.
+        bundle["text/plain"] = self.to_text() if self.events else ""
         return bundle
 
     def close(self) -> None:
