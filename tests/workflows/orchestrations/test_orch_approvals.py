@@ -94,3 +94,25 @@ async def test_a_forged_answer_is_refused_and_loses_nothing() -> None:
     assert again.request_id != request.request_id and again.data.id == request.data.id
     result = await workflow.run(responses={again.request_id: True})
     assert DEPLOYS == ["1.2"] and result.get_outputs()
+
+
+async def test_two_participants_waiting_at_once_are_answered_together() -> None:
+    from orch_scenarios import ops_agent
+
+    from agentnb import Agent
+    from agentnb.local import FunctionChatClient
+    from agentnb.workflows import ConcurrentBuilder
+
+    second = Agent(FunctionChatClient(ops_agent().client.func), name="ops2", tools=ops_agent().tools)  # type: ignore[attr-defined]
+    workflow = ConcurrentBuilder(participants=[ops_agent(), second]).build()
+    requests = (await workflow.run("release")).get_request_info_events()
+    assert sorted(r.executor_id for r in requests) == ["ops", "ops2"]
+    # Answering one leaves the run paused on the other; the fan-in waits for both.
+    partial = await workflow.run(responses={requests[0].request_id: True})
+    assert partial.get_outputs() == [] and len(partial.get_request_info_events()) == 1
+    done = await workflow.run(responses={requests[1].request_id: False})
+    (conversation,) = done.get_outputs()
+    assert DEPLOYS == ["1.2"]
+    by_author = {m.author_name: m.text for m in conversation[1:]}
+    assert by_author["ops"] == "Deploy finished: version 1.2 is live"
+    assert by_author["ops2"].startswith("Deploy finished:") and "is live" not in by_author["ops2"]
