@@ -256,7 +256,19 @@ class AgentnbMagics(Magics):
             return
         from ..local import RecordingChatClient
 
-        count = self._swap_clients(lambda client: RecordingChatClient(client, args.path), "recording")
+        recorders: dict[int, Any] = {}
+        shared: list[Any] = []
+
+        def record(client: Any) -> Any:
+            # One recorder per client (agents sharing a client share its recorder); all recorders share one
+            # interaction list, so each write of the cassette holds every agent's calls, in order.
+            if id(client) not in recorders:
+                recorder = RecordingChatClient(client, args.path)
+                recorder.interactions = shared
+                recorders[id(client)] = recorder
+            return recorders[id(client)]
+
+        count = self._swap_clients(record, "recording")
         print(f"Recording model traffic of {count} agent(s) to {args.path} (stop with %agentnb record --stop).")
 
     def _replay(self, rest: list[str]) -> None:
@@ -264,9 +276,16 @@ class AgentnbMagics(Magics):
         if args.stop:
             print(f"Stopped {self._cassette_mode or 'cassettes'}: {self._restore_clients()} agent(s) restored.")
             return
+        from ..exceptions import CassetteError
         from ..local import ReplayChatClient
 
-        count = self._swap_clients(lambda client: ReplayChatClient(args.path), "replay")
+        try:
+            replay = ReplayChatClient(args.path)  # read now: a missing or broken cassette fails here, not mid-run
+        except CassetteError as e:
+            raise UsageError(
+                f"{e}\n(in a notebook: %agentnb record {args.path}, run the cells, %agentnb record --stop)"
+            ) from None
+        count = self._swap_clients(lambda client: replay, "replay")
         print(f"Replaying {args.path} for {count} agent(s): no network or API key needed.")
 
     # -- %agentnb devui ----------------------------------------------------------------------------------

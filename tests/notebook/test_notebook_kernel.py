@@ -144,3 +144,49 @@ def test_bad_arguments_print_a_usage_line_not_a_traceback(kernel: KernelSession,
     assert shown.startswith("UsageError: ")
     assert "usage: %" in shown
     assert "Traceback" not in shown and not [o for o in outputs if o["output_type"] == "error"]
+
+
+def test_record_then_replay_without_the_model(kernel: KernelSession, tmp_path: Path) -> None:
+    cassette = tmp_path / "session.jsonl"
+    cells = [
+        # Two agents on two different models: both are recorded into one cassette.
+        "from agentnb.local import ScriptedChatClient\n"
+        "echo = Agent(ScriptedChatClient(['Recorded answer one.']), name='echo')\n"
+        "other = Agent(ScriptedChatClient(['Recorded answer two.']), name='other')",
+        f"%agentnb record {cassette}",
+        "%%agent echo\nFirst question",
+        "%%agent other\nSecond question",
+        "%agentnb record --stop",
+        # The scripted models are used up now; only the cassette can answer.
+        f"%agentnb replay {cassette}",
+        "%%agent echo\nFirst question",
+        "%%agent other\nSecond question",
+        "%%agent echo\nA question never recorded",
+        "%agentnb replay --stop",
+        f"%agentnb replay {tmp_path / 'missing.jsonl'}",
+    ]
+    out = [kernel.run(cell) for cell in cells]
+    assert "Recording model traffic of" in text(out[1])
+    assert "Recorded answer one." in text(out[2]) and "Recorded answer two." in text(out[3])
+    assert "agent(s) restored" in text(out[4])
+    assert "Replaying" in text(out[5]) and "no network or API key needed" in text(out[5])
+    assert "Recorded answer one." in text(out[6]) and "Recorded answer two." in text(out[7])
+    miss = text(out[8])
+    assert "CassetteMissError" in miss and "[error]" in miss
+    assert "agent(s) restored" in text(out[9])
+    assert "UsageError: No cassette at" in text(out[10]) and "%agentnb record" in text(out[10])
+    lines = cassette.read_text().splitlines()
+    assert len(lines) == 3  # the header and one interaction per agent
+
+
+def test_devui_magic_serves_this_kernels_agents(kernel: KernelSession) -> None:
+    out = kernel.run("%agentnb devui")
+    [html] = data(out, "text/html")
+    assert "DevUI for" in html and "bot" in html and 'href="http://127.0.0.1:' in html
+    url = html.split('href="', 1)[1].split('"', 1)[0]
+    check = kernel.run(
+        f"import urllib.request\nwith urllib.request.urlopen({url!r}, timeout=30) as r:\n    print(r.status)"
+    )
+    assert text(check).strip() == "200"
+    stopped = kernel.run("%agentnb devui --stop")
+    assert text(stopped).strip() == "Stopped 1 DevUI server(s)."
