@@ -105,12 +105,12 @@ async def test_two_participants_waiting_at_once_are_answered_together() -> None:
 
     second = Agent(FunctionChatClient(ops_agent().client.func), name="ops2", tools=ops_agent().tools)  # type: ignore[attr-defined]
     workflow = ConcurrentBuilder(participants=[ops_agent(), second]).build()
-    requests = (await workflow.run("release")).get_request_info_events()
-    assert sorted(r.executor_id for r in requests) == ["ops", "ops2"]
+    requests = {r.executor_id: r for r in (await workflow.run("release")).get_request_info_events()}
+    assert sorted(requests) == ["ops", "ops2"]
     # Answering one leaves the run paused on the other; the fan-in waits for both.
-    partial = await workflow.run(responses={requests[0].request_id: True})
+    partial = await workflow.run(responses={requests["ops"].request_id: True})
     assert partial.get_outputs() == [] and len(partial.get_request_info_events()) == 1
-    done = await workflow.run(responses={requests[1].request_id: False})
+    done = await workflow.run(responses={requests["ops2"].request_id: False})
     (conversation,) = done.get_outputs()
     assert DEPLOYS == ["1.2"]
     by_author = {m.author_name: m.text for m in conversation[1:]}
