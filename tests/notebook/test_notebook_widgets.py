@@ -210,3 +210,56 @@ def test_trace_view_without_spans(no_leaks: None) -> None:
     assert "No spans recorded yet" in view.tree.value
     assert view.to_text() == "No spans recorded yet."
     view.close()
+
+
+async def test_approvals_refuses_to_hang_on_old_kernels(no_leaks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentnb.notebook import _views
+
+    monkeypatch.setattr(_views, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_views, "kernel_supports_awaiting_widgets", lambda: False)
+    view = AgentView(ops_agent())
+    view.run("Delete Notes", display=False)
+    with pytest.raises(RuntimeError, match=r"ipykernel < 7.*would hang"):
+        await asyncio.wait_for(view.approvals(), timeout=10)
+    assert view.status == "waiting"  # nothing lost: the card still works
+    view.approve()
+    await view.wait()
+    assert view.status == "done"
+    view.close()
+
+
+def test_kernel_version_detection(monkeypatch: pytest.MonkeyPatch) -> None:
+    import ipykernel
+
+    from agentnb.notebook import kernel_supports_awaiting_widgets
+
+    monkeypatch.setattr(ipykernel, "__version__", "6.29.5")
+    assert kernel_supports_awaiting_widgets() is False
+    monkeypatch.setattr(ipykernel, "__version__", "7.0.1")
+    assert kernel_supports_awaiting_widgets() is True
+
+
+async def test_hostile_model_output_stays_inert_in_the_live_view(no_leaks: None) -> None:
+    from test_notebook_display import HOSTILE, assert_inert
+
+    from agentnb import tool
+
+    @tool(approval_mode="always_require")
+    def run_shell(command: str) -> str:
+        """Run a command."""
+        return HOSTILE
+
+    client = ScriptedChatClient([ScriptedChatClient.call("run_shell", command=HOSTILE), HOSTILE])
+    view = AgentView(Agent(client, name=HOSTILE, tools=[run_shell]))
+    view.run(HOSTILE, display=False)
+    await view.wait()
+    [card] = view.cards.values()
+    for html in (view.header.value, view.transcript.value, card.summary.value, view.to_html()):
+        assert_inert(html)
+    card.approve()
+    await view.wait()
+    assert view.status == "done"
+    for html in (view.transcript.value, view.status_line.value, view.to_html()):
+        assert_inert(html)
+    assert "&lt;script&gt;" in view.transcript.value
+    view.close()
