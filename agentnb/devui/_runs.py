@@ -14,7 +14,7 @@ import panel as pn
 
 from ._widgets import error_card, html_pane, set_html
 
-__all__ = ["RunsView", "events_frame"]
+__all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
 _RUN_COLUMNS = ["run_id", "kind", "name", "status", "started_at", "ended_at", "error"]
 _EVENT_COLUMNS = ["seq", "type", "executor_id", "timestamp", "data"]
@@ -61,6 +61,25 @@ def event_table(**params: Any) -> pn.widgets.Tabulator:
     )
 
 
+def states_from_events(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Each executor's latest state, replayed from a run's stored events."""
+    states: dict[str, str] = {}
+    for row in rows:
+        executor_id = row.get("executor_id")
+        if not executor_id:
+            continue
+        kind = row.get("type")
+        if kind == "executor_invoked":
+            states[executor_id] = "running"
+        elif kind == "executor_completed" and states.get(executor_id) != "waiting":
+            states[executor_id] = "completed"
+        elif kind == "executor_failed":
+            states[executor_id] = "failed"
+        elif kind == "request_info":
+            states[executor_id] = "waiting"
+    return states
+
+
 class RunsView:
     """All runs in the store, refreshed while the page is open; select one to see its events.
 
@@ -100,6 +119,9 @@ class RunsView:
         self.open_timeline.on_click(lambda _e: self._open("timetravel"))
         self.open_trace.on_click(lambda _e: self._open("traces"))
         self._selected: str | None = None
+        self.graph_area = pn.Column(sizing_mode="stretch_width", css_classes=["anb-run-graph"])
+        self._graph: Any = None
+        self._graph_run: str | None = None
 
     def panel(self) -> pn.viewable.Viewable:
         """Return the view's layout."""
@@ -109,6 +131,7 @@ class RunsView:
             self.errors,
             self.run_title,
             pn.Row(self.open_timeline, self.open_trace),
+            self.graph_area,
             self.events,
             sizing_mode="stretch_width",
             css_classes=["anb-runs-view"],
@@ -189,7 +212,41 @@ class RunsView:
         self._load_events(run_id)
 
     def _load_events(self, run_id: str) -> None:
-        self.events.value = events_frame(self.store.list_events(run_id))
+        rows = self.store.list_events(run_id)
+        self.events.value = events_frame(rows)
+        self._show_graph(run_id, rows)
+
+    def _show_graph(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+        """Draw a workflow run's graph from the description the run store keeps, coloured by its events.
+
+        This works for runs made anywhere (a notebook in another process), without the workflow object.
+        """
+        run = self._rows.get(run_id) or self.store.get_run(run_id) or {}
+        metadata = run.get("metadata") or {}
+        if isinstance(metadata, str):
+            try:
+                metadata = json.loads(metadata)
+            except ValueError:
+                metadata = {}
+        graph = metadata.get("graph") if isinstance(metadata, dict) else None
+        if run.get("kind") != "workflow" or not isinstance(graph, dict):
+            self.graph_area.objects = []
+            self._graph, self._graph_run = None, None
+            return
+        if self._graph_run != run_id:
+            from ._graph import GraphPane
+
+            try:
+                self._graph = GraphPane(graph, max_height=360)
+            except Exception as exc:  # an unreadable description only hides the drawing
+                self.graph_area.objects = [error_card(exc, title="Cannot draw this run's graph")]
+                self._graph, self._graph_run = None, run_id
+                return
+            self._graph_run = run_id
+            self.graph_area.objects = [self._graph.panel()]
+        if self._graph is not None:
+            self._graph.set_states(states_from_events(rows))
+            self._graph.flush()
 
     def _open(self, where: str) -> None:
         if self._selected and self.on_open is not None:

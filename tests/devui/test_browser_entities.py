@@ -8,6 +8,8 @@ the store by another process appear without a reload.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -153,7 +155,7 @@ def test_agent_error_is_shown_folded_and_the_server_keeps_serving(app: Any) -> N
     app.locator(".anb-entity-hostile button").click()
     app.get_by_text("Answers with hostile HTML.").first.wait_for(timeout=WAIT)
     send_chat(app, "hostile", "again")
-    assert app.locator(".anb-msg.anb-assistant", has_text="Here is").count() == 2
+    app.locator(".anb-msg.anb-assistant", has_text="Here is").nth(1).wait_for(timeout=WAIT)
 
 
 def test_failing_executor_is_red_on_the_graph_and_the_next_run_works(app: Any) -> None:
@@ -198,3 +200,30 @@ def test_runs_from_another_process_appear_live(app: Any, entity_server: DevUISer
     app.locator(".anb-runs-table .tabulator-row", has_text="from-a-notebook").get_by_text("completed").wait_for(
         timeout=WAIT
     )
+
+
+def test_a_workflow_run_from_another_process_is_drawn_from_the_store(app: Any, entity_server: DevUIServer) -> None:
+    # A separate Python process (as a notebook kernel would be) runs a workflow into the same store.
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        from agentnb.devui.demos.workflows import fan_out_workflow
+        from agentnb.store import RunStore
+
+        with RunStore(sys.argv[1]) as store:
+            result = asyncio.run(fan_out_workflow().run("is this short?", run_store=store))
+        print(result.get_outputs())
+        """
+    )
+    db = str(Path(entity_server.home) / "agentnb.db")
+    done = subprocess.run([sys.executable, "-c", script, db], capture_output=True, text=True, timeout=120, check=True)
+    assert "short text" in done.stdout
+    app.locator(".bk-tab", has_text="Runs").click()
+    row = app.locator(".anb-runs-table .tabulator-row", has_text="text-stats")
+    row.wait_for(timeout=WAIT)
+    row.click()
+    node = app.locator('.anb-run-graph g.node[data-id="short_report"] rect')
+    node.wait_for(timeout=WAIT)
+    assert node.evaluate("el => getComputedStyle(el).fill") == "rgb(218, 251, 225)"  # completed
+    unused = app.locator('.anb-run-graph g.node[data-id="long_report"] rect')
+    assert unused.evaluate("el => getComputedStyle(el).fill") != "rgb(218, 251, 225)"

@@ -318,3 +318,19 @@ async def test_resume_a_stored_session_with_a_pending_approval(store: RunStore) 
     view.answers[str(request.id)] = request.to_function_approval_response(True)
     await second._maybe_resume(view)
     assert CALLS == ["Logs"]
+
+
+async def test_runs_view_draws_a_stored_workflow_run_without_the_workflow(store: RunStore) -> None:
+    from agentnb.devui._runs import RunsView
+
+    catalog = demo_catalog()
+    view = WorkflowView(catalog.get("text-stats"), store=store)
+    view.form._widgets["value"].value = "a short text?"
+    await view.run(message=view.form.value())
+    runs = RunsView(store)  # knows only the store, like a DevUI in another process
+    assert runs.refresh() == 1
+    runs.select(store.list_runs()[0]["run_id"])
+    graph = runs._graph
+    assert graph is not None and len(graph.executor_ids) == 7
+    assert graph.states["short_report"] == "completed" and "long_report" not in graph.states
+    assert 'data-id="short_report"' in graph.pane.object and "#dafbe1" in graph.pane.object
