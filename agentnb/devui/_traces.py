@@ -151,6 +151,13 @@ class TracesView:
             set_html(self.totals, f"<span class='anb-muted'>No spans recorded for run {escape(run_id)}.</span>")
             self.table.value = spans_frame([])
             return
+        traces = {s["trace_id"] for s in spans}
+        if len(traces) == 1:
+            self.refresh_traces()
+            trace_id = next(iter(traces))
+            if trace_id in self.trace_select.options.values():
+                self.trace_select.value = trace_id  # the watcher shows the whole trace
+                return
         self._show(spans)
 
     def show_trace(self, trace_id: str | None) -> None:
