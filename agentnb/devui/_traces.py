@@ -156,7 +156,10 @@ class TracesView:
             self.refresh_traces()
             trace_id = next(iter(traces))
             if trace_id in self.trace_select.options.values():
-                self.trace_select.value = trace_id  # the watcher shows the whole trace
+                if self.trace_select.value == trace_id:
+                    self.show_trace(trace_id)
+                else:
+                    self.trace_select.value = trace_id  # the watcher shows the whole trace
                 return
         self._show(spans)
 
