@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def _record(provider: TracerProvider) -> None:
 
 
 @pytest.fixture
-def recorded(tmp_path: Path) -> tuple[SpanStore, RunStore]:
+def recorded(tmp_path: Path) -> Iterator[tuple[SpanStore, RunStore]]:
     store = RunStore(tmp_path / "spans.db")
     spans = SpanStore(store, flush_interval=60)
     provider = TracerProvider()

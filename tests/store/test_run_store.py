@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from agentnb.store._run_store import to_iso, to_ns
 
 
 @pytest.fixture
-def store() -> RunStore:
+def store() -> Iterator[RunStore]:
     s = RunStore(":memory:")
     yield s
     s.close()
