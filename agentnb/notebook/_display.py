@@ -394,9 +394,10 @@ def _response_text(response: Any) -> str:
 def _tool_parameters(tool: Any) -> dict[str, Any] | None:
     params = getattr(tool, "parameters", None)
     try:
-        return params() if callable(params) else params
+        schema = params() if callable(params) else params
     except Exception:  # a broken signature must not break the display of the agent that holds it
         return None
+    return schema if isinstance(schema, dict) else None
 
 
 def _tool_row_html(tool: Any) -> str:

@@ -216,7 +216,7 @@ class AgentnbMagics(Magics):
         from .._agents import BaseAgent
 
         seen: dict[int, Any] = {}
-        for value in list(self.shell.user_ns.values()):
+        for value in list(self._user_ns().values()):
             if isinstance(value, BaseAgent) and hasattr(value, "client"):
                 seen.setdefault(id(value), value)
         return list(seen.values())
@@ -304,7 +304,7 @@ class AgentnbMagics(Magics):
         entities = self._entities()
         url = devui.serve(entities or None, port=args.port)
         self._devui_urls.append(url)
-        from IPython.display import HTML
+        from IPython.core.display import HTML
 
         names = ", ".join(_entity_name(e) for e in entities) or "the built-in demos"
         return HTML(
@@ -321,11 +321,14 @@ class AgentnbMagics(Magics):
         except ImportError:
             return entities
         seen = {id(e) for e in entities}
-        for value in list(self.shell.user_ns.values()):
+        for value in list(self._user_ns().values()):
             if isinstance(value, Workflow) and id(value) not in seen:
                 entities.append(value)
                 seen.add(id(value))
         return entities
+
+    def _user_ns(self) -> dict[str, Any]:
+        return self.shell.user_ns if self.shell is not None else {}
 
     def close(self) -> None:
         """Undo what the magics changed: restore swapped clients, stop DevUI servers they started."""

@@ -44,7 +44,7 @@ def kernel_supports_awaiting_widgets() -> bool:
     except ImportError:
         return False
     try:
-        major = int(str(ipykernel.__version__).split(".")[0])
+        major = int(str(getattr(ipykernel, "__version__", "0")).split(".")[0])
     except ValueError:
         return False
     return major >= 7
@@ -52,7 +52,7 @@ def kernel_supports_awaiting_widgets() -> bool:
 
 def _in_kernel() -> bool:
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:
         return False
     ip = get_ipython()

@@ -37,7 +37,7 @@ def current_cell() -> str | None:
     that owns it.
     """
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:  # pragma: no cover - IPython is part of the notebook extra
         return None
     kernel = getattr(get_ipython(), "kernel", None)
