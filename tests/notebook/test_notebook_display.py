@@ -177,3 +177,16 @@ def test_agent_response_from_dict_round_trip_renders_the_same() -> None:
     response = AgentResponse(messages=[Message("assistant", ["hello"])], agent_id="a1")
     again = AgentResponse.from_dict(response.to_dict())
     assert to_text(again) == to_text(response)
+
+
+def test_importing_the_notebook_layer_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, agentnb, agentnb.notebook;"
+        "heavy = ('IPython', 'ipywidgets', 'pandas', 'markdown_it', 'nh3', 'opentelemetry.sdk', 'agentnb.workflows');"
+        "print([m for m in heavy if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
