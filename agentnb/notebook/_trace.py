@@ -158,8 +158,9 @@ class TraceView:
         self.rows: list[dict[str, Any]] = list(rows)
         self.frame: Any = None
         traces = _group(self.rows)
-        options = [("all traces", None)] + [(f"{tid[:16]} ({len(spans)} spans)", tid) for tid, spans in traces]
-        self.picker = w.Dropdown(options=options, value=None, description="trace", layout=w.Layout(width="340px"))
+        # "" stands for all traces: a Dropdown shows a None value as an empty box.
+        options = [("all traces", "")] + [(f"{tid[:16]} ({len(spans)} spans)", tid) for tid, spans in traces]
+        self.picker = w.Dropdown(options=options, value="", description="trace", layout=w.Layout(width="340px"))
         self.picker.observe(self._on_pick, names="value")
         self.frame_button = w.Button(description="DataFrame", icon="table", tooltip="Show the spans as a DataFrame")
         self.frame_button.on_click(lambda _b: self.show_dataframe())
@@ -170,7 +171,7 @@ class TraceView:
     def selected_rows(self) -> list[dict[str, Any]]:
         """The rows of the picked trace (all rows when none is picked)."""
         tid = self.picker.value
-        return [r for r in self.rows if tid is None or r["trace_id"] == tid]
+        return [r for r in self.rows if not tid or r["trace_id"] == tid]
 
     def to_dataframe(self) -> Any:
         """Return the shown spans as a pandas DataFrame (columns of :func:`agentnb.traces`)."""

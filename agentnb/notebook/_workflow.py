@@ -299,7 +299,9 @@ class WorkflowView:
             layout=w.Layout(width="420px"),
         )  # fmt: skip
         self.slider.observe(self._on_slide, names="value")
-        self.resume_button = w.Button(description="Resume from here", icon="play", disabled=True)
+        self.resume_button = w.Button(
+            description="Resume from here", icon="play", disabled=True, layout=w.Layout(width="auto")
+        )
         self.resume_button.on_click(lambda _b: self.resume())
         self.checkpoint_html = w.HTML()
         travel = w.VBox([w.HBox([self.slider, self.resume_button]), self.checkpoint_html])
