@@ -144,6 +144,11 @@ def agent_cell_transformer(lines: list[str]) -> list[str]:
     first = lines[0]
     if not (first.startswith("%%agent") and (len(first) == 7 or first[7] in " \t\r\n")):
         return lines
+    from IPython.core.getipython import get_ipython
+
+    ip = get_ipython()
+    if ip is None or not getattr(ip, "autoawait", False):
+        return lines  # no top-level await here (%autoawait off): the plain cell magic runs it instead
     arguments = first[7:].strip()
     body = "".join(lines[1:])
     call = (

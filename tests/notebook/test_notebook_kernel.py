@@ -190,3 +190,17 @@ def test_devui_magic_serves_this_kernels_agents(kernel: KernelSession) -> None:
     assert text(check).strip() == "200"
     stopped = kernel.run("%agentnb devui --stop")
     assert text(stopped).strip() == "Stopped 1 DevUI server(s)."
+
+
+def test_agent_magic_without_autoawait_runs_in_the_background(kernel: KernelSession) -> None:
+    out = kernel.run("%autoawait off")
+    assert not [o for o in out if o["output_type"] == "error"]
+    try:
+        started = kernel.run("%%agent weather\nWeather in Bergen?")
+        assert not [o for o in started if o["output_type"] == "error"], started
+        waited = kernel.run(
+            "%autoawait on\nfrom agentnb.notebook import last_view\nawait last_view().wait()\nprint(last_view().text)"
+        )
+        assert "Sunny in Bergen." in text(waited)
+    finally:
+        kernel.run("%autoawait on")
