@@ -176,8 +176,8 @@ class RunsView:
             self.table.value = frame
             if self._selected is not None:
                 # Keep the user's row selected while new runs arrive above it.
-                rows = frame.index[frame["run_id"] == self._selected].tolist()
-                self.table.selection = rows[:1]
+                ids = list(frame["run_id"])
+                self.table.selection = [ids.index(self._selected)] if self._selected in ids else []
         running = sum(1 for r in self._rows.values() if r.get("status") in {"running", "in_progress", "started"})
         set_html(
             self.info,

@@ -251,7 +251,8 @@ class TimeTravelView:
         self.branch_b = pn.widgets.Select(label="Branch B", options={}, width=300)
         self.branches_out = pn.Row(sizing_mode="stretch_width", css_classes=["anb-branches"])
 
-        self.run_select.param.watch(lambda e: self.open_run(e.new) if e.new else None, "value")
+        self._syncing = False
+        self.run_select.param.watch(self._on_run_select, "value")
         self.refresh_button.on_click(lambda _e: self._on_refresh())
         self.timeline.param.watch(self._on_timeline_select, "selection")
         self.resume_button.on_click(self._on_resume)
@@ -318,6 +319,10 @@ class TimeTravelView:
     def _on_refresh(self) -> None:
         self.refresh_runs()
 
+    def _on_run_select(self, event: Any) -> None:
+        if event.new and not self._syncing:
+            self.open_run(event.new)
+
     def refresh_runs(self) -> int:
         """Reload the workflow runs that have checkpoints; return how many there are."""
         runs = self.store.list_runs(kind="workflow", limit=300)
@@ -357,6 +362,12 @@ class TimeTravelView:
         from agentnb.workflows import CheckpointInfo
 
         run = self.store.get_run(run_id) or {}
+        if self.run_select.value != run_id and run_id in self.run_select.options.values():
+            self._syncing = True  # show the run in the picker without reloading it a second time
+            try:
+                self.run_select.value = run_id
+            finally:
+                self._syncing = False
         name = run.get("name")
         rows = self.store.list_checkpoints(workflow_name=name) if name else self.store.list_checkpoints(run_id=run_id)
         self._infos = [
