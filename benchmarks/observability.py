@@ -96,6 +96,10 @@ def bench_frames(n: int) -> list[tuple[str, float]]:
     secs, _ = best_of(lambda: [i * 2 for i in range(1_000_000)])
     results.append(("(machine speed reference: a 1M-item list comprehension)", secs))
     _setup._active["span_store"] = spans  # what configure_otel_providers(store=None) would do
+    start = clock()
+    import pandas  # noqa: F401  - the first traces() call in a process pays for this import once
+
+    results.append(("(import pandas, once per process)", clock() - start))
     gc.collect()
     start = clock()
     frame = traces(source="memory")
