@@ -190,3 +190,11 @@ def test_importing_the_notebook_layer_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_public_names_are_sorted_and_importable() -> None:
+    import agentnb.notebook as nb
+
+    assert list(nb.__all__) == sorted(nb.__all__)
+    for name in nb.__all__:
+        assert getattr(nb, name) is not None, name
