@@ -3,7 +3,8 @@
 Only ``opentelemetry-api`` is used here, and only once instrumentation is switched on
 (``agentnb.observability.enable_instrumentation()`` or ``configure_otel_providers()``, or the
 ``AGENTNB_ENABLE_INSTRUMENTATION`` environment variable): until then every helper returns after one flag
-check, so an uninstrumented run pays nothing for tracing.
+check, so an uninstrumented run pays nothing for tracing. ``AGENTNB_ENABLE_SENSITIVE_DATA`` turns on the
+capture of messages and tool data for instrumentation switched on by the environment.
 
 Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
 ``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
@@ -137,15 +138,26 @@ _INHERITED = (GEN_AI_AGENT_ID, GEN_AI_AGENT_NAME, GEN_AI_CONVERSATION_ID, WORKFL
 _METRIC_TAGS = (GEN_AI_OPERATION_NAME, GEN_AI_PROVIDER_NAME, GEN_AI_AGENT_NAME, GEN_AI_TOOL_NAME, ERROR_TYPE)
 _GEN_AI_OPERATIONS = frozenset({OP_INVOKE_AGENT, OP_CHAT, OP_EXECUTE_TOOL})
 
-_state = {"enabled": os.environ.get("AGENTNB_ENABLE_INSTRUMENTATION", "").lower() in ("1", "true"), "sensitive": False}
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+_state = {
+    "enabled": _env_flag("AGENTNB_ENABLE_INSTRUMENTATION"),
+    "sensitive": _env_flag("AGENTNB_ENABLE_SENSITIVE_DATA"),
+}
 _tracer: Any = None
 _instruments: dict[str, Any] = {}
 
 
-def enable(*, sensitive_data: bool = False) -> None:
-    """Switch span emission on (idempotent); ``sensitive_data`` also records messages and tool data."""
+def enable(*, sensitive_data: bool | None = None) -> None:
+    """Switch span emission on (idempotent); ``sensitive_data`` also records messages and tool data.
+
+    ``None`` takes ``AGENTNB_ENABLE_SENSITIVE_DATA`` from the environment (off when unset).
+    """
     _state["enabled"] = True
-    _state["sensitive"] = sensitive_data
+    _state["sensitive"] = _env_flag("AGENTNB_ENABLE_SENSITIVE_DATA") if sensitive_data is None else sensitive_data
 
 
 def disable() -> None:

@@ -143,7 +143,7 @@ def configure_otel_providers(
     metric_readers: Iterable[MetricReader] = (),
     span_store: SpanStore | bool = True,
     store: RunStore | str | os.PathLike[str] | None = DEFAULT,
-    enable_sensitive_data: bool = False,
+    enable_sensitive_data: bool | None = None,
     service_name: str = "agentnb",
     resource_attributes: Mapping[str, Any] | None = None,
 ) -> SpanStore | None:
@@ -166,7 +166,7 @@ def configure_otel_providers(
         store: Where the span store writes: the default run store, a :class:`RunStore` or path, or ``None``
             for memory only.
         enable_sensitive_data: Also record messages, tool arguments and results on spans (off by default:
-            they may hold personal data).
+            they may hold personal data; ``None`` reads ``AGENTNB_ENABLE_SENSITIVE_DATA``).
         service_name: The ``service.name`` resource attribute of new providers.
         resource_attributes: More resource attributes for new providers.
 
@@ -236,7 +236,7 @@ def configure_otel_providers(
 
 
 def enable_instrumentation(
-    enable_sensitive_data: bool = False,
+    enable_sensitive_data: bool | None = None,
     *,
     span_store: SpanStore | bool = True,
     store: RunStore | str | os.PathLike[str] | None = DEFAULT,
@@ -248,7 +248,8 @@ def enable_instrumentation(
     see the spans too. Calling it again is harmless (the last ``enable_sensitive_data`` wins).
 
     Args:
-        enable_sensitive_data: Also record messages, tool arguments and results on spans.
+        enable_sensitive_data: Also record messages, tool arguments and results on spans (``None``: off
+            unless ``AGENTNB_ENABLE_SENSITIVE_DATA`` is set).
         span_store: Attach agentnb's span store (``True``), a given :class:`SpanStore`, or none (``False``).
         store: Where the span store writes (see :func:`configure_otel_providers`).
 

@@ -39,7 +39,7 @@ def run_agent(name="helper"):
 
 def _run(script: str, tmp_path: Path, *, argv: list[str] | None = None, **env: str) -> dict[str, Any]:
     environ = {**os.environ, "AGENTNB_HOME": str(tmp_path / "home"), **env}
-    for key in ("OTEL_EXPORTER_OTLP_ENDPOINT", "AGENTNB_ENABLE_INSTRUMENTATION"):
+    for key in ("OTEL_EXPORTER_OTLP_ENDPOINT", "AGENTNB_ENABLE_INSTRUMENTATION", "AGENTNB_ENABLE_SENSITIVE_DATA"):
         if key not in env:
             environ.pop(key, None)
     proc = subprocess.run(
@@ -217,13 +217,21 @@ def test_environment_switch_turns_instrumentation_on(tmp_path: Path) -> None:
     out = _run(
         """
         import json
+        from agentnb import _telemetry
         from agentnb.observability import is_instrumentation_enabled
-        print(json.dumps({"enabled": is_instrumentation_enabled()}))
+        from agentnb.observability import enable_instrumentation
+
+        first = [is_instrumentation_enabled(), _telemetry.sensitive_data_enabled()]
+        enable_instrumentation()  # None: the environment decides
+        second = _telemetry.sensitive_data_enabled()
+        enable_instrumentation(enable_sensitive_data=False)  # an explicit answer wins
+        print(json.dumps({"at_import": first, "env_default": second, "explicit": _telemetry.sensitive_data_enabled()}))
         """,
         tmp_path,
         AGENTNB_ENABLE_INSTRUMENTATION="true",
+        AGENTNB_ENABLE_SENSITIVE_DATA="1",
     )
-    assert out == {"enabled": True}
+    assert out == {"at_import": [True, True], "env_default": True, "explicit": False}
 
 
 def test_import_stays_light(tmp_path: Path) -> None:
