@@ -444,6 +444,8 @@ class TimeTravelView:
             return
         self._selected = checkpoint_id
         self._checkpoint = checkpoint
+        # Clearing first spares param a deep equality check of the old and new state (slow for big ones).
+        self.inspector.object = None
         self.inspector.object = view
         elapsed = (time.perf_counter() - started) * 1000
         entity = self._entity_for(checkpoint.workflow_name)
@@ -454,6 +456,7 @@ class TimeTravelView:
             f"<span class='anb-muted'>{escape(checkpoint_id)} · <span class='anb-load-ms'>loaded in "
             f"{elapsed:.0f} ms</span></span>",
         )
+        self.fork_editor.value = ""
         self.fork_editor.value = editable_state(checkpoint)
         self.resume_button.disabled = not can_act
         self.fork_button.disabled = not can_act

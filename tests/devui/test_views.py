@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Literal
 
+import panel as pn
 import pytest
 from pydantic import BaseModel, Field
 
@@ -334,3 +335,37 @@ async def test_runs_view_draws_a_stored_workflow_run_without_the_workflow(store:
     assert graph is not None and len(graph.executor_ids) == 7
     assert graph.states["short_report"] == "completed" and "long_report" not in graph.states
     assert 'data-id="short_report"' in graph.pane.object and "#dafbe1" in graph.pane.object
+
+
+async def test_resume_from_here_starts_a_new_run_from_the_checkpoint(store: RunStore) -> None:
+    catalog = demo_catalog()
+    view = WorkflowView(catalog.get("greeting-pipeline"), store=store)
+    await view.run(message=view.form.value())
+    travel = TimeTravelView(store, catalog)
+    travel.panel()
+    step_two = travel._chain[2]
+    travel.select_checkpoint(step_two.checkpoint_id)
+    assert not travel.resume_button.disabled
+    await travel._on_resume()
+    result = "\n".join(str(p.object) for p in travel.action_result.select(pn.pane.HTML))
+    assert "HELLO ADA!!" in result and "Resumed" in result
+    runs = store.list_runs(kind="workflow")
+    assert len(runs) == 2 and runs[0]["metadata"].get("resumed_from") == step_two.checkpoint_id
+
+
+def test_trace_export_is_csv_of_the_shown_spans(store: RunStore) -> None:
+    from agentnb.devui._traces import TracesView
+
+    store.add_spans(
+        [
+            {"trace_id": "t1", "span_id": "a", "name": "invoke_agent x", "start_ns": 0, "end_ns": 10_000_000},
+            {"trace_id": "t1", "span_id": "b", "parent_id": "a", "name": "chat m", "start_ns": 1, "end_ns": 5_000_000,
+             "operation": "chat", "input_tokens": 7, "output_tokens": 3},
+        ]
+    )  # fmt: skip
+    traces = TracesView(store)
+    assert traces.refresh_traces() == 1
+    traces.show_trace("t1")
+    assert "in 7 tokens" in traces.totals.object and "total 10.0 ms" in traces.totals.object
+    csv = traces._csv().getvalue().splitlines()
+    assert csv[0].startswith("id,trace_id,span_id") and len(csv) == 3
