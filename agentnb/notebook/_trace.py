@@ -52,7 +52,9 @@ def _tokens(row: dict[str, Any]) -> str:
     return f"{inp or 0}→{out or 0} tok"
 
 
-def _span_html(row: dict[str, Any], kids: dict[str, list[dict[str, Any]]], t0: int, total: float) -> str:
+def _span_html(
+    row: dict[str, Any], kids: dict[str, list[dict[str, Any]]], t0: int, total: float, *, attributes: bool = True
+) -> str:
     start = ((row.get("start_ns") or t0) - t0) / 1e6
     dur = _duration_ms(row)
     left = 0.0 if total <= 0 else min(100.0, 100.0 * start / total)
@@ -71,21 +73,30 @@ def _span_html(row: dict[str, Any], kids: dict[str, list[dict[str, Any]]], t0: i
         f"{bar} <span>{h.escape(_label(row))}</span> <span class='anb-muted'>{dur:.1f} ms"
         f"{' · ' + h.escape(tokens) if tokens else ''}</span>" + (" " + h.badge("error", "err") if error else "")
     )
-    attrs = dict(row.get("attributes") or {})
-    facts = [("span", row.get("span_id")), ("status", row.get("status_code"))]
-    if row.get("status_message"):
-        facts.append(("message", row.get("status_message")))
-    table_rows = [(k, h.escape(v)) for k, v in facts]
-    table_rows += [(str(k), h.escape(v)) for k, v in sorted(attrs.items())]
-    body = h.kv_table(table_rows)
-    children = "".join(_span_html(c, kids, t0, total) for c in kids.get(row["span_id"], []))
+    body = ""
+    if attributes:
+        attrs = dict(row.get("attributes") or {})
+        facts = [("span", row.get("span_id")), ("status", row.get("status_code"))]
+        if row.get("status_message"):
+            facts.append(("message", row.get("status_message")))
+        table_rows = [(k, h.escape(v)) for k, v in facts]
+        table_rows += [(str(k), h.escape(v)) for k, v in sorted(attrs.items())]
+        body = h.kv_table(table_rows)
+    elif row.get("status_message"):
+        body = f"<div class='anb-error'>{h.escape(row.get('status_message'))}</div>"
+    children = "".join(_span_html(c, kids, t0, total, attributes=attributes) for c in kids.get(row["span_id"], []))
     if children:
         body += f"<div style='margin-left:16px'>{children}</div>"
     return h.details(summary, body, open=bool(children))
 
 
-def trace_html(rows: Sequence[dict[str, Any]]) -> str:
-    """Return safe HTML for span rows: one collapsible tree with a waterfall per trace."""
+def trace_html(rows: Sequence[dict[str, Any]], *, attributes: bool = True) -> str:
+    """Return safe HTML for span rows: one collapsible tree with a waterfall per trace.
+
+    Args:
+        rows: Span rows.
+        attributes: Include each span's attributes (shown when its row is opened).
+    """
     if not rows:
         return "<div class='anb-muted'>No spans recorded yet. Run an agent with the extension loaded.</div>"
     parts = []
@@ -98,7 +109,7 @@ def trace_html(rows: Sequence[dict[str, Any]]) -> str:
             f"<div class='anb-head'><span class='anb-title'>trace</span> <code>{h.escape(trace_id[:16])}</code>"
             f" {h.badge(f'{len(spans)} spans')} <span class='anb-muted'>{total:.1f} ms</span></div>"
         )
-        tree = "".join(_span_html(r, kids, t0, total) for r in roots)
+        tree = "".join(_span_html(r, kids, t0, total, attributes=attributes) for r in roots)
         parts.append(f"<div class='anb-card'>{head}{tree}</div>")
     return "".join(parts)
 
@@ -199,7 +210,9 @@ class TraceView:
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
         bundle["text/plain"] = self.to_text()
-        bundle["text/html"] = h.wrap(trace_html(self.selected_rows()))
+        # The static copy (what a saved notebook keeps) leaves the attributes out: they are the widget's
+        # detail view, and which attributes a span carries changes with instrumentation settings.
+        bundle["text/html"] = h.wrap(trace_html(self.selected_rows(), attributes=False))
         return bundle
 
     def close(self) -> None:

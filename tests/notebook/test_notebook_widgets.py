@@ -198,6 +198,8 @@ def test_trace_view_tree_waterfall_and_dataframe(no_leaks: None) -> None:
         "  invoke_agent ops  10.0 ms · 5→7 tok",
         "    chat scripted  3.0 ms [error]",
     ]
+    static = view._repr_mimebundle_()["text/html"]
+    assert "gen_ai.agent.name" in html and "gen_ai.agent.name" not in static and "invoke_agent ops" in static
     view.picker.value = "b" * 32
     assert "execute_tool rm" in view.tree.value and "invoke_agent" not in view.tree.value
     view.frame_button.click()
