@@ -288,6 +288,7 @@ class WorkflowView:
         self._aux: set[asyncio.Task[Any]] = set()
         self._display_handle: Any = None
         self._display_cell: str | None = None
+        self._request_forms: dict[str, Any] = {}
 
         self.header = w.HTML()
         self.graph = w.HTML()
@@ -465,24 +466,20 @@ class WorkflowView:
 
         from ._widgets import close_tree
 
-        existing = {getattr(child, "_agentnb_request_id", None): child for child in self.requests_box.children}
-        children = []
+        for request_id in [rid for rid in self._request_forms if rid not in self.requests]:
+            close_tree(self._request_forms.pop(request_id))
         for request_id, event in self.requests.items():
-            form = existing.pop(request_id, None)
-            if form is None:
-                asks = f"{h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}"
-                prompt = w.HTML(h.wrap(f"<div>{h.badge('input needed', 'warn')} {asks}</div>"))
-                answer = w.Text(placeholder="Your answer")
-                send = w.Button(description="Send", button_style="primary")
-                send.on_click(lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
-                form = w.VBox([prompt, w.HBox([answer, send])])
-                form._agentnb_request_id = request_id  # type: ignore[attr-defined]
-            children.append(form)
-        for stale in existing.values():
-            if stale is not None:
-                close_tree(stale)
-        if tuple(children) != self.requests_box.children:
-            self.requests_box.children = tuple(children)
+            if request_id in self._request_forms:
+                continue
+            asks = f"{h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}"
+            prompt = w.HTML(h.wrap(f"<div>{h.badge('input needed', 'warn')} {asks}</div>"))
+            answer = w.Text(placeholder="Your answer")
+            send = w.Button(description="Send", button_style="primary")
+            send.on_click(lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
+            self._request_forms[request_id] = w.VBox([prompt, w.HBox([answer, send])])
+        children = tuple(self._request_forms.values())
+        if children != self.requests_box.children:
+            self.requests_box.children = children
 
     def to_text(self) -> str:
         """A text summary of the run (what notebooks store as ``text/plain``)."""
