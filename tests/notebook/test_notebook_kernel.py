@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import queue
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from kernel_harness import KernelSession, data, execute, text
+from kernel_harness import KernelSession, data, execute, kernel_env, text
 
 pytestmark = pytest.mark.kernel
 
@@ -204,3 +207,52 @@ def test_agent_magic_without_autoawait_runs_in_the_background(kernel: KernelSess
         assert "Sunny in Bergen." in text(waited)
     finally:
         kernel.run("%autoawait on")
+
+
+def _run(kc: Any, code: str, timeout: float = 60) -> tuple[str, list[dict[str, Any]]]:
+    msg_id = kc.execute(code)
+    return msg_id, _collect(kc, msg_id, timeout)
+
+
+def _collect(kc: Any, msg_id: str, timeout: float) -> list[dict[str, Any]]:
+    outputs: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except queue.Empty:
+            continue
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind = msg["msg_type"]
+        if kind == "status" and msg["content"]["execution_state"] == "idle":
+            return outputs
+        if kind in {"stream", "display_data", "execute_result", "error"}:
+            outputs.append({"output_type": kind, **msg["content"]})
+    raise TimeoutError(f"no idle status for {msg_id} within {timeout} s")
+
+
+def test_await_approvals_receives_a_click_while_the_cell_awaits() -> None:
+    """On ipykernel 7 a widget click reaches the kernel while an async cell awaits (no deadlock)."""
+    from jupyter_client.manager import start_new_kernel
+
+    kernel_env()
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        _run(kc, "%load_ext agentnb\n" + DEFINE)
+        _, out = _run(
+            kc,
+            "from agentnb.notebook import AgentView\nview = AgentView(bot)\nview.run('Delete Notes', display=False)\n"
+            "await view.wait()\nprint(next(iter(view.cards.values())).approve_button.model_id)",
+        )
+        model_id = text(out).strip()
+        assert len(model_id) == 32, out
+        waiting = kc.execute("response = await view.approvals()\nprint('resumed:', response.text.splitlines()[0])")
+        time.sleep(1.0)  # the cell is now awaiting the click
+        # What JupyterLab sends when the Approve button is clicked.
+        click = {"comm_id": model_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", click))
+        assert text(_collect(kc, waiting, 30)).strip() == "resumed: delete_file: deleted Notes"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
