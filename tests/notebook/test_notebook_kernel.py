@@ -256,3 +256,46 @@ def test_await_approvals_receives_a_click_while_the_cell_awaits() -> None:
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_stop_button_ends_a_streaming_agent_cell() -> None:
+    """Clicking Stop while a %%agent cell streams ends the cell with the partial reply kept."""
+    from jupyter_client.manager import start_new_kernel
+
+    kernel_env()
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        _run(
+            kc,
+            "%load_ext agentnb\nimport asyncio\nfrom agentnb import Agent\n"
+            "from agentnb.local import FunctionChatClient\n"
+            "async def model(messages, options):\n    for i in range(2000):\n"
+            "        await asyncio.sleep(0.01)\n        yield f'tok{i} '\n"
+            "slow = Agent(FunctionChatClient(model), name='slow')",
+        )
+        count_tasks = "import asyncio\nprint(len([t for t in asyncio.all_tasks() if not t.done()]))"
+        _, before = _run(kc, count_tasks)
+        cell = kc.execute("%%agent slow\nTalk for a long time")
+        stop_id = None
+        deadline = time.monotonic() + 30
+        while stop_id is None and time.monotonic() < deadline:
+            msg = kc.get_iopub_msg(timeout=5)
+            if msg["msg_type"] == "comm_open":
+                state = msg["content"]["data"].get("state", {})
+                if state.get("description") == "Stop":
+                    stop_id = msg["content"]["comm_id"]
+        assert stop_id is not None
+        time.sleep(0.5)  # let some tokens stream
+        click = {"comm_id": stop_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        kc.shell_channel.send(kc.session.msg("comm_msg", click))
+        started = time.monotonic()
+        outputs = _collect(kc, cell, 30)
+        assert time.monotonic() - started < 10  # far less than the 20 s the full reply would take
+        final = [o for o in outputs if o["output_type"] == "display_data"][-1]["data"]["text/plain"]
+        assert "[assistant · slow] tok0 tok1" in final and "tok1999" not in final
+        assert final.rstrip().endswith("[stopped]")
+        _, after = _run(kc, count_tasks)
+        assert text(after) == text(before)  # the stopped run left no task behind
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
