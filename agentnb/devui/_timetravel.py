@@ -8,9 +8,12 @@ graph must match the checkpoint's signature); a run of a workflow the DevUI does
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import html
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import panel as pn
@@ -23,6 +26,23 @@ from ._widgets import error_card, html_pane, jsonable, set_html
 __all__ = ["ForkEdits", "TimeTravelView", "checkpoint_view", "parse_fork_edits", "tree_svg"]
 
 ForkEdits = dict[str, Any]
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a checkpoint is loaded and shown.
+
+    Parsing and displaying a big checkpoint allocates many small objects; in a long-lived server that can
+    trigger a full collection over everything alive (hundreds of ms) in the middle of an interaction.
+    The collector resumes afterwards and catches up at a less visible moment.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def checkpoint_view(checkpoint: Any) -> dict[str, Any]:
@@ -430,6 +450,10 @@ class TimeTravelView:
     # ------------------------------------------------------------------------------------------- checkpoints
     def select_checkpoint(self, checkpoint_id: str) -> None:
         """Load a checkpoint for inspection (timed: this must stay well under 200 ms)."""
+        with _gc_paused():
+            self._select_checkpoint(checkpoint_id)
+
+    def _select_checkpoint(self, checkpoint_id: str) -> None:
         from agentnb.workflows import WorkflowCheckpoint
 
         started = time.perf_counter()
