@@ -167,3 +167,14 @@ async def test_non_streaming_mode_uses_the_plain_run() -> None:
     response = await run.run("Weather in Oslo")
     assert run.status == "done" and "Sunny in Oslo." in response.text
     assert delete_file.name == "delete_file"
+
+
+@pytest.mark.parametrize(("method", "expected"), [("approve_all", "deleted Notes"), ("deny_all", "denied")])
+async def test_answer_every_pending_request_at_once(method: str, expected: str) -> None:
+    run = AgentRun(ops_agent())
+    await run.run("Delete Notes")
+    getattr(run, method)(reason="batch")
+    response = await run.wait()
+    assert run.status == "done" and expected in response.text
+    answers = [c for m in run.session.messages for c in m.contents if c.type == "function_approval_response"]
+    assert [a.reason for a in answers] == ["batch"]
