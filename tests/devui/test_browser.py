@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 import pytest
-from devui_harness import DOCS, WAIT, DevUIServer, send_chat, text
+from devui_harness import BUDGET_SCALE, DOCS, WAIT, DevUIServer, send_chat, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -160,7 +160,7 @@ def test_time_travel_inspect_and_fork_with_an_edited_value(app: Any) -> None:
     app.locator(".anb-timeline .tabulator-row").nth(1).click()  # the checkpoint after step 1
     app.get_by_text("step 1", exact=True).wait_for(timeout=WAIT)
     loaded_ms = float(re.search(r"loaded in (\d+) ms", text(app.locator(".anb-load-ms"))).group(1))
-    assert loaded_ms < 200
+    assert loaded_ms < 200 * BUDGET_SCALE
     inspector = text(app.locator(".anb-inspector"))
     assert "pending_messages" in inspector and "shared_state" in inspector
     editor = app.locator(".anb-fork-editor textarea")
