@@ -1,6 +1,7 @@
 """End to end: JupyterLab in headless Chromium runs an %%agent cell, a person clicks Approve, the answer shows.
 
-Saves the screenshots the README shows (docs/notebook-approval.png, docs/notebook-approved.png).
+Saves the screenshots the README shows (docs/notebook-approval.png, docs/notebook-approved.png) when
+AGENTNB_UPDATE_SCREENSHOTS is set.
 """
 
 from __future__ import annotations
@@ -35,8 +36,15 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 
-SCREENSHOT = REPO / "docs" / "notebook-approval.png"  # the card waiting for a click
-ANSWERED = REPO / "docs" / "notebook-approved.png"  # the run resumed after the click
+# The README's screenshots are refreshed on request (AGENTNB_UPDATE_SCREENSHOTS=1), as the DevUI tests do, so
+# a test run leaves the work tree clean.
+SHOTS = (
+    REPO / "docs"
+    if os.environ.get("AGENTNB_UPDATE_SCREENSHOTS")
+    else Path(os.environ.get("TMPDIR", "/tmp")) / "agentnb-screenshots"
+)
+SCREENSHOT = SHOTS / "notebook-approval.png"  # the card waiting for a click
+ANSWERED = SHOTS / "notebook-approved.png"  # the run resumed after the click
 
 CELLS = [
     "%load_ext agentnb",
@@ -236,7 +244,7 @@ def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
             expect(card.first).to_contain_text("delete_file")
             expect(card.first).to_contain_text("Notes")
             page.locator(".jupyter-widgets input[placeholder='Reason (optional)']").fill("Old draft, safe to remove")
-            SCREENSHOT.parent.mkdir(exist_ok=True)
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             page.locator(".jp-NotebookPanel").screenshot(path=str(SCREENSHOT))
             approve.click()
 
