@@ -6,7 +6,6 @@ is the client to use for local models.
 
 from __future__ import annotations
 
-import inspect
 import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -14,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._base import OpenAIClientBase
 from ._shared import (
+    TRANSLATED_OPTIONS,
     arguments_text,
     content_filter_error,
     data_uri,
     function_result_text,
     is_image,
     map_openai_error,
+    passthrough_options,
     response_format_schema,
     tool_choice_param,
     tool_specs,
@@ -28,7 +29,7 @@ from ._shared import (
 )
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    pass
 
 __all__ = ["OpenAIChatCompletionClient"]
 
@@ -36,36 +37,7 @@ _API = "chat completions"
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 # ChatOptions keys this client translates itself; any other key that names a ``create()`` parameter
 # (frequency_penalty, logit_bias, metadata, store, ...) is passed through unchanged.
-_HANDLED = frozenset(
-    {
-        "model_id",
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "stop",
-        "seed",
-        "tools",
-        "tool_choice",
-        "response_format",
-        "instructions",
-        "allow_multiple_tool_calls",
-        "user",
-        "reasoning_effort",
-        "conversation_id",
-        "additional_properties",
-        "stream",
-        "messages",
-        "model",
-    }
-)
-_CREATE_PARAMETERS: frozenset[str] | None = None
-
-
-def _create_parameters(client: AsyncOpenAI) -> frozenset[str]:
-    global _CREATE_PARAMETERS
-    if _CREATE_PARAMETERS is None:
-        _CREATE_PARAMETERS = frozenset(inspect.signature(client.chat.completions.create).parameters)
-    return _CREATE_PARAMETERS
+_HANDLED = TRANSLATED_OPTIONS | {"messages"}
 
 
 class OpenAIChatCompletionClient(OpenAIClientBase):
@@ -132,10 +104,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 raise TypeError(
                     f"response_format must be a pydantic model, a dataclass or a dict, got {response_format!r}"
                 )
-        allowed = _create_parameters(self.client)
-        for key, value in options.items():
-            if key not in _HANDLED and key in allowed and value is not None:
-                params[key] = value
+        params.update(passthrough_options(options, self.client.chat.completions.create, translated=_HANDLED))
         if stream:
             params["stream"] = True
             params.setdefault("stream_options", {"include_usage": True})

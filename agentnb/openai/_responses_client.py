@@ -7,7 +7,6 @@ session does this for you) and only the new messages are sent, with ``previous_r
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -16,12 +15,14 @@ from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ..exceptions import ServiceResponseError
 from ._base import OpenAIClientBase
 from ._shared import (
+    TRANSLATED_OPTIONS,
     arguments_text,
     content_filter_error,
     data_uri,
     function_result_text,
     is_image,
     map_openai_error,
+    passthrough_options,
     response_format_schema,
     tool_choice_param,
     tool_specs,
@@ -30,41 +31,12 @@ from ._shared import (
 )
 
 if TYPE_CHECKING:
-    from openai import AsyncOpenAI
+    pass
 
 __all__ = ["OpenAIChatClient"]
 
 _API = "responses"
-_HANDLED = frozenset(
-    {
-        "model_id",
-        "temperature",
-        "top_p",
-        "max_tokens",
-        "stop",
-        "seed",
-        "tools",
-        "tool_choice",
-        "response_format",
-        "instructions",
-        "allow_multiple_tool_calls",
-        "user",
-        "reasoning_effort",
-        "conversation_id",
-        "additional_properties",
-        "stream",
-        "input",
-        "model",
-    }
-)
-_CREATE_PARAMETERS: frozenset[str] | None = None
-
-
-def _create_parameters(client: AsyncOpenAI) -> frozenset[str]:
-    global _CREATE_PARAMETERS
-    if _CREATE_PARAMETERS is None:
-        _CREATE_PARAMETERS = frozenset(inspect.signature(client.responses.create).parameters)
-    return _CREATE_PARAMETERS
+_HANDLED = TRANSLATED_OPTIONS | {"input", "previous_response_id"}
 
 
 class OpenAIChatClient(OpenAIClientBase):
@@ -134,10 +106,7 @@ class OpenAIChatClient(OpenAIClientBase):
         response_format = options.get("response_format")
         if response_format is not None:
             params["text"] = {"format": _text_format(response_format)}
-        allowed = _create_parameters(self.client)
-        for key, value in options.items():
-            if key not in _HANDLED and key in allowed and value is not None and key != "previous_response_id":
-                params[key] = value
+        params.update(passthrough_options(options, self.client.responses.create, translated=_HANDLED))
         if stream:
             params["stream"] = True
         extra = options.get("additional_properties")

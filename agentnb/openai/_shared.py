@@ -7,6 +7,7 @@ cheap; the SDK loads when the first client is created.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 from collections.abc import Mapping
 from typing import Any, Literal, NoReturn, cast
@@ -267,3 +268,38 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments or "{}"
     return json.dumps(arguments)
+
+
+# ChatOptions keys both clients translate themselves; any other key that names a ``create()`` parameter
+# (frequency_penalty, logit_bias, metadata, store, ...) is passed through unchanged.
+TRANSLATED_OPTIONS = frozenset(
+    {
+        "model_id",
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "stop",
+        "seed",
+        "tools",
+        "tool_choice",
+        "response_format",
+        "instructions",
+        "allow_multiple_tool_calls",
+        "user",
+        "reasoning_effort",
+        "conversation_id",
+        "additional_properties",
+        "stream",
+        "model",
+    }
+)
+_CREATE_PARAMETERS: dict[str, frozenset[str]] = {}
+
+
+def passthrough_options(options: Mapping[str, Any], create: Any, *, translated: frozenset[str]) -> dict[str, Any]:
+    """Options that name a parameter of the SDK's ``create`` and that the client does not translate itself."""
+    key = getattr(create, "__qualname__", repr(create))
+    allowed = _CREATE_PARAMETERS.get(key)
+    if allowed is None:
+        allowed = _CREATE_PARAMETERS[key] = frozenset(inspect.signature(create).parameters)
+    return {k: v for k, v in options.items() if k not in translated and k in allowed and v is not None}
