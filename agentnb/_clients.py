@@ -36,7 +36,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import ApprovalError
+from .exceptions import AgentnbError, ApprovalError
 
 if TYPE_CHECKING:
     from ._agents import Agent
@@ -792,9 +792,8 @@ class _FunctionInvocationLoop:
                 await run_pipeline(self.function_middleware, context, invoke)
         except Exception as e:
             tel.end_span(span, error=e)
-            if getattr(e, "end_run", False) is True:
-                # The tool asked for this failure to end the run (e.g. an MCP tool with on_tool_error="raise").
-                raise
+            if isinstance(e, AgentnbError) and e.end_run:
+                raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
             return Content.from_function_result(
                 call_id, exception=f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             ), context.terminate

@@ -81,7 +81,14 @@ __all__ = [
 
 
 class AgentnbError(Exception):
-    """Base class of every run-time error agentnb raises."""
+    """Base class of every run-time error agentnb raises.
+
+    Attributes:
+        end_run: Set on an error raised inside a tool to end the whole run with it, instead of reporting
+            it to the model as the tool's result (for example an MCP tool with ``on_tool_error="raise"``).
+    """
+
+    end_run: bool = False
 
 
 class ServiceError(AgentnbError):

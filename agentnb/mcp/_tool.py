@@ -410,7 +410,7 @@ class MCPTool:
             )
         except MCPError as exc:
             if self.on_tool_error == "raise":
-                _mark_fatal(exc)
+                exc.end_run = True  # end the agent run instead of reporting the failure to the model
             raise
         contents = contents_from_mcp(result.content)
         if result.is_error:
@@ -536,11 +536,6 @@ def _is_transport_failure(exc: BaseException) -> bool:
     if httpx2 is not None:
         kinds = (*kinds, httpx2.TransportError)
     return isinstance(leaf_exception(exc), kinds)
-
-
-def _mark_fatal(exc: BaseException) -> None:
-    """Ask the function-invocation loop to end the run with this error instead of reporting it to the model."""
-    exc.end_run = True  # type: ignore[attr-defined]
 
 
 def _version() -> str:
