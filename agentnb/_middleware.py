@@ -4,6 +4,8 @@ Each middleware gets a context and ``call_next``; it may read or change the cont
 ``call_next()``, look at ``context.result`` after, replace the result, or not call ``call_next`` at all
 to end that step with its own result. Agent-level middleware wraps run-level middleware, which wraps
 the agent's work; the same order holds for chat and function middleware and for streaming runs.
+In a streaming run ``context.result`` is a ``ResponseStream``: code after ``call_next()`` runs once the
+stream is set up, before updates flow; wrap or replace the stream to act on its updates.
 """
 
 from __future__ import annotations
