@@ -494,6 +494,14 @@ def _pending_approval_requests(messages: Iterable[Message]) -> list[Content]:
     return list(requests.values())
 
 
+def _final_answer_text(messages: Sequence[Message]) -> str:
+    """The text of the last assistant message that has any: what structured output is parsed from."""
+    for message in reversed(messages):
+        if message.role == "assistant" and message.text.strip():
+            return message.text
+    return ""
+
+
 def _parse_structured(text: str, response_format: Any) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
@@ -692,14 +700,18 @@ class _ResponseBase:
 
     @property
     def text(self) -> str:
-        """The answer's text: text contents of the assistant messages, without tool chatter or reasoning."""
-        return "".join(m.text for m in self.messages if m.role == "assistant")
+        """The answer's text: the assistant messages' text, one message a line, without tool chatter or reasoning."""
+        return "\n".join(text for m in self.messages if m.role == "assistant" and (text := m.text))
 
     @property
     def value(self) -> Any:
-        """The structured output parsed with ``response_format`` (``None`` when none was requested)."""
+        """The structured output parsed with ``response_format`` (``None`` when none was requested).
+
+        The model's final answer is the last assistant message with text: a preamble such as "Let me check."
+        written before a tool call is not part of it.
+        """
         if self._value is None and self._response_format is not None:
-            self._value = _parse_structured(self.text, self._response_format)
+            self._value = _parse_structured(_final_answer_text(self.messages), self._response_format)
         return self._value
 
     @property

@@ -12,7 +12,7 @@ AgentnbError
 │   │   ├── RateLimitError               429
 │   │   └── ContentFilterError           the provider refused the content
 │   ├── ServiceTimeoutError          no answer in time
-│   └── ServiceConnectionError       could not reach the provider
+│   └── ServiceConnectionError       could not reach the provider, or it hung up mid-response
 ├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
 ├── ChatClientError                  the model's output cannot be used
 │   └── StructuredOutputError        the reply does not match the requested schema
@@ -126,7 +126,15 @@ class ServiceTimeoutError(ServiceError):
 
 
 class ServiceConnectionError(ServiceError):
-    """The provider could not be reached."""
+    """The provider could not be reached, or the connection dropped while it was answering.
+
+    Attributes:
+        partial_text: The reply's text that had arrived before a connection dropped mid-response.
+    """
+
+    def __init__(self, message: str, *, partial_text: str = "") -> None:
+        super().__init__(message)
+        self.partial_text = partial_text
 
 
 class ServiceInitializationError(AgentnbError):

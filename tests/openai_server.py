@@ -87,6 +87,11 @@ class Reply:
         encrypted_reasoning: The Responses reasoning item's ``encrypted_content`` (stateless reasoning).
         stream_error: Fail a streamed reply after its content: an ``error`` chunk (Chat Completions) or a
             ``response.failed`` event (Responses) with this message.
+        stream_error_code: The error code sent with ``stream_error`` (``rate_limit_exceeded``, ...).
+        stream_error_event: Responses only: send the failure as a bare ``error`` event instead of
+            ``response.failed``.
+        cut_after: Drop the connection after this many streamed events, with no error and no end of stream
+            (a proxy or server that died mid-response).
     """
 
     text: str | None = None
@@ -101,6 +106,9 @@ class Reply:
     interleave_tool_calls: bool = False
     response_id: str | None = None
     stream_error: str | None = None
+    stream_error_code: str = "server_error"
+    stream_error_event: bool = False
+    cut_after: int | None = None
     encrypted_reasoning: str | None = None
 
 
@@ -290,7 +298,8 @@ class _Renderer:
                     yield chunk({"tool_calls": [p]})
         if self.reply.stream_error is not None:
             # What OpenAI-compatible servers send when generation fails mid-stream (not a chunk).
-            yield {"error": {"message": self.reply.stream_error, "type": "server_error", "code": "server_error"}}
+            code = self.reply.stream_error_code
+            yield {"error": {"message": self.reply.stream_error, "type": code, "code": code}}
             return
         yield chunk({}, self.chat_finish_reason())
         options = self.request.body.get("stream_options") or {}
@@ -438,8 +447,12 @@ class _Renderer:
                 )
             yield event("response.output_item.done", output_index=index, item=item)
         if self.reply.stream_error is not None:
+            code, message = self.reply.stream_error_code, self.reply.stream_error
+            if self.reply.stream_error_event:
+                yield event("error", code=code, message=message, param=None)
+                return
             failed = self.response(response_id, items, "failed")
-            failed["error"] = {"code": "server_error", "message": self.reply.stream_error}
+            failed["error"] = {"code": code, "message": message}
             yield event("response.failed", response=failed)
             return
         status = self.final_status()
@@ -602,8 +615,11 @@ class OpenAIServer:
                 record.completed = True
                 return JSONResponse(payload)
             events = renderer.chat_chunks(response_id) if is_chat else renderer.response_events(response_id)
+            if reply.cut_after is not None:
+                events = itertools.islice(events, reply.cut_after)
             return StreamingResponse(
-                server._sse(record, events, is_chat, reply.chunk_delay), media_type="text/event-stream"
+                server._sse(record, events, is_chat, reply.chunk_delay, cut=reply.cut_after is not None),
+                media_type="text/event-stream",
             )
 
         return Starlette(
@@ -614,16 +630,27 @@ class OpenAIServer:
         )
 
     async def _sse(
-        self, record: RecordedRequest, events: Iterator[dict[str, Any]], is_chat: bool, delay: float
+        self,
+        record: RecordedRequest,
+        events: Iterator[dict[str, Any]],
+        is_chat: bool,
+        delay: float,
+        *,
+        cut: bool = False,
     ) -> AsyncIterator[bytes]:
         try:
             for payload in events:
-                if self.validate and "error" not in payload:
+                # Failure events relay whatever code the upstream sent, as gateways do: not OpenAI's own list.
+                if self.validate and "error" not in payload and payload.get("type") != "response.failed":
                     validate_payload("chat_chunk" if is_chat else "response_event", payload)
                 data = json.dumps(payload)
                 yield (f"data: {data}\n\n" if is_chat else f"event: {payload['type']}\ndata: {data}\n\n").encode()
                 if delay:
                     await asyncio.sleep(delay)
+            if cut:
+                # Raising inside the body makes the server abort the connection without ending the response.
+                record.completed = True
+                raise ConnectionAbortedError("the scripted connection drop")
             if is_chat:
                 yield b"data: [DONE]\n\n"
             record.completed = True

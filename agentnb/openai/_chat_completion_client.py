@@ -290,7 +290,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                         raw_representation=chunk,
                     )
         except openai.OpenAIError as e:
-            map_openai_error(e, api=_API)
+            map_openai_error(e, api=_API, partial_text="".join(text))
         finally:
             # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
             await stream.close()

@@ -24,6 +24,7 @@ from ._shared import (
     map_openai_error,
     passthrough_options,
     response_format_schema,
+    service_error,
     tool_choice_param,
     tool_specs,
     unsupported,
@@ -222,7 +223,7 @@ class OpenAIChatClient(OpenAIClientBase):
                 if update is not None:
                     yield update
         except openai.OpenAIError as e:
-            map_openai_error(e, api=_API)
+            map_openai_error(e, api=_API, partial_text=state.text)
         finally:
             # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
             await stream.close()
@@ -335,15 +336,21 @@ class _StreamState:
             error = getattr(event.response, "error", None)
             message = getattr(error, "message", None) or "the response failed"
             code = getattr(error, "code", None)
-            raise ServiceResponseError(
-                f"OpenAI {_API} request failed: {message}", body={"code": code, "message": message}
+            raise service_error(
+                f"OpenAI {_API} request failed: {message}", code=code, body={"code": code, "message": message}
             )
         if kind == "error":
-            raise ServiceResponseError(
+            raise service_error(
                 f"OpenAI {_API} stream reported an error: {event.message}",
+                code=event.code,
                 body={"code": event.code, "message": event.message, "param": event.param},
             )
         return None
+
+    @property
+    def text(self) -> str:
+        """The text streamed so far."""
+        return "".join(self.texts.values())
 
 
 def _item_contents(item: Any) -> list[Content]:

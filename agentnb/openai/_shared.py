@@ -28,6 +28,7 @@ __all__ = [
     "function_result_text",
     "map_openai_error",
     "response_format_schema",
+    "service_error",
     "strict_tool_schema",
     "tool_specs",
     "usage_details",
@@ -55,8 +56,37 @@ def _error_code(error: Any) -> str | None:
     return str(code) if code else None
 
 
-def map_openai_error(error: BaseException, *, api: str) -> NoReturn:
-    """Raise the ``agentnb.exceptions`` error for an ``openai`` SDK exception, keeping status and message."""
+# Error codes gateways and OpenAI-compatible servers send for the same failures as HTTP 401/403 and 429.
+_AUTH_CODES = frozenset(
+    {"invalid_api_key", "authentication_error", "invalid_authentication", "permission_denied", "permission_error"}
+)
+_RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "too_many_requests", "insufficient_quota"})
+
+
+def service_error(
+    text: str, *, status: int | None = None, code: str | None = None, body: Any = None
+) -> ServiceResponseError:
+    """The typed error for a provider's failure, by HTTP status or error code.
+
+    One mapping for every path: an HTTP error, an error chunk inside a Chat Completions stream, and a
+    ``response.failed`` / ``error`` event inside a Responses stream type the same failure the same way.
+    """
+    if code in _CONTENT_FILTER_CODES:
+        return ContentFilterError(text, status_code=status, body=body)
+    if status in (401, 403) or code in _AUTH_CODES:
+        return ServiceAuthenticationError(text + " (check OPENAI_API_KEY / api_key=...)", status_code=status, body=body)
+    if status == 429 or code in _RATE_LIMIT_CODES:
+        return RateLimitError(text, status_code=status, body=body)
+    return ServiceResponseError(text, status_code=status, body=body)
+
+
+def map_openai_error(error: BaseException, *, api: str, partial_text: str | None = None) -> NoReturn:
+    """Raise the ``agentnb.exceptions`` error for an ``openai`` SDK exception, keeping status and message.
+
+    ``partial_text`` is the text a stream had delivered when the error came (``None`` before the server
+    answered at all): a connection error then means the connection dropped mid-response, not that the
+    server could not be reached.
+    """
     import openai
 
     where = f"OpenAI {api} request"
@@ -65,28 +95,25 @@ def map_openai_error(error: BaseException, *, api: str) -> NoReturn:
             f"{where} timed out; raise timeout=... on the client if the model is slow."
         ) from error
     if isinstance(error, openai.APIConnectionError):
-        url = getattr(getattr(error, "request", None), "url", None)
+        url = getattr(getattr(error, "request", None), "url", None) or "the server"
+        if partial_text is not None:
+            raise ServiceConnectionError(
+                f"{where}: the connection to {url} dropped mid-response, after {len(partial_text)} characters "
+                "of text had arrived (kept on the error as partial_text). Retry the request; if it keeps "
+                "happening, check the server's or proxy's logs and timeouts.",
+                partial_text=partial_text,
+            ) from error
+        detail = str(error).rstrip(".")
         raise ServiceConnectionError(
-            f"{where} could not reach {url or 'the server'}: {error}. Check base_url / OPENAI_BASE_URL "
-            "and that the server is running."
+            f"{where} could not reach {url}: {detail}. Check base_url / OPENAI_BASE_URL and that the server is running."
         ) from error
     if isinstance(error, openai.ContentFilterFinishReasonError):
         raise ContentFilterError(f"{where} was blocked by the content filter.") from error
     if isinstance(error, openai.APIError):
         status = getattr(error, "status_code", None)
         message = _server_message(error)
-        body = getattr(error, "body", None)
         text = f"{where} failed with HTTP {status}: {message}" if status else f"{where} failed: {message}"
-        code = _error_code(error)
-        if code in _CONTENT_FILTER_CODES:
-            raise ContentFilterError(text, status_code=status, body=body) from error
-        if status in (401, 403):
-            raise ServiceAuthenticationError(
-                text + " (check OPENAI_API_KEY / api_key=...)", status_code=status, body=body
-            ) from error
-        if status == 429:
-            raise RateLimitError(text, status_code=status, body=body) from error
-        raise ServiceResponseError(text, status_code=status, body=body) from error
+        raise service_error(text, status=status, code=_error_code(error), body=getattr(error, "body", None)) from error
     raise error
 
 
