@@ -571,13 +571,13 @@ class TimeTravelView:
 
     # ----------------------------------------------------------------------------------------------- diffs
     async def _on_diff(self, _event: Any = None) -> None:
-        from agentnb.workflows import CheckpointHistory, SQLiteCheckpointStorage
+        from agentnb.workflows import CheckpointHistory, RunStoreCheckpointStorage
 
         a, b = self.diff_a.value, self.diff_b.value
         if not a or not b:
             return
         try:
-            diff = await CheckpointHistory(SQLiteCheckpointStorage(self.store)).diff(a, b)
+            diff = await CheckpointHistory(RunStoreCheckpointStorage(self.store)).diff(a, b)
         except Exception as exc:
             self.diff_out.object = ""
             self.action_result.objects = [error_card(exc, title="Cannot diff")]

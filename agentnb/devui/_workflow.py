@@ -59,9 +59,9 @@ class WorkflowRunner:
 
     def storage(self) -> Any:
         """The checkpoint storage in the run store."""
-        from agentnb.workflows import SQLiteCheckpointStorage
+        from agentnb.workflows import RunStoreCheckpointStorage
 
-        return SQLiteCheckpointStorage(self.store)
+        return RunStoreCheckpointStorage(self.store)
 
     def stream(
         self, *, message: Any = None, responses: dict[str, Any] | None = None, checkpoint_id: str | None = None

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..store import RunStore, default_store_path
+from ..store import MEMORY, Store, default_store, default_store_url, open_store, store_backend
+from ..store._open import sqlite_path
 from ..store._run_store import to_ns
 from ._span_store import FRAME_HIDDEN_ATTRIBUTES, RECORD_COLUMNS, SpanStore
 
@@ -203,7 +204,7 @@ def traces(
     end: Any = None,
     last: int | None = None,
     source: Source = "auto",
-    store: RunStore | str | os.PathLike[str] | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
     flatten: bool = False,
 ) -> pd.DataFrame:
     """Return recorded spans as a pandas DataFrame, one row per span, oldest first.
@@ -220,7 +221,7 @@ def traces(
         last: Only the N most recent traces (runs).
         source: ``"memory"`` reads this process's span buffer; ``"store"`` reads the run store (spans from
             every process); ``"auto"`` reads the store when spans are being saved there, else memory.
-        store: Read this run store (or database path) instead, e.g. from another process.
+        store: Read this store (or database path or store URL) instead, e.g. from another process.
         flatten: Also add one ``attributes.<key>`` column per attribute.
 
     Example:
@@ -243,13 +244,13 @@ def traces(
     end_ns = None if end is None else to_ns(end)
 
     active = _active_span_store()
-    run_store: RunStore | None = None
+    run_store: Store | None = None
     close_after = False
     if store is not None:
-        if isinstance(store, RunStore):
+        if isinstance(store, Store):
             run_store = store
         else:
-            run_store, close_after = _open_existing(Path(store))
+            run_store, close_after = _open_existing(os.fspath(store))
     elif source == "memory" or (source == "auto" and active is not None and not active.persistent):
         with _gc_paused():
             records = active.frame_records() if active is not None else []
@@ -259,7 +260,7 @@ def traces(
         active.force_flush()  # what this process traced so far must be in the result
         run_store = active.run_store()
     else:
-        run_store, close_after = _open_existing(default_store_path())
+        run_store, close_after = _open_existing(None)
 
     if run_store is None:
         return records_frame([], flatten=flatten)
@@ -279,11 +280,19 @@ def traces(
     return records_frame(records, flatten=flatten)
 
 
-def _open_existing(path: Path) -> tuple[RunStore | None, bool]:
-    # Reading must not create an empty database as a side effect.
-    if not path.exists():
-        return None, False
-    return RunStore(path), True
+def _open_existing(url: str | None) -> tuple[Store | None, bool]:
+    """Open a store to read from, and say whether to close it after; ``None`` is the default store.
+
+    Reading must not create an empty SQLite file as a side effect; a server store is simply opened.
+    """
+    target = default_store_url() if url is None else url
+    if store_backend(target) == "sqlite":
+        path = sqlite_path(target)
+        if path == MEMORY or not Path(path).expanduser().exists():
+            return None, False
+    if url is None:
+        return default_store(), False
+    return open_store(target), True
 
 
 def usage_summary(frame: pd.DataFrame | None = None, **filters: Any) -> pd.DataFrame:

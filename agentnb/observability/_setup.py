@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
-from ..store import RunStore, default_store_path
+from ..store import Store, default_store_url, store_backend
+from ..store._open import sqlite_path
 from ._span_store import DEFAULT, SpanStore
 
 if TYPE_CHECKING:
@@ -77,11 +78,12 @@ def _target_key(store: Any) -> tuple[str, Any]:
     """Identify where a span store writes, so asking again for the same place reuses it."""
     if store is None:
         return ("memory", None)
-    if isinstance(store, RunStore):
+    if isinstance(store, Store):
         return ("store", id(store))
-    if store == DEFAULT:
-        return ("path", str(default_store_path().expanduser().resolve()))
-    return ("path", str(Path(store).expanduser().resolve()))
+    target = default_store_url() if store == DEFAULT else os.fspath(store)
+    if store_backend(target) != "sqlite":
+        return ("url", target)
+    return ("path", str(Path(sqlite_path(target)).expanduser().resolve()))
 
 
 def _attach_span_store(provider: Any, span_store: SpanStore | bool, store: Any) -> SpanStore | None:
@@ -142,7 +144,7 @@ def configure_otel_providers(
     processors: Iterable[SpanProcessor] = (),
     metric_readers: Iterable[MetricReader] = (),
     span_store: SpanStore | bool = True,
-    store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+    store: Store | str | os.PathLike[str] | None = DEFAULT,
     enable_sensitive_data: bool | None = None,
     service_name: str = "agentnb",
     resource_attributes: Mapping[str, Any] | None = None,
@@ -163,8 +165,8 @@ def configure_otel_providers(
         metric_readers: Metric readers for a new meter provider (ignored when one is already set). Without
             readers (and without an OTLP endpoint) no meter provider is set, so metrics cost nothing.
         span_store: Attach agentnb's span store (``True``), a given :class:`SpanStore`, or none (``False``).
-        store: Where the span store writes: the default run store, a :class:`RunStore` or path, or ``None``
-            for memory only.
+        store: Where the span store writes: the default run store, a :class:`~agentnb.store.Store`, a path or
+            store URL, or ``None`` for memory only.
         enable_sensitive_data: Also record messages, tool arguments and results on spans (off by default:
             they may hold personal data; ``None`` reads ``AGENTNB_ENABLE_SENSITIVE_DATA``).
         service_name: The ``service.name`` resource attribute of new providers.
@@ -239,7 +241,7 @@ def enable_instrumentation(
     enable_sensitive_data: bool | None = None,
     *,
     span_store: SpanStore | bool = True,
-    store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+    store: Store | str | os.PathLike[str] | None = DEFAULT,
 ) -> SpanStore | None:
     """Switch agentnb's spans and metrics on, using the OpenTelemetry providers you already set up.
 

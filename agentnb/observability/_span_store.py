@@ -29,7 +29,8 @@ from .._telemetry import (
     GEN_AI_USAGE_OUTPUT_TOKENS,
     WORKFLOW_RUN_ID,
 )
-from ..store import SPAN_COLUMNS, RunStore, default_store, default_store_path
+from ..store import MEMORY, SPAN_COLUMNS, Store, default_store, default_store_url, open_store, redact_url, store_backend
+from ..store._open import sqlite_path
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -199,7 +200,7 @@ class SpanStore:
     :func:`enable_instrumentation` do that for you.
 
     Args:
-        store: A :class:`~agentnb.store.RunStore`, a database path, ``"default"`` (the process-wide default
+        store: A :class:`~agentnb.store.Store`, a database path or store URL, ``"default"`` (the process-wide default
             store, opened on the first write) or ``None`` to keep spans in memory only.
         max_spans: How many recent spans the memory buffer keeps.
         max_pending: How many spans may wait to be written; past this the oldest are dropped (and counted)
@@ -225,7 +226,7 @@ class SpanStore:
 
     def __init__(
         self,
-        store: RunStore | str | os.PathLike[str] | None = DEFAULT,
+        store: Store | str | os.PathLike[str] | None = DEFAULT,
         *,
         max_spans: int = 100_000,
         max_pending: int = 100_000,
@@ -238,7 +239,7 @@ class SpanStore:
         if flush_interval <= 0:
             raise ValueError(f"flush_interval must be > 0, got {flush_interval}.")
         self._store_arg = store
-        self._store: RunStore | None = store if isinstance(store, RunStore) else None
+        self._store: Store | None = store if isinstance(store, Store) else None
         self._owns_store = False
         # Each entry is [span, frame record or None]: the record is computed on the first traces() call
         # that needs it and kept, so reading the buffer again only converts the spans that are new.
@@ -269,7 +270,7 @@ class SpanStore:
             os.register_at_fork(after_in_child=lambda: (s := ref()) is not None and s._after_fork())
 
     def __repr__(self) -> str:
-        return f"SpanStore({self.store_path or 'memory'}, spans={len(self._buffer)}, pending={len(self._pending)})"
+        return f"SpanStore({self.store_url or 'memory'}, spans={len(self._buffer)}, pending={len(self._pending)})"
 
     @property
     def persistent(self) -> bool:
@@ -281,20 +282,29 @@ class SpanStore:
         """The database file spans are written to (``None`` for memory-only and in-memory databases)."""
         if self._store is not None:
             return self._store.path
+        url = self.store_url
+        if url is None or store_backend(url) != "sqlite":
+            return None
+        path = sqlite_path(url)
+        return None if path == MEMORY else Path(path).expanduser().resolve()
+
+    @property
+    def store_url(self) -> str | None:
+        """The URL of the store spans are written to, without a password (``None`` for memory-only)."""
+        if self._store is not None:
+            return self._store.url
         if self._store_arg is None:
             return None
-        if self._store_arg == DEFAULT:
-            return default_store_path().resolve()
-        return Path(str(self._store_arg)).expanduser().resolve()
+        return redact_url(default_store_url() if self._store_arg == DEFAULT else os.fspath(self._store_arg))
 
-    def run_store(self) -> RunStore | None:
+    def run_store(self) -> Store | None:
         """Return the run store spans go to, opening it if needed (``None`` for memory-only)."""
         if self._store is None and self._store_arg is not None:
             arg = self._store_arg
             if arg == DEFAULT:
                 self._store = default_store()
-            elif not isinstance(arg, RunStore):
-                self._store = RunStore(arg)
+            elif not isinstance(arg, Store):
+                self._store = open_store(arg)
                 self._owns_store = True
         return self._store
 

@@ -1,13 +1,31 @@
-"""The run store: one SQLite file that notebooks, workflows and the DevUI share across processes.
+"""The run store: runs, workflow events, spans, checkpoints and sessions that notebooks, workflows and the
+DevUI share across processes and, on PostgreSQL, across machines.
 
-It holds runs, workflow events, spans, checkpoints and sessions (JSON text columns), in WAL mode with a
-schema version. ``RunStore(":memory:")`` keeps everything in the process; :func:`default_store` returns the
-process-wide store at ``$AGENTNB_HOME/agentnb.db`` (else ``./.agentnb/agentnb.db``).
+One URL picks the backend everywhere: ``AGENTNB_STORE_URL`` (``sqlite:///path/to.db`` or
+``postgresql://user@host/db``); unset, the store is SQLite at ``$AGENTNB_HOME/agentnb.db`` (else
+``./.agentnb/agentnb.db``). :func:`open_store` opens a store by URL, :func:`default_store` returns the
+process-wide default, and :class:`RunStore` is the SQLite store (``RunStore(":memory:")`` keeps everything in
+the process). Both backends share one versioned schema, migrated on open.
 """
 
 from __future__ import annotations
 
-from ._run_store import MEMORY, SPAN_COLUMNS, RunStore, default_store, default_store_path
+from ._base import MEMORY, SPAN_COLUMNS, Store
+from ._open import STORE_URL_ENV, default_store, default_store_url, open_store, redact_url, store_backend
+from ._run_store import RunStore, default_store_path
 from ._schema import SCHEMA_VERSION
 
-__all__ = ["MEMORY", "SCHEMA_VERSION", "SPAN_COLUMNS", "RunStore", "default_store", "default_store_path"]
+__all__ = [
+    "MEMORY",
+    "SCHEMA_VERSION",
+    "SPAN_COLUMNS",
+    "STORE_URL_ENV",
+    "RunStore",
+    "Store",
+    "default_store",
+    "default_store_path",
+    "default_store_url",
+    "open_store",
+    "redact_url",
+    "store_backend",
+]

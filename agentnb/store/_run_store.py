@@ -1,143 +1,38 @@
-"""The SQLite run store: runs, workflow events, spans, checkpoints and sessions in one file."""
+"""The SQLite run store: one file (WAL mode) that notebooks, workflows and the DevUI share on one machine."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
-from ._schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
+from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
 
-__all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store", "default_store_path", "to_iso", "to_ns"]
-
-MEMORY = ":memory:"
-"""Pass as ``path`` for a store that lives only in this process (tests, nothing on disk)."""
-
-_EVENT_COLUMNS: tuple[str, ...] = ("id", "run_id", "seq", "type", "executor_id", "timestamp", "data")
-_RUN_COLUMNS: tuple[str, ...] = (
-    "run_id",
-    "kind",
-    "name",
-    "status",
-    "started_at",
-    "ended_at",
-    "error",
-    "metadata",
-    "rev",
-)
-_CHECKPOINT_COLUMNS: tuple[str, ...] = ("checkpoint_id", "run_id", "workflow_name", "parent_id", "step", "created_at")
-SPAN_COLUMNS: tuple[str, ...] = (
-    "id",
-    "trace_id",
-    "span_id",
-    "parent_id",
-    "name",
-    "kind",
-    "start_ns",
-    "end_ns",
-    "status_code",
-    "status_message",
-    "operation",
-    "agent_name",
-    "model",
-    "tool_name",
-    "input_tokens",
-    "output_tokens",
-    "run_id",
-    "attributes",
-    "events",
-    "resource",
-)
-_SPAN_INSERT_COLUMNS = SPAN_COLUMNS[1:]
-_SPAN_INSERT_SQL = (
-    f"INSERT OR IGNORE INTO spans ({', '.join(_SPAN_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))})"
-)
-_SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
-_SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
-_SPAN_JSON_DEFAULTS = {"attributes": "{}", "events": "[]", "resource": "{}"}
+__all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path", "to_iso", "to_ns"]
 
 
 def default_store_path() -> Path:
-    """Return where the default run store lives: ``$AGENTNB_HOME/agentnb.db``, else ``./.agentnb/agentnb.db``."""
+    """Return where the default SQLite store lives: ``$AGENTNB_HOME/agentnb.db``, else ``./.agentnb/agentnb.db``.
+
+    This is the default when ``AGENTNB_STORE_URL`` is unset; :func:`agentnb.store.default_store_url` says
+    which store is really the default.
+    """
     home = os.environ.get("AGENTNB_HOME")
     base = Path(home).expanduser() if home else Path.cwd() / ".agentnb"
     return base / "agentnb.db"
 
 
-def _now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+class RunStore(Store):
+    """The SQLite store: thread-safe, shared by notebooks, workflows and the DevUI across processes of one machine.
 
-
-def to_iso(value: Any) -> str:
-    """Normalize a time to a fixed-width ISO 8601 UTC string (so text order is time order).
-
-    Accepts aware or naive datetimes (naive means local time, as everywhere in Python), epoch seconds and
-    ISO 8601 strings; ``None`` means now.
-    """
-    if value is None:
-        return _now_iso()
-    if isinstance(value, _dt.datetime):
-        moment = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        moment = _dt.datetime.fromtimestamp(value, _dt.timezone.utc)
-    elif isinstance(value, str):
-        try:
-            moment = _dt.datetime.fromisoformat(value)
-        except ValueError as e:
-            raise ValueError(f"Expected an ISO 8601 time, got {value!r}.") from e
-    else:
-        raise TypeError(f"Expected a datetime, epoch seconds or ISO 8601 string, got {type(value).__name__}.")
-    return moment.astimezone(_dt.timezone.utc).isoformat(timespec="microseconds")
-
-
-def to_ns(value: Any) -> int:
-    """Convert a datetime, epoch seconds or ISO 8601 string to integer nanoseconds since the epoch."""
-    if isinstance(value, _dt.datetime):
-        moment = value.astimezone(_dt.timezone.utc)
-        delta = moment - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value * 1_000_000_000)
-    if isinstance(value, str):
-        return to_ns(_dt.datetime.fromisoformat(to_iso(value)))
-    raise TypeError(f"Expected a datetime, epoch seconds or ISO 8601 string, got {type(value).__name__}.")
-
-
-def _json_text(value: Any, *, what: str) -> str:
-    """Return JSON text: strings are taken as JSON already (and checked), anything else is encoded."""
-    if isinstance(value, str):
-        try:
-            json.loads(value)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{what} must be JSON text or a JSON-serializable value; got invalid JSON: {e}") from e
-        return value
-    return _tagged_dumps(value)
-
-
-def _plain_json(value: Any, default: str) -> str:
-    if value is None:
-        return default
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-class RunStore:
-    """A thread-safe SQLite store shared by notebooks, workflows and the DevUI, across processes.
-
-    One file holds runs, workflow events, spans, checkpoints and sessions. The database runs in WAL mode
-    with a busy timeout, and every method is one short transaction, so a notebook can write while the
-    DevUI reads (or writes) from another process. Values are JSON text; times are ISO 8601 UTC strings
-    (spans use integer nanoseconds). Every ``list_*`` that the DevUI polls has a cheap "since" filter.
+    The database runs in WAL mode with a busy timeout, and every method is one short transaction, so a
+    notebook can write while the DevUI reads (or writes) from another process. For a store several
+    machines share, open a PostgreSQL URL with :func:`agentnb.store.open_store`.
 
     Args:
         path: The database file; ``None`` means :func:`default_store_path`, ``":memory:"`` keeps
@@ -155,6 +50,10 @@ class RunStore:
         print(store.get_run("run-1")["status"], len(store.list_events("run-1")))
         ```
     """
+
+    backend = "sqlite"
+    _insert_order = "rowid"
+    _integrity_errors = (sqlite3.IntegrityError,)
 
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 10.0) -> None:
         if path is None:
@@ -190,6 +89,11 @@ class RunStore:
 
     # ------------------------------------------------------------------ plumbing
 
+    @property
+    def url(self) -> str:
+        """``sqlite:///<absolute path>``, or ``sqlite:///:memory:``."""
+        return f"sqlite:///{MEMORY}" if self.path is None else f"sqlite://{self.path.as_posix()}"
+
     def _where(self) -> str:
         return "an in-memory database" if self.path is None else repr(str(self.path))
 
@@ -199,30 +103,14 @@ class RunStore:
     def _init_schema(self) -> None:
         with self._write() as conn:
             tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if "schema_version" not in tables:
-                foreign = tables - {"sqlite_sequence"}
-                if foreign:
-                    raise StoreError(
-                        f"{self._where()} is a SQLite database but not an agentnb run store "
-                        f"(it has tables {sorted(foreign)}); choose another path or AGENTNB_HOME."
-                    )
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-                return
-            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = int(row[0] or 0)
-            if version > SCHEMA_VERSION:
+            fresh = "schema_version" not in tables
+            foreign = tables - {"sqlite_sequence"}
+            if fresh and foreign:
                 raise StoreError(
-                    f"The run store at {self._where()} has schema version {version}, but this agentnb reads "
-                    f"up to version {SCHEMA_VERSION}; upgrade agentnb, or use another path or AGENTNB_HOME."
+                    f"{self._where()} is a SQLite database but not an agentnb run store "
+                    f"(it has tables {sorted(foreign)}); choose another path or AGENTNB_HOME."
                 )
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[target].split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute("UPDATE schema_version SET version = ?", (target,))
+            self._migrate(conn, fresh=fresh)
 
     def _check_open(self) -> sqlite3.Connection:
         if self._closed:
@@ -271,513 +159,3 @@ class RunStore:
 
     def __enter__(self) -> RunStore:
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def schema_version(self) -> int:
-        """The schema version of the open database."""
-        return int(self._read("SELECT MAX(version) FROM schema_version")[0][0])
-
-    def watermark(self) -> dict[str, Any]:
-        """Return cheap change markers per table, for pollers that only want to know whether anything changed.
-
-        Keys: ``runs`` (highest run ``rev``), ``events`` and ``spans`` (highest row ``id``), ``checkpoints``
-        and ``sessions`` (latest write time, or ``None``).
-        """
-        row = self._read(
-            "SELECT (SELECT MAX(rev) FROM runs), (SELECT MAX(id) FROM events), (SELECT MAX(id) FROM spans), "
-            "(SELECT MAX(created_at) FROM checkpoints), (SELECT MAX(updated_at) FROM sessions)"
-        )[0]
-        return {
-            "runs": row[0] or 0,
-            "events": row[1] or 0,
-            "spans": row[2] or 0,
-            "checkpoints": row[3],
-            "sessions": row[4],
-        }
-
-    # ------------------------------------------------------------------ runs
-
-    def start_run(
-        self,
-        run_id: str,
-        *,
-        kind: str,
-        name: str,
-        started_at: Any = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> None:
-        """Record that a run started (status ``"running"``).
-
-        Starting an id that exists resumes it: the status goes back to ``"running"``, the end time and
-        error are cleared, the original start time is kept, and ``metadata`` (when given) replaces the old.
-
-        Args:
-            run_id: A unique id for the run.
-            kind: What ran, e.g. ``"agent"`` or ``"workflow"``.
-            name: The agent's or workflow's name.
-            started_at: A datetime, epoch seconds or ISO string; ``None`` means now.
-            metadata: JSON-serializable extra data.
-        """
-        meta = _tagged_dumps(dict(metadata)) if metadata is not None else None
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO runs (run_id, kind, name, status, started_at, metadata, rev) "
-                "VALUES (?, ?, ?, 'running', ?, ?, (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs)) "
-                "ON CONFLICT (run_id) DO UPDATE SET status = 'running', ended_at = NULL, error = NULL, "
-                "kind = excluded.kind, name = excluded.name, "
-                "metadata = CASE WHEN ? IS NULL THEN runs.metadata ELSE excluded.metadata END, rev = excluded.rev",
-                (run_id, kind, name, to_iso(started_at), meta or "{}", meta),
-            )
-
-    def finish_run(self, run_id: str, *, status: str, ended_at: Any = None, error: str | None = None) -> None:
-        """Record that a run ended with ``status`` (e.g. ``"completed"``, ``"failed"``, ``"cancelled"``).
-
-        Raises:
-            StoreError: No run has this id.
-        """
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE runs SET status = ?, ended_at = ?, error = ?, "
-                "rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs) WHERE run_id = ?",
-                (status, to_iso(ended_at), error, run_id),
-            )
-            if cur.rowcount == 0:
-                raise StoreError(f"No run {run_id!r} in the run store; call start_run() first.")
-
-    def update_run(self, run_id: str, *, status: str | None = None, metadata: Mapping[str, Any] | None = None) -> None:
-        """Change a run's status (e.g. ``"paused"``) or merge keys into its metadata while it runs."""
-        with self._write() as conn:
-            row = conn.execute("SELECT metadata FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise StoreError(f"No run {run_id!r} in the run store; call start_run() first.")
-            merged = json.loads(row[0])
-            if metadata:
-                merged.update(json.loads(_tagged_dumps(dict(metadata))))
-            conn.execute(
-                "UPDATE runs SET status = COALESCE(?, status), metadata = ?, "
-                "rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs) WHERE run_id = ?",
-                (status, json.dumps(merged, ensure_ascii=False), run_id),
-            )
-
-    @staticmethod
-    def _run_row(row: Sequence[Any]) -> dict[str, Any]:
-        run = dict(zip(_RUN_COLUMNS, row, strict=True))
-        run["metadata"] = json.loads(run["metadata"])
-        return run
-
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
-        """Return one run as a dict (``run_id, kind, name, status, started_at, ended_at, error, metadata, rev``)."""
-        rows = self._read(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?", (run_id,))
-        return self._run_row(rows[0]) if rows else None
-
-    def list_runs(
-        self,
-        *,
-        kind: str | None = None,
-        name: str | None = None,
-        status: str | None = None,
-        since: Any = None,
-        after_rev: int | None = None,
-        limit: int | None = None,
-        order: Literal["newest", "oldest"] = "newest",
-    ) -> list[dict[str, Any]]:
-        """List runs, newest first by default.
-
-        Args:
-            kind: Only runs of this kind.
-            name: Only runs with this name.
-            status: Only runs with this status.
-            since: Only runs started at or after this time.
-            after_rev: Only runs created or changed after this ``rev`` (pollers keep the highest ``rev``
-                they saw and pass it back).
-            limit: At most this many runs.
-            order: ``"newest"`` or ``"oldest"`` first, by start time.
-        """
-        where, params = [], []
-        for column, value in (("kind", kind), ("name", name), ("status", status)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
-        if since is not None:
-            where.append("started_at >= ?")
-            params.append(to_iso(since))
-        if after_rev is not None:
-            where.append("rev > ?")
-            params.append(int(after_rev))
-        sql = f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        direction = "DESC" if order == "newest" else "ASC"
-        sql += f" ORDER BY started_at {direction}, rev {direction}"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return [self._run_row(row) for row in self._read(sql, params)]
-
-    def delete_run(self, run_id: str) -> None:
-        """Delete a run and its events (its spans and checkpoints stay)."""
-        with self._write() as conn:
-            conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
-            conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
-
-    # ------------------------------------------------------------------ events
-
-    def add_events(self, run_id: str, events: Iterable[Mapping[str, Any]]) -> list[int]:
-        """Append events to a run in one transaction and return their sequence numbers.
-
-        Each event is a mapping with ``type`` and optionally ``seq`` (default: the next number of this run),
-        ``executor_id``, ``timestamp`` (default now) and ``data`` (JSON text, or a value to encode).
-
-        Raises:
-            StoreError: A ``seq`` is already taken in this run (nothing of the batch is written).
-            ValueError: An event has no ``type`` or invalid JSON ``data``.
-        """
-        prepared: list[tuple[Any, ...]] = []
-        explicit: list[int | None] = []
-        for event in events:
-            if "type" not in event:
-                raise ValueError(f"Every event needs a 'type'; got keys {sorted(event)}.")
-            seq = event.get("seq")
-            explicit.append(None if seq is None else int(seq))
-            prepared.append(
-                (
-                    run_id,
-                    str(event["type"]),
-                    event.get("executor_id"),
-                    to_iso(event.get("timestamp")),
-                    _json_text(event.get("data"), what="Event data"),
-                )
-            )
-        if not prepared:
-            return []
-        with self._write() as conn:
-            next_seq = conn.execute(
-                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            seqs: list[int] = []
-            for given in explicit:
-                if given is None:
-                    given = next_seq
-                seqs.append(given)
-                next_seq = max(next_seq, given + 1)
-            try:
-                conn.executemany(
-                    "INSERT INTO events (run_id, seq, type, executor_id, timestamp, data) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(p[0], seq, *p[1:]) for p, seq in zip(prepared, seqs, strict=True)],
-                )
-            except sqlite3.IntegrityError as e:
-                raise StoreError(f"Run {run_id!r} already has an event with one of the seq numbers {seqs}.") from e
-        return seqs
-
-    def list_events(
-        self,
-        run_id: str,
-        *,
-        offset: int = 0,
-        limit: int | None = None,
-        after_seq: int | None = None,
-        types: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """List a run's events in ``seq`` order (``data`` stays JSON text).
-
-        Args:
-            run_id: The run.
-            offset: Skip this many events.
-            limit: At most this many events.
-            after_seq: Only events with a larger ``seq`` (pollers pass the last one they saw).
-            types: Only events of these types.
-        """
-        sql = f"SELECT {', '.join(_EVENT_COLUMNS)} FROM events WHERE run_id = ?"
-        params: list[Any] = [run_id]
-        if after_seq is not None:
-            sql += " AND seq > ?"
-            params.append(int(after_seq))
-        if types:
-            sql += f" AND type IN ({', '.join('?' * len(types))})"
-            params.extend(types)
-        sql += " ORDER BY seq LIMIT ? OFFSET ?"
-        params.extend([-1 if limit is None else int(limit), int(offset)])
-        return [dict(zip(_EVENT_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
-
-    # ------------------------------------------------------------------ spans
-
-    def add_spans(self, rows: Iterable[Mapping[str, Any]]) -> int:
-        """Write finished spans in one transaction; a span already stored (same trace and span id) is skipped.
-
-        Each row needs ``trace_id``, ``span_id``, ``name`` and ``start_ns``; optional keys are the other
-        columns of :data:`SPAN_COLUMNS` (``attributes``/``resource`` dicts, ``events`` a list, or JSON text).
-
-        Returns:
-            How many spans were new.
-        """
-        values = []
-        for row in rows:
-            missing = [key for key in _SPAN_REQUIRED if row.get(key) is None]
-            if missing:
-                raise ValueError(f"A span row needs {missing}; got keys {sorted(row)}.")
-            values.append(
-                tuple(
-                    _plain_json(row.get(col), _SPAN_JSON_DEFAULTS[col])
-                    if col in _SPAN_JSON_DEFAULTS
-                    else row.get(col, _SPAN_DEFAULTS.get(col))
-                    for col in _SPAN_INSERT_COLUMNS
-                )
-            )
-        if not values:
-            return 0
-        with self._write() as conn:
-            before = conn.total_changes
-            conn.executemany(_SPAN_INSERT_SQL, values)
-            return conn.total_changes - before
-
-    def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
-        """Write spans given as tuples in :data:`SPAN_COLUMNS` order without ``id`` (JSON columns as text).
-
-        The span store's fast path; :meth:`add_spans` checks and fills in dict rows instead.
-        """
-        if not records:
-            return 0
-        with self._write() as conn:
-            before = conn.total_changes
-            conn.executemany(_SPAN_INSERT_SQL, records)
-            return conn.total_changes - before
-
-    def list_spans(
-        self,
-        *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
-        limit: int | None = None,
-        decode: bool = True,
-    ) -> list[dict[str, Any]]:
-        """List stored spans in start order.
-
-        Args:
-            trace_id: One trace id or several.
-            agent_name: Only spans of this agent.
-            run_id: Only spans tagged with this run id.
-            start: Only spans that started at or after this time (datetime, epoch seconds or ISO string).
-            end: Only spans that started before this time.
-            last_traces: Only spans of the N most recently started traces.
-            after_id: Only spans stored after the row with this ``id`` (pollers pass the last one they saw).
-            limit: At most this many spans.
-            decode: Parse ``attributes``, ``events`` and ``resource`` into Python values (else JSON text).
-        """
-        rows = self.select_spans(
-            SPAN_COLUMNS,
-            trace_id=trace_id,
-            agent_name=agent_name,
-            run_id=run_id,
-            start=start,
-            end=end,
-            last_traces=last_traces,
-            after_id=after_id,
-            limit=limit,
-        )
-        out = []
-        loads = json.loads
-        for row in rows:
-            span = dict(zip(SPAN_COLUMNS, row, strict=True))
-            if decode:
-                span["attributes"] = loads(span["attributes"])
-                span["events"] = loads(span["events"])
-                span["resource"] = loads(span["resource"])
-            out.append(span)
-        return out
-
-    def select_spans(
-        self,
-        columns: Sequence[str],
-        *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
-        limit: int | None = None,
-    ) -> list[tuple[Any, ...]]:
-        """Return chosen span columns as tuples, in start order (JSON columns stay text).
-
-        The fast path behind DataFrames; the filters are those of :meth:`list_spans`.
-        """
-        unknown = [c for c in columns if c not in SPAN_COLUMNS]
-        if unknown:
-            raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
-        where: list[str] = []
-        params: list[Any] = []
-        if trace_id is not None:
-            ids = [trace_id] if isinstance(trace_id, str) else list(trace_id)
-            where.append(f"trace_id IN ({', '.join('?' * len(ids))})")
-            params.extend(ids)
-        if agent_name is not None:
-            where.append("agent_name = ?")
-            params.append(agent_name)
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if start is not None:
-            where.append("start_ns >= ?")
-            params.append(to_ns(start))
-        if end is not None:
-            where.append("start_ns < ?")
-            params.append(to_ns(end))
-        if after_id is not None:
-            where.append("id > ?")
-            params.append(int(after_id))
-        if last_traces is not None:
-            where.append(
-                "trace_id IN (SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(start_ns) DESC LIMIT ?)"
-            )
-            params.append(int(last_traces))
-        sql = f"SELECT {', '.join(columns)} FROM spans"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY start_ns, id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return self._read(sql, params)
-
-    def list_traces(self, *, limit: int | None = None, since: Any = None) -> list[dict[str, Any]]:
-        """Summarize stored traces, newest first: ``trace_id``, ``root`` span name, ``start_ns``, ``end_ns``,
-        ``spans`` count, ``errors`` count and the ``agent_name`` of the root (when it is an agent)."""
-        sql = (
-            "SELECT trace_id, MIN(start_ns) AS s, MAX(end_ns), COUNT(*), "
-            "SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
-            "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
-            "FROM spans"
-        )
-        params: list[Any] = []
-        if since is not None:
-            sql += " WHERE start_ns >= ?"
-            params.append(to_ns(since))
-        sql += " GROUP BY trace_id ORDER BY s DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        keys = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
-        return [dict(zip(keys, row, strict=True)) for row in self._read(sql, params)]
-
-    def delete_spans(self, *, before: Any = None) -> int:
-        """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
-        with self._write() as conn:
-            if before is None:
-                cur = conn.execute("DELETE FROM spans")
-            else:
-                cur = conn.execute("DELETE FROM spans WHERE start_ns < ?", (to_ns(before),))
-            return cur.rowcount
-
-    # ------------------------------------------------------------------ checkpoints
-
-    def put_checkpoint(
-        self,
-        checkpoint_id: str,
-        *,
-        run_id: str | None,
-        workflow_name: str | None,
-        parent_id: str | None,
-        step: int | None,
-        created_at: Any = None,
-        data: str,
-    ) -> None:
-        """Store a checkpoint's JSON text (replacing one with the same id)."""
-        if not isinstance(data, str):
-            raise TypeError(f"Checkpoint data must be JSON text (str), got {type(data).__name__}.")
-        with self._write() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO checkpoints "
-                "(checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (checkpoint_id, run_id, workflow_name, parent_id, step, to_iso(created_at), data),
-            )
-
-    def get_checkpoint(self, checkpoint_id: str) -> str | None:
-        """Return a checkpoint's JSON text, or ``None`` when there is no such checkpoint."""
-        rows = self._read("SELECT data FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))
-        return rows[0][0] if rows else None
-
-    def get_checkpoint_info(self, checkpoint_id: str) -> dict[str, Any] | None:
-        """Return a checkpoint's metadata row (no data), or ``None``."""
-        rows = self._read(
-            f"SELECT {', '.join(_CHECKPOINT_COLUMNS)} FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,)
-        )
-        return dict(zip(_CHECKPOINT_COLUMNS, rows[0], strict=True)) if rows else None
-
-    def list_checkpoints(self, *, run_id: str | None = None, workflow_name: str | None = None) -> list[dict[str, Any]]:
-        """List checkpoint metadata, oldest first.
-
-        Each row has ``checkpoint_id, run_id, workflow_name, parent_id, step, created_at`` (no data).
-        """
-        where, params = [], []
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if workflow_name is not None:
-            where.append("workflow_name = ?")
-            params.append(workflow_name)
-        sql = f"SELECT {', '.join(_CHECKPOINT_COLUMNS)} FROM checkpoints"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY created_at, rowid"
-        return [dict(zip(_CHECKPOINT_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
-
-    def delete_checkpoint(self, checkpoint_id: str) -> bool:
-        """Delete a checkpoint; return whether it existed."""
-        with self._write() as conn:
-            return conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,)).rowcount > 0
-
-    # ------------------------------------------------------------------ sessions
-
-    def save_session(self, session_id: str, data: str) -> None:
-        """Store a session's JSON text (replacing the previous version)."""
-        if not isinstance(data, str):
-            raise TypeError(f"Session data must be JSON text (str), got {type(data).__name__}.")
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO sessions (session_id, updated_at, data) VALUES (?, ?, ?) "
-                "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
-                (session_id, _now_iso(), data),
-            )
-
-    def load_session(self, session_id: str) -> str | None:
-        """Return a session's JSON text, or ``None`` when it was never saved."""
-        rows = self._read("SELECT data FROM sessions WHERE session_id = ?", (session_id,))
-        return rows[0][0] if rows else None
-
-    def list_sessions(self) -> list[dict[str, Any]]:
-        """List saved sessions, most recently saved first: ``session_id``, ``updated_at``, ``size`` (characters)."""
-        rows = self._read("SELECT session_id, updated_at, LENGTH(data) FROM sessions ORDER BY updated_at DESC")
-        return [{"session_id": r[0], "updated_at": r[1], "size": r[2]} for r in rows]
-
-    def delete_session(self, session_id: str) -> bool:
-        """Delete a saved session; return whether it existed."""
-        with self._write() as conn:
-            return conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount > 0
-
-
-_defaults: dict[tuple[int, Path], RunStore] = {}
-_defaults_lock = threading.Lock()
-
-
-def default_store() -> RunStore:
-    """Return this process's shared store at :func:`default_store_path` (created on first use).
-
-    The store is keyed by process id and path, so a forked child or a changed ``AGENTNB_HOME`` gets its own
-    connection instead of sharing one it must not use.
-    """
-    key = (os.getpid(), default_store_path().expanduser().resolve())
-    with _defaults_lock:
-        store = _defaults.get(key)
-        if store is None or store.closed:
-            store = _defaults[key] = RunStore(key[1])
-        return store

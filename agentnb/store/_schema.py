@@ -1,23 +1,38 @@
-"""The run store's SQL schema and its version.
+"""The run store's SQL schema: one version number, and the steps that reach it, for each backend.
 
-Bump :data:`SCHEMA_VERSION` whenever a table changes, and add the step that upgrades the previous version
-to :data:`MIGRATIONS`. A database written by a newer agentnb is refused rather than guessed at.
+A new database runs every step from 1; an older one runs the steps past its version, in one transaction.
+To change the schema, add the next step to :data:`MIGRATIONS` with SQL for both SQLite and PostgreSQL and bump
+:data:`SCHEMA_VERSION`; never edit a step that has shipped. A database written by a newer agentnb is refused
+rather than guessed at.
 """
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA", "SCHEMA_VERSION"]
+from typing import NamedTuple
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration"]
 
 SCHEMA_VERSION = 1
+
+
+class Migration(NamedTuple):
+    """One schema step: statements separated by ``;`` for each backend."""
+
+    sqlite: str
+    postgresql: str
+
+    def statements(self, backend: str) -> list[str]:
+        """The step's statements for ``backend`` (``"sqlite"`` or ``"postgresql"``)."""
+        text = self.sqlite if backend == "sqlite" else self.postgresql
+        return [part.strip() for part in text.split(";") if part.strip()]
+
+
+VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
 
 # Times of runs, events, checkpoints and sessions are fixed-width ISO 8601 UTC strings, so text order is
 # time order; span times are integer nanoseconds since the epoch, as OpenTelemetry records them, because
 # spans are many and turning integers into pandas datetimes is much cheaper than parsing strings.
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER NOT NULL
-);
-
+_V1_SQLITE = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id     TEXT PRIMARY KEY,
     kind       TEXT NOT NULL,
@@ -90,5 +105,83 @@ CREATE TABLE IF NOT EXISTS sessions (
 );
 """
 
-# version -> SQL that upgrades a database at ``version - 1`` to ``version``.
-MIGRATIONS: dict[int, str] = {}
+# The same tables in PostgreSQL: 64-bit integers for ids and nanoseconds, and a serial ``seq`` on
+# checkpoints that stands in for SQLite's rowid (insertion order among equal times).
+_V1_POSTGRESQL = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id     TEXT PRIMARY KEY,
+    kind       TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at   TEXT,
+    error      TEXT,
+    metadata   TEXT NOT NULL DEFAULT '{}',
+    rev        BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_started_at ON runs (started_at);
+CREATE INDEX IF NOT EXISTS runs_rev ON runs (rev);
+
+CREATE TABLE IF NOT EXISTS events (
+    id          BIGSERIAL PRIMARY KEY,
+    run_id      TEXT NOT NULL,
+    seq         BIGINT NOT NULL,
+    type        TEXT NOT NULL,
+    executor_id TEXT,
+    timestamp   TEXT NOT NULL,
+    data        TEXT NOT NULL DEFAULT 'null',
+    UNIQUE (run_id, seq)
+);
+
+CREATE TABLE IF NOT EXISTS spans (
+    id             BIGSERIAL PRIMARY KEY,
+    trace_id       TEXT NOT NULL,
+    span_id        TEXT NOT NULL,
+    parent_id      TEXT,
+    name           TEXT NOT NULL,
+    kind           TEXT NOT NULL DEFAULT 'INTERNAL',
+    start_ns       BIGINT NOT NULL,
+    end_ns         BIGINT,
+    status_code    TEXT NOT NULL DEFAULT 'UNSET',
+    status_message TEXT,
+    operation      TEXT,
+    agent_name     TEXT,
+    model          TEXT,
+    tool_name      TEXT,
+    input_tokens   BIGINT,
+    output_tokens  BIGINT,
+    run_id         TEXT,
+    attributes     TEXT NOT NULL DEFAULT '{}',
+    events         TEXT NOT NULL DEFAULT '[]',
+    resource       TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (trace_id, span_id)
+);
+CREATE INDEX IF NOT EXISTS spans_trace ON spans (trace_id);
+CREATE INDEX IF NOT EXISTS spans_start ON spans (start_ns);
+CREATE INDEX IF NOT EXISTS spans_agent ON spans (agent_name);
+CREATE INDEX IF NOT EXISTS spans_run ON spans (run_id);
+
+CREATE TABLE IF NOT EXISTS checkpoints (
+    checkpoint_id TEXT PRIMARY KEY,
+    run_id        TEXT,
+    workflow_name TEXT,
+    parent_id     TEXT,
+    step          BIGINT,
+    created_at    TEXT NOT NULL,
+    data          TEXT NOT NULL,
+    seq           BIGSERIAL
+);
+CREATE INDEX IF NOT EXISTS checkpoints_run ON checkpoints (run_id, created_at);
+CREATE INDEX IF NOT EXISTS checkpoints_workflow ON checkpoints (workflow_name, created_at);
+
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    updated_at TEXT NOT NULL,
+    data       TEXT NOT NULL
+)
+"""
+
+# version -> the step that upgrades a database at ``version - 1`` to ``version`` (1 creates the tables).
+MIGRATIONS: dict[int, Migration] = {
+    1: Migration(sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL),
+}

@@ -46,6 +46,7 @@ from ._checkpoints import (
     InMemoryCheckpointStorage,
     PendingMessage,
     PendingRequest,
+    RunStoreCheckpointStorage,
     SQLiteCheckpointStorage,
     WorkflowCheckpoint,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "ParticipantReviewResponse",
     "PendingMessage",
     "PendingRequest",
+    "RunStoreCheckpointStorage",
     "SQLiteCheckpointStorage",
     "SequentialBuilder",
     "SingleEdgeGroup",

@@ -32,7 +32,7 @@ from ._typing_utils import describe
 from ._workflow import Workflow
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from ..store import Store
 
 __all__ = ["WorkflowBuilder"]
 
@@ -52,7 +52,7 @@ class WorkflowBuilder:
         output_from: Executors whose ``yield_output`` values are workflow outputs (default: all).
         intermediate_output_from: Executors whose yields become ``intermediate`` events instead;
             ``"all_other"`` selects every executor not in ``output_from``.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        run_store: Mirror every run and its events into this ``agentnb.store.Store``.
 
     Example:
         >>> from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor
@@ -78,7 +78,7 @@ class WorkflowBuilder:
         checkpoint_every: int = 1,
         output_from: Sequence[Node] | Literal["all"] | None = None,
         intermediate_output_from: Sequence[Node] | Literal["all_other"] | None = None,
-        run_store: RunStore | None = None,
+        run_store: Store | None = None,
     ) -> None:
         if not isinstance(max_iterations, int) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an int >= 1, got {max_iterations!r}.")

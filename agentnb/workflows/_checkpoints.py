@@ -11,8 +11,10 @@ Storage implementations share one async interface, :class:`CheckpointStorage`:
 
 - :class:`InMemoryCheckpointStorage` — a dict of JSON strings (tests, notebooks, benchmarks);
 - :class:`FileCheckpointStorage` — one JSON file per checkpoint, written atomically (temp file + rename);
-- :class:`SQLiteCheckpointStorage` — the run store (``agentnb.store.RunStore``), SQLite in WAL mode, safe
-  for several processes (a notebook writing while the DevUI reads).
+- :class:`RunStoreCheckpointStorage` — the run store (``agentnb.store``): SQLite by default, or PostgreSQL
+  when ``AGENTNB_STORE_URL`` says so, safe for several processes (and, on PostgreSQL, several machines);
+- :class:`SQLiteCheckpointStorage` — the same on a SQLite run store, kept for code written before stores
+  had URLs.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .. import _serialization
 from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from ..store import Store
 
 __all__ = [
     "CheckpointInfo",
@@ -43,6 +45,7 @@ __all__ = [
     "InMemoryCheckpointStorage",
     "PendingMessage",
     "PendingRequest",
+    "RunStoreCheckpointStorage",
     "SQLiteCheckpointStorage",
     "WorkflowCheckpoint",
 ]
@@ -466,23 +469,36 @@ class FileCheckpointStorage(CheckpointStorage):
         return True
 
 
-class SQLiteCheckpointStorage(CheckpointStorage):
-    """Checkpoints in the SQLite run store (WAL mode: a notebook and the DevUI can share it across processes).
+class RunStoreCheckpointStorage(CheckpointStorage):
+    """Checkpoints in the run store, so a run checkpointed on one machine can resume on another.
+
+    With ``AGENTNB_STORE_URL=postgresql://...`` every process (notebooks, workers, the DevUI) reads and writes
+    the same checkpoints; with the SQLite default, every process of this machine does.
 
     Args:
-        store: A ``agentnb.store.RunStore``, or a database path (``None`` = the default run store location).
+        store: An ``agentnb.store.Store``, a store URL or database path; ``None`` means the process's default
+            store (``agentnb.store.default_store()``, which follows ``AGENTNB_STORE_URL``).
 
     Example:
-        >>> from agentnb.workflows import SQLiteCheckpointStorage
-        >>> storage = SQLiteCheckpointStorage(":memory:")  # doctest: +SKIP
+        ```python
+        from agentnb.workflows import RunStoreCheckpointStorage
+
+        storage = RunStoreCheckpointStorage("sqlite:///:memory:")
+        # workflow = WorkflowBuilder(start_executor=...).with_checkpointing(storage).build()
+        ```
     """
 
-    def __init__(self, store: RunStore | str | os.PathLike[str] | None = None) -> None:
-        if store is None or isinstance(store, (str, os.PathLike)):
-            from ..store import RunStore
+    def __init__(self, store: Store | str | os.PathLike[str] | None = None) -> None:
+        from ..store import default_store, open_store
 
-            store = RunStore(store)
+        if store is None:
+            store = default_store()
+        elif isinstance(store, (str, os.PathLike)):
+            store = open_store(store)
         self.store = store
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.store.url!r})"
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         text = checkpoint.to_json()
@@ -523,3 +539,23 @@ class SQLiteCheckpointStorage(CheckpointStorage):
 
     async def delete(self, checkpoint_id: str) -> bool:
         return bool(await asyncio.to_thread(self.store.delete_checkpoint, checkpoint_id))
+
+
+class SQLiteCheckpointStorage(RunStoreCheckpointStorage):
+    """Checkpoints in a SQLite run store; :class:`RunStoreCheckpointStorage` is the same for any backend.
+
+    Args:
+        store: An ``agentnb.store.RunStore`` (or any store), or a database path (``None`` = the default SQLite
+            location, ``$AGENTNB_HOME/agentnb.db``, whatever ``AGENTNB_STORE_URL`` says).
+
+    Example:
+        >>> from agentnb.workflows import SQLiteCheckpointStorage
+        >>> storage = SQLiteCheckpointStorage(":memory:")  # doctest: +SKIP
+    """
+
+    def __init__(self, store: Store | str | os.PathLike[str] | None = None) -> None:
+        if store is None or isinstance(store, (str, os.PathLike)):
+            from ..store import RunStore
+
+            store = RunStore(store)
+        super().__init__(store)

@@ -34,7 +34,7 @@ from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from ..store import Store
     from ._executor import Executor
     from ._handlers import HandlerSpec
     from ._workflow import Workflow
@@ -103,7 +103,7 @@ class Invocation:
 class _StoreRecorder:
     """Mirrors a run's events into the run store, batched per superstep (off the hot path)."""
 
-    def __init__(self, store: RunStore, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str) -> None:
         self.store = store
         self.run_id = run_id
         self.buffer: list[dict[str, Any]] = []
@@ -149,7 +149,7 @@ class RunContext:
         workflow: Workflow,
         *,
         storage: CheckpointStorage | None,
-        store: RunStore | None,
+        store: Store | None,
         streaming: bool,
     ) -> None:
         self.workflow = workflow

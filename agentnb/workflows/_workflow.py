@@ -30,7 +30,7 @@ from ._runner import RunContext
 from ._typing_utils import describe
 
 if TYPE_CHECKING:
-    from ..store import RunStore
+    from ..store import Store
     from ._workflow_agent import WorkflowAgent
 
 __all__ = ["Workflow"]
@@ -65,7 +65,7 @@ class Workflow:
         checkpoint_every: int,
         output_from: set[str] | None,
         intermediate_output_from: set[str] | None,
-        run_store: RunStore | None,
+        run_store: Store | None,
         graph_signature: str,
     ) -> None:
         self.executors = executors
@@ -202,7 +202,7 @@ class Workflow:
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
-        run_store: RunStore | None = None,
+        run_store: Store | None = None,
     ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
     @overload
     def run(
@@ -213,7 +213,7 @@ class Workflow:
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
-        run_store: RunStore | None = None,
+        run_store: Store | None = None,
     ) -> AsyncIterator[WorkflowEvent]: ...
     def run(
         self,
@@ -223,7 +223,7 @@ class Workflow:
         responses: dict[str, Any] | None = None,
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
-        run_store: RunStore | None = None,
+        run_store: Store | None = None,
     ) -> Any:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
 
@@ -255,7 +255,7 @@ class Workflow:
         responses: dict[str, Any] | None,
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
-        run_store: RunStore | None,
+        run_store: Store | None,
         streaming: bool,
     ) -> tuple[RunContext, bool]:
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
@@ -321,7 +321,7 @@ class Workflow:
         responses: dict[str, Any] | None,
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
-        run_store: RunStore | None,
+        run_store: Store | None,
     ) -> WorkflowRunResult:
         self._claim()
         try:
@@ -348,7 +348,7 @@ class Workflow:
         responses: dict[str, Any] | None,
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
-        run_store: RunStore | None,
+        run_store: Store | None,
     ) -> AsyncIterator[WorkflowEvent]:
         self._claim()
         task: asyncio.Future[None] | None = None

@@ -36,7 +36,7 @@ from .._executor import Executor
 from .._handlers import handler, response_handler
 
 if TYPE_CHECKING:
-    from ...store import RunStore
+    from ...store import Store
     from .._checkpoints import CheckpointStorage
     from .._workflow import Workflow
 
@@ -380,7 +380,7 @@ class OrchestrationOptions(TypedDict, total=False):
         checkpoint_storage: Write a checkpoint after every superstep (also ``.with_checkpointing(...)``).
         name: The workflow's name (checkpoints and the run store list runs by it).
         description: A description shown in the DevUI.
-        run_store: Mirror every run and its events into this ``agentnb.store.RunStore``.
+        run_store: Mirror every run and its events into this ``agentnb.store.Store``.
         intermediate_outputs: Publish each participant turn's ``AgentResponse`` as an ``intermediate`` event
             (default ``True``).
     """
@@ -388,7 +388,7 @@ class OrchestrationOptions(TypedDict, total=False):
     checkpoint_storage: CheckpointStorage | None
     name: str | None
     description: str | None
-    run_store: RunStore | None
+    run_store: Store | None
     intermediate_outputs: bool
 
 
