@@ -45,7 +45,7 @@ from ._middleware import (
     chat_middleware,
     function_middleware,
 )
-from ._serialization import register_type
+from ._serialization import register_state_type, register_type
 from ._session_store import FileHistoryProvider, FileSessionStore
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._tools import FunctionTool, SupportsToolExpansion, tool
@@ -204,6 +204,7 @@ __all__ = [
     "handler",
     "load_ipython_extension",
     "pending_approval_requests",
+    "register_state_type",
     "register_type",
     "response_handler",
     "tool",

@@ -2,8 +2,15 @@
 
 Plain JSON values pass through unchanged. Everything else becomes a small tagged object
 (``{"__agentnb__": "<tag>", ...}``) that names its class by a stable registered id or by its import path.
-Decoding only ever *constructs* pydantic models, dataclasses, enums and classes with ``from_dict``; it
-never calls arbitrary callables, so a hostile file cannot run code the way a pickle can.
+
+Loading treats the data as untrusted (a checkpoint or cassette may come from someone else's pull request):
+
+- it never imports a module: a type tag resolves only against registered types, agentnb's own types and
+  classes of modules the program has already imported, so a crafted file cannot run any module's
+  import-time code;
+- it only *constructs* the allowed kinds (pydantic models, dataclasses, enums, and ``from_dict`` classes
+  that are registered or agentnb's own); it never calls arbitrary callables, as a pickle would;
+- nesting is bounded, so a deeply nested file is a :class:`SerializationError`, never a ``RecursionError``.
 """
 
 from __future__ import annotations
@@ -14,32 +21,80 @@ import datetime as _dt
 import enum
 import importlib
 import json
+import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .exceptions import SerializationError
 
-__all__ = ["decode", "dumps", "encode", "loads", "register_type", "type_id"]
+__all__ = [
+    "MAX_DEPTH",
+    "decode",
+    "dumps",
+    "encode",
+    "loads",
+    "parse_json",
+    "register_state_type",
+    "register_type",
+    "type_id",
+]
 
 TAG = "__agentnb__"
 
+MAX_DEPTH = 200
+"""How deeply tagged JSON may nest; deeper data is refused with a :class:`SerializationError`."""
+
+# agentnb packages a loader may import to find agentnb's own types: they are part of the trusted program and
+# register stable ids for their classes on import. Nothing else is ever imported while loading.
+_OWN_PACKAGES = ("agentnb.workflows",)
+
 _REGISTRY: dict[str, type] = {}
 _REGISTERED_IDS: dict[type, str] = {}
+_CODECS: dict[type, tuple[Callable[[Any], Mapping[str, Any]], Callable[[Mapping[str, Any]], Any]]] = {}
 
 
-def register_type(cls: type, type_id: str | None = None) -> type:
-    """Register ``cls`` under a stable id so renamed modules keep loading old data.
+def register_type(
+    cls: type,
+    type_id: str | None = None,
+    *,
+    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
+    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
+) -> type:
+    """Register ``cls`` so saved data can name it by a stable id and loading may restore it.
 
-    Usable as a decorator. Ids must be unique; re-registering the same class is harmless.
+    Registration is what lets a checkpoint, session or run-store row bring back a value of ``cls`` in a
+    process that has not imported the module defining it yet; it is also the only way a class restored
+    through ``from_dict`` (rather than as a pydantic model, dataclass or enum) is allowed to load.
+    ``encoder``/``decoder`` (both or neither) turn any other class into a JSON mapping and back.
+    Ids must be unique; re-registering the same class is harmless. Usable as a decorator.
+
+    Example:
+        ```python
+        from pydantic import BaseModel
+        import agentnb
+
+        class Plan(BaseModel):
+            steps: list[str]
+
+        agentnb.register_type(Plan, "myproject.Plan")
+        ```
     """
+    if (encoder is None) != (decoder is None):
+        raise ValueError(f"Pass both encoder= and decoder= for {cls.__qualname__}, or neither.")
     key = type_id or f"{cls.__module__}:{cls.__qualname__}"
     existing = _REGISTRY.get(key)
     if existing is not None and existing is not cls:
         raise ValueError(f"Type id {key!r} is already registered for {existing!r}; pick another id.")
     _REGISTRY[key] = cls
     _REGISTERED_IDS[cls] = key
+    if encoder is not None and decoder is not None:
+        _CODECS[cls] = (encoder, decoder)
     return cls
+
+
+register_state_type = register_type
+"""The reference's name for :func:`register_type` (``register_state_type(cls, type_id=..., ...)``)."""
 
 
 def type_id(cls: type) -> str:
@@ -47,22 +102,54 @@ def type_id(cls: type) -> str:
     return _REGISTERED_IDS.get(cls) or f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _is_own(module_name: str) -> bool:
+    return module_name == "agentnb" or module_name.startswith("agentnb.")
+
+
+def _loaded_module(module_name: str) -> Any:
+    """The already-imported module ``module_name``, or ``None``; only agentnb's own packages may be imported."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        for package in _OWN_PACKAGES:
+            if module_name == package or module_name.startswith(package + "."):
+                importlib.import_module(package)
+                module = sys.modules.get(module_name)
+                break
+    return module
+
+
 def _resolve(key: str) -> type:
+    """The class a type id names, without importing anything the program has not imported itself."""
+    if not isinstance(key, str):
+        raise SerializationError(f"Malformed type id {key!r}; expected 'module:QualName'.")
     cls = _REGISTRY.get(key)
     if cls is not None:
         return cls
     module_name, _, qualname = key.partition(":")
     if not module_name or not qualname:
-        raise SerializationError(f"Malformed type id {key!r}; expected 'module:QualName'.")
-    try:
-        obj: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as e:
         raise SerializationError(
-            f"Cannot find type {key!r} to restore a value; import the module that defines it, "
-            "or register it with agentnb register_type()."
-        ) from e
+            f"Unknown type id {key!r}: no class is registered under it. Register the class with "
+            f"agentnb.register_type(cls, {key!r}) (alias register_state_type) before loading.",
+            tag=key,
+        )
+    obj: Any = _loaded_module(module_name)
+    if obj is None:
+        raise SerializationError(
+            f"Cannot restore type {key!r}: its module {module_name!r} is not imported and the type is not "
+            f"registered. Loading never imports modules; import {module_name} first, or register the class "
+            "with agentnb.register_type(cls) (alias register_state_type).",
+            tag=key,
+        )
+    # Look names up statically: a module's lazy __getattr__ or a class's descriptors could run code.
+    for part in qualname.split("."):
+        namespace = vars(obj) if hasattr(obj, "__dict__") else {}
+        if part not in namespace:
+            raise SerializationError(
+                f"Cannot find type {key!r} to restore a value: {module_name!r} has no {qualname!r}. "
+                "Import the module that defines it, or register it with agentnb.register_type().",
+                tag=key,
+            )
+        obj = namespace[part]
     if not isinstance(obj, type):
         raise SerializationError(f"{key!r} is not a class; refusing to restore it.")
     return obj
@@ -75,24 +162,40 @@ def _is_pydantic_model(value: Any) -> bool:
 
 def encode(value: Any) -> Any:
     """Turn ``value`` into JSON-compatible data with type tags where plain JSON would lose the type."""
+    try:
+        return _encode(value, 0)
+    except RecursionError as e:
+        raise SerializationError(
+            f"Cannot serialize a value nested more than {MAX_DEPTH} levels deep (or cyclic)."
+        ) from e
+
+
+def _encode(value: Any, depth: int) -> Any:
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
             return {TAG: "float", "value": repr(value)}
         return value
+    depth += 1
+    if depth > MAX_DEPTH:
+        raise _too_deep_to_write()
+    cls = type(value)
+    codec = _CODECS.get(cls)
+    if codec is not None:
+        return {TAG: "codec", "type": type_id(cls), "data": _encode(dict(codec[0](value)), depth)}
     if isinstance(value, enum.Enum):
-        return {TAG: "enum", "type": type_id(type(value)), "value": encode(value.value)}
+        return {TAG: "enum", "type": type_id(cls), "value": _encode(value.value, depth)}
     if isinstance(value, dict):
         if all(isinstance(k, str) for k in value) and TAG not in value:
-            return {k: encode(v) for k, v in value.items()}
-        return {TAG: "dict", "items": [[encode(k), encode(v)] for k, v in value.items()]}
+            return {k: _encode(v, depth) for k, v in value.items()}
+        return {TAG: "dict", "items": [[_encode(k, depth), _encode(v, depth)] for k, v in value.items()]}
     if isinstance(value, list):
-        return [encode(v) for v in value]
+        return [_encode(v, depth) for v in value]
     if isinstance(value, tuple):
-        return {TAG: "tuple", "items": [encode(v) for v in value]}
+        return {TAG: "tuple", "items": [_encode(v, depth) for v in value]}
     if isinstance(value, (set, frozenset)):
-        items = [encode(v) for v in value]
+        items = [_encode(v, depth) for v in value]
         items.sort(key=lambda item: json.dumps(item, sort_keys=True))
         return {TAG: "frozenset" if isinstance(value, frozenset) else "set", "items": items}
     if isinstance(value, (bytes, bytearray)):
@@ -103,46 +206,50 @@ def encode(value: Any) -> Any:
         return {TAG: "date", "value": value.isoformat()}
     if isinstance(value, uuid.UUID):
         return {TAG: "uuid", "value": str(value)}
-    cls = type(value)
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict) and callable(getattr(cls, "from_dict", None)):
-        return {TAG: "object", "type": type_id(cls), "data": encode(to_dict())}
+        return {TAG: "object", "type": type_id(cls), "data": _encode(to_dict(), depth)}
     if _is_pydantic_model(value):
         return {TAG: "pydantic", "type": type_id(cls), "data": value.model_dump(mode="json")}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        fields = {f.name: _encode(getattr(value, f.name), depth) for f in dataclasses.fields(value)}
         return {TAG: "dataclass", "type": type_id(cls), "fields": fields}
     raise SerializationError(
         f"Cannot serialize a value of type {cls.__module__}.{cls.__qualname__}; use JSON types, "
-        "a pydantic model, a dataclass, an Enum, or a class with to_dict()/from_dict()."
+        "a pydantic model, a dataclass, an Enum, a class with to_dict()/from_dict(), "
+        "or register_type(cls, encoder=..., decoder=...)."
     )
 
 
-def _decode_tagged(data: dict[str, Any]) -> Any:
+def _decode_tagged(data: dict[str, Any], depth: int) -> Any:
     tag = data[TAG]
-    decoder = _DECODERS.get(tag)
+    decoder = _DECODERS.get(tag) if isinstance(tag, str) else None
     if decoder is None:
-        raise SerializationError(f"Unknown type tag {tag!r}; the data was written by a newer or foreign program.")
+        raise SerializationError(
+            f"Unknown type tag {tag!r}; the data was written by a newer or foreign program.", tag=str(tag)
+        )
     try:
-        return decoder(data)
+        return decoder(data, depth)
     except SerializationError:
         raise
+    except RecursionError as e:
+        raise _too_deep() from e
     except Exception as e:
-        raise SerializationError(f"Cannot restore a {tag!r} value: {e}") from e
+        raise SerializationError(f"Cannot restore a {tag!r} value: {e}", tag=str(data.get("type", tag))) from e
 
 
-def _decode_pydantic(data: dict[str, Any]) -> Any:
+def _decode_pydantic(data: dict[str, Any], depth: int) -> Any:
     cls = _resolve(data["type"])
     if not hasattr(cls, "model_validate"):
         raise SerializationError(f"{data['type']!r} is not a pydantic model; refusing to restore it.")
     return cls.model_validate(data["data"])  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def _decode_dataclass(data: dict[str, Any]) -> Any:
+def _decode_dataclass(data: dict[str, Any], depth: int) -> Any:
     cls = _resolve(data["type"])
     if not dataclasses.is_dataclass(cls):
         raise SerializationError(f"{data['type']!r} is not a dataclass; refusing to restore it.")
-    fields = {name: decode(v) for name, v in data["fields"].items()}
+    fields = {name: _decode(v, depth) for name, v in data["fields"].items()}
     init_fields = {f.name for f in dataclasses.fields(cls) if f.init}
     obj = cls(**{k: v for k, v in fields.items() if k in init_fields})
     for k, v in fields.items():
@@ -151,47 +258,92 @@ def _decode_dataclass(data: dict[str, Any]) -> Any:
     return obj
 
 
-def _decode_enum(data: dict[str, Any]) -> Any:
+def _decode_enum(data: dict[str, Any], depth: int) -> Any:
     cls = _resolve(data["type"])
     if not issubclass(cls, enum.Enum):
         raise SerializationError(f"{data['type']!r} is not an Enum; refusing to restore it.")
-    return cls(decode(data["value"]))
+    return cls(_decode(data["value"], depth))
 
 
-def _decode_object(data: dict[str, Any]) -> Any:
+def _decode_object(data: dict[str, Any], depth: int) -> Any:
     cls = _resolve(data["type"])
     from_dict = getattr(cls, "from_dict", None)
     if not callable(from_dict):
         raise SerializationError(f"{data['type']!r} has no from_dict(); refusing to restore it.")
-    return from_dict(decode(data["data"]))
+    # from_dict is arbitrary code: only classes the program vouched for (registered, or agentnb's own) get it.
+    if cls not in _REGISTERED_IDS and not _is_own(cls.__module__):
+        raise SerializationError(
+            f"{data['type']!r} restores through from_dict() but is not registered; register it with "
+            "agentnb.register_type(cls) (alias register_state_type) to allow loading it.",
+            tag=data["type"],
+        )
+    return from_dict(_decode(data["data"], depth))
 
 
-_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "float": lambda d: float(d["value"]),
-    "dict": lambda d: {decode(k): decode(v) for k, v in d["items"]},
-    "tuple": lambda d: tuple(decode(v) for v in d["items"]),
-    "set": lambda d: {decode(v) for v in d["items"]},
-    "frozenset": lambda d: frozenset(decode(v) for v in d["items"]),
-    "bytes": lambda d: base64.b64decode(d["b64"]),
-    "datetime": lambda d: _dt.datetime.fromisoformat(d["value"]),
-    "date": lambda d: _dt.date.fromisoformat(d["value"]),
-    "uuid": lambda d: uuid.UUID(d["value"]),
+def _decode_codec(data: dict[str, Any], depth: int) -> Any:
+    cls = _resolve(data["type"])
+    codec = _CODECS.get(cls)
+    if codec is None:
+        raise SerializationError(
+            f"{data['type']!r} was written with a registered decoder, but none is registered here; call "
+            "agentnb.register_type(cls, encoder=..., decoder=...) before loading.",
+            tag=data["type"],
+        )
+    return codec[1](_decode(data["data"], depth))
+
+
+def _decode_items(data: dict[str, Any], depth: int) -> list[Any]:
+    return [_decode(v, depth) for v in data["items"]]
+
+
+_DECODERS: dict[str, Callable[[dict[str, Any], int], Any]] = {
+    "float": lambda d, _: float(d["value"]),
+    "dict": lambda d, depth: {_decode(k, depth): _decode(v, depth) for k, v in d["items"]},
+    "tuple": lambda d, depth: tuple(_decode_items(d, depth)),
+    "set": lambda d, depth: set(_decode_items(d, depth)),
+    "frozenset": lambda d, depth: frozenset(_decode_items(d, depth)),
+    "bytes": lambda d, _: base64.b64decode(d["b64"]),
+    "datetime": lambda d, _: _dt.datetime.fromisoformat(d["value"]),
+    "date": lambda d, _: _dt.date.fromisoformat(d["value"]),
+    "uuid": lambda d, _: uuid.UUID(d["value"]),
     "enum": _decode_enum,
     "pydantic": _decode_pydantic,
     "dataclass": _decode_dataclass,
     "object": _decode_object,
+    "codec": _decode_codec,
 }
 
 
-def decode(data: Any) -> Any:
-    """Rebuild the value :func:`encode` produced."""
+def _too_deep_to_write() -> SerializationError:
+    return SerializationError(f"Cannot serialize a value nested more than {MAX_DEPTH} levels deep (or cyclic).")
+
+
+def _too_deep() -> SerializationError:
+    return SerializationError(f"Data nested more than {MAX_DEPTH} levels deep; refusing to load it.")
+
+
+def _decode(data: Any, depth: int) -> Any:
     if isinstance(data, list):
-        return [decode(v) for v in data]
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise _too_deep()
+        return [_decode(v, depth) for v in data]
     if isinstance(data, dict):
+        depth += 1
+        if depth > MAX_DEPTH:
+            raise _too_deep()
         if TAG in data:
-            return _decode_tagged(data)
-        return {k: decode(v) for k, v in data.items()}
+            return _decode_tagged(data, depth)
+        return {k: _decode(v, depth) for k, v in data.items()}
     return data
+
+
+def decode(data: Any) -> Any:
+    """Rebuild the value :func:`encode` produced, treating ``data`` as untrusted (see the module docstring)."""
+    try:
+        return _decode(data, 0)
+    except RecursionError as e:
+        raise _too_deep() from e
 
 
 def dumps(value: Any, *, indent: int | None = None) -> str:
@@ -199,10 +351,20 @@ def dumps(value: Any, *, indent: int | None = None) -> str:
     return json.dumps(encode(value), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def loads(text: str | bytes) -> Any:
-    """Parse a JSON string written by :func:`dumps`; malformed JSON raises :class:`SerializationError`."""
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads`` for untrusted text: every failure is a :class:`SerializationError`.
+
+    Besides malformed JSON this covers what ``json`` raises outside ``JSONDecodeError``: a ``RecursionError``
+    on deeply nested arrays and a ``ValueError`` on integers longer than Python's digit limit.
+    """
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return json.loads(text)
+    except RecursionError as e:
+        raise SerializationError("Malformed JSON: nested too deeply to load.") from e
+    except (ValueError, TypeError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise SerializationError(f"Malformed JSON: {e}") from e
-    return decode(data)
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse a JSON string written by :func:`dumps`; any malformed input raises :class:`SerializationError`."""
+    return decode(parse_json(text))

@@ -184,7 +184,15 @@ class MiddlewareTermination(AgentnbError):
 
 
 class SerializationError(AgentnbError):
-    """A value cannot be turned into tagged JSON, or tagged JSON cannot be turned back."""
+    """A value cannot be turned into tagged JSON, or tagged JSON cannot be turned back.
+
+    Attributes:
+        tag: The type tag or type id that could not be restored, when that was the problem.
+    """
+
+    def __init__(self, message: str, *, tag: str | None = None) -> None:
+        super().__init__(message)
+        self.tag = tag
 
 
 class SessionError(AgentnbError):

@@ -70,7 +70,7 @@ def test_decoding_refuses_non_model_classes_and_missing_types() -> None:
         decode({"__agentnb__": "pydantic", "type": "os:system", "data": "echo hacked"})
     with pytest.raises(SerializationError, match="has no from_dict"):
         decode({"__agentnb__": "object", "type": "subprocess:Popen", "data": {}})
-    with pytest.raises(SerializationError, match="Cannot find type"):
+    with pytest.raises(SerializationError, match="Cannot restore type"):
         decode({"__agentnb__": "dataclass", "type": "nowhere.module:Thing", "fields": {}})
     with pytest.raises(SerializationError, match="Unknown type tag"):
         decode({"__agentnb__": "pickle", "data": "..."})
