@@ -26,6 +26,9 @@ from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
+from opentelemetry.semconv.attributes import error_attributes as _error
+
 __all__ = [
     "ERROR_TYPE",
     "EXECUTOR_ID",
@@ -56,8 +59,6 @@ __all__ = [
     "GEN_AI_TOOL_TYPE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
-    "METRIC_OPERATION_DURATION",
-    "METRIC_TOKEN_USAGE",
     "OP_CHAT",
     "OP_EXECUTE_TOOL",
     "OP_INVOKE_AGENT",
@@ -80,34 +81,35 @@ __all__ = [
 ]
 
 # --- attribute names (OpenTelemetry GenAI semantic conventions, plus agentnb's own) --------------------
-GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
-GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
-GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
-GEN_AI_REQUEST_TEMPERATURE = "gen_ai.request.temperature"
-GEN_AI_REQUEST_TOP_P = "gen_ai.request.top_p"
-GEN_AI_REQUEST_MAX_TOKENS = "gen_ai.request.max_tokens"
-GEN_AI_REQUEST_SEED = "gen_ai.request.seed"
-GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
-GEN_AI_RESPONSE_ID = "gen_ai.response.id"
-GEN_AI_RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
-GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
-GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
-GEN_AI_AGENT_ID = "gen_ai.agent.id"
-GEN_AI_AGENT_NAME = "gen_ai.agent.name"
-GEN_AI_AGENT_DESCRIPTION = "gen_ai.agent.description"
-GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
-GEN_AI_TOOL_NAME = "gen_ai.tool.name"
-GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
-GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
-GEN_AI_TOOL_DESCRIPTION = "gen_ai.tool.description"
-GEN_AI_TOKEN_TYPE = "gen_ai.token.type"
-ERROR_TYPE = "error.type"
+# The conventions' own constants wherever the semantic-conventions package defines them.
+GEN_AI_OPERATION_NAME = _gen_ai.GEN_AI_OPERATION_NAME
+GEN_AI_PROVIDER_NAME = _gen_ai.GEN_AI_PROVIDER_NAME
+GEN_AI_REQUEST_MODEL = _gen_ai.GEN_AI_REQUEST_MODEL
+GEN_AI_REQUEST_TEMPERATURE = _gen_ai.GEN_AI_REQUEST_TEMPERATURE
+GEN_AI_REQUEST_TOP_P = _gen_ai.GEN_AI_REQUEST_TOP_P
+GEN_AI_REQUEST_MAX_TOKENS = _gen_ai.GEN_AI_REQUEST_MAX_TOKENS
+GEN_AI_REQUEST_SEED = _gen_ai.GEN_AI_REQUEST_SEED
+GEN_AI_RESPONSE_MODEL = _gen_ai.GEN_AI_RESPONSE_MODEL
+GEN_AI_RESPONSE_ID = _gen_ai.GEN_AI_RESPONSE_ID
+GEN_AI_RESPONSE_FINISH_REASONS = _gen_ai.GEN_AI_RESPONSE_FINISH_REASONS
+GEN_AI_USAGE_INPUT_TOKENS = _gen_ai.GEN_AI_USAGE_INPUT_TOKENS
+GEN_AI_USAGE_OUTPUT_TOKENS = _gen_ai.GEN_AI_USAGE_OUTPUT_TOKENS
+GEN_AI_AGENT_ID = _gen_ai.GEN_AI_AGENT_ID
+GEN_AI_AGENT_NAME = _gen_ai.GEN_AI_AGENT_NAME
+GEN_AI_AGENT_DESCRIPTION = _gen_ai.GEN_AI_AGENT_DESCRIPTION
+GEN_AI_CONVERSATION_ID = _gen_ai.GEN_AI_CONVERSATION_ID
+GEN_AI_TOOL_NAME = _gen_ai.GEN_AI_TOOL_NAME
+GEN_AI_TOOL_CALL_ID = _gen_ai.GEN_AI_TOOL_CALL_ID
+GEN_AI_TOOL_TYPE = _gen_ai.GEN_AI_TOOL_TYPE
+GEN_AI_TOOL_DESCRIPTION = _gen_ai.GEN_AI_TOOL_DESCRIPTION
+GEN_AI_TOKEN_TYPE = _gen_ai.GEN_AI_TOKEN_TYPE
+ERROR_TYPE = _error.ERROR_TYPE
 # Sensitive: recorded only when sensitive-data capture is on.
-GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
-GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
-GEN_AI_SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
-GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
-GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+GEN_AI_INPUT_MESSAGES = _gen_ai.GEN_AI_INPUT_MESSAGES
+GEN_AI_OUTPUT_MESSAGES = _gen_ai.GEN_AI_OUTPUT_MESSAGES
+GEN_AI_SYSTEM_INSTRUCTIONS = _gen_ai.GEN_AI_SYSTEM_INSTRUCTIONS
+GEN_AI_TOOL_CALL_ARGUMENTS = _gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS
+GEN_AI_TOOL_CALL_RESULT = _gen_ai.GEN_AI_TOOL_CALL_RESULT
 # Workflows (agentnb's own names): the run id links spans to the run store's runs.
 WORKFLOW_RUN_ID = "workflow.run_id"
 WORKFLOW_NAME = "workflow.name"
@@ -118,16 +120,13 @@ EXECUTOR_ID = "executor.id"
 EXECUTOR_TYPE = "executor.type"
 
 # --- operation and span names -----------------------------------------------------------------------
-OP_INVOKE_AGENT = "invoke_agent"
-OP_CHAT = "chat"
-OP_EXECUTE_TOOL = "execute_tool"
+OP_INVOKE_AGENT = _gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value
+OP_CHAT = _gen_ai.GenAiOperationNameValues.CHAT.value
+OP_EXECUTE_TOOL = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
 SPAN_WORKFLOW_RUN = "workflow.run"
 SPAN_SUPERSTEP = "workflow.superstep"
 SPAN_EXECUTOR = "executor.process"
 
-# --- metric names -----------------------------------------------------------------------------------
-METRIC_OPERATION_DURATION = "gen_ai.client.operation.duration"
-METRIC_TOKEN_USAGE = "gen_ai.client.token.usage"
 # Bucket boundaries the GenAI semantic conventions recommend for these two histograms.
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
 _TOKEN_BUCKETS = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864)
@@ -189,16 +188,17 @@ def _get_instruments() -> dict[str, Any]:
     # The API meter is a proxy until a meter provider is set, so instruments made early start recording later.
     if not _instruments:
         from opentelemetry import metrics
+        from opentelemetry.semconv._incubating.metrics import gen_ai_metrics
 
         meter = metrics.get_meter("agentnb")
         _instruments["duration"] = meter.create_histogram(
-            METRIC_OPERATION_DURATION,
+            gen_ai_metrics.GEN_AI_CLIENT_OPERATION_DURATION,
             unit="s",
             description="Duration of GenAI operations (agent turns, model calls, tool calls).",
             explicit_bucket_boundaries_advisory=list(_DURATION_BUCKETS),
         )
         _instruments["tokens"] = meter.create_histogram(
-            METRIC_TOKEN_USAGE,
+            gen_ai_metrics.GEN_AI_CLIENT_TOKEN_USAGE,
             unit="{token}",
             description="Input and output tokens used per model call.",
             explicit_bucket_boundaries_advisory=list(_TOKEN_BUCKETS),

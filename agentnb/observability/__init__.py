@@ -9,13 +9,15 @@ until you switch instrumentation on:
 - :func:`enable_instrumentation` joins the providers you already own.
 
 :func:`traces` returns the recorded spans as a DataFrame (from this process's memory or from the run
-store, so another process can read them) and :func:`usage_summary` sums tokens and latency per agent
-and model. The SDK and pandas are imported only when used.
+store, so another process can read them) and :func:`usage_summary` sums tokens, latency and (given a
+price table, see :func:`token_cost`) cost per agent and model. The SDK and pandas are imported only when
+used.
 """
 
 from __future__ import annotations
 
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
+from ._prices import Prices, price_for, token_cost
 from ._setup import (
     configure_otel_providers,
     disable_instrumentation,
@@ -28,6 +30,7 @@ from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, s
 __all__ = [
     "FRAME_COLUMNS",
     "RECORD_COLUMNS",
+    "Prices",
     "SpanStore",
     "configure_otel_providers",
     "disable_instrumentation",
@@ -35,10 +38,12 @@ __all__ = [
     "frame_record",
     "get_span_store",
     "is_instrumentation_enabled",
+    "price_for",
     "records_frame",
     "span_record",
     "span_to_row",
     "spans_frame",
+    "token_cost",
     "traces",
     "usage_summary",
 ]

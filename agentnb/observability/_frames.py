@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..store import MEMORY, Store, default_store, default_store_url, open_store, store_backend
 from ..store._open import sqlite_path
 from ..store._run_store import to_ns
+from ._prices import Prices, token_cost
 from ._span_store import FRAME_HIDDEN_ATTRIBUTES, RECORD_COLUMNS, SpanStore
 
 if TYPE_CHECKING:
@@ -295,42 +297,57 @@ def _open_existing(url: str | None) -> tuple[Store | None, bool]:
     return open_store(target), True
 
 
-def usage_summary(frame: pd.DataFrame | None = None, **filters: Any) -> pd.DataFrame:
-    """Summarize model usage per agent and model: calls, errors, tokens and latency percentiles.
+_SUMMARY_COLUMNS = (
+    "agent_name",
+    "model",
+    "calls",
+    "errors",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_mean_ms",
+)
+_COST_COLUMNS = ("input_cost", "output_cost", "total_cost")
+
+
+def usage_summary(frame: pd.DataFrame | None = None, *, prices: Prices | None = None, **filters: Any) -> pd.DataFrame:
+    """Summarize model usage per agent and model: calls, errors, tokens, latency percentiles and cost.
 
     Args:
         frame: A DataFrame from :func:`traces`; by default ``traces(**filters)`` is read.
+        prices: Model name -> ``(price per 1M input tokens, price per 1M output tokens)``; adds the
+            ``input_cost, output_cost, total_cost`` columns (NaN for a model the table does not price; a
+            dated model name such as ``gpt-4o-mini-2024-07-18`` takes the price of ``gpt-4o-mini``, see
+            :func:`~agentnb.observability.token_cost`).
         **filters: Passed to :func:`traces` when ``frame`` is not given.
 
     Returns:
         One row per ``(agent_name, model)`` with ``calls, errors, input_tokens, output_tokens, total_tokens,
-        latency_p50_ms, latency_p95_ms, latency_mean_ms``; model calls outside any agent have an empty
-        ``agent_name``.
+        latency_p50_ms, latency_p95_ms, latency_mean_ms`` (and the cost columns with ``prices``); model
+        calls outside any agent have an empty ``agent_name``.
+
+    Example:
+        ```python
+        import agentnb
+
+        agentnb.usage_summary(prices={"gpt-4o-mini": (0.15, 0.60)})
+        ```
     """
     pd = _import_pandas()
     if frame is None:
         frame = traces(**filters)
     elif filters:
         raise TypeError("Pass either a DataFrame or traces() filters to usage_summary(), not both.")
+    columns = [*_SUMMARY_COLUMNS, *(_COST_COLUMNS if prices is not None else ())]
     chats = frame[frame["operation"] == "chat"] if len(frame) else frame
-    columns = [
-        "agent_name",
-        "model",
-        "calls",
-        "errors",
-        "input_tokens",
-        "output_tokens",
-        "total_tokens",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_mean_ms",
-    ]
     if not len(chats):
         return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
     chats = chats.assign(
         agent_name=chats["agent_name"].fillna(""),
         model=chats["model"].fillna(""),
-        is_error=(chats["status_code"] == "ERROR").astype(int),
+        is_error=(chats["status_code"] == "ERROR").fillna(False).astype(int),
     )
     grouped = chats.groupby(["agent_name", "model"], sort=True)
     summary = grouped.agg(
@@ -343,4 +360,12 @@ def usage_summary(frame: pd.DataFrame | None = None, **filters: Any) -> pd.DataF
         latency_mean_ms=("duration_ms", "mean"),
     ).reset_index()
     summary["total_tokens"] = summary["input_tokens"] + summary["output_tokens"]
+    if prices is not None:
+        costs = [
+            token_cost(model, int(i), int(o), prices) or (math.nan, math.nan)
+            for model, i, o in zip(summary["model"], summary["input_tokens"], summary["output_tokens"], strict=True)
+        ]
+        summary["input_cost"] = [c[0] for c in costs]
+        summary["output_cost"] = [c[1] for c in costs]
+        summary["total_cost"] = summary["input_cost"] + summary["output_cost"]
     return summary.loc[:, columns]

@@ -285,3 +285,34 @@ async def test_workflow_spans_nest_and_link_to_the_run(otel: Otel, tmp_path: Pat
     assert len(linked) == len(df)
     otel.span_store.shutdown()
     store.close()
+
+
+def test_usage_summary_cost_columns_from_a_price_table() -> None:
+    rows = [
+        {"trace_id": "t", "span_id": f"s{i}", "name": "chat", "start_ns": T0 + i, "end_ns": T0 + i + MS,
+         "operation": "chat", "agent_name": "bot", "model": model, "input_tokens": 1_000_000, "output_tokens": 2_000}
+        for i, model in enumerate(["gpt-4o-mini-2024-07-18", "gpt-4o-mini", "gpt-4o-mini-tts", "other"])
+    ]  # fmt: skip
+    prices = {"gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.5, 10.0)}
+    summary = usage_summary(spans_frame(rows), prices=prices)
+    assert list(summary.columns)[-3:] == ["input_cost", "output_cost", "total_cost"]
+    cost = {r.model: (r.input_cost, r.output_cost, r.total_cost) for r in summary.itertuples()}
+    # A dated name takes its base model's price; "-tts" is another model, so it is not priced as gpt-4o-mini.
+    assert cost["gpt-4o-mini-2024-07-18"] == pytest.approx((0.15, 0.0012, 0.1512))
+    assert cost["gpt-4o-mini"] == pytest.approx((0.15, 0.0012, 0.1512))
+    assert all(pd.isna(v) for v in cost["gpt-4o-mini-tts"]) and all(pd.isna(v) for v in cost["other"])
+    assert "total_cost" not in usage_summary(spans_frame(rows)).columns
+    assert list(usage_summary(spans_frame([]), prices=prices).columns)[-1] == "total_cost"
+    with pytest.raises(ValueError, match="finite numbers"):
+        usage_summary(spans_frame(rows), prices={"other": (-1, 0)})
+
+
+def test_token_cost_is_the_one_price_rule() -> None:
+    from agentnb.observability import price_for, token_cost
+
+    prices = {"gpt-4": (30, 60), "gpt-4o": (2.5, 10)}
+    assert token_cost("gpt-4-0125", 1000, None, prices) == pytest.approx((0.03, 0.0))
+    assert price_for("gpt-4o-2024-08-06", prices) == (2.5, 10.0)  # the longest matching entry wins
+    assert price_for("gpt-4o-mini", prices) is None and price_for(None, prices) is None
+    with pytest.raises(ValueError, match="input per 1M"):
+        price_for("gpt-4", {"gpt-4": (1,)})  # pyright: ignore[reportArgumentType]
