@@ -1,7 +1,8 @@
-"""Launch the DevUI: ``python -m agentnb.devui [DIR_OR_MODULE ...] [--port N] [--address A] [--basic-auth PW]``.
+"""Launch the DevUI: ``python -m agentnb.devui [DIR_OR_MODULE ...] [--port N] [--address A] [--token T]``.
 
 With no entities (and no ``AGENTNB_ENTITIES``) it serves the demos that ship with agentnb on the offline
-models. It binds to 127.0.0.1 and refuses any non-loopback address unless ``--basic-auth`` is given.
+models. It binds to 127.0.0.1 and refuses any non-loopback address unless a token is given (``--token``, or
+``AGENTNB_DEVUI_TOKEN`` so the token stays out of the process list).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import sys
 from collections.abc import Sequence
 
 from ._discovery import ENV_VAR, discover
-from ._server import check_address, serve
+from ._server import check_address, read_token, serve
 
 __all__ = ["main"]
+
+TOKEN_VAR = "AGENTNB_DEVUI_TOKEN"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -26,7 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=5006, help="port to listen on (0 picks a free one)")
     parser.add_argument("--address", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     parser.add_argument(
-        "--basic-auth", default=None, help="password (or a file holding one); required for a non-loopback address"
+        "--token",
+        "--basic-auth",
+        dest="token",
+        default=os.environ.get(TOKEN_VAR) or None,
+        help=f"access token (or a file holding one); required for a non-loopback address (default: ${TOKEN_VAR})",
     )
     parser.add_argument("--show", action="store_true", help="open a browser tab")
     return parser
@@ -35,8 +42,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the launcher; return the exit status."""
     args = _parser().parse_args(argv)
+    token = read_token(args.token)
     try:
-        check_address(args.address, basic_auth=args.basic_auth)
+        check_address(args.address, token=token)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -51,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         address=args.address,
         background=False,
         show=args.show,
-        basic_auth=args.basic_auth,
+        token=token,
     )
     return 0
 

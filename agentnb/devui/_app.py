@@ -67,6 +67,9 @@ class DevUI:
     def panel(self) -> pn.viewable.Viewable:
         """Build (once) and return the page layout."""
         if self._layout is None:
+            # Views made later (a workflow's event table, the runs table) use Tabulator; its script must be in
+            # the page from the start, since a page's resources are fixed when it first renders.
+            pn.extension("tabulator")
             self._layout = self._build()
         return self._layout
 

@@ -1,7 +1,9 @@
 """Serve the DevUI: in the background from a notebook, or in the foreground from the launcher.
 
 The server binds to 127.0.0.1 unless told otherwise; a non-loopback address is refused unless the caller
-also turns on authentication (``basic_auth=...``), because the DevUI runs arbitrary agents and tools.
+also turns on authentication (``token=...``), because the DevUI runs arbitrary agents and tools. With a
+token the page shows a login screen (served by the DevUI itself, like every other resource: nothing loads
+from the internet) and the API wants ``Authorization: Bearer <token>``.
 """
 
 from __future__ import annotations
@@ -9,12 +11,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from pathlib import Path
 from typing import Any
 
 from ._discovery import Catalog, discover
 
 __all__ = ["free_port", "is_loopback", "running_servers", "serve", "stop"]
 
+_TEMPLATES = Path(__file__).parent / "templates"
 _servers: dict[str, Any] = {}
 _lock = threading.Lock()
 
@@ -36,13 +40,20 @@ def free_port(address: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def check_address(address: str, *, basic_auth: str | None) -> None:
+def check_address(address: str, *, token: str | None) -> None:
     """Refuse to expose the DevUI beyond this machine without authentication."""
-    if not is_loopback(address) and not basic_auth:
+    if not is_loopback(address) and not token:
         raise ValueError(
             f"Refusing to serve the DevUI on {address!r} without authentication: it runs agents and tools with "
-            "your credentials. Bind to 127.0.0.1 (the default), or pass basic_auth=... (--basic-auth) as well."
+            "your credentials. Bind to 127.0.0.1 (the default), or pass token=... (--token) as well."
         )
+
+
+def read_token(token: str | None) -> str | None:
+    """Return the access token: ``token`` itself, or the first line of the file it names."""
+    if token and Path(token).is_file():
+        token = Path(token).read_text(encoding="utf-8").strip()
+    return token or None
 
 
 def _catalog_from(entities: Any) -> Catalog:
@@ -65,6 +76,7 @@ def serve(
     background: bool = True,
     show: bool = False,
     store: Any = None,
+    token: str | None = None,
     basic_auth: str | None = None,
     title: str = "agentnb DevUI",
     tracing: bool | None = None,
@@ -75,12 +87,14 @@ def serve(
         entities: Agents, workflows, directories or module names (see :func:`~agentnb.devui.discover`);
             a :class:`~agentnb.devui.Catalog`; or ``None`` for the demos that ship with agentnb.
         port: The port; ``None`` picks a free one.
-        address: The interface to bind; non-loopback addresses need ``basic_auth``.
+        address: The interface to bind; non-loopback addresses need ``token``.
         background: Serve from a daemon thread and return at once (notebooks); ``False`` blocks until
             the server stops (scripts, the launcher).
         show: Open a browser tab.
         store: The run store the UI reads and writes (default: the shared store at ``$AGENTNB_HOME``).
-        basic_auth: A password (or a file holding one) that the browser must give.
+        token: An access token (or a file holding one): the page asks for it on a login screen, the API
+            wants it as ``Authorization: Bearer <token>``.
+        basic_auth: The older name of ``token``.
         title: The browser tab's title.
         tracing: Record spans into the store so the traces view shows runs made here; the default is on
             for a blocking server (the launcher) and off in the background (a notebook keeps its own setup).
@@ -89,9 +103,10 @@ def serve(
         The URL the DevUI is served at, such as ``"http://127.0.0.1:5006/"``.
 
     Raises:
-        ValueError: ``address`` is not loopback and ``basic_auth`` is not set.
+        ValueError: ``address`` is not loopback and ``token`` is not set.
     """
-    check_address(address, basic_auth=basic_auth)
+    token = read_token(token or basic_auth)
+    check_address(address, token=token)
     try:
         import panel as pn
     except ImportError as e:  # pragma: no cover - panel is part of the devui extra
@@ -118,9 +133,11 @@ def serve(
         "title": title,
         "verbose": False,
     }
-    if basic_auth:
-        kwargs["basic_auth"] = basic_auth
+    if token:
+        kwargs["basic_auth"] = token
         kwargs["cookie_secret"] = _cookie_secret()
+        kwargs["login_template"] = str(_TEMPLATES / "login.html")
+        kwargs["logout_template"] = str(_TEMPLATES / "logout.html")
     if not background:
         pn.serve(page, threaded=False, **kwargs)
         return url

@@ -93,6 +93,39 @@ class DevUIServer:
         return self.log.read_text(errors="replace")
 
 
+class LauncherServer(DevUIServer):
+    """A `python -m agentnb.devui` subprocess (the launcher: page plus API) on a free port."""
+
+    def __init__(self, home: Path, *, args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.home = home
+        self.url = f"http://127.0.0.1:{self.port}/"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "AGENTNB_DEVUI_"))}
+        full_env.update({"AGENTNB_HOME": str(home), "PYTHONPATH": str(REPO)})
+        full_env.update(env or {})
+        command = [sys.executable, "-m", "agentnb.devui", "--port", str(self.port), *(args or [])]
+        self.log = home / "launcher.log"
+        self._log_file = self.log.open("wb")
+        self.proc = subprocess.Popen(
+            command, cwd=home, env=full_env, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            wait_for_port(self.port, self.proc)
+        except BaseException:
+            self.stop()
+            raise
+
+
+def is_local_url(url: str) -> bool:
+    """Tell whether the browser may fetch ``url``: loopback and in-page schemes only."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme in {"data", "blob", "about", "chrome", "chrome-extension"}:
+        return True
+    return parts.hostname in {"127.0.0.1", "localhost", "::1"}
+
+
 WAIT = 45_000  # ms; generous because the test machine is shared and often busy
 
 # Text of an element including its shadow roots (Panel components render inside them; innerText does not).
