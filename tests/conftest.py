@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Fixtures any test can use: `postgres_server` (a throwaway PostgreSQL cluster) and `pg_url` (a fresh schema).
+pytest_plugins = ["tests.store.pg_fixture"]
+
 # Property tests run on a shared 2-core CI machine: no per-example deadline, a moderate example count.
 settings.register_profile("agentnb", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("agentnb")
@@ -15,4 +18,5 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     # Block real model traffic: a test that wants a provider points it at the loopback test server.
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT", "OPENAI_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AGENTNB_STORE_URL", raising=False)  # the default store is SQLite unless a test says so
     monkeypatch.setenv("AGENTNB_HOME", str(tmp_path_factory.mktemp("agentnb-home")))

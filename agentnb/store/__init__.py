@@ -10,16 +10,22 @@ the process). Both backends share one versioned schema, migrated on open.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._base import MEMORY, SPAN_COLUMNS, Store
 from ._open import STORE_URL_ENV, default_store, default_store_url, open_store, redact_url, store_backend
 from ._run_store import RunStore, default_store_path
 from ._schema import SCHEMA_VERSION
+
+if TYPE_CHECKING:
+    from ._postgres import PostgresStore
 
 __all__ = [
     "MEMORY",
     "SCHEMA_VERSION",
     "SPAN_COLUMNS",
     "STORE_URL_ENV",
+    "PostgresStore",
     "RunStore",
     "Store",
     "default_store",
@@ -29,3 +35,12 @@ __all__ = [
     "redact_url",
     "store_backend",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The PostgreSQL driver loads only when a PostgreSQL store is used.
+    if name == "PostgresStore":
+        from ._postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -159,9 +159,12 @@ class Store(abc.ABC):
         """Run one query and return its rows."""
 
     def _serialize(self, conn: Any, table: str) -> None:  # noqa: B027 - a hook only some backends need
-        """Make writers of ``table`` take turns inside the transaction, so revisions and ids grow in commit order.
+        """Declare, first thing in a write transaction, that it changes ``table``.
 
-        SQLite's ``BEGIN IMMEDIATE`` already does this; the Postgres backend takes an advisory lock.
+        A backend may make writers of the table take turns (so ids and revisions grow in commit order and a
+        poller asking for "after N" never skips a row) and tell watchers when the transaction commits.
+        SQLite's ``BEGIN IMMEDIATE`` already serializes writers; PostgreSQL takes an advisory lock and
+        sends a ``NOTIFY``.
         """
 
     @abc.abstractmethod
@@ -614,6 +617,7 @@ class Store(abc.ABC):
     def delete_spans(self, *, before: Any = None) -> int:
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
         with self._write() as conn:
+            self._serialize(conn, "spans")
             if before is None:
                 cur = conn.execute("DELETE FROM spans")
             else:
@@ -637,6 +641,7 @@ class Store(abc.ABC):
         if not isinstance(data, str):
             raise TypeError(f"Checkpoint data must be JSON text (str), got {type(data).__name__}.")
         with self._write() as conn:
+            self._serialize(conn, "checkpoints")
             conn.execute(
                 "INSERT INTO checkpoints "
                 "(checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data) "
@@ -679,6 +684,7 @@ class Store(abc.ABC):
     def delete_checkpoint(self, checkpoint_id: str) -> bool:
         """Delete a checkpoint; return whether it existed."""
         with self._write() as conn:
+            self._serialize(conn, "checkpoints")
             return conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,)).rowcount > 0
 
     # ------------------------------------------------------------------ sessions
@@ -688,6 +694,7 @@ class Store(abc.ABC):
         if not isinstance(data, str):
             raise TypeError(f"Session data must be JSON text (str), got {type(data).__name__}.")
         with self._write() as conn:
+            self._serialize(conn, "sessions")
             conn.execute(
                 "INSERT INTO sessions (session_id, updated_at, data) VALUES (?, ?, ?) "
                 "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
@@ -707,4 +714,5 @@ class Store(abc.ABC):
     def delete_session(self, session_id: str) -> bool:
         """Delete a saved session; return whether it existed."""
         with self._write() as conn:
+            self._serialize(conn, "sessions")
             return conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount > 0

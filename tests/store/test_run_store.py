@@ -1,4 +1,4 @@
-"""Behaviour of the SQLite run store in one process."""
+"""Behaviour of the run store in one process, on each backend (the ``store`` fixture runs SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 from agentnb.exceptions import StoreError
-from agentnb.store import SCHEMA_VERSION, RunStore, default_store, default_store_path
+from agentnb.store import SCHEMA_VERSION, RunStore, Store, default_store, default_store_path, open_store
 from agentnb.store._run_store import to_iso, to_ns
 
 
-@pytest.fixture
-def store() -> Iterator[RunStore]:
-    s = RunStore(":memory:")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest) -> Iterator[Store]:
+    if request.param == "sqlite":
+        s: Store = RunStore(":memory:")
+    else:
+        s = open_store(request.getfixturevalue("pg_url"))
     yield s
     s.close()
 
@@ -55,7 +58,7 @@ def test_file_store_uses_wal_and_busy_timeout(tmp_path: Path) -> None:
         assert s.schema_version == SCHEMA_VERSION
 
 
-def test_run_lifecycle_and_polling(store: RunStore) -> None:
+def test_run_lifecycle_and_polling(store: Store) -> None:
     t0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
     store.start_run("r1", kind="agent", name="helper", started_at=t0, metadata={"model": "m"})
     store.start_run("r2", kind="workflow", name="flow", started_at=t0 + dt.timedelta(minutes=1))
@@ -79,7 +82,7 @@ def test_run_lifecycle_and_polling(store: RunStore) -> None:
     assert store.get_run("nope") is None
 
 
-def test_restarting_a_run_resumes_it(store: RunStore) -> None:
+def test_restarting_a_run_resumes_it(store: Store) -> None:
     store.start_run("r", kind="workflow", name="flow", started_at=0, metadata={"a": 1})
     store.finish_run("r", status="failed", ended_at=1, error="boom")
     store.start_run("r", kind="workflow", name="flow", started_at=50)
@@ -94,14 +97,14 @@ def test_restarting_a_run_resumes_it(store: RunStore) -> None:
     assert run["status"] == "paused" and run["metadata"] == {"a": 1, "b": 2}
 
 
-def test_finishing_an_unknown_run_is_a_clear_error(store: RunStore) -> None:
+def test_finishing_an_unknown_run_is_a_clear_error(store: Store) -> None:
     with pytest.raises(StoreError, match="No run 'ghost'"):
         store.finish_run("ghost", status="completed", ended_at=None)
     with pytest.raises(StoreError, match="start_run"):
         store.update_run("ghost", status="paused")
 
 
-def test_events_get_sequence_numbers_and_can_be_polled(store: RunStore) -> None:
+def test_events_get_sequence_numbers_and_can_be_polled(store: Store) -> None:
     store.start_run("r", kind="workflow", name="flow", started_at=None)
     assert store.add_events("r", [{"type": "started"}, {"type": "output", "executor_id": "e1", "data": {"x": 1}}]) == [
         0,
@@ -122,14 +125,14 @@ def test_events_get_sequence_numbers_and_can_be_polled(store: RunStore) -> None:
     assert store.add_events("r", []) == []
 
 
-def test_a_taken_seq_rejects_the_whole_batch(store: RunStore) -> None:
+def test_a_taken_seq_rejects_the_whole_batch(store: Store) -> None:
     store.add_events("r", [{"type": "a"}])
     with pytest.raises(StoreError, match="already has an event"):
         store.add_events("r", [{"type": "b"}, {"type": "c", "seq": 0}])
     assert [e["type"] for e in store.list_events("r")] == ["a"]
 
 
-def test_bad_events_are_rejected_before_writing(store: RunStore) -> None:
+def test_bad_events_are_rejected_before_writing(store: Store) -> None:
     with pytest.raises(ValueError, match="needs a 'type'"):
         store.add_events("r", [{"data": 1}])
     with pytest.raises(ValueError, match="invalid JSON"):
@@ -149,7 +152,7 @@ def _span(trace: str, span: str, start_s: float, **extra: object) -> dict[str, o
     return row
 
 
-def test_spans_round_trip_and_filter(store: RunStore) -> None:
+def test_spans_round_trip_and_filter(store: Store) -> None:
     rows = [
         _span("t1", "a", 100, name="invoke_agent bot", agent_name="bot", attributes={"k": [1, 2]}),
         _span("t1", "b", 101, parent_id="a", agent_name="bot", model="m", input_tokens=3, output_tokens=4),
@@ -189,12 +192,12 @@ def test_spans_round_trip_and_filter(store: RunStore) -> None:
     assert store.delete_spans() == 2
 
 
-def test_span_rows_need_ids(store: RunStore) -> None:
+def test_span_rows_need_ids(store: Store) -> None:
     with pytest.raises(ValueError, match="span_id"):
         store.add_spans([{"trace_id": "t", "name": "x", "start_ns": 1}])
 
 
-def test_checkpoints(store: RunStore) -> None:
+def test_checkpoints(store: Store) -> None:
     store.put_checkpoint("c2", run_id="r", workflow_name="w", parent_id="c1", step=2, created_at=20, data='{"n": 2}')
     store.put_checkpoint("c1", run_id="r", workflow_name="w", parent_id=None, step=1, created_at=10, data='{"n": 1}')
     store.put_checkpoint("c3", run_id="r2", workflow_name="v", parent_id=None, step=1, created_at=5, data="{}")
@@ -221,7 +224,7 @@ def test_checkpoints(store: RunStore) -> None:
         store.put_checkpoint("c9", run_id=None, workflow_name=None, parent_id=None, step=0, data={"x": 1})  # pyright: ignore[reportArgumentType]
 
 
-def test_sessions(store: RunStore) -> None:
+def test_sessions(store: Store) -> None:
     assert store.load_session("s") is None
     store.save_session("s", '{"v": 1}')
     store.save_session("t", "{}")
@@ -236,7 +239,7 @@ def test_sessions(store: RunStore) -> None:
         store.save_session("s", {"v": 3})  # pyright: ignore[reportArgumentType]
 
 
-def test_watermark_moves_on_every_kind_of_write(store: RunStore) -> None:
+def test_watermark_moves_on_every_kind_of_write(store: Store) -> None:
     before = store.watermark()
     assert before == {"runs": 0, "events": 0, "spans": 0, "checkpoints": None, "sessions": None}
     store.start_run("r", kind="agent", name="a", started_at=None)
@@ -282,16 +285,16 @@ def test_garbage_file_is_refused_and_kept(tmp_path: Path) -> None:
     assert path.read_bytes() == payload
 
 
-def test_closed_store_says_so(tmp_path: Path) -> None:
-    s = RunStore(tmp_path / "c.db")
+def test_closed_store_says_so(store: Store) -> None:
+    s = store
     s.close()
     s.close()
     with pytest.raises(StoreError, match="closed"):
         s.list_runs()
 
 
-def test_threads_share_one_store(tmp_path: Path) -> None:
-    s = RunStore(tmp_path / "threads.db")
+def test_threads_share_one_store(store: Store) -> None:
+    s = store
     errors: list[BaseException] = []
 
     def work(n: int) -> None:
@@ -326,7 +329,7 @@ def test_time_helpers() -> None:
         to_ns(object())
 
 
-def test_span_tuples_fast_paths(store: RunStore) -> None:
+def test_span_tuples_fast_paths(store: Store) -> None:
     from agentnb.store import SPAN_COLUMNS
 
     record = tuple(

@@ -1,0 +1,280 @@
+"""The PostgreSQL store: the same runs, events, spans, checkpoints and sessions, shared across machines.
+
+Every method comes from :class:`~agentnb.store.Store`; this module supplies the connections. A
+``psycopg_pool`` pool hands each call its own connection, so threads never wait on one another's queries.
+Writes that need ids in commit order (runs, events, spans) take a transaction-scoped advisory lock, and
+every write sends a ``NOTIFY`` when it commits: :meth:`PostgresStore.watermark` listens for those on a
+connection of its own and answers from memory until something changes, so a DevUI polling it costs the
+server nothing while nothing happens, whichever machine writes.
+
+The URL's password (or libpq's ``PGPASSWORD`` / password file) is used to connect and nowhere else: ``repr``,
+:attr:`PostgresStore.url` and every error show the URL with ``***`` in its place.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import psycopg.conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..exceptions import StoreError
+from ._base import Store
+from ._open import redact_url
+
+__all__ = ["PostgresStore"]
+
+logger = logging.getLogger("agentnb.store")
+
+CHANNEL = "agentnb_store"
+"""The ``LISTEN``/``NOTIFY`` channel; each notification's payload names the table that changed."""
+
+# pg_advisory_xact_lock(key1, key2): key1 marks agentnb's locks, key2 the table whose writers take turns.
+_LOCK_SPACE = 0x61676E62  # "agnb"
+_LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4, "sessions": 5}
+_ORDERED = frozenset({"runs", "events", "spans"})
+
+
+@functools.lru_cache(maxsize=512)
+def _pg_sql(sql: str) -> str:
+    """Turn the shared ``?`` placeholders into psycopg's ``%s`` (escaping literal ``%``)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _Connection:
+    """The slice of a DB-API connection the shared store code uses, with ``?`` placeholders."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self._conn.execute(_pg_sql(sql), params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> psycopg.Cursor[Any]:
+        cur = self._conn.cursor()
+        cur.executemany(_pg_sql(sql), rows)
+        return cur
+
+
+def _describe(url: str) -> str:
+    """Name the server and database a URL (plus libpq's environment) points at; never the password."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        return repr(redact_url(url))
+    host = params.get("host") or params.get("hostaddr") or os.environ.get("PGHOST") or "localhost"
+    port = params.get("port") or os.environ.get("PGPORT") or "5432"
+    user = params.get("user") or os.environ.get("PGUSER")
+    database = params.get("dbname") or os.environ.get("PGDATABASE") or user or "postgres"
+    who = f" as user {user!r}" if user else ""
+    return f"database {database!r} on host {host!r} port {port}{who}"
+
+
+class PostgresStore(Store):
+    """The run store on PostgreSQL: what several machines (workers, notebooks, a shared DevUI) read and write.
+
+    Open it with :func:`agentnb.store.open_store` or ``AGENTNB_STORE_URL``; the schema is created or
+    migrated on open (a newer one is refused). Tables live in the connection's ``search_path`` schema, so a
+    team can keep several stores in one database (``?options=-csearch_path%3Dteam_a``).
+
+    Args:
+        url: ``postgresql://user:password@host:port/database`` with any libpq parameter (``sslmode``, ...).
+            Missing parts come from libpq's environment (``PGHOST``, ``PGPASSWORD``, ...) and files.
+        min_size: Connections the pool keeps open.
+        max_size: Most connections the pool opens at once.
+        timeout: Seconds to wait for a connection (or the server) before giving up with :class:`StoreError`.
+
+    Example:
+        ```python
+        from agentnb.store import open_store
+
+        store = open_store("postgresql://me@db.internal/agentnb")  # a PostgresStore
+        store.start_run("run-1", kind="agent", name="helper")
+        print(store.list_runs(limit=1)[0]["run_id"])
+        ```
+    """
+
+    backend = "postgresql"
+    _insert_order = "seq"
+    _integrity_errors = (psycopg.errors.UniqueViolation,)
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 10.0) -> None:
+        self.__url = url  # name-mangled: the only place the password lives
+        self._shown = redact_url(url)
+        self._where_text = _describe(url)
+        self._timeout = timeout
+        self._closed = False
+        self._marks: dict[str, Any] | None = None
+        self._dirty = threading.Event()
+        self._listener: threading.Thread | None = None
+        self._listening = False
+        self._listen_lock = threading.Lock()
+        self._stop = threading.Event()
+        connect_timeout = max(1, round(timeout))
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout) as conn:
+                self._init_schema(conn)
+        except psycopg.Error as e:
+            raise self._error("Cannot open", e) from None
+        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"autocommit": True, "connect_timeout": connect_timeout},
+            check=ConnectionPool.check_connection,
+            reconnect_timeout=timeout,
+            name="agentnb-store",
+            open=False,
+        )
+        self._pool.open(wait=False)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @property
+    def url(self) -> str:
+        """The store's URL with any password replaced by ``***``."""
+        return self._shown
+
+    def _where(self) -> str:
+        return self._where_text
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._shown!r})"
+
+    def _error(self, action: str, error: BaseException) -> StoreError:
+        """A :class:`StoreError` that names host and database and carries the server's reason, minus secrets."""
+        reason = str(error).strip() or type(error).__name__
+        try:
+            password = psycopg.conninfo.conninfo_to_dict(self.__url).get("password")
+        except psycopg.Error:
+            password = None
+        if password:
+            reason = reason.replace(str(password), "***")
+        return StoreError(f"{action} the PostgreSQL run store ({self._where_text}): {reason}")
+
+    def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_SPACE, _LOCK_KEYS["schema"]))
+            fresh = conn.execute("SELECT to_regclass('schema_version')").fetchone()[0] is None  # type: ignore[index]
+            self._migrate(_Connection(conn), fresh=fresh)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"The PostgreSQL run store ({self._where_text}) is closed; open a new one.")
+
+    @contextmanager
+    def _write(self) -> Iterator[_Connection]:
+        self._check_open()
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                yield _Connection(conn)
+        except psycopg.Error as e:
+            raise self._error("Cannot write to", e) from None
+        except PoolTimeout as e:
+            raise self._error("Cannot reach", e) from None
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        self._check_open()
+        try:
+            with self._pool.connection() as conn:
+                return _Connection(conn).execute(sql, params).fetchall()
+        except psycopg.Error as e:
+            raise self._error("Cannot read", e) from None
+        except PoolTimeout as e:
+            raise self._error("Cannot reach", e) from None
+
+    def _serialize(self, conn: Any, table: str) -> None:
+        # One round trip: take the table's turn (ids and revisions then grow in commit order, so pollers that
+        # ask for "after id N" never skip a row) and queue the notification, which is sent on commit.
+        if table in _ORDERED:
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?)", (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table)
+            )
+        else:
+            conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, table))
+
+    def close(self) -> None:
+        """Close the pool and the listener; closing twice is harmless."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        self._pool.close()
+        if self._listener is not None:
+            self._listener.join(timeout=self._timeout + 2)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has been called."""
+        return self._closed
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    # ------------------------------------------------------------------ live changes
+
+    def watermark(self) -> dict[str, Any]:
+        """Return the change markers (see :meth:`Store.watermark`), from memory while nothing changed.
+
+        The first call starts a listener thread (``LISTEN agentnb_store``); afterwards the markers are
+        queried again only when a notification arrived, from any process on any machine. Without a working
+        listener (e.g. while the server restarts) every call queries, as on SQLite.
+        """
+        self._ensure_listener()
+        if self._listening and self._marks is not None and not self._dirty.is_set():
+            return dict(self._marks)
+        self._dirty.clear()
+        marks = super().watermark()
+        self._marks = marks
+        return dict(marks)
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Block until another write is notified (``True``) or ``timeout`` seconds pass (``False``)."""
+        self._ensure_listener()
+        return self._dirty.wait(timeout)
+
+    def _ensure_listener(self) -> None:
+        with self._listen_lock:
+            if self._listener is None and not self._closed:
+                self._listener = threading.Thread(target=self._listen, name="agentnb-store-listen", daemon=True)
+                self._listener.start()
+
+    def _listen(self) -> None:
+        backoff = 0.2
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self.__url, autocommit=True, connect_timeout=max(1, round(self._timeout))) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._listening = True
+                    self._dirty.set()  # anything may have changed while nobody listened
+                    backoff = 0.2
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=0.5, stop_after=64):
+                            self._dirty.set()
+            except psycopg.Error as e:
+                if self._listening:
+                    logger.warning("agentnb stopped hearing changes from %s: %s", self._where_text, e)
+            finally:
+                self._listening = False
+                self._dirty.set()
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, 5.0)
+
+    # ------------------------------------------------------------------ diagnostics
+
+    def ping(self) -> float:
+        """Round-trip one trivial query and return the seconds it took (raises :class:`StoreError`)."""
+        start = time.perf_counter()
+        self._read("SELECT 1")
+        return time.perf_counter() - start

@@ -1,0 +1,115 @@
+"""What only the PostgreSQL store has to prove: migrations, refusals, secrets kept out of sight, live changes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from agentnb.exceptions import StoreError
+from agentnb.store import Store, open_store
+from agentnb.store import _schema as schema
+from tests.store.pg_fixture import PASSWORD, PostgresServer, free_port
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[Store]:
+    store = open_store(pg_url)
+    yield store
+    store.close()
+
+
+def test_the_url_opens_a_postgres_store_that_hides_its_password(pg: Store, pg_url: str) -> None:
+    assert pg.backend == "postgresql"
+    assert PASSWORD not in repr(pg) and PASSWORD not in pg.url
+    assert pg.url.startswith("postgresql://agentnb:***@127.0.0.1:")
+    assert pg.schema_version == schema.SCHEMA_VERSION
+
+
+def test_a_newer_schema_is_refused(pg_url: str) -> None:
+    open_store(pg_url).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE schema_version SET version = %s", (schema.SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match=rf"schema version {schema.SCHEMA_VERSION + 1}.*upgrade agentnb") as info:
+        open_store(pg_url)
+    assert PASSWORD not in str(info.value)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_opening_an_older_store_applies_the_missing_steps(
+    backend: str, request: pytest.FixtureRequest, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = request.getfixturevalue("pg_url") if backend == "postgresql" else f"sqlite://{tmp_path.as_posix()}/m.db"
+    with open_store(url) as old:
+        old.start_run("kept", kind="agent", name="a")
+    step = schema.Migration(
+        sqlite="CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); CREATE INDEX notes_text ON notes (text)",
+        postgresql="CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT); CREATE INDEX notes_text ON notes (text)",
+    )
+    monkeypatch.setattr(schema, "MIGRATIONS", {**schema.MIGRATIONS, schema.SCHEMA_VERSION + 1: step})
+    monkeypatch.setattr("agentnb.store._base.MIGRATIONS", schema.MIGRATIONS)
+    monkeypatch.setattr("agentnb.store._base.SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    with open_store(url) as new:
+        assert new.schema_version == schema.SCHEMA_VERSION + 1
+        assert new.get_run("kept") is not None
+        assert new._read("SELECT COUNT(*) FROM notes") == [(0,)]
+
+
+def test_a_wrong_password_names_host_and_database_but_not_the_password(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url(password="Wr0ng-and-Secret")
+    with pytest.raises(StoreError) as info:
+        open_store(url)
+    text = str(info.value)
+    assert "Wr0ng-and-Secret" not in text and PASSWORD not in text
+    assert "'agentnb' on host '127.0.0.1'" in text and "password authentication failed" in text
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no driver error carrying the URL
+
+
+def test_an_unreachable_server_is_a_clear_error(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url(port=free_port(), database="teamruns")
+    started = time.perf_counter()
+    with pytest.raises(
+        StoreError, match=r"Cannot open the PostgreSQL run store \(database 'teamruns' on host '127.0.0.1'"
+    ):
+        open_store(url, timeout=2)
+    assert time.perf_counter() - started < 10
+
+
+def test_writes_from_another_connection_are_heard_without_polling(pg: Store, pg_url: str) -> None:
+    first = pg.watermark()
+    assert pg.watermark() == first  # from memory: nothing changed
+    with open_store(pg_url) as other:
+        other.start_run("elsewhere", kind="workflow", name="flow")
+        assert pg.wait_for_change(5)  # type: ignore[attr-defined]
+        deadline = time.monotonic() + 5
+        while pg.watermark()["runs"] == first["runs"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pg.watermark()["runs"] > first["runs"]
+        other.put_checkpoint("c1", run_id="elsewhere", workflow_name="flow", parent_id=None, step=0, data="{}")
+        deadline = time.monotonic() + 5
+        while pg.watermark()["checkpoints"] is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pg.watermark()["checkpoints"] is not None
+
+
+def test_concurrent_run_writers_get_distinct_revisions(pg: Store) -> None:
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(20):
+                pg.start_run(f"r{n}-{i}", kind="agent", name="a")
+        except BaseException as e:  # asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    revs = [r["rev"] for r in pg.list_runs()]
+    assert len(revs) == 80 and len(set(revs)) == 80
