@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._clients import _PendingBatch  # pyright: ignore[reportPrivateUsage]
+from ._conversation import pending_requests
 from ._middleware import AgentContext, AgentMiddleware
 from ._sessions import HistoryProvider
 from ._tools import FunctionTool, SupportsToolExpansion
@@ -26,7 +26,6 @@ from ._types import (
     Content,
     Message,
     ResponseStream,
-    _pending_approval_requests,  # pyright: ignore[reportPrivateUsage]
     add_usage_details,
 )
 from .exceptions import ApprovalError
@@ -223,10 +222,7 @@ async def pending_approval_requests(session: AgentSession, *, agent: Any = None)
     else:
         provider = providers[0]
         history = await provider.get_messages(session.session_id, state=session.state.get(provider.source_id, {}))
-    batch = _PendingBatch.find(history)
-    if batch is None:
-        return []
-    return _pending_approval_requests(history[batch.index :])
+    return pending_requests(history)
 
 
 # -- the middleware -----------------------------------------------------------------------------------------

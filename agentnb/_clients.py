@@ -8,14 +8,25 @@ that serves both streaming and non-streaming calls.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import aclosing
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 from . import _telemetry as tel
+from ._conversation import (
+    CONTROL_TYPES,
+    PendingBatch,
+    approval_request,
+    approval_required,
+    calls_in,
+    calls_needing_approval,
+    check_answers,
+    for_model,
+    iterations_used,
+    same_call,
+    standalone_answers,
+)
 from ._middleware import (
     ChatContext,
     ChatMiddleware,
@@ -36,7 +47,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError, ApprovalError
+from .exceptions import AgentnbError
 
 if TYPE_CHECKING:
     from ._agents import Agent
@@ -203,221 +214,6 @@ class BaseChatClient(ABC):
         return f"{type(self).__name__}(model_id={self.model_id!r})"
 
 
-def _approval_required(tool: FunctionTool | None) -> bool:
-    return tool is not None and tool.approval_mode == "always_require"
-
-
-def _approval_request(call: Content, tool: FunctionTool | None) -> Content:
-    """A new approval request for one call occurrence, naming the tool's source (its MCP server, if any)."""
-    request = Content.from_function_approval_request(f"{call.call_id}:{uuid.uuid4().hex[:12]}", call)
-    if tool is not None:
-        # The call alone cannot tell same-named tools of two sources apart (None: a local tool); rules and
-        # the resume check below need to.
-        request.additional_properties["server_label"] = tool.additional_properties.get("server_label")
-    return request
-
-
-_HAS_CALL, _HAS_RESULT, _HAS_CONTROL = 1, 2, 4
-_CONTROL_TYPES = ("function_approval_request", "function_approval_response")
-_NO_IDS: frozenset[str] = frozenset()
-
-
-def _flags(message: Message) -> int:
-    """Which kinds of tool content a message holds, cached on the message.
-
-    Every turn re-reads the whole history; caching keeps that a flag check per message, so a long
-    session does not make each turn slower. The cache is keyed by the contents list and its length.
-    """
-    contents = message.contents
-    cached = message._flags
-    if cached is not None and cached[0] is contents and cached[1] == len(contents):
-        return cached[2]
-    flags = 0
-    for content in contents:
-        kind = content.type
-        if kind == "function_call":
-            flags |= _HAS_CALL
-        elif kind == "function_result":
-            flags |= _HAS_RESULT
-        elif kind in _CONTROL_TYPES:
-            flags |= _HAS_CONTROL
-    message._flags = (contents, len(contents), flags)
-    return flags
-
-
-def _calls_in(message: Message) -> list[Content]:
-    if not _flags(message) & _HAS_CALL:
-        return []
-    return [c for c in message.contents if c.type == "function_call"]
-
-
-def _result_ids(message: Message) -> frozenset[str] | set[str]:
-    if not _flags(message) & _HAS_RESULT:
-        return _NO_IDS
-    return {c.call_id for c in message.contents if c.type == "function_result" and c.call_id}
-
-
-class _PendingBatch:
-    """The last assistant message whose tool calls have no results yet, with its approval requests."""
-
-    def __init__(self, index: int, calls: list[Content], requests: dict[str, Content]) -> None:
-        self.index = index
-        self.calls = calls
-        self.requests = requests  # request id -> request content
-
-    @classmethod
-    def find(cls, conversation: list[Message]) -> _PendingBatch | None:
-        """The batch waiting for approval answers, if any.
-
-        The search stops at the model's last plain answer: a batch before it was settled, so a long
-        conversation costs no more per turn than a short one.
-        """
-        for index in range(len(conversation) - 1, -1, -1):
-            message = conversation[index]
-            if _is_plain_answer(message):
-                return None
-            calls = _calls_in(message) if message.role == "assistant" else []
-            if not calls:
-                continue
-            answered: set[str] = set()
-            for later in conversation[index + 1 :]:
-                answered |= _result_ids(later)
-            if all(c.call_id in answered for c in calls):
-                return None
-            requests = {
-                c.id: c
-                for m in conversation[index:]
-                for c in m.contents
-                if c.type == "function_approval_request" and c.id is not None
-            }
-            return cls(index, calls, requests)
-        return None
-
-
-def _is_plain_answer(message: Message) -> bool:
-    """An assistant message with no tool calls or approval requests: the end of a settled turn."""
-    return message.role == "assistant" and not _flags(message)
-
-
-def _answers_start(conversation: list[Message]) -> int:
-    """Where unprocessed approval answers may start: after the last tool results or plain answer."""
-    for index in range(len(conversation) - 1, -1, -1):
-        message = conversation[index]
-        if _flags(message) & _HAS_RESULT or _is_plain_answer(message):
-            return index
-    return -1
-
-
-def _same_call(a: Content | None, b: Content | None) -> bool:
-    if a is None or b is None:
-        return False
-    try:
-        return a.call_id == b.call_id and a.name == b.name and a.parse_arguments() == b.parse_arguments()
-    except ValueError:
-        return False
-
-
-class _Scan:
-    """What ``_history_flags`` learned about a run of messages, kept on the run's last message.
-
-    The next turn's conversation holds the same Message objects (from the session's history) followed by
-    new ones, so only the new ones need a look. The summary is reused only if every message of the run is
-    the same object with the same contents list of the same length (the per-message ``_flags`` cache key),
-    checked with C-level passes instead of a Python loop over the history.
-    """
-
-    __slots__ = ("answered", "contents", "lengths", "messages", "seen")
-
-    def __init__(self, messages: list[Message], seen: int, answered: set[str]) -> None:
-        self.messages = messages
-        self.contents = list(map(_contents_of, messages))
-        self.lengths = list(map(len, self.contents))
-        self.seen = seen
-        self.answered = answered
-
-    def covers(self, window: list[Message]) -> bool:
-        # List equality checks identity first, element by element, in C: Message and Content compare by
-        # value only when the objects differ, and then equal values have equal flags anyway.
-        if window != self.messages:
-            return False
-        contents = list(map(_contents_of, window))
-        return contents == self.contents and list(map(len, contents)) == self.lengths
-
-
-_contents_of = attrgetter("contents")
-
-
-def _history_flags(conversation: list[Message]) -> tuple[int, set[str]]:
-    """Flags of all messages and the call ids of all function results, reusing the last turn's summary."""
-    n = len(conversation)
-    # Leading system messages are usually instructions rebuilt every turn: the summary leaves them out
-    # (when they hold no tool content) so that it still matches next turn.
-    first = 0
-    while first < n and conversation[first].role == "system" and not _flags(conversation[first]):
-        first += 1
-    if first == n:
-        return 0, set()
-    memo: _Scan | None = None
-    for j in range(n - 1, first - 1, -1):  # the latest summary sits a few messages from the end
-        found = conversation[j]._scan
-        if found is None:
-            continue
-        conversation[j]._scan = None  # moves to the last message below, or was stale
-        if j + 1 - len(found.messages) == first and found.covers(conversation[first : j + 1]):
-            memo = found
-        break
-    if memo is None:
-        memo = _Scan([], 0, set())
-    start = first + len(memo.messages)
-    seen, answered = memo.seen, memo.answered
-    tail = conversation[start:]
-    for message in tail:
-        flags = _flags(message)
-        seen |= flags
-        if flags & _HAS_RESULT:
-            answered |= _result_ids(message)
-    memo.seen = seen
-    memo.messages.extend(tail)
-    tail_contents = list(map(_contents_of, tail))
-    memo.contents.extend(tail_contents)
-    memo.lengths.extend(map(len, tail_contents))
-    conversation[-1]._scan = memo
-    return seen, answered
-
-
-def _for_model(conversation: list[Message]) -> list[Message]:
-    """The conversation as the model should see it: no approval bookkeeping, no unanswered calls."""
-    seen, answered = _history_flags(conversation)
-    if not seen & (_HAS_CALL | _HAS_CONTROL):
-        return conversation  # nothing to hide: the common case costs one pass of flag checks
-    out: list[Message] = []
-    for message in conversation:
-        if not _flags(message) & (_HAS_CALL | _HAS_CONTROL):
-            out.append(message)
-            continue
-        kept = [
-            c
-            for c in message.contents
-            if c.type not in ("function_approval_request", "function_approval_response")
-            and not (c.type == "function_call" and c.call_id not in answered)
-        ]
-        if not kept:
-            continue
-        if len(kept) == len(message.contents):
-            out.append(message)
-        else:
-            out.append(
-                Message(
-                    message.role,
-                    kept,
-                    author_name=message.author_name,
-                    message_id=message.message_id,
-                    additional_properties=message.additional_properties,
-                )
-            )
-    return out
-
-
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a response or update (messages left empty go too)."""
     if isinstance(response, ChatResponseUpdate):
@@ -428,17 +224,6 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
         if any(c.type in types for c in message.contents):
             message.contents = [c for c in message.contents if c.type not in types]
     response.messages = [m for m in response.messages if m.contents]
-
-
-def _iterations_used(conversation: list[Message]) -> int:
-    """Model calls that asked for tools since the person last said something (approvals don't count)."""
-    used = 0
-    for message in reversed(conversation):
-        if message.role == "user" and any(c.type != "function_approval_response" for c in message.contents):
-            break
-        if message.role == "assistant" and _calls_in(message):
-            used += 1
-    return used
 
 
 class _FunctionInvocationLoop:
@@ -503,34 +288,23 @@ class _FunctionInvocationLoop:
         if instructions:
             conversation.insert(0, Message("system", [instructions]))
 
-        batch = _PendingBatch.find(conversation)
-        self._check_approval_answers(conversation, batch)
-        if batch is not None:
-            outcome = await self._resume(conversation, batch)
-            if isinstance(outcome, list):  # still waiting for answers
-                if stream:
-                    yield self._add(Message("assistant", outcome))
-                else:
-                    self._add(Message("assistant", outcome))
-                return
-            if outcome is not None:
-                conversation.append(outcome)
-                update = self._add(outcome)
-                if stream:
-                    yield update
-                if outcome.additional_properties.get("terminate"):
-                    return
+        updates, done = await self._settle_answers(conversation)
+        if stream:
+            for update in updates:
+                yield update
+        if done:
+            return
 
         max_iterations = self.client.max_iterations
-        for _ in range(max(max_iterations - _iterations_used(conversation), 0) + 1):
-            over_budget = _iterations_used(conversation) >= max_iterations
+        for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
+            over_budget = iterations_used(conversation) >= max_iterations
             response = None
             async with aclosing(self._call_model(conversation, stream=stream, allow_tools=not over_budget)) as items:
                 async for item in items:
                     if isinstance(item, ChatResponse):
                         response = item
                     else:
-                        _drop_contents(item, _CONTROL_TYPES)
+                        _drop_contents(item, CONTROL_TYPES)
                         yield item
             assert response is not None
             self.last = response
@@ -538,22 +312,19 @@ class _FunctionInvocationLoop:
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
             # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
             # linger as a pending batch that a later turn would execute (or ask approval for).
-            _drop_contents(response, (*_CONTROL_TYPES, "function_call") if over_budget else _CONTROL_TYPES)
+            _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
-            calls = [c for m in response.messages for c in _calls_in(m)]
+            calls = [c for m in response.messages for c in calls_in(m)]
             if not calls or over_budget:
                 return
             tools_by_name = {t.name: t for t in self.tools}
             if any(c.name in tools_by_name and tools_by_name[c.name].func is None for c in calls):
                 return  # declaration-only tools: the caller executes them
-            requests = [
-                _approval_request(c, tools_by_name.get(c.name or ""))
-                for c in calls
-                if _approval_required(tools_by_name.get(c.name or ""))
-            ]
-            if requests:
-                holder = next(m for m in reversed(response.messages) if _calls_in(m))
+            asked = calls_needing_approval(calls, tools_by_name, has_session=self.session is not None)
+            if asked:
+                requests = [approval_request(c, tools_by_name.get(c.name or "")) for c in asked]
+                holder = next(m for m in reversed(response.messages) if calls_in(m))
                 holder.contents.extend(requests)
                 if stream:
                     yield ChatResponseUpdate(contents=requests, role="assistant", message_id=holder.message_id)
@@ -565,6 +336,35 @@ class _FunctionInvocationLoop:
                 yield update
             if results.additional_properties.get("terminate"):
                 return
+
+    async def _settle_answers(self, conversation: list[Message]) -> tuple[list[ChatResponseUpdate], bool]:
+        """Take the approval answers in the input: run or deny the calls they decide, or ask for what is missing.
+
+        Returns the updates for the messages this added to the conversation, and whether the request ends
+        here (answers still missing, or a tool ended the run). Answers that do not count raise
+        ``ApprovalError`` before anything runs.
+        """
+        batch = PendingBatch.find(conversation)
+        standalone = batch is None and self.session is None
+        check_answers(conversation, batch, standalone=standalone)
+        if batch is not None:
+            answers, waiting = batch.settle(conversation, {t.name: t for t in self.tools})
+            if waiting:
+                return [self._add(Message("assistant", waiting))], True
+            calls, updates = batch.calls, []
+        elif standalone and (given := standalone_answers(conversation)):
+            # The requests are not in the messages: each answer carries the call it decides (see _conversation).
+            answers = list[Content | None](given)
+            calls = [a.function_call for a in given if a.function_call is not None]
+            asked = Message("assistant", calls)
+            conversation.append(asked)
+            updates = [self._add(asked)]
+        else:
+            return [], False
+        results = await self._execute(calls, approvals=answers)
+        conversation.append(results)
+        updates.append(self._add(results))
+        return updates, bool(results.additional_properties.get("terminate"))
 
     # -- model calls -------------------------------------------------------------------------------------
     async def _call_model(
@@ -578,7 +378,7 @@ class _FunctionInvocationLoop:
             options.pop("tools", None)
             options.pop("tool_choice", None)
         context = ChatContext(
-            client=self.client, messages=_for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
+            client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
         )
         client = self.client
         model = options.get("model_id") or client.model_id
@@ -644,80 +444,6 @@ class _FunctionInvocationLoop:
             )
         yield result
 
-    # -- approvals ---------------------------------------------------------------------------------------
-    def _check_approval_answers(self, conversation: list[Message], batch: _PendingBatch | None) -> None:
-        """Refuse answers that match no pending request: unknown, already answered, forged or repeated."""
-        start = batch.index if batch is not None else _answers_start(conversation)
-        seen: set[str] = set()
-        for message in conversation[start + 1 :]:
-            if not _flags(message) & _HAS_CONTROL:
-                continue
-            for content in message.contents:
-                if content.type != "function_approval_response":
-                    continue
-                rid = content.id or ""
-                request = batch.requests.get(rid) if batch is not None else None
-                if request is None:
-                    raise ApprovalError(
-                        f"Approval response {rid!r} answers no pending request (unknown or already answered); "
-                        "nothing was executed."
-                    )
-                if rid in seen:
-                    raise ApprovalError(f"Approval request {rid!r} was answered twice; nothing was executed.")
-                if not _same_call(content.function_call, request.function_call):
-                    raise ApprovalError(
-                        f"Approval response {rid!r} does not match the requested call "
-                        f"{request.function_call.name if request.function_call else '?'!r}; nothing was executed."
-                    )
-                seen.add(rid)
-
-    async def _resume(self, conversation: list[Message], batch: _PendingBatch) -> Message | list[Content] | None:
-        """Run a batch whose approvals are all answered; otherwise return the requests still waiting.
-
-        Each call occurrence is paired with its own request (a model may repeat a call id inside one reply),
-        so an answer approves exactly one call, never a sibling that shares its id.
-        """
-        answers: dict[str, Content] = {}  # request id -> answer (already checked to match the request's call)
-        for message in conversation[batch.index + 1 :]:
-            for content in message.contents:
-                if content.type == "function_approval_response" and content.id is not None:
-                    answers[content.id] = content
-        tools_by_name = {t.name: t for t in self.tools}
-        unclaimed = list(batch.requests.values())
-        approvals: list[Content | None] = []
-        waiting: list[Content] = []
-        for call in batch.calls:
-            request = next((r for r in unclaimed if _same_call(r.function_call, call)), None)
-            if request is not None:
-                unclaimed.remove(request)
-            tool = tools_by_name.get(call.name or "")
-            if request is None and not _approval_required(tool):
-                approvals.append(None)
-                continue
-            answer = answers.get(request.id or "") if request is not None else None
-            if (
-                answer is not None
-                and request is not None
-                and tool is not None
-                and "server_label" in request.additional_properties
-                and request.additional_properties["server_label"] != tool.additional_properties.get("server_label")
-            ):
-                # The tool of that name now comes from another source than the one the person approved.
-                answer = Content.from_function_approval_response(
-                    request.id or "",
-                    False,
-                    call,
-                    reason=f"the approval was for {call.name!r} from another source "
-                    f"({request.additional_properties['server_label']!r}); call it again to ask anew",
-                )
-            if answer is None:
-                # An approval-required call that never got a request (or whose request is unanswered): ask.
-                waiting.append(request if request is not None else _approval_request(call, tool))
-            approvals.append(answer)
-        if waiting:
-            return waiting
-        return await self._execute(batch.calls, approvals=approvals)
-
     # -- tool execution ----------------------------------------------------------------------------------
     async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:
         """Run a batch of calls concurrently; results keep the calls' order.
@@ -748,8 +474,8 @@ class _FunctionInvocationLoop:
                 call_id, exception=f"Error: there is no tool named {call.name!r}. Available tools: {available}."
             ), False
         # Deny unless the answer approves this very call (the check is repeated here as the last line of defence).
-        approved = answer is not None and answer.approved is True and _same_call(answer.function_call, call)
-        if (_approval_required(tool) or answer is not None) and not approved:
+        approved = answer is not None and answer.approved is True and same_call(answer.function_call, call)
+        if (approval_required(tool) or answer is not None) and not approved:
             reason = f" Reason: {answer.reason}" if answer is not None and answer.reason else ""
             return Content.from_function_result(
                 call_id,

@@ -37,6 +37,7 @@ __all__ = [
     "parse_json",
     "register_state_type",
     "register_type",
+    "resolve_type",
     "type_id",
 ]
 
@@ -118,7 +119,7 @@ def _loaded_module(module_name: str) -> Any:
     return module
 
 
-def _resolve(key: str) -> type:
+def resolve_type(key: str) -> type:
     """The class a type id names, without importing anything the program has not imported itself."""
     if not isinstance(key, str):
         raise SerializationError(f"Malformed type id {key!r}; expected 'module:QualName'.")
@@ -239,14 +240,14 @@ def _decode_tagged(data: dict[str, Any], depth: int) -> Any:
 
 
 def _decode_pydantic(data: dict[str, Any], depth: int) -> Any:
-    cls = _resolve(data["type"])
+    cls = resolve_type(data["type"])
     if not hasattr(cls, "model_validate"):
         raise SerializationError(f"{data['type']!r} is not a pydantic model; refusing to restore it.")
     return cls.model_validate(data["data"])  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _decode_dataclass(data: dict[str, Any], depth: int) -> Any:
-    cls = _resolve(data["type"])
+    cls = resolve_type(data["type"])
     if not dataclasses.is_dataclass(cls):
         raise SerializationError(f"{data['type']!r} is not a dataclass; refusing to restore it.")
     fields = {name: _decode(v, depth) for name, v in data["fields"].items()}
@@ -259,14 +260,14 @@ def _decode_dataclass(data: dict[str, Any], depth: int) -> Any:
 
 
 def _decode_enum(data: dict[str, Any], depth: int) -> Any:
-    cls = _resolve(data["type"])
+    cls = resolve_type(data["type"])
     if not issubclass(cls, enum.Enum):
         raise SerializationError(f"{data['type']!r} is not an Enum; refusing to restore it.")
     return cls(_decode(data["value"], depth))
 
 
 def _decode_object(data: dict[str, Any], depth: int) -> Any:
-    cls = _resolve(data["type"])
+    cls = resolve_type(data["type"])
     from_dict = getattr(cls, "from_dict", None)
     if not callable(from_dict):
         raise SerializationError(f"{data['type']!r} has no from_dict(); refusing to restore it.")
@@ -281,7 +282,7 @@ def _decode_object(data: dict[str, Any], depth: int) -> Any:
 
 
 def _decode_codec(data: dict[str, Any], depth: int) -> Any:
-    cls = _resolve(data["type"])
+    cls = resolve_type(data["type"])
     codec = _CODECS.get(cls)
     if codec is None:
         raise SerializationError(

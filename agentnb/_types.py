@@ -288,6 +288,11 @@ class Content:
         return Content.from_function_approval_response(self.id, approved, self.function_call, reason=reason)
 
     @property
+    def user_input_request(self) -> bool:
+        """Whether this content asks the person for input (an approval request)."""
+        return self.type == "function_approval_request"
+
+    @property
     def uri_or_data_uri(self) -> str | None:
         """A URI for ``uri`` and ``data`` contents (data becomes a base64 ``data:`` URI)."""
         if self.type == "data" and self.data is not None:
@@ -383,8 +388,8 @@ class Message:
     """
 
     __slots__ = (
-        "_flags",
-        "_scan",
+        "_kinds_cache",
+        "_scan_cache",
         "additional_properties",
         "author_name",
         "contents",
@@ -414,8 +419,9 @@ class Message:
         self.message_id = message_id
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
-        self._flags: tuple[list[Content], int, int] | None = None  # see _clients._flags
-        self._scan: Any = None  # see _clients._Scan
+        # Caches owned by agentnb._conversation (what tool content this message holds; a history summary).
+        self._kinds_cache: tuple[list[Content], int, int] | None = None
+        self._scan_cache: Any = None
 
     @property
     def text(self) -> str:
@@ -482,18 +488,6 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
     return out
 
 
-def _pending_approval_requests(messages: Iterable[Message]) -> list[Content]:
-    """Approval requests in ``messages`` that no later approval response answers."""
-    requests: dict[str, Content] = {}
-    for message in messages:
-        for content in message.contents:
-            if content.type == "function_approval_request" and content.id is not None:
-                requests.setdefault(content.id, content)
-            elif content.type == "function_approval_response" and content.id is not None:
-                requests.pop(content.id, None)
-    return list(requests.values())
-
-
 def _final_answer_text(messages: Sequence[Message]) -> str:
     """The text of the last assistant message that has any: what structured output is parsed from."""
     for message in reversed(messages):
@@ -558,6 +552,11 @@ class _UpdateBase:
     def text(self) -> str:
         """The text in this update."""
         return _joined_text(self.contents)
+
+    @property
+    def user_input_requests(self) -> list[Content]:
+        """The approval requests this update carries (the run waits for their answers)."""
+        return [c for c in self.contents if c.type == "function_approval_request"]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(role={self.role!r}, contents={self.contents!r})"
@@ -717,7 +716,9 @@ class _ResponseBase:
     @property
     def user_input_requests(self) -> list[Content]:
         """Approval requests in this response that still wait for an answer."""
-        return _pending_approval_requests(self.messages)
+        from ._conversation import unanswered_requests  # the conversation rules build on these types
+
+        return unanswered_requests(self.messages)
 
     def try_parse_value(self, response_format: type[BaseModel] | Any) -> Any:
         """Parse the text with ``response_format`` and keep it as ``value``."""

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agentnb import Agent, Content, Message
-from agentnb import _clients as clients
+from agentnb import _conversation as conversation_rules
 from agentnb.local import FunctionChatClient
 
 
@@ -28,13 +28,13 @@ async def test_each_turn_looks_only_at_new_messages(monkeypatch: pytest.MonkeyPa
     old = {id(m) for m in seen[-1][:-4]}  # all but the last turn's messages
     assert len(old) > 50
     looked: list[Message] = []
-    real = clients._flags
+    real = conversation_rules.tool_kinds
 
     def counting(message: Message) -> int:
         looked.append(message)
         return real(message)
 
-    monkeypatch.setattr(clients, "_flags", counting)
+    monkeypatch.setattr(conversation_rules, "tool_kinds", counting)
     await agent.run("hi", session=session)
     # The new messages and the end of the last turn (where settled history starts), never the older history.
     assert looked
@@ -57,12 +57,12 @@ async def test_a_history_message_edited_in_place_is_hidden_from_the_model() -> N
 
 async def test_replaced_contents_with_an_unanswered_call_are_hidden_until_answered() -> None:
     conversation = [Message("system", ["Be brief."]), Message("user", ["hi"]), Message("assistant", ["Done."])]
-    assert clients._for_model(conversation) is conversation
+    assert conversation_rules.for_model(conversation) is conversation
     conversation[2].contents = [Content.from_function_call("c1", "lookup", {})]
     conversation = [Message("system", ["Be brief."]), *conversation[1:], Message("user", ["again"])]
-    assert all(c.type != "function_call" for m in clients._for_model(conversation) for c in m.contents)
+    assert all(c.type != "function_call" for m in conversation_rules.for_model(conversation) for c in m.contents)
     conversation.append(Message("tool", [Content.from_function_result("c1", "value")]))
-    shown = clients._for_model(conversation)
+    shown = conversation_rules.for_model(conversation)
     assert [c.type for m in shown for c in m.contents].count("function_call") == 1
 
 
@@ -70,7 +70,7 @@ async def test_two_sessions_sharing_history_objects_each_see_their_own_conversat
     shared = [Message("user", ["hi"]), Message("assistant", ["Done."])]
     first = [*shared, Message("user", ["a"])]
     second = [*shared, Message("assistant", [Content.from_function_call("c9", "lookup", {})]), Message("user", ["b"])]
-    assert clients._for_model(first) is first
-    shown = clients._for_model(second)
+    assert conversation_rules.for_model(first) is first
+    shown = conversation_rules.for_model(second)
     assert all(c.type != "function_call" for m in shown for c in m.contents)
-    assert clients._for_model(first) is first
+    assert conversation_rules.for_model(first) is first

@@ -9,7 +9,7 @@ from typing import Any
 
 from .._clients import BaseChatClient
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
-from ._scripted import _reply_to_contents, estimate_usage, stream_response
+from ._scripted import estimate_usage, reply_to_contents, stream_response
 
 __all__ = ["FunctionChatClient"]
 
@@ -17,7 +17,7 @@ __all__ = ["FunctionChatClient"]
 def _as_response(reply: Any, messages: list[Message], model_id: str | None) -> ChatResponse:
     if isinstance(reply, ChatResponse):
         return reply
-    contents = _reply_to_contents(reply)
+    contents = reply_to_contents(reply)
     has_calls = any(c.type == "function_call" for c in contents)
     return ChatResponse(
         messages=[Message("assistant", contents)],
@@ -32,7 +32,7 @@ def _as_update(piece: Any) -> ChatResponseUpdate:
         return piece
     if isinstance(piece, str):
         return ChatResponseUpdate(contents=[Content.from_text(piece)])
-    return ChatResponseUpdate(contents=_reply_to_contents(piece))
+    return ChatResponseUpdate(contents=reply_to_contents(piece))
 
 
 class FunctionChatClient(BaseChatClient):

@@ -12,7 +12,7 @@ from .._clients import BaseChatClient
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message, UsageDetails
 from ..exceptions import ChatClientError
 
-__all__ = ["ScriptedChatClient", "estimate_usage", "split_chunks", "stream_response"]
+__all__ = ["ScriptedChatClient", "estimate_usage", "reply_to_contents", "split_chunks", "stream_response"]
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 
@@ -45,7 +45,8 @@ def estimate_usage(messages: Sequence[Message], reply: Iterable[Content]) -> Usa
     return {"input_token_count": prompt, "output_token_count": completion, "total_token_count": prompt + completion}
 
 
-def _reply_to_contents(reply: Any) -> list[Content]:
+def reply_to_contents(reply: Any) -> list[Content]:
+    """The contents of one scripted reply: text, a Content, a Message, or a list of them."""
     if isinstance(reply, str):
         return [Content.from_text(reply)]
     if isinstance(reply, Content):
@@ -132,7 +133,7 @@ class ScriptedChatClient(BaseChatClient):
             raise reply
         if isinstance(reply, ChatResponse):
             return reply
-        contents = _reply_to_contents(reply)
+        contents = reply_to_contents(reply)
         has_calls = any(c.type == "function_call" for c in contents)
         return ChatResponse(
             messages=[Message("assistant", contents, message_id=f"msg_{index + 1}")],

@@ -21,10 +21,11 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .. import _html as h
+from .._conversation import approval_states, unanswered_requests
 
 __all__ = ["message_html", "messages_html", "register_renderer", "to_html", "to_text", "usage_text"]
 
@@ -150,25 +151,8 @@ def _function_call_html(call: Any, result: Any | None, approval: str | None, *, 
     return h.details(summary, body)
 
 
-def _approval_states(messages: Iterable[Any]) -> dict[str, str]:
-    """Approval state by call id: "pending", "approved" or "denied"."""
-    by_request: dict[str, str] = {}
-    states: dict[str, str] = {}
-    for message in messages:
-        for c in message.contents:
-            call_id = getattr(c.function_call, "call_id", None) if c.type.startswith("function_approval") else None
-            if c.type == "function_approval_request" and call_id:
-                by_request[c.id or ""] = call_id
-                states.setdefault(call_id, "pending")
-            elif c.type == "function_approval_response":
-                target = call_id or by_request.get(c.id or "")
-                if target:
-                    states[target] = "approved" if c.approved else "denied"
-    return states
-
-
 def _content_html(
-    content: Any, results: dict[str, Any], *, pending: bool, approvals: dict[str, str] | None = None
+    content: Any, results: dict[str, Any], *, pending: bool, approvals: Mapping[str, str] | None = None
 ) -> str:
     kind = getattr(content, "type", None)
     if kind == "text":
@@ -239,7 +223,7 @@ def message_html(
     message: Any,
     *,
     results: dict[str, Any] | None = None,
-    approvals: dict[str, str] | None = None,
+    approvals: Mapping[str, str] | None = None,
     pending: bool = False,
 ) -> str:
     """Return one message as a chat bubble (safe HTML, without the ``.agentnb`` wrapper).
@@ -247,14 +231,14 @@ def message_html(
     Args:
         message: A :class:`agentnb.Message`.
         results: Function results by call id, so a tool call shows its result inside it.
-        approvals: Approval state by call id (see ``_approval_states``).
+        approvals: Approval state by call id (see ``agentnb._conversation.approval_states``).
         pending: Whether calls without a result are still running (else they show "no result").
 
     Returns:
         Safe HTML.
     """
     results = results if results is not None else _results_by_call([message])
-    approvals = approvals if approvals is not None else _approval_states([message])
+    approvals = approvals if approvals is not None else approval_states([message])
     parts = [_content_html(c, results, pending=pending, approvals=approvals) for c in message.contents]
     parts = [p for p in parts if p]
     if not parts:
@@ -277,7 +261,7 @@ def messages_html(messages: Sequence[Any], *, pending: bool = False) -> str:
         Safe HTML.
     """
     results = _results_by_call(messages)
-    approvals = _approval_states(messages)
+    approvals = approval_states(messages)
     return "".join(message_html(m, results=results, approvals=approvals, pending=pending) for m in messages)
 
 
@@ -325,7 +309,8 @@ def _message_text(message: Any, results: dict[str, Any]) -> str:
     return f"[{who}] " + "\n  ".join(lines)
 
 
-def _messages_text(messages: Sequence[Any]) -> str:
+def messages_text(messages: Sequence[Any]) -> str:
+    """Messages as plain text (tool calls with their results), for the plain-text views."""
     results = _results_by_call(messages)
     return "\n".join(t for t in (_message_text(m, results) for m in messages) if t)
 
@@ -384,7 +369,7 @@ def _response_text(response: Any) -> str:
     pending = response.user_input_requests
     if pending:
         bits.append(f"{len(pending)} approval(s) pending")
-    body = _messages_text(response.messages)
+    body = messages_text(response.messages)
     return " · ".join(bits) + ("\n" + body if body else "")
 
 
@@ -537,9 +522,7 @@ def _session_html(session: Any) -> str:
     head = f"<span class='anb-title'>{h.escape(type(session).__name__)}</span>"
     head += f" <code>{h.escape(session.session_id)}</code>"
     head += " " + h.badge(f"{len(messages)} message(s)")
-    pending = [c for m in messages for c in m.contents if c.type == "function_approval_request"]
-    answered = {c.id for m in messages for c in m.contents if c.type == "function_approval_response"}
-    waiting = [c for c in pending if c.id not in answered]
+    waiting = unanswered_requests(messages)
     if waiting:
         head += " " + h.badge(f"{len(waiting)} approval(s) pending", "warn")
     keys = sorted(str(k) for k in (getattr(session, "state", None) or {}))
@@ -550,7 +533,7 @@ def _session_html(session: Any) -> str:
 def _session_text(session: Any) -> str:
     messages = _session_messages(session)
     line = f"{type(session).__name__} {session.session_id} · {len(messages)} message(s)"
-    body = _messages_text(messages)
+    body = messages_text(messages)
     return line + ("\n" + body if body else "")
 
 

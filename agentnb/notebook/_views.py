@@ -253,9 +253,9 @@ class AgentView:
     # -- text and mime -------------------------------------------------------------------------------------
     def to_text(self) -> str:
         """The transcript as plain text (what notebooks store as ``text/plain``)."""
-        from ._display import _messages_text
+        from ._display import messages_text
 
-        body = _messages_text(self.controller.transcript())
+        body = messages_text(self.controller.transcript())
         if not body and self.status == "idle":
             return _agent_line(self.agent)
         line = f"[{self.status}]"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._agents import SupportsAgentRun
+from .._conversation import ApprovalGate
 from .._types import AgentResponse, Content, Message
 from ._context import WorkflowContext
 from ._events import WorkflowEvent
@@ -118,7 +119,7 @@ class AgentExecutor(Executor):
         self.agent = agent
         self.output_response = output_response
         self._conversation: list[Message] = []
-        self._awaiting: list[str] = []
+        self._approvals = ApprovalGate()
 
     # -- inputs -------------------------------------------------------------------------------------------
     @handler
@@ -164,23 +165,22 @@ class AgentExecutor(Executor):
 
     @response_handler
     async def on_approval(self, request: Content, answer: Content, ctx: AgentCtx) -> None:
-        """An answer to a tool approval request the agent raised."""
+        """An answer to a tool approval request the agent raised (see :class:`ApprovalGate` for the rule)."""
         await self._take_answer(request, answer, ctx)
 
     @response_handler
     async def on_approval_bool(self, request: Content, approved: bool, ctx: AgentCtx) -> None:
         """A yes/no answer to a tool approval request."""
-        await self._take_answer(request, request.to_function_approval_response(approved), ctx)
+        await self._take_answer(request, approved, ctx)
 
-    async def _take_answer(self, request: Content, answer: Content, ctx: AgentCtx) -> None:
-        if answer.type != "function_approval_response":
-            raise TypeError(
-                f"Agent executor {self.id!r} expected a function_approval_response content, got {answer.type!r}."
-            )
-        self._conversation.append(Message("user", [answer]))
-        if request.id in self._awaiting:
-            self._awaiting.remove(request.id)
-        if not self._awaiting:
+    async def _take_answer(self, request: Content, answer: Content | bool, ctx: AgentCtx) -> None:
+        taken = ApprovalGate.as_answer(request, answer)
+        if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
+            await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, answer)))
+            await ctx.request_info(request_data=request, response_type=Content | bool)
+            return
+        self._conversation.append(Message("user", [taken]))
+        if self._approvals.answered(request):
             await self._respond(ctx)
 
     # -- extension points ---------------------------------------------------------------------------------
@@ -213,8 +213,7 @@ class AgentExecutor(Executor):
         requests = response.user_input_requests
         if requests:
             # The agent paused for approval: ask outside the workflow, continue in on_approval.
-            for request in requests:
-                self._awaiting.append(request.id or "")
+            for request in self._approvals.forward(requests):
                 await ctx.request_info(request_data=request, response_type=Content | bool)
             return
         await self.emit_response(response, ctx)
@@ -222,14 +221,14 @@ class AgentExecutor(Executor):
     # -- state --------------------------------------------------------------------------------------------
     def reset(self) -> None:
         self._conversation = []
-        self._awaiting = []
+        self._approvals.reset()
 
     def on_checkpoint_save(self) -> dict[str, Any]:
-        return {"conversation": list(self._conversation), "awaiting": list(self._awaiting)}
+        return {"conversation": list(self._conversation), "awaiting": list(self._approvals.awaiting)}
 
     def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         self._conversation = list(state.get("conversation", []))
-        self._awaiting = list(state.get("awaiting", []))
+        self._approvals = ApprovalGate(list(state.get("awaiting", [])))
 
     @property
     def conversation(self) -> list[Message]:

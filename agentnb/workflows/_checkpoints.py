@@ -79,7 +79,7 @@ def encode_hint(hint: Any) -> Any:
 def decode_hint(data: Any) -> Any:
     """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
     if isinstance(data, dict) and "type" in data:
-        return _serialization._resolve(data["type"])  # pyright: ignore[reportPrivateUsage]
+        return _serialization.resolve_type(data["type"])
     return Any
 
 

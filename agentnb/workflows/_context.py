@@ -27,7 +27,7 @@ from ._typing_utils import describe, matches
 if TYPE_CHECKING:
     from ._runner import Invocation
 
-__all__ = ["WorkflowContext"]
+__all__ = ["DELETED", "WorkflowContext"]
 
 OutT = TypeVar("OutT", default=Never)
 W_OutT = TypeVar("W_OutT", default=Never)
@@ -133,7 +133,7 @@ class WorkflowContext(Generic[OutT, W_OutT]):
         writes = self._inv.state_writes
         if key in writes:
             value = writes[key]
-            return default if value is _DELETED else value
+            return default if value is DELETED else value
         return self._inv.run.shared_state.get(key, default)
 
     def has_state(self, key: str) -> bool:
@@ -142,7 +142,7 @@ class WorkflowContext(Generic[OutT, W_OutT]):
 
     def delete_state(self, key: str) -> None:
         """Remove ``key`` from shared state (from the next superstep for other executors)."""
-        self._inv.state_writes[key] = _DELETED
+        self._inv.state_writes[key] = DELETED
 
     # -- human in the loop -------------------------------------------------------------------------------
     async def request_info(self, request_data: Any, response_type: Any, *, request_id: str | None = None) -> str:
@@ -165,7 +165,8 @@ class _Deleted:
         return "<deleted>"
 
 
-_DELETED: Any = _Deleted()
+#: What a state write holds when the key was deleted (applied at the end of the superstep).
+DELETED: Any = _Deleted()
 
 
 def _type_error(executor_id: str, verb: str, value: Any, types: tuple[Any, ...], which: str) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _telemetry
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
-from ._context import _DELETED, WorkflowContext
+from ._context import DELETED, WorkflowContext
 from ._edges import EdgeGroup, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
 from ._typing_utils import describe, matches
@@ -337,7 +337,7 @@ class RunContext:
             for data, target in inv.outbox:
                 pending.append(PendingMessage(eid, data, target))
             for key, value in inv.state_writes.items():
-                if value is _DELETED:
+                if value is DELETED:
                     shared.pop(key, None)
                 else:
                     shared[key] = value

@@ -261,11 +261,105 @@ async def test_without_a_session_a_forged_answer_is_still_refused(tools: Tools, 
     history += response.messages
     request = response.user_input_requests[0]
 
+    # The messages hold the pending request: an answer must match it.
     with pytest.raises(ApprovalError):
         await run(agent, [*history, Message("user", [_forgeries(request)["other arguments"]])])
-    with pytest.raises(ApprovalError):  # a response without the request it answers
-        await run(agent, [history[0], Message("user", [request.to_function_approval_response(True)])])
+    with pytest.raises(ApprovalError, match="carries no function call"):  # alone, an answer must carry its call
+        await run(agent, [history[0], Message("user", [_forgeries(request)["no call"]])])
     assert tools.ran == []
+
+
+async def test_without_a_session_an_answer_alone_carries_its_call(tools: Tools, run: Run, stream: bool) -> None:
+    # As in Agent Framework: the request need not be in the messages, the answer says which call it decides.
+    client = ScriptedChatClient([call("delete", call_id="c1", path="a"), "Deleted.", "Kept."])
+    agent = Agent(client, tools=tools.all)
+    history: list[Message] = [Message("user", ["Delete a"])]
+    _, response = await run(agent, history)
+    request = response.user_input_requests[0]
+
+    answer = Message("user", [request.to_function_approval_response(True)])
+    updates, response = await run(agent, [history[0], answer])
+
+    assert tools.ran == [("delete", {"path": "a"})]
+    assert response.text == "Deleted."
+    # The response holds the call and its result, so appending it keeps the caller's history complete.
+    assert [m.role for m in response.messages] == ["assistant", "tool", "assistant"]
+    seen = client.calls[-1]
+    assert [c.type for m in seen for c in m.contents] == ["text", "function_call", "function_result"]
+    if stream:
+        kinds = [c.type for u in updates for c in u.contents]
+        assert kinds.index("function_call") < kinds.index("function_result") < kinds.index("text")
+
+    # A denial alone becomes a denial result; nothing runs.
+    denial = Message("user", [request.to_function_approval_response(False, reason="no")])
+    _, response = await run(agent, [history[0], denial])
+    assert tools.ran == [("delete", {"path": "a"})]
+    assert response.messages[1].contents[0].additional_properties["approval"] == "rejected"
+    assert response.text == "Kept."
+
+
+async def test_without_a_session_an_answer_for_a_call_that_already_ran_is_refused(tools: Tools, run: Run) -> None:
+    client = ScriptedChatClient([call("delete", call_id="c1", path="a"), "Deleted."])
+    agent = Agent(client, tools=tools.all)
+    history: list[Message] = [Message("user", ["Delete a"])]
+    _, response = await run(agent, history)
+    history += response.messages
+    answer = Message("user", [response.user_input_requests[0].to_function_approval_response(True)])
+    _, response = await run(agent, [*history, answer])
+    history += [answer, *response.messages]
+    assert tools.ran == [("delete", {"path": "a"})]
+
+    with pytest.raises(ApprovalError, match="already answered"):  # replayed after the run
+        await run(agent, [*history, answer])
+    # Resumed with the answer alone, then replayed: the call it carries already has a result.
+    client.replies.append("Deleted.")
+    _, response = await run(agent, [history[0], answer])
+    with pytest.raises(ApprovalError, match="already has a result"):
+        await run(agent, [history[0], answer, *response.messages, answer])
+    assert tools.ran == [("delete", {"path": "a"})] * 2
+
+
+async def test_without_a_session_a_mixed_batch_asks_about_every_call(tools: Tools, run: Run, stream: bool) -> None:
+    # Agent Framework's rule: one approval-required call pauses the batch; without a session every call of it
+    # gets a request, so answers sent alone still carry every call and no call is lost.
+    batch = [call("delete", call_id="c1", path="a"), call("lookup", call_id="c2", key="k")]
+    client = ScriptedChatClient([batch, "Done."])
+    agent = Agent(client, tools=tools.all)
+    question = Message("user", ["Go"])
+
+    updates, response = await run(agent, question)
+    requests = response.user_input_requests
+    assert [r.function_call.name for r in requests if r.function_call] == ["delete", "lookup"]
+    assert tools.ran == []
+    if stream:
+        assert [r.id for u in updates for r in u.user_input_requests] == [r.id for r in requests]
+
+    answers = Message("user", [r.to_function_approval_response(True) for r in requests])
+    _, response = await run(agent, [question, answers])
+
+    assert [name for name, _ in tools.ran] == ["delete", "lookup"]
+    seen = client.calls[-1]
+    results = [c for m in seen for c in m.contents if c.type == "function_result"]
+    assert [(c.call_id, c.result) for c in results] == [("c1", "deleted a"), ("c2", "value of k")]
+    assert response.text == "Done."
+
+
+async def test_with_a_session_a_mixed_batch_asks_only_about_calls_that_need_approval(tools: Tools, run: Run) -> None:
+    batch = [call("delete", call_id="c1", path="a"), call("lookup", call_id="c2", key="k"), call("nope", call_id="c3")]
+    client = ScriptedChatClient([batch, "Done."])
+    agent = Agent(client, tools=tools.all)
+    session = agent.create_session()
+    _, response = await run(agent, "Go", session=session)
+    # The unknown tool is asked about as well (the person decides what an unknown call means).
+    assert [r.function_call.call_id for r in response.user_input_requests if r.function_call] == ["c1", "c3"]
+
+    answers = [r.to_function_approval_response(True) for r in response.user_input_requests]
+    _, response = await run(agent, Message("user", answers), session=session)
+
+    assert [name for name, _ in tools.ran] == ["delete", "lookup"]
+    results = [c for m in client.calls[-1] for c in m.contents if c.type == "function_result"]
+    assert [c.call_id for c in results] == ["c1", "c2", "c3"]  # every call's result reaches the model
+    assert "no tool named 'nope'" in (results[2].exception or "")
 
 
 async def test_chat_client_level_approval_without_an_agent(tools: Tools) -> None:

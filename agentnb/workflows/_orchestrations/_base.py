@@ -27,6 +27,7 @@ from pydantic import ConfigDict
 from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
+from ..._conversation import ApprovalGate, strip_approvals
 from ..._types import AgentResponse, Content, Message
 from .._agent_executor import AgentExecutorResponse
 from .._builder import WorkflowBuilder
@@ -48,7 +49,6 @@ __all__ = [
     "ParticipantExecutor",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
-    "clean_conversation",
     "maybe_await",
     "participant_name",
     "to_conversation",
@@ -96,28 +96,6 @@ def to_conversation(value: Any) -> list[Message]:
             return cast("list[Message]", list(items))
     kind = type(cast(object, value)).__name__
     raise TypeError(f"An orchestration takes a str, a Message or a list of Messages as input, got {kind}.")
-
-
-def clean_conversation(messages: Sequence[Message]) -> list[Message]:
-    """Drop approval bookkeeping (requests and answers) so the conversation passed on reads like a chat."""
-    out: list[Message] = []
-    for message in messages:
-        kept = [
-            c for c in message.contents if c.type not in ("function_approval_request", "function_approval_response")
-        ]
-        if len(kept) == len(message.contents):
-            out.append(message)
-        elif kept:
-            out.append(
-                Message(
-                    message.role,
-                    kept,
-                    author_name=message.author_name,
-                    message_id=message.message_id,
-                    additional_properties=message.additional_properties,
-                )
-            )
-    return out
 
 
 async def maybe_await(value: Any) -> Any:
@@ -258,14 +236,14 @@ class ParticipantExecutor(Executor):
         self.review = review
         self._input: list[Message] = []
         self._turn: list[Message] = []
-        self._awaiting: list[str] = []
+        self._approvals = ApprovalGate()
 
     @handler
     async def on_conversation(self, conversation: list[Message], ctx: ParticipantCtx) -> None:
         """Answer the conversation an orchestrator sent."""
         self._input = list(conversation)
         self._turn = []
-        self._awaiting = []
+        self._approvals.reset()
         await self._run(ctx)
 
     @handler
@@ -284,25 +262,16 @@ class ParticipantExecutor(Executor):
     @response_handler
     async def on_approval_bool(self, request: Content, approved: bool, ctx: ParticipantCtx) -> None:
         """A yes/no approval answer for a tool call of this agent."""
-        await self._take_answer(request, request.to_function_approval_response(approved), ctx)
+        await self._take_answer(request, approved, ctx)
 
-    async def _take_answer(self, request: Content, answer: Content, ctx: ParticipantCtx) -> None:
-        if answer.type != "function_approval_response" or answer.id != request.id:
-            # A wrong answer must not cost the pending approval: say why and ask again (a new request id).
-            await ctx.add_event(
-                WorkflowEvent(
-                    "warning",
-                    f"Participant {self.id!r} expected the function_approval_response for approval request "
-                    f"{request.id!r}, got a {answer.type!r} content (id {answer.id!r}); the request is asked again. "
-                    "Answer with request.to_function_approval_response(True) or just True/False.",
-                )
-            )
+    async def _take_answer(self, request: Content, answer: Content | bool, ctx: ParticipantCtx) -> None:
+        taken = ApprovalGate.as_answer(request, answer)
+        if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
+            await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, answer)))
             await ctx.request_info(request_data=request, response_type=Content | bool)
             return
-        self._turn.append(Message("user", [answer]))
-        if request.id in self._awaiting:
-            self._awaiting.remove(request.id)
-        if not self._awaiting:  # several calls may wait at once: continue when every one is answered
+        self._turn.append(Message("user", [taken]))
+        if self._approvals.answered(request):  # several calls may wait at once: continue when all are answered
             await self._run(ctx)
 
     async def _run(self, ctx: ParticipantCtx) -> None:
@@ -319,11 +288,10 @@ class ParticipantExecutor(Executor):
         requests = response.user_input_requests
         if requests:
             # The agent waits for a person: ask the workflow's caller, continue in on_approval.
-            for request in requests:
-                self._awaiting.append(request.id or "")
+            for request in self._approvals.forward(requests):
                 await ctx.request_info(request_data=request, response_type=Content | bool)
             return
-        new_messages = clean_conversation(self._turn)
+        new_messages = strip_approvals(self._turn)
         result = AgentResponse(
             messages=new_messages,
             response_id=response.response_id,
@@ -362,15 +330,16 @@ class ParticipantExecutor(Executor):
         self._input, self._turn = [], []
 
     def reset(self) -> None:
-        self._input, self._turn, self._awaiting = [], [], []
+        self._input, self._turn = [], []
+        self._approvals.reset()
 
     def on_checkpoint_save(self) -> dict[str, Any]:
-        return {"input": list(self._input), "turn": list(self._turn), "awaiting": list(self._awaiting)}
+        return {"input": list(self._input), "turn": list(self._turn), "awaiting": list(self._approvals.awaiting)}
 
     def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         self._input = list(state.get("input", []))
         self._turn = list(state.get("turn", []))
-        self._awaiting = list(state.get("awaiting", []))
+        self._approvals = ApprovalGate(list(state.get("awaiting", [])))
 
 
 class OrchestrationOptions(TypedDict, total=False):
