@@ -188,9 +188,9 @@ def span_to_row(span: ReadableSpan) -> dict[str, Any]:
     return row
 
 
-def _to_json(value: Any) -> str:
-    # OTel attribute values are primitives or tuples of them; anything else is shown as text, never lost.
-    return json.dumps(value, ensure_ascii=False, default=str)
+# OTel attribute values are primitives or tuples of them; anything else is shown as text, never lost. One
+# encoder for every span: json.dumps with non-default options would build a new encoder per call.
+_to_json = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":")).encode
 
 
 class SpanStore:
@@ -451,17 +451,70 @@ class SpanStore:
 
     @staticmethod
     def _encode(batch: Iterable[ReadableSpan]) -> list[tuple[Any, ...]]:
-        """Turn spans into run-store records with the JSON columns as text."""
-        resources: dict[int, dict[str, Any]] = {}
+        """Turn spans into run-store records (:data:`RECORD_COLUMNS` order) with the JSON columns as text.
+
+        The writer thread's inner loop, so it reads each span once, straight into the record, and encodes
+        the resource (shared by every span of a provider) once per batch.
+        """
+        if not _NAMES:
+            _NAMES.update(_kind_names())
+        names = _NAMES
         resource_json: dict[int, str] = {}
         dumps = _to_json
         out = []
+        append = out.append
         for span in batch:
-            *head, attrs, events, resource = span_record(span, resources)
-            # Every span of a provider shares one resource: encode it once per batch.
+            ctx = span.context
+            parent = span.parent
+            attrs = _attributes_of(span)
+            get = attrs.get
+            status = span.status
+            resource = span.resource
             key = id(resource)
-            text = resource_json.get(key)
-            if text is None:
-                text = resource_json[key] = dumps(resource)
-            out.append((*head, dumps(attrs), dumps(events) if events else "[]", text))
+            resource_text = resource_json.get(key)
+            if resource_text is None:
+                resource_text = resource_json[key] = dumps(dict(resource.attributes) if resource is not None else {})
+            events = getattr(span, "_events", None)
+            if events is None:
+                events = span.events
+            model = get(GEN_AI_RESPONSE_MODEL) or get(GEN_AI_REQUEST_MODEL)
+            operation, agent, tool, run_id = (
+                get(GEN_AI_OPERATION_NAME),
+                get(GEN_AI_AGENT_NAME),
+                get(GEN_AI_TOOL_NAME),
+                get(WORKFLOW_RUN_ID),
+            )
+            input_tokens, output_tokens = get(GEN_AI_USAGE_INPUT_TOKENS), get(GEN_AI_USAGE_OUTPUT_TOKENS)
+            append(
+                (
+                    format(ctx.trace_id, "032x") if ctx is not None else "0" * 32,
+                    format(ctx.span_id, "016x") if ctx is not None else "0" * 16,
+                    format(parent.span_id, "016x") if parent is not None else None,
+                    span.name,
+                    names[id(span.kind)],
+                    span.start_time or 0,
+                    span.end_time,
+                    names[id(status.status_code)],
+                    status.description,
+                    operation if operation is None or type(operation) is str else str(operation),
+                    agent if agent is None or type(agent) is str else str(agent),
+                    model if model is None or type(model) is str else str(model),
+                    tool if tool is None or type(tool) is str else str(tool),
+                    input_tokens if input_tokens is None or type(input_tokens) is int else _int_or_none(input_tokens),
+                    output_tokens
+                    if output_tokens is None or type(output_tokens) is int
+                    else _int_or_none(output_tokens),
+                    run_id if run_id is None or type(run_id) is str else str(run_id),
+                    dumps(attrs),
+                    dumps(
+                        [
+                            {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})}
+                            for e in events
+                        ]
+                    )
+                    if events
+                    else "[]",
+                    resource_text,
+                )
+            )
         return out

@@ -66,6 +66,59 @@ _SPAN_INSERT_SQL = (
     f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_id, span_id) DO NOTHING"
 )
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
+_TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
+# Adds one batch's summary of a trace to the stored one (CASE instead of min/max: portable SQL).
+_TRACE_UPSERT_SQL = (
+    f"INSERT INTO traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({', '.join('?' * len(_TRACE_COLUMNS))}) "
+    "ON CONFLICT (trace_id) DO UPDATE SET "
+    "start_ns = CASE WHEN excluded.start_ns < traces.start_ns THEN excluded.start_ns ELSE traces.start_ns END, "
+    "end_ns = CASE WHEN excluded.end_ns IS NULL THEN traces.end_ns "
+    "WHEN traces.end_ns IS NULL OR excluded.end_ns > traces.end_ns THEN excluded.end_ns ELSE traces.end_ns END, "
+    "spans = traces.spans + excluded.spans, errors = traces.errors + excluded.errors, "
+    "root = COALESCE(excluded.root, traces.root), agent_name = COALESCE(excluded.agent_name, traces.agent_name)"
+)
+# Recounts the summary of one trace from its stored spans (after a delete, or a batch with repeats).
+_TRACE_RECOUNT_SQL = (
+    f"INSERT INTO traces ({', '.join(_TRACE_COLUMNS)}) "
+    "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
+    "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
+    "FROM spans WHERE trace_id = ? GROUP BY trace_id"
+)
+_I_TRACE, _I_PARENT, _I_NAME, _I_START, _I_END, _I_STATUS, _I_AGENT = (
+    _SPAN_INSERT_COLUMNS.index(c)
+    for c in ("trace_id", "parent_id", "name", "start_ns", "end_ns", "status_code", "agent_name")
+)
+
+
+def _trace_summaries(records: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Summarize a batch of span records per trace, as rows of the ``traces`` table."""
+    out: dict[str, list[Any]] = {}
+    for r in records:
+        root = r[_I_PARENT] is None
+        row = out.get(r[_I_TRACE])
+        if row is None:
+            out[r[_I_TRACE]] = [
+                r[_I_TRACE],
+                r[_I_START],
+                r[_I_END],
+                1,
+                1 if r[_I_STATUS] == "ERROR" else 0,
+                r[_I_NAME] if root else None,
+                r[_I_AGENT] if root else None,
+            ]
+            continue
+        if r[_I_START] < row[1]:
+            row[1] = r[_I_START]
+        if r[_I_END] is not None and (row[2] is None or r[_I_END] > row[2]):
+            row[2] = r[_I_END]
+        row[3] += 1
+        if r[_I_STATUS] == "ERROR":
+            row[4] += 1
+        if root:
+            row[5], row[6] = r[_I_NAME], r[_I_AGENT]
+    return list(out.values())
+
+
 _SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
 _SPAN_JSON_DEFAULTS = {"attributes": "{}", "events": "[]", "resource": "{}"}
 
@@ -474,22 +527,30 @@ class Store(abc.ABC):
                     for col in _SPAN_INSERT_COLUMNS
                 )
             )
-        if not values:
-            return 0
-        with self._write() as conn:
-            self._serialize(conn, "spans")
-            return max(conn.executemany(_SPAN_INSERT_SQL, values).rowcount, 0)
+        return self.add_span_records(values)
 
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
         """Write spans given as tuples in :data:`SPAN_COLUMNS` order without ``id`` (JSON columns as text).
 
-        The span store's fast path; :meth:`add_spans` checks and fills in dict rows instead.
+        The span store's fast path; :meth:`add_spans` checks and fills in dict rows instead. The ``traces``
+        summary (what :meth:`list_traces` and ``last_traces`` read) is updated in the same transaction.
         """
         if not records:
             return 0
         with self._write() as conn:
             self._serialize(conn, "spans")
-            return max(conn.executemany(_SPAN_INSERT_SQL, records).rowcount, 0)
+            added = max(conn.executemany(_SPAN_INSERT_SQL, records).rowcount, 0)
+            if added == len(records):
+                conn.executemany(_TRACE_UPSERT_SQL, _trace_summaries(records))
+            elif added:  # some spans were stored before: count their traces again from what is stored
+                self._recount_traces(conn, {r[_I_TRACE] for r in records})
+            return added
+
+    @staticmethod
+    def _recount_traces(conn: Any, trace_ids: Iterable[str]) -> None:
+        ids = [(trace_id,) for trace_id in trace_ids]
+        conn.executemany("DELETE FROM traces WHERE trace_id = ?", ids)
+        conn.executemany(_TRACE_RECOUNT_SQL, ids)
 
     def list_spans(
         self,
@@ -556,6 +617,33 @@ class Store(abc.ABC):
 
         The fast path behind DataFrames; the filters are those of :meth:`list_spans`.
         """
+        sql, params = self._span_query(
+            columns,
+            trace_id=trace_id,
+            agent_name=agent_name,
+            run_id=run_id,
+            start=start,
+            end=end,
+            last_traces=last_traces,
+            after_id=after_id,
+            limit=limit,
+        )
+        return self._read(sql, params)
+
+    @staticmethod
+    def _span_query(
+        columns: Sequence[str],
+        *,
+        trace_id: str | Sequence[str] | None = None,
+        agent_name: str | None = None,
+        run_id: str | None = None,
+        start: Any = None,
+        end: Any = None,
+        last_traces: int | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+    ) -> tuple[str, list[Any]]:
+        """The SQL and parameters of :meth:`select_spans` (tests read its query plan)."""
         unknown = [c for c in columns if c not in SPAN_COLUMNS]
         if unknown:
             raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
@@ -581,9 +669,7 @@ class Store(abc.ABC):
             where.append("id > ?")
             params.append(int(after_id))
         if last_traces is not None:
-            where.append(
-                "trace_id IN (SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(start_ns) DESC LIMIT ?)"
-            )
+            where.append("trace_id IN (SELECT trace_id FROM traces ORDER BY start_ns DESC LIMIT ?)")
             params.append(int(last_traces))
         sql = f"SELECT {', '.join(columns)} FROM spans"
         if where:
@@ -592,37 +678,38 @@ class Store(abc.ABC):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return self._read(sql, params)
+        return sql, params
 
     def list_traces(self, *, limit: int | None = None, since: Any = None) -> list[dict[str, Any]]:
         """Summarize stored traces, newest first: ``trace_id``, ``root`` span name, ``start_ns``, ``end_ns``,
-        ``spans`` count, ``errors`` count and the ``agent_name`` of the root (when it is an agent)."""
-        sql = (
-            "SELECT trace_id, MIN(start_ns) AS s, MAX(end_ns), COUNT(*), "
-            "SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
-            "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
-            "FROM spans"
-        )
+        ``spans`` count, ``errors`` count and the ``agent_name`` of the root (when it is an agent).
+
+        Reads the per-trace summary that every span write keeps, so it costs the same for a million spans
+        as for ten. ``since`` keeps the traces that started at or after that time.
+        """
+        sql = f"SELECT {', '.join(_TRACE_COLUMNS)} FROM traces"
         params: list[Any] = []
         if since is not None:
             sql += " WHERE start_ns >= ?"
             params.append(to_ns(since))
-        sql += " GROUP BY trace_id ORDER BY s DESC"
+        sql += " ORDER BY start_ns DESC, trace_id"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        keys = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
-        return [dict(zip(keys, row, strict=True)) for row in self._read(sql, params)]
+        return [dict(zip(_TRACE_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
 
     def delete_spans(self, *, before: Any = None) -> int:
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
         with self._write() as conn:
             self._serialize(conn, "spans")
             if before is None:
-                cur = conn.execute("DELETE FROM spans")
-            else:
-                cur = conn.execute("DELETE FROM spans WHERE start_ns < ?", (to_ns(before),))
-            return cur.rowcount
+                conn.execute("DELETE FROM traces")
+                return conn.execute("DELETE FROM spans").rowcount
+            cutoff = to_ns(before)
+            touched = conn.execute("SELECT DISTINCT trace_id FROM spans WHERE start_ns < ?", (cutoff,)).fetchall()
+            deleted = conn.execute("DELETE FROM spans WHERE start_ns < ?", (cutoff,)).rowcount
+            self._recount_traces(conn, [row[0] for row in touched])
+            return deleted
 
     # ------------------------------------------------------------------ checkpoints
 

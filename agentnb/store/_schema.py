@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Migration(NamedTuple):
@@ -181,7 +181,29 @@ CREATE TABLE IF NOT EXISTS sessions (
 )
 """
 
+# One row per trace, kept up to date by every span write: listing the latest traces reads an index of this
+# table instead of grouping every stored span. The spans' UNIQUE (trace_id, span_id) already serves lookups
+# by trace, so the separate trace index goes.
+_V2 = """
+CREATE TABLE IF NOT EXISTS traces (
+    trace_id   TEXT PRIMARY KEY,
+    start_ns   {bigint} NOT NULL,
+    end_ns     {bigint},
+    spans      {bigint} NOT NULL,
+    errors     {bigint} NOT NULL,
+    root       TEXT,
+    agent_name TEXT
+);
+CREATE INDEX IF NOT EXISTS traces_start ON traces (start_ns);
+INSERT INTO traces (trace_id, start_ns, end_ns, spans, errors, root, agent_name)
+    SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END),
+           MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END)
+    FROM spans GROUP BY trace_id;
+DROP INDEX IF EXISTS spans_trace
+"""
+
 # version -> the step that upgrades a database at ``version - 1`` to ``version`` (1 creates the tables).
 MIGRATIONS: dict[int, Migration] = {
     1: Migration(sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL),
+    2: Migration(sqlite=_V2.format(bigint="INTEGER"), postgresql=_V2.format(bigint="BIGINT")),
 }

@@ -344,3 +344,39 @@ def test_span_tuples_fast_paths(store: Store) -> None:
     assert store.select_spans(("span_id",), trace_id="other") == []
     with pytest.raises(ValueError, match="Unknown span columns"):
         store.select_spans(("name; DROP TABLE spans",))
+
+
+def test_trace_summary_follows_every_write_and_delete(store: RunStore) -> None:
+    # The root ends (and is written) last, in a later batch than its children; one child fails.
+    store.add_spans([_span("t1", "b", 101, parent_id="a", status_code="ERROR"), _span("t2", "x", 300)])
+    root = _span("t1", "a", 100, name="invoke_agent bot", agent_name="bot")
+    store.add_spans([_span("t1", "c", 99, parent_id="a"), root])
+    first = {t["trace_id"]: t for t in store.list_traces()}
+    assert first["t1"] == {
+        "trace_id": "t1", "start_ns": int(99e9), "end_ns": int(102e9), "spans": 3, "errors": 1,
+        "root": "invoke_agent bot", "agent_name": "bot",
+    }  # fmt: skip
+    # A batch that repeats stored spans counts each span once.
+    assert store.add_spans([_span("t1", "a", 100, name="invoke_agent bot"), _span("t1", "d", 150, parent_id="a")]) == 1
+    assert {t["trace_id"]: t["spans"] for t in store.list_traces()} == {"t1": 4, "t2": 1}
+    assert store.delete_spans(before=100) == 1  # span c: t1 now starts at its root
+    assert store.list_traces(limit=1)[0]["trace_id"] == "t2"
+    assert {t["trace_id"]: (t["start_ns"], t["spans"]) for t in store.list_traces()}["t1"] == (int(100e9), 3)
+    assert store.delete_spans(before=1000) == 4 and store.list_traces() == []
+
+
+def test_last_traces_reads_an_index_not_every_span(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "plan.db")
+    store.add_spans([_span(f"t{i}", "s", i) for i in range(50)])
+    sql, params = store._span_query(["trace_id"], last_traces=10)  # pyright: ignore[reportPrivateUsage]
+    conn = sqlite3.connect(tmp_path / "plan.db")
+    plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+    traces_plan = " | ".join(
+        row[3] for row in conn.execute("EXPLAIN QUERY PLAN SELECT trace_id FROM traces ORDER BY start_ns DESC LIMIT 10")
+    )
+    conn.close()
+    assert "SCAN spans" not in plan and "SCAN traces" not in plan.replace("SCAN traces USING INDEX traces_start", "")
+    assert "traces_start" in plan and "SEARCH spans USING INDEX" in plan, plan
+    assert "traces_start" in traces_plan and "TEMP B-TREE" not in traces_plan, traces_plan
+    assert [r[0] for r in store.select_spans(["trace_id"], last_traces=3)] == ["t47", "t48", "t49"]
+    store.close()
