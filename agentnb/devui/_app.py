@@ -236,6 +236,11 @@ def create_app(
     Returns:
         The page layout (call ``.servable()`` on it in a ``panel serve`` app).
     """
+    from ._admission import refusal_for_session, refusal_page
+
+    reason = refusal_for_session()  # before any agent code: a refused client gets nothing else
+    if reason is not None:
+        return refusal_page(reason)
     if catalog is None:
         from .demos import demo_catalog
 

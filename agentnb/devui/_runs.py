@@ -12,6 +12,7 @@ from typing import Any
 
 import panel as pn
 
+from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
@@ -123,6 +124,10 @@ class RunsView:
         self._graph: Any = None
         self._graph_run: str | None = None
 
+    def show_error(self, card: Any) -> None:
+        """Show a failed callback's error card above the run details."""
+        self.errors.objects = [card]
+
     def panel(self) -> pn.viewable.Viewable:
         """Return the view's layout."""
         return pn.Column(
@@ -142,6 +147,7 @@ class RunsView:
         self.refresh()
         pn.state.add_periodic_callback(self.poll, period=period_ms)
 
+    @view_callback("Run store")
     def poll(self) -> None:
         """Refresh only when the store's watermark says something changed."""
         try:
@@ -159,6 +165,7 @@ class RunsView:
         if events_changed and self._selected:
             self._load_events(self._selected)
 
+    @view_callback("Cannot list runs")
     def refresh(self) -> int:
         """Fetch runs changed since the last refresh; return how many rows changed."""
         import pandas as pd
@@ -186,6 +193,7 @@ class RunsView:
         )
         return len(rows)
 
+    @view_callback("Cannot open run")
     def _on_select(self, event: Any) -> None:
         if not event.new or event.new == event.old:
             return
@@ -196,6 +204,7 @@ class RunsView:
             return
         self.select(run_id)
 
+    @view_callback("Cannot open run")
     def select(self, run_id: str) -> None:
         """Show one run's events."""
         self._selected = run_id
@@ -248,6 +257,7 @@ class RunsView:
             self._graph.set_states(states_from_events(rows))
             self._graph.flush()
 
+    @view_callback("Cannot open run")
     def _open(self, where: str) -> None:
         if self._selected and self.on_open is not None:
             self.on_open(where, self._selected)

@@ -123,6 +123,11 @@ def serve(
     trace = (not background) if tracing is None else tracing
 
     def page() -> Any:
+        from ._admission import refusal_for_session, refusal_page
+
+        reason = refusal_for_session(authenticated=bool(basic_auth))
+        if reason is not None:
+            return refusal_page(reason)
         return DevUI(catalog, store=store, tracing=trace).panel()
 
     kwargs: dict[str, Any] = {

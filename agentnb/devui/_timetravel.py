@@ -21,6 +21,7 @@ import panel as pn
 from agentnb._html import badge, escape, json_html
 
 from ._discovery import Catalog, Entity
+from ._guard import view_callback
 from ._widgets import error_card, html_pane, jsonable, set_html
 
 __all__ = ["ForkEdits", "TimeTravelView", "checkpoint_view", "parse_fork_edits", "tree_svg"]
@@ -282,6 +283,10 @@ class TimeTravelView:
         self.branch_b.param.watch(lambda _e: self._show_branches(), "value")
 
     # ----------------------------------------------------------------------------------------------- layout
+    def show_error(self, card: Any) -> None:
+        """Show a failed callback's error card under the checkpoint inspector."""
+        self.action_result.objects = [card]
+
     def panel(self) -> pn.viewable.Viewable:
         """Return the view's layout."""
         self.refresh_runs()
@@ -320,6 +325,7 @@ class TimeTravelView:
         """Refresh the run list when the store's runs or checkpoints change."""
         pn.state.add_periodic_callback(self._poll, period=period_ms)
 
+    @view_callback("Run store")
     def _poll(self) -> None:
         try:
             mark = self.store.watermark()
@@ -336,13 +342,16 @@ class TimeTravelView:
                 self._reload(current, select=self._selected)
 
     # ------------------------------------------------------------------------------------------------- runs
+    @view_callback("Cannot list runs")
     def _on_refresh(self) -> None:
         self.refresh_runs()
 
+    @view_callback("Cannot open run")
     def _on_run_select(self, event: Any) -> None:
         if event.new and not self._syncing:
             self.open_run(event.new)
 
+    @view_callback("Cannot list runs")
     def refresh_runs(self) -> int:
         """Reload the workflow runs that have checkpoints; return how many there are."""
         runs = self.store.list_runs(kind="workflow", limit=300)
@@ -371,6 +380,7 @@ class TimeTravelView:
                 return entity
         return None
 
+    @view_callback("Cannot open run")
     def open_run(self, run_id: str) -> None:
         """Show one run's checkpoints (its lineage as a timeline, its workflow's checkpoints as a tree)."""
         if self.run_select.value != run_id and run_id in self.run_select.options.values():
@@ -438,6 +448,7 @@ class TimeTravelView:
         chain_ids = {i.checkpoint_id for i in self._chain}
         set_html(self.tree, tree_svg(self._infos, selected=self._selected, highlight=chain_ids))
 
+    @view_callback("Cannot load checkpoint")
     def _on_timeline_select(self, event: Any) -> None:
         if not event.new:
             return
@@ -448,6 +459,7 @@ class TimeTravelView:
         self.select_checkpoint(checkpoint_id)
 
     # ------------------------------------------------------------------------------------------- checkpoints
+    @view_callback("Cannot load checkpoint")
     def select_checkpoint(self, checkpoint_id: str) -> None:
         """Load a checkpoint for inspection (timed: this must stay well under 200 ms)."""
         with _gc_paused():
@@ -486,11 +498,13 @@ class TimeTravelView:
         self.fork_button.disabled = not can_act
         self._draw_tree()
 
+    @view_callback("Resume failed")
     async def _on_resume(self, _event: Any = None) -> None:
         if self._checkpoint is None:
             return
         await self._resume(self._checkpoint.checkpoint_id, title="Resumed")
 
+    @view_callback("Fork not started")
     async def _on_fork(self, _event: Any = None) -> None:
         from agentnb.workflows import CheckpointHistory
 
@@ -570,6 +584,7 @@ class TimeTravelView:
             self._select_branches(new_run=run_id)
 
     # ----------------------------------------------------------------------------------------------- diffs
+    @view_callback("Cannot diff")
     async def _on_diff(self, _event: Any = None) -> None:
         from agentnb.workflows import CheckpointHistory, RunStoreCheckpointStorage
 
@@ -608,6 +623,7 @@ class TimeTravelView:
             self.branch_b.value = new[0]
         self._show_branches()
 
+    @view_callback("Cannot show branches")
     def _show_branches(self) -> None:
         by_id = {i.checkpoint_id: i for i in self._infos}
         columns = []
