@@ -13,14 +13,20 @@ Every edge belongs to an *edge group*, the unit the builder creates and the runn
 
 Conditions and selection functions may be sync or async. They must be pure: the runner may evaluate
 them again when a run resumes from a checkpoint.
+
+Each group routes its own messages (:meth:`EdgeGroup.route`) through a :class:`Router`, the runner's side
+of delivery; a new kind of edge is a new subclass, not a change to the runner.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from ..exceptions import WorkflowRunError
 
 __all__ = [
     "Case",
@@ -28,6 +34,7 @@ __all__ = [
     "EdgeGroup",
     "FanInEdgeGroup",
     "FanOutEdgeGroup",
+    "Router",
     "SingleEdgeGroup",
     "SwitchCaseEdgeGroup",
 ]
@@ -67,6 +74,32 @@ class Default:
     target: Any
 
 
+class Router(Protocol):
+    """What an edge group needs from the runner to route a message."""
+
+    def can_handle(self, target: str, data: Any) -> bool:
+        """Whether executor ``target`` has a handler for ``data``."""
+        ...
+
+    def deliver(self, target: str, source: str | None, data: Any) -> None:
+        """Hand ``data`` to ``target`` in the next superstep."""
+        ...
+
+    def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
+        """The run's buffer of messages waiting in fan-in group ``group_id`` (saved in checkpoints)."""
+        ...
+
+    def warn(self, text: str) -> None:
+        """Report a routing problem as a ``warning`` event."""
+        ...
+
+
+async def _truthy(value: Any) -> bool:
+    if inspect.isawaitable(value):
+        value = await value
+    return bool(value)
+
+
 class EdgeGroup:
     """A set of edges the runner routes through as one unit (see the module docstring for the kinds)."""
 
@@ -94,6 +127,19 @@ class EdgeGroup:
     def describe(self) -> dict[str, Any]:
         """A stable description used for the graph signature and for visualization."""
         return {"kind": self.kind, "sources": self.sources, "targets": self.targets}
+
+    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+        """Route one message sent by ``source`` (to ``target`` only, when set); ``True`` if this group took it."""
+        delivered = False
+        for candidate in self.targets:
+            if (target is None or target == candidate) and router.can_handle(candidate, data):
+                router.deliver(candidate, source, data)
+                delivered = True
+        return delivered
+
+    def may_take(self, data: Any, target: str | None, can_handle: Callable[[str, Any], bool]) -> bool:
+        """Whether this group could take ``data`` (conditions aside): a static check, for edited checkpoints."""
+        return any((target is None or target == t) and can_handle(t, data) for t in self.targets)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.sources!r} -> {self.targets!r})"
@@ -123,6 +169,12 @@ class SingleEdgeGroup(EdgeGroup):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "condition": self.condition is not None}
+
+    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+        wanted = target is None or target == self.targets[0]
+        if wanted and self.condition is not None and not await _truthy(self.condition(data)):
+            return False
+        return await super().route(data, source, target, router)
 
 
 class FanOutEdgeGroup(EdgeGroup):
@@ -156,6 +208,26 @@ class FanOutEdgeGroup(EdgeGroup):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "kind": self.kind}
 
+    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+        if self.selection_func is None:
+            return await super().route(data, source, target, router)
+        chosen = self.selection_func(data, list(self.targets))
+        if inspect.isawaitable(chosen):
+            chosen = await chosen
+        unknown = [t for t in chosen if t not in self.targets]
+        if unknown:
+            raise WorkflowRunError(
+                f"The selection function of the edge group from {source!r} chose {unknown}, which are not among "
+                f"its targets {self.targets}."
+            )
+        picked = set(chosen)
+        delivered = False
+        for candidate in self.targets:
+            if candidate in picked and (target is None or target == candidate) and router.can_handle(candidate, data):
+                router.deliver(candidate, source, data)
+                delivered = True
+        return delivered
+
 
 class FanInEdgeGroup(EdgeGroup):
     """Edges from many sources into one target, which receives a ``list`` once every source has sent.
@@ -175,6 +247,24 @@ class FanInEdgeGroup(EdgeGroup):
     def target(self) -> str:
         """The executor that receives the joined list."""
         return self.targets[0]
+
+    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+        if target is not None and target != self.target:
+            return False
+        buffers = router.fan_in_buffer(self.id)
+        buffers.setdefault(source, []).append(data)
+        # Buffers only hold sources that sent, and are emptied on delivery: full means all have sent.
+        if len(buffers) == len(self.sources):
+            joined = [item for s in self.sources for item in buffers[s]]
+            buffers.clear()
+            if router.can_handle(self.target, joined):
+                router.deliver(self.target, None, joined)
+            else:
+                router.warn(f"Fan-in target {self.target!r} cannot handle the joined list from {self.sources}.")
+        return True
+
+    def may_take(self, data: Any, target: str | None, can_handle: Callable[[str, Any], bool]) -> bool:
+        return target is None or target == self.target  # buffered; the joined list is checked on delivery
 
 
 class SwitchCaseEdgeGroup(EdgeGroup):
@@ -211,6 +301,17 @@ class SwitchCaseEdgeGroup(EdgeGroup):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "cases": [t for t, _ in self.cases], "default": self.default}
+
+    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+        chosen = self.default
+        for candidate, condition in self.cases:
+            if await _truthy(condition(data)):
+                chosen = candidate
+                break
+        if chosen is None or (target is not None and target != chosen) or not router.can_handle(chosen, data):
+            return False
+        router.deliver(chosen, source, data)
+        return True
 
 
 def graph_signature(start_id: str, executors: dict[str, str], groups: Sequence[EdgeGroup]) -> str:

@@ -29,7 +29,6 @@ from .. import _telemetry
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
-from ._edges import EdgeGroup, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
 from ._typing_utils import describe, matches
 
@@ -445,6 +444,7 @@ class RunContext:
                 out.append(Delivery(request.executor_id, None, value, request))
             self.responses = []
         pending, self.pending = self.pending, []
+        router = _Router(self, out)
         workflow = self.workflow
         groups_by_source = workflow.groups_by_source
         executors = workflow.executors
@@ -462,7 +462,7 @@ class RunContext:
                 continue
             delivered = False
             for group in groups_by_source[source]:
-                if await self._route_group(group, msg, out):
+                if await group.route(msg.data, source, msg.target_id, router):
                     delivered = True
             if not delivered:
                 where = f" to {msg.target_id!r}" if msg.target_id else ""
@@ -471,69 +471,6 @@ class RunContext:
                     "edge's target accepts it (or every condition was false)."
                 )
         return out
-
-    async def _route_group(self, group: EdgeGroup, msg: PendingMessage, out: list[Delivery]) -> bool:
-        data = msg.data
-        wanted = msg.target_id
-        executors = self.workflow.executors
-        source = msg.source_id
-        if isinstance(group, SingleEdgeGroup):
-            target = group.targets[0]
-            if wanted is not None and wanted != target:
-                return False
-            if group.condition is not None and not await _truthy(group.condition(data)):
-                return False
-            if not executors[target].can_handle(data):
-                return False
-            out.append(Delivery(target, source, data))
-            return True
-        if isinstance(group, FanOutEdgeGroup):
-            targets = group.targets
-            if group.selection_func is not None:
-                chosen = group.selection_func(data, list(targets))
-                if inspect.isawaitable(chosen):
-                    chosen = await chosen
-                unknown = [t for t in chosen if t not in targets]
-                if unknown:
-                    raise WorkflowRunError(
-                        f"The selection function of the edge group from {source!r} chose {unknown}, which are not "
-                        f"among its targets {targets}."
-                    )
-                targets = [t for t in targets if t in set(chosen)]
-            delivered = False
-            for target in targets:
-                if (wanted is None or wanted == target) and executors[target].can_handle(data):
-                    out.append(Delivery(target, source, data))
-                    delivered = True
-            return delivered
-        if isinstance(group, SwitchCaseEdgeGroup):
-            chosen_target = group.default
-            for target, condition in group.cases:
-                if await _truthy(condition(data)):
-                    chosen_target = target
-                    break
-            if chosen_target is None or (wanted is not None and wanted != chosen_target):
-                return False
-            if not executors[chosen_target].can_handle(data):
-                return False
-            out.append(Delivery(chosen_target, source, data))
-            return True
-        if isinstance(group, FanInEdgeGroup):
-            if (wanted is not None and wanted != group.target) or source is None:
-                return False
-            buffers = self.fan_in_buffers.setdefault(group.id, {})
-            buffers.setdefault(source, []).append(data)
-            # Buffers only hold sources that sent, and are emptied on delivery: full means all have sent.
-            if len(buffers) == len(group.sources):
-                joined = [item for s in group.sources for item in buffers[s]]
-                self.fan_in_buffers[group.id] = {}
-                target = group.target
-                if executors[target].can_handle(joined):
-                    out.append(Delivery(target, None, joined))
-                else:
-                    self._warn(f"Fan-in target {target!r} cannot handle the joined list from {group.sources}.")
-            return True
-        raise TypeError(f"Unknown edge group type {type(group).__name__}.")
 
     def _warn(self, text: str) -> None:
         self.emit(WorkflowEvent("warning", text, step=self.step))
@@ -584,11 +521,27 @@ class RunContext:
         return checkpoint.checkpoint_id
 
 
+class _Router:
+    """The runner's side of routing one superstep's messages (see :class:`~agentnb.workflows.Router`)."""
+
+    __slots__ = ("out", "run")
+
+    def __init__(self, run: RunContext, out: list[Delivery]) -> None:
+        self.run = run
+        self.out = out
+
+    def can_handle(self, target: str, data: Any) -> bool:
+        return self.run.workflow.executors[target].can_handle(data)
+
+    def deliver(self, target: str, source: str | None, data: Any) -> None:
+        self.out.append(Delivery(target, source, data))
+
+    def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
+        return self.run.fan_in_buffers.setdefault(group_id, {})
+
+    def warn(self, text: str) -> None:
+        self.run.emit(WorkflowEvent("warning", text, step=self.run.step))
+
+
 def _drop(event: WorkflowEvent) -> None:
     return None
-
-
-async def _truthy(value: Any) -> bool:
-    if inspect.isawaitable(value):
-        value = await value
-    return bool(value)
