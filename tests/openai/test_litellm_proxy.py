@@ -63,13 +63,14 @@ def _offline_env(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def backend() -> Iterator[OpenAIServer]:
+def openai_server() -> Iterator[OpenAIServer]:
+    """The scripted model behind the proxy (this module's own: the proxy's config names its port)."""
     with OpenAIServer() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def proxy_url(backend: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def proxy_url(openai_server: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     litellm = shutil.which("litellm") or str(Path(sys.executable).with_name("litellm"))
     if not Path(litellm).exists():
         pytest.fail('LiteLLM\'s proxy is not installed: pip install -e ".[compat]" (.ci/run installs it).')
@@ -80,7 +81,7 @@ def proxy_url(backend: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
         "  - model_name: scripted\n"
         "    litellm_params:\n"
         "      model: openai/test-model\n"
-        f"      api_base: {backend.base_url}\n"
+        f"      api_base: {openai_server.base_url}\n"
         "      api_key: sk-test\n"
         "litellm_settings:\n"
         "  telemetry: false\n"
@@ -118,15 +119,6 @@ def proxy_url(backend: OpenAIServer, tmp_path_factory: pytest.TempPathFactory) -
             process.kill()
             process.wait()
         log.close()
-
-
-@pytest.fixture
-def server(backend: OpenAIServer) -> Iterator[OpenAIServer]:
-    backend.reset()
-    yield backend
-    problems = backend.problems()
-    backend.reset()
-    assert not problems, "; ".join(problems)
 
 
 def make(cls: type, proxy_url: str) -> Any:
