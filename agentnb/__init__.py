@@ -63,6 +63,7 @@ from ._types import (
 from .exceptions import AgentnbError, MiddlewareTermination
 
 if TYPE_CHECKING:
+    from .evals import Experiment, compare, evaluate, experiments, load_experiment, run_batch
     from .observability import configure_otel_providers, enable_instrumentation, traces, usage_summary
     from .workflows import (
         AgentExecutor,
@@ -124,11 +125,17 @@ _LAZY_EXPORTS: dict[str, str] = {
     "WorkflowRunResult": "agentnb.workflows",
     "WorkflowRunState": "agentnb.workflows",
     "WorkflowViz": "agentnb.workflows",
+    "Experiment": "agentnb.evals",
+    "compare": "agentnb.evals",
     "configure_otel_providers": "agentnb.observability",
     "enable_instrumentation": "agentnb.observability",
+    "evaluate": "agentnb.evals",
     "executor": "agentnb.workflows",
+    "experiments": "agentnb.evals",
     "handler": "agentnb.workflows",
+    "load_experiment": "agentnb.evals",
     "response_handler": "agentnb.workflows",
+    "run_batch": "agentnb.evals",
     "traces": "agentnb.observability",
     "usage_summary": "agentnb.observability",
 }
@@ -157,6 +164,7 @@ __all__ = [
     "ContextProvider",
     "Default",
     "Executor",
+    "Experiment",
     "FileCheckpointStorage",
     "FileHistoryProvider",
     "FileSessionStore",
@@ -195,18 +203,23 @@ __all__ = [
     "WorkflowViz",
     "agent_middleware",
     "chat_middleware",
+    "compare",
     "configure_otel_providers",
     "create_always_approve_tool_response",
     "create_always_approve_tool_with_arguments_response",
     "enable_instrumentation",
+    "evaluate",
     "executor",
+    "experiments",
     "function_middleware",
     "handler",
+    "load_experiment",
     "load_ipython_extension",
     "pending_approval_requests",
     "register_state_type",
     "register_type",
     "response_handler",
+    "run_batch",
     "tool",
     "traces",
     "unload_ipython_extension",

@@ -114,7 +114,18 @@ class ServiceAuthenticationError(ServiceResponseError):
 
 
 class RateLimitError(ServiceResponseError):
-    """The provider is rate limiting this client (429)."""
+    """The provider is rate limiting this client (429).
+
+    Attributes:
+        retry_after: Seconds the server asked to wait before trying again (its ``retry-after`` header), when
+            it said.
+    """
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, body: Any = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, status_code=status_code, body=body)
+        self.retry_after = retry_after
 
 
 class ContentFilterError(ServiceResponseError):

@@ -5,7 +5,19 @@ import sys
 
 import agentnb
 
-HEAVY = ("openai", "mcp", "pandas", "panel", "ipywidgets", "opentelemetry.sdk", "bokeh", "IPython", "pydantic")
+HEAVY = (
+    "openai",
+    "mcp",
+    "pandas",
+    "panel",
+    "ipywidgets",
+    "opentelemetry.sdk",
+    "bokeh",
+    "IPython",
+    "pydantic",
+    "tqdm",
+    "ray",
+)
 
 
 def test_import_agentnb_stays_light() -> None:
@@ -31,3 +43,9 @@ def test_py_typed_marker_ships() -> None:
     from importlib.resources import files
 
     assert files("agentnb").joinpath("py.typed").is_file()
+
+
+def test_import_agentnb_evals_stays_light() -> None:
+    code = f"import sys, agentnb.evals; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"import agentnb.evals pulled in: {out.stdout.strip()}"

@@ -28,6 +28,7 @@ __all__ = [
     "function_result_text",
     "map_openai_error",
     "response_format_schema",
+    "retry_after",
     "service_error",
     "strict_tool_schema",
     "tool_specs",
@@ -63,8 +64,36 @@ _AUTH_CODES = frozenset(
 _RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "too_many_requests", "insufficient_quota"})
 
 
+def retry_after(error: Any) -> float | None:
+    """Seconds the server asked to wait (``retry-after-ms`` or ``retry-after`` in seconds), if it said."""
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            seconds = float(raw) * scale
+        except ValueError:
+            import email.utils
+            import time
+
+            try:  # an HTTP date
+                seconds = email.utils.parsedate_to_datetime(raw).timestamp() - time.time()
+            except (TypeError, ValueError):
+                continue
+        return max(0.0, seconds)
+    return None
+
+
 def service_error(
-    text: str, *, status: int | None = None, code: str | None = None, body: Any = None
+    text: str,
+    *,
+    status: int | None = None,
+    code: str | None = None,
+    body: Any = None,
+    retry_after: float | None = None,
 ) -> ServiceResponseError:
     """The typed error for a provider's failure, by HTTP status or error code.
 
@@ -76,7 +105,7 @@ def service_error(
     if status in (401, 403) or code in _AUTH_CODES:
         return ServiceAuthenticationError(text + " (check OPENAI_API_KEY / api_key=...)", status_code=status, body=body)
     if status == 429 or code in _RATE_LIMIT_CODES:
-        return RateLimitError(text, status_code=status, body=body)
+        return RateLimitError(text, status_code=status, body=body, retry_after=retry_after)
     return ServiceResponseError(text, status_code=status, body=body)
 
 
@@ -113,7 +142,13 @@ def map_openai_error(error: BaseException, *, api: str, partial_text: str | None
         status = getattr(error, "status_code", None)
         message = _server_message(error)
         text = f"{where} failed with HTTP {status}: {message}" if status else f"{where} failed: {message}"
-        raise service_error(text, status=status, code=_error_code(error), body=getattr(error, "body", None)) from error
+        raise service_error(
+            text,
+            status=status,
+            code=_error_code(error),
+            body=getattr(error, "body", None),
+            retry_after=retry_after(error),
+        ) from error
     raise error
 
 

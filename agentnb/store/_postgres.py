@@ -39,8 +39,8 @@ CHANNEL = "agentnb_store"
 
 # pg_advisory_xact_lock(key1, key2): key1 marks agentnb's locks, key2 the table whose writers take turns.
 _LOCK_SPACE = 0x61676E62  # "agnb"
-_LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4, "sessions": 5}
-_ORDERED = frozenset({"runs", "events", "spans"})
+_LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4, "sessions": 5, "experiments": 6}
+_ORDERED = frozenset({"runs", "events", "spans", "experiments"})
 
 
 @functools.lru_cache(maxsize=512)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Migration(NamedTuple):
@@ -202,8 +202,39 @@ INSERT INTO traces (trace_id, start_ns, end_ns, spans, errors, root, agent_name)
 DROP INDEX IF EXISTS spans_trace
 """
 
+# Version 3: experiments (named evaluations over a dataset) and their cases, one row per case and repetition.
+# A case's ``data`` holds its input, output, expected value, scores and metadata as JSON; the columns beside
+# it are what listing, resuming and joining to runs and traces need without parsing it.
+_V3 = """
+CREATE TABLE IF NOT EXISTS experiments (
+    name       TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    target     TEXT,
+    metadata   TEXT NOT NULL DEFAULT '{}',
+    rev        {int} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS experiments_rev ON experiments (rev);
+
+CREATE TABLE IF NOT EXISTS experiment_cases (
+    experiment TEXT NOT NULL,
+    case_id    TEXT NOT NULL,
+    repetition {int} NOT NULL DEFAULT 0,
+    position   {int} NOT NULL,
+    status     TEXT NOT NULL,
+    run_id     TEXT,
+    trace_id   TEXT,
+    updated_at TEXT NOT NULL,
+    scores     TEXT NOT NULL DEFAULT '{}',
+    data       TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (experiment, case_id, repetition)
+)
+"""
+
 # version -> the step that upgrades a database at ``version - 1`` to ``version`` (1 creates the tables).
 MIGRATIONS: dict[int, Migration] = {
     1: Migration(sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL),
     2: Migration(sqlite=_V2.format(bigint="INTEGER"), postgresql=_V2.format(bigint="BIGINT")),
+    3: Migration(sqlite=_V3.replace("{int}", "INTEGER"), postgresql=_V3.replace("{int}", "BIGINT")),
 }

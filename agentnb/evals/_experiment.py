@@ -1,0 +1,318 @@
+"""Experiments: a stored evaluation's results as DataFrames, its summary, listing, reloading and comparing."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._cases import BATCH_COLUMNS, make_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Experiment", "compare", "experiments", "load_experiment"]
+
+SUMMARY_COLUMNS: tuple[str, ...] = ("mean", "pass_rate", "n", "errors", "p50", "p95", "total")
+
+
+class Experiment:
+    """A named evaluation: every case with its answer and scores, as stored in the run store.
+
+    Build one with :func:`evaluate` or read one back with :func:`load_experiment`; both give the same
+    object, so another notebook (or the DevUI) sees exactly what the evaluation saw.
+
+    Attributes:
+        name: The experiment's name.
+        target: What was evaluated (``agent:helper``, an import string, ...).
+        status: ``"completed"``, ``"running"`` or ``"interrupted"``.
+        rows: The stored case rows, in dataset order.
+
+    Example:
+        ```python
+        from agentnb.evals import load_experiment
+
+        experiment = load_experiment("geo-v1")
+        experiment.summary()
+        experiment.results.sort_values("exact_match").head()
+        ```
+    """
+
+    def __init__(self, name: str, *, info: dict[str, Any], rows: Sequence[dict[str, Any]]) -> None:
+        self.name = name
+        self.info = info
+        self.target: str | None = info.get("target")
+        self.status: str = info.get("status", "completed")
+        self.rows = list(rows)
+        self._results: pd.DataFrame | None = None
+
+    @classmethod
+    def from_store(cls, store: Any, name: str) -> Experiment:
+        """Read experiment ``name`` from ``store``.
+
+        Raises:
+            KeyError: There is no such experiment.
+        """
+        info = store.get_experiment(name)
+        if info is None:
+            known = [e["name"] for e in store.list_experiments(limit=20)]
+            raise KeyError(f"No experiment {name!r} in the run store; stored experiments include {known}.")
+        return cls(name, info=info, rows=store.list_experiment_cases(name))
+
+    def __repr__(self) -> str:
+        return f"Experiment(name={self.name!r}, target={self.target!r}, cases={len(self.rows)}, status={self.status!r})"
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def scorers(self) -> list[dict[str, Any]]:
+        """The scorers: ``name``, ``threshold`` and the score ``columns`` each gave."""
+        return list(self.info.get("metadata", {}).get("scorers", []))
+
+    @property
+    def score_columns(self) -> list[str]:
+        """Every score column, in scorer order."""
+        out: list[str] = []
+        for scorer in self.scorers:
+            for column in scorer.get("columns") or [scorer["name"]]:
+                if column not in out:
+                    out.append(column)
+        return out
+
+    def _threshold(self, column: str) -> float:
+        for scorer in self.scorers:
+            if column in (scorer.get("columns") or [scorer["name"]]):
+                return float(scorer.get("threshold", 0.5))
+        return 0.5
+
+    @property
+    def results(self) -> pd.DataFrame:
+        """One row per case: ``run_batch``'s columns, ``expected``, the dataset's other columns, one per score."""
+        if self._results is None:
+            self._results = self._frame()
+        return self._results.copy()
+
+    def _frame(self) -> pd.DataFrame:
+        score_columns = self.score_columns
+        metadata_columns: list[str] = []
+        for row in self.rows:
+            for key in row["data"].get("metadata") or {}:
+                if key not in metadata_columns:
+                    metadata_columns.append(key)
+        repeated = any(row["repetition"] for row in self.rows)
+        base = ["case_id", *(["repetition"] if repeated else []), *BATCH_COLUMNS[1:], "expected"]
+        meta = [c for c in metadata_columns if c not in base]
+        scored = [c for c in score_columns if c not in base and c not in meta]
+        columns = base + meta + scored
+        records = []
+        for row in self.rows:
+            data = row["data"]
+            result = data.get("result") or {}
+            metadata = data.get("metadata") or {}
+            scores = row["scores"]
+            record: list[Any] = [row["case_id"]]
+            if repeated:
+                record.append(row["repetition"])
+            record += [
+                data.get("input"),
+                result.get("output"),
+                row["status"],
+                result.get("error"),
+                result.get("latency_ms"),
+                result.get("input_tokens"),
+                result.get("output_tokens"),
+                row["run_id"],
+                row["trace_id"],
+                data.get("expected"),
+            ]
+            record += [metadata.get(c) for c in meta]
+            record += [math.nan if scores.get(c) is None else float(scores[c]) for c in scored]
+            records.append(record)
+        return make_frame(records, columns, floats=scored)
+
+    def failures(self) -> pd.DataFrame:
+        """The cases that failed: a status other than ``ok`` or a score below its threshold, worst first."""
+        frame = self._ranked()
+        return frame[frame["_rank"] < 1].drop(columns="_rank").reset_index(drop=True)
+
+    def _ranked(self) -> pd.DataFrame:
+        """Results with a ``_rank`` column: failed cases first (lowest score share first), passing last."""
+        frame = self.results
+        columns = self.score_columns
+        ranks = []
+        for _, row in frame.iterrows():
+            if row["status"] != "ok":
+                ranks.append(-1.0)
+                continue
+            passed = [row[c] >= self._threshold(c) for c in columns if not math.isnan(row[c])]
+            ranks.append(sum(passed) / len(passed) if passed else 1.0)
+        frame["_rank"] = ranks
+        return frame.sort_values("_rank", kind="stable")
+
+    def summary(self) -> pd.DataFrame:
+        """Per score: mean, pass rate, n and scorer errors; latency p50 / p95; tokens (judges' apart)."""
+        import pandas as pd
+
+        frame = self.results
+        index: list[str] = []
+        data: list[list[Any]] = []
+        errors: dict[str, int] = {}
+        for row in self.rows:
+            for scorer_name in row["data"].get("scorer_errors") or {}:
+                errors[scorer_name] = errors.get(scorer_name, 0) + 1
+        nan = math.nan
+        for scorer in self.scorers:
+            for column in scorer.get("columns") or [scorer["name"]]:
+                if column not in frame:
+                    continue
+                values = frame[column].dropna()
+                n = int(values.size)
+                mean = float(values.mean()) if n else nan
+                pass_rate = float((values >= float(scorer.get("threshold", 0.5))).mean()) if n else nan
+                index.append(column)
+                data.append([mean, pass_rate, n, errors.get(scorer["name"], 0), nan, nan, nan])
+        ok = frame["status"] == "ok"
+        latency = frame.loc[ok, "latency_ms"].dropna()
+        index.append("latency_ms")
+        data.append(
+            [
+                float(latency.mean()) if latency.size else nan,
+                nan,
+                int(latency.size),
+                int((~ok).sum()),
+                float(latency.quantile(0.5)) if latency.size else nan,
+                float(latency.quantile(0.95)) if latency.size else nan,
+                nan,
+            ]
+        )
+        for column in ("input_tokens", "output_tokens"):
+            values = frame[column].dropna()
+            index.append(column)
+            total = int(values.sum()) if values.size else 0
+            data.append([float(values.mean()) if values.size else nan, nan, int(values.size), 0, nan, nan, total])
+        judge_in = judge_out = 0
+        judged = 0
+        for row in self.rows:
+            for pair in (row["data"].get("scorer_tokens") or {}).values():
+                judged += 1
+                judge_in += int(pair[0] or 0)
+                judge_out += int(pair[1] or 0)
+        if judged:
+            index += ["scorer_input_tokens", "scorer_output_tokens"]
+            data.append([judge_in / judged, nan, judged, 0, nan, nan, judge_in])
+            data.append([judge_out / judged, nan, judged, 0, nan, nan, judge_out])
+        summary = pd.DataFrame(data, index=pd.Index(index, name="metric"), columns=list(SUMMARY_COLUMNS))
+        summary["n"] = summary["n"].astype("int64")
+        summary["errors"] = summary["errors"].astype("int64")
+        return summary
+
+    def means(self) -> dict[str, float]:
+        """The mean of each score column."""
+        frame = self.results
+        return {c: float(frame[c].mean()) for c in self.score_columns if c in frame}
+
+    # ------------------------------------------------------------------ display
+
+    def _repr_html_(self) -> str:
+        from ._display import experiment_html
+
+        return experiment_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": repr(self), "text/html": self._repr_html_()}
+
+
+def _store(store: Any) -> Any:
+    from ._run import resolve_store
+
+    return resolve_store(store)
+
+
+def load_experiment(name: str, *, store: Any = None) -> Experiment:
+    """Read experiment ``name`` back from the run store (``None``: the default store).
+
+    Raises:
+        KeyError: There is no such experiment.
+    """
+    return Experiment.from_store(_store(store), name)
+
+
+def experiments(*, store: Any = None, limit: int | None = None) -> pd.DataFrame:
+    """List stored experiments, most recently updated first, with the mean of each score.
+
+    Columns: ``name, status, target, cases, created_at, updated_at``, then one per score column.
+    """
+    import pandas as pd
+
+    listed = _store(store).list_experiments(limit=limit)
+    records = []
+    score_columns: list[str] = []
+    for info in listed:
+        means = info["metadata"].get("means") or {}
+        for column in means:
+            if column not in score_columns:
+                score_columns.append(column)
+        records.append(
+            {
+                "name": info["name"],
+                "status": info["status"],
+                "target": info["target"],
+                "cases": info["cases"],
+                "created_at": pd.Timestamp(info["created_at"]),
+                "updated_at": pd.Timestamp(info["updated_at"]),
+                **means,
+            }
+        )
+    columns = ["name", "status", "target", "cases", "created_at", "updated_at", *score_columns]
+    return pd.DataFrame.from_records(records, columns=columns)
+
+
+def _as_experiment(value: Experiment | str, store: Any) -> Experiment:
+    return value if isinstance(value, Experiment) else load_experiment(value, store=store)
+
+
+def compare(a: Experiment | str, b: Experiment | str, *, store: Any = None) -> pd.DataFrame:
+    """Compare two experiments case by case (matched by ``case_id`` and repetition), regressions first.
+
+    Columns: ``case_id``, ``input``, ``expected``, ``change`` (``regression``, ``improvement``, ``same``,
+    ``only_a``, ``only_b``), ``status_a``/``status_b``, ``output_a``/``output_b``, and for every score both
+    experiments have ``<score>_a``, ``<score>_b`` and ``<score>_delta`` (b minus a). The frame's ``attrs``
+    hold the two names.
+    """
+    import pandas as pd
+
+    first, second = _as_experiment(a, store), _as_experiment(b, store)
+    left, right = first.results, second.results
+    keys = ["case_id", "repetition"] if "repetition" in left or "repetition" in right else ["case_id"]
+    for frame in (left, right):
+        if "repetition" in keys and "repetition" not in frame:
+            frame["repetition"] = 0
+    shared = [c for c in first.score_columns if c in second.score_columns]
+    keep = ["input", "expected", "status", "output", *shared]
+    merged = pd.merge(
+        left[keys + keep], right[keys + keep], on=keys, how="outer", suffixes=("_a", "_b"), indicator=True
+    )
+    merged["input"] = merged["input_a"].where(merged["input_a"].notna(), merged["input_b"])
+    merged["expected"] = merged["expected_a"].where(merged["expected_a"].notna(), merged["expected_b"])
+    total = pd.Series(0.0, index=merged.index)
+    for column in shared:
+        merged[f"{column}_delta"] = merged[f"{column}_b"] - merged[f"{column}_a"]
+        total = total + merged[f"{column}_delta"].fillna(0.0)
+    lost = (merged["status_a"] == "ok") & (merged["status_b"] != "ok")
+    gained = (merged["status_a"] != "ok") & (merged["status_b"] == "ok")
+    change = pd.Series("same", index=merged.index, dtype=object)
+    change[(total > 0) | gained] = "improvement"
+    change[(total < 0) | lost] = "regression"
+    change[merged["_merge"] == "left_only"] = "only_a"
+    change[merged["_merge"] == "right_only"] = "only_b"
+    merged["change"] = change
+    order = {"regression": 0, "improvement": 1, "only_a": 2, "only_b": 3, "same": 4}
+    merged["_order"] = merged["change"].map(order)
+    merged["_total"] = total
+    merged = merged.sort_values(["_order", "_total"], kind="stable").reset_index(drop=True)
+    columns = [*keys, "input", "expected", "change", "status_a", "status_b", "output_a", "output_b"]
+    for column in shared:
+        columns += [f"{column}_a", f"{column}_b", f"{column}_delta"]
+    result = merged[columns]
+    result.attrs.update({"a": first.name, "b": second.name})
+    return result
