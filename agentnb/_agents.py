@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_chec
 
 from . import _telemetry as tel
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
+from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._tools import ApprovalMode, FunctionTool
 from ._types import (
@@ -357,6 +358,7 @@ class Agent(BaseAgent):
         if isinstance(result, ResponseStream):  # a middleware switched to streaming
             result = await result.get_final_response()
         _end_agent_span(span, result)
+        attach_origin(result, self, turn.context.session, turn.context.messages)
         return result
 
     async def _run_core(self, turn: _Turn) -> None:
@@ -401,7 +403,9 @@ class Agent(BaseAgent):
             _end_agent_span(span, final)
 
         async def final_response(_updates: list[AgentResponseUpdate]) -> AgentResponse:
-            return await turn.context.result.get_final_response()
+            final = await turn.context.result.get_final_response()
+            attach_origin(final, self, turn.context.session, turn.context.messages)
+            return final
 
         return ResponseStream(source(), final_response)
 

@@ -7,6 +7,9 @@ sessions display as HTML, switches tracing on, and adds two magics:
   prompt for the agent in variable ``NAME``; the reply streams live and approvals appear as cards;
 - ``%agentnb traces [--last N]``, ``%agentnb record PATH`` / ``replay PATH``, ``%agentnb devui``.
 
+A displayed response (or session) that waits for approval shows live Approve / Deny cards too; a click
+resumes the run on the agent and session that produced it (:func:`live_view`).
+
 The widgets work without the extension too: :class:`AgentView` (streaming + approvals + Stop),
 :class:`ChatWidget`, :class:`TraceView` and :class:`WorkflowView`. ``%unload_ext agentnb`` undoes everything.
 
@@ -36,6 +39,7 @@ from ._extension import is_loaded, load_ipython_extension, unload_ipython_extens
 from ._run import ALWAYS_ALLOW_KEY, AgentRun, RunStatus
 
 if TYPE_CHECKING:
+    from ._live import live_view
     from ._magics import last_view
     from ._trace import TraceView
     from ._views import AgentView, ChatWidget, kernel_supports_awaiting_widgets
@@ -56,6 +60,7 @@ __all__ = [
     "is_loaded",
     "kernel_supports_awaiting_widgets",
     "last_view",
+    "live_view",
     "load_ipython_extension",
     "message_html",
     "messages_html",
@@ -73,6 +78,7 @@ _LAZY = {
     "WorkflowView": "._workflow",
     "kernel_supports_awaiting_widgets": "._views",
     "last_view": "._magics",
+    "live_view": "._live",
 }
 
 

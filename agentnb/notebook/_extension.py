@@ -23,6 +23,7 @@ class _LoadedState:
     """What loading changed, so unloading can undo exactly that."""
 
     formatters: dict[tuple[str, type | str], Any] = field(default_factory=dict)
+    live: dict[type, Any] = field(default_factory=dict)
     magics: Any = None
     transformer: Callable[[list[str]], list[str]] | None = None
     tracing: Any = None
@@ -63,7 +64,30 @@ def register_formatters(ip: Any, state: _LoadedState) -> None:
                 state.formatters[key] = formatters[mime].for_type_by_name(module, name, func)
 
 
+def register_live_display(ip: Any, state: _LoadedState) -> None:
+    """Let responses and sessions that wait for approval display as live views with approval cards."""
+    from .._sessions import AgentSession
+    from .._types import AgentResponse
+    from ._live import live_display
+
+    hook = ip.display_formatter.ipython_display_formatter
+    for cls in (AgentResponse, AgentSession):
+        if cls not in state.live:
+            state.live[cls] = hook.for_type(cls, live_display)
+
+
+def _unregister_live_display(ip: Any, state: _LoadedState) -> None:
+    hook = ip.display_formatter.ipython_display_formatter
+    for cls, previous in state.live.items():
+        with contextlib.suppress(KeyError):
+            hook.pop(cls)
+        if previous is not None:
+            hook.for_type(cls, previous)
+    state.live.clear()
+
+
 def _unregister_formatters(ip: Any, state: _LoadedState) -> None:
+    _unregister_live_display(ip, state)
     formatters = ip.display_formatter.formatters
     for (mime, cls), previous in state.formatters.items():
         with contextlib.suppress(KeyError):
@@ -92,6 +116,7 @@ def load_ipython_extension(ip: Any) -> None:
 
     state = _LoadedState()
     register_formatters(ip, state)
+    register_live_display(ip, state)
     state.magics = AgentnbMagics(ip)
     ip.register_magics(state.magics)
     state.transformer = agent_cell_transformer

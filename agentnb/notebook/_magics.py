@@ -18,7 +18,15 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from .. import _html as h
 
-__all__ = ["AGENTNB_USAGE", "AGENT_USAGE", "AgentnbMagics", "agent_cell_transformer", "last_view", "run_agent_cell"]
+__all__ = [
+    "AGENTNB_USAGE",
+    "AGENT_USAGE",
+    "AgentnbMagics",
+    "agent_cell_transformer",
+    "last_view",
+    "remember_view",
+    "run_agent_cell",
+]
 
 AGENT_USAGE = "usage: %%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,...]"
 AGENTNB_USAGE = (
@@ -98,8 +106,16 @@ _last_view: list[Any] = []
 
 
 def last_view() -> Any:
-    """Return the view of the most recent ``%%agent`` cell (``None`` before the first one)."""
+    """Return the most recent live view: of a ``%%agent`` cell, or of a response or session waiting for approval.
+
+    ``None`` before the first one.
+    """
     return _last_view[-1] if _last_view else None
+
+
+def remember_view(view: Any) -> None:
+    """Make ``view`` what :func:`last_view` returns."""
+    _last_view[:] = [view]
 
 
 def _prepare(ip: Any, line: str, body: str) -> tuple[Any, Any, bool]:
@@ -112,7 +128,7 @@ def _prepare(ip: Any, line: str, body: str) -> tuple[Any, Any, bool]:
     agent = _resolve_agent(ip, args.name)
     session = _resolve_session(ip, agent, args.session)
     view = AgentView(agent, session=session, auto_approve=_policy(args.approve), stream=not args.no_stream)
-    _last_view[:] = [view]
+    remember_view(view)
     return view, prompt, args.no_stream
 
 

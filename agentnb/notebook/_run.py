@@ -11,18 +11,32 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any, Literal
 
 from ._approval import AutoApprove, decide
 
-__all__ = ["ALWAYS_ALLOW_KEY", "AgentRun", "RunStatus"]
+__all__ = ["ALWAYS_ALLOW_KEY", "AgentRun", "RunStatus", "waiting_run"]
 
 RunStatus = Literal["idle", "running", "waiting", "done", "stopped", "error"]
 
 #: Session state key holding the tools a person chose to "always allow" (a list of names, JSON-safe, so it
 #: survives saving and restoring the session).
 ALWAYS_ALLOW_KEY = "agentnb.always_allow"
+
+# The run that waits for approval on each session: any view of that session or of its responses joins it,
+# so one request never gets two competing sets of cards.
+_WAITING: weakref.WeakKeyDictionary[Any, AgentRun] = weakref.WeakKeyDictionary()
+
+
+def waiting_run(session: Any) -> AgentRun | None:
+    """Return the run waiting for approval on ``session``, if any."""
+    try:
+        run = _WAITING.get(session)
+    except TypeError:
+        return None
+    return run if run is not None and run.status == "waiting" else None
 
 
 class AgentRun:
@@ -71,8 +85,47 @@ class AgentRun:
         self.ended_at: float | None = None
         self._answers: dict[str, Any] = {}
         self._task: asyncio.Task[None] | None = None
+        self._context: list[Any] = []
         self._stop_requested = False
         self._listeners: list[Callable[[AgentRun], None]] = [on_change] if on_change else []
+
+    @classmethod
+    def resume(
+        cls,
+        response: Any,
+        *,
+        agent: Any,
+        session: Any = None,
+        history: Any = (),
+        auto_approve: AutoApprove = None,
+        stream: bool = True,
+        on_change: Callable[[AgentRun], None] | None = None,
+    ) -> AgentRun:
+        """Pick up a finished turn that waits for approval, so answering its requests continues the run.
+
+        Args:
+            response: The :class:`agentnb.AgentResponse` with pending approval requests.
+            agent: The agent that produced it.
+            session: The session it was produced on; ``None`` for a run without a session (a new session
+                then carries the conversation on, starting from ``history``).
+            history: For a run without a session: the conversation before ``response`` (the run's input).
+            auto_approve: The policy for requests of later turns (the pending ones wait for an answer).
+            stream: Stream the continuation.
+            on_change: Called on every change.
+
+        Returns:
+            A run in the ``waiting`` state whose transcript is the response's messages.
+        """
+        run = cls(agent, session=session, auto_approve=auto_approve, stream=stream, on_change=on_change)
+        if session is None:
+            # The first resumed turn sends the whole conversation, so the new session's history holds it.
+            run._context = [*history, *response.messages]
+        run.messages = list(response.messages)
+        run.responses = [response]
+        run.pending = list(response.user_input_requests)
+        run.status = "waiting" if run.pending else "done"
+        run._register()
+        return run
 
     # -- observation ---------------------------------------------------------------------------------------
     def subscribe(self, listener: Callable[[AgentRun], None]) -> None:
@@ -218,10 +271,12 @@ class AgentRun:
         while True:
             self.messages.extend(pending_input)
             self._changed()
-            stream = self.agent.run(pending_input, session=self.session, stream=True) if self.stream else None
+            # Earlier conversation that only this turn must carry (see resume()); shown once, sent once.
+            sent, self._context = [*self._context, *pending_input], []
+            stream = self.agent.run(sent, session=self.session, stream=True) if self.stream else None
             try:
                 if stream is None:
-                    response = await self.agent.run(pending_input, session=self.session)
+                    response = await self.agent.run(sent, session=self.session)
                 else:
                     async for update in stream:
                         self.live_updates.append(update)
@@ -263,7 +318,13 @@ class AgentRun:
             self.live_updates = []
         self.status = status
         self.ended_at = time.time()
+        self._register()
         self._changed()
+
+    def _register(self) -> None:
+        if self.status == "waiting" and self.session is not None:
+            with contextlib.suppress(TypeError):
+                _WAITING[self.session] = self
 
 
 async def _close(stream: Any) -> None:

@@ -106,12 +106,18 @@ class AgentView:
     """
 
     def __init__(
-        self, agent: Any, *, session: Any = None, auto_approve: AutoApprove = None, stream: bool = True
+        self,
+        agent: Any,
+        *,
+        session: Any = None,
+        auto_approve: AutoApprove = None,
+        stream: bool = True,
+        controller: AgentRun | None = None,
     ) -> None:
         import ipywidgets as w
 
         self.agent = agent
-        self.controller = AgentRun(agent, session=session, auto_approve=auto_approve, stream=stream)
+        self.controller = controller or AgentRun(agent, session=session, auto_approve=auto_approve, stream=stream)
         self.header = w.HTML(h.wrap(f"<div class='anb-head'>{_agent_title(agent)}</div>"))
         self.transcript = w.HTML()
         self.cards_box = w.VBox()
@@ -132,6 +138,18 @@ class AgentView:
         self._closed = False
         self.controller.subscribe(self._on_change)
         self._render()
+
+    @classmethod
+    def from_response(cls, response: Any, *, agent: Any, session: Any = None, history: Any = ()) -> AgentView:
+        """A view of a finished turn that waits for approval: its cards resume the run on ``agent``/``session``.
+
+        Args:
+            response: The :class:`agentnb.AgentResponse` with pending approval requests.
+            agent: The agent that produced it.
+            session: The session it ran on (``None``: a new session continues the conversation).
+            history: Without a session, the conversation before the response (the run's input).
+        """
+        return cls(agent, controller=AgentRun.resume(response, agent=agent, session=session, history=history))
 
     # -- public API ----------------------------------------------------------------------------------------
     @property

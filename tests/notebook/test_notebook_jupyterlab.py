@@ -1,6 +1,8 @@
-"""End to end: JupyterLab in headless Chromium runs an %%agent cell, a person clicks Approve, the answer shows.
+"""End to end: JupyterLab in headless Chromium runs a cell, a person clicks Approve, the answer shows.
 
-Saves the screenshots the README shows (docs/notebook-approval.png, docs/notebook-approved.png) when
+Two cells that wait for approval: an ``%%agent`` cell, and a plain ``r = await agent.run(...)`` whose
+response is displayed. Saves the screenshots the README shows (docs/notebook-approval.png,
+docs/notebook-approved.png, docs/notebook-response-approval.png, docs/notebook-response-approved.png) when
 AGENTNB_UPDATE_SCREENSHOTS is set.
 """
 
@@ -43,10 +45,7 @@ SHOTS = (
     if os.environ.get("AGENTNB_UPDATE_SCREENSHOTS")
     else Path(os.environ.get("TMPDIR", "/tmp")) / "agentnb-screenshots"
 )
-SCREENSHOT = SHOTS / "notebook-approval.png"  # the card waiting for a click
-ANSWERED = SHOTS / "notebook-approved.png"  # the run resumed after the click
-
-CELLS = [
+SETUP = [
     "%load_ext agentnb",
     '''from agentnb import Agent, tool
 from agentnb.local import ToolCallingChatClient
@@ -57,8 +56,17 @@ def delete_file(path: str) -> str:
     return f"Deleted {path}."
 
 ops = Agent(ToolCallingChatClient(), "You tidy up files.", name="ops", tools=[delete_file])''',
-    "%%agent ops\nPlease delete the old draft called Notes",
 ]
+# (the cell that asks, the screenshot of the card waiting for a click, the one of the resumed run)
+CASES = {
+    "magic": ("%%agent ops\nPlease delete the old draft called Notes", "notebook-approval", "notebook-approved"),
+    "response": (
+        "session = ops.create_session()\n"
+        "r = await ops.run('Please delete the old draft called Notes', session=session)\nr",
+        "notebook-response-approval",
+        "notebook-response-approved",
+    ),
+}
 
 
 def _free_port() -> int:
@@ -72,6 +80,7 @@ class JupyterLab:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.case = ""
         self.port = _free_port()
         self.token = secrets.token_hex(16)
         config = root / ".jupyter-config"
@@ -193,13 +202,14 @@ class JupyterLab:
         self._log_file.close()
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[JupyterLab]:
+@pytest.fixture(params=sorted(CASES))
+def lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JupyterLab]:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in [*SETUP, CASES[request.param][0]]]
     nbformat.write(nb, tmp_path / "approval.ipynb")
     server = JupyterLab(tmp_path)
+    server.case = request.param
     try:
         server.start_kernel_for("approval.ipynb")
         yield server
@@ -210,6 +220,9 @@ def lab(tmp_path: Path) -> Iterator[JupyterLab]:
 @pytest.mark.timeout(300)  # JupyterLab's front end alone takes tens of seconds to load on a busy 2-core machine
 def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
     from playwright.sync_api import expect, sync_playwright
+
+    _cell, waiting_name, answered_name = CASES[lab.case]
+    screenshot, answered = SHOTS / f"{waiting_name}.png", SHOTS / f"{answered_name}.png"
 
     executable = shutil.which("chromium")
     if executable is None:
@@ -245,8 +258,8 @@ def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
             expect(card.first).to_contain_text("delete_file")
             expect(card.first).to_contain_text("Notes")
             page.locator(".jupyter-widgets input[placeholder='Reason (optional)']").fill("Old draft, safe to remove")
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.locator(".jp-NotebookPanel").screenshot(path=str(SCREENSHOT))
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.locator(".jp-NotebookPanel").screenshot(path=str(screenshot))
             approve.click()
 
             answer = page.locator(".jp-OutputArea-output", has_text="Deleted Notes.")
@@ -254,10 +267,10 @@ def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
             expect(page.locator(".jupyter-widgets .anb-badge", has_text="done").first).to_be_visible(timeout=30_000)
             # Scroll the answer into view and keep the picture for the README.
             answer.last.scroll_into_view_if_needed()
-            page.locator(".jp-NotebookPanel").screenshot(path=str(ANSWERED))
+            page.locator(".jp-NotebookPanel").screenshot(path=str(answered))
         except BaseException:
             page.screenshot(path=str(lab.root / "failure.png"))  # kept with the server log for debugging
             raise
         finally:
             browser.close()
-    assert SCREENSHOT.stat().st_size > 10_000 and ANSWERED.stat().st_size > 10_000
+    assert screenshot.stat().st_size > 10_000 and answered.stat().st_size > 10_000
