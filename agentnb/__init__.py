@@ -65,6 +65,7 @@ from .exceptions import AgentnbError, MiddlewareTermination
 if TYPE_CHECKING:
     from .evals import Experiment, compare, evaluate, experiments, load_experiment, run_batch
     from .observability import configure_otel_providers, enable_instrumentation, traces, usage_summary
+    from .store import runs
     from .workflows import (
         AgentExecutor,
         AgentExecutorRequest,
@@ -136,6 +137,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "load_experiment": "agentnb.evals",
     "response_handler": "agentnb.workflows",
     "run_batch": "agentnb.evals",
+    "runs": "agentnb.store",
     "traces": "agentnb.observability",
     "usage_summary": "agentnb.observability",
 }
@@ -220,6 +222,7 @@ __all__ = [
     "register_type",
     "response_handler",
     "run_batch",
+    "runs",
     "tool",
     "traces",
     "unload_ipython_extension",

@@ -1,7 +1,8 @@
 """The runs view: every run in the run store, from any process, updating live; a run's events, paged.
 
-Polling is cheap by design: each tick reads the store's ``watermark()`` (one small query) and only when the
-runs marker moved fetches the changed rows with ``list_runs(after_rev=...)``.
+Polling is cheap by design: each tick reads the store's ``watermark()`` (one small query on SQLite; on
+PostgreSQL an answer from memory until another machine's write is notified) and only when the runs marker
+moved fetches the changed rows with ``summarize_runs(after_rev=...)``, the query behind ``agentnb.runs()``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,22 @@ from typing import Any
 
 import panel as pn
 
+from ..store import RUN_SUMMARY_COLUMNS
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
-_RUN_COLUMNS = ["run_id", "kind", "name", "status", "started_at", "ended_at", "error"]
+_RUN_COLUMNS = list(RUN_SUMMARY_COLUMNS)
 _EVENT_COLUMNS = ["seq", "type", "executor_id", "timestamp", "data"]
 _MAX_RUNS = 1000
 _DATA_PREVIEW = 160
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return f"{value:.0f}" if isinstance(value, float) else str(value)
 
 
 def events_frame(rows: list[dict[str, Any]]) -> Any:
@@ -170,14 +178,15 @@ class RunsView:
         """Fetch runs changed since the last refresh; return how many rows changed."""
         import pandas as pd
 
-        rows = self.store.list_runs(after_rev=self._rev if self._rev >= 0 else None, limit=_MAX_RUNS)
+        # The query behind agentnb.runs(), restricted to runs changed since the last refresh.
+        rows = self.store.summarize_runs(after_rev=self._rev if self._rev >= 0 else None, limit=_MAX_RUNS)
         for row in rows:
             self._rows[row["run_id"]] = row
             self._rev = max(self._rev, int(row.get("rev") or 0))
         if rows or self.table.value is None or len(self.table.value) != len(self._rows):
             ordered = sorted(self._rows.values(), key=lambda r: str(r.get("started_at") or ""), reverse=True)
             frame = pd.DataFrame.from_records(
-                [{k: ("" if r.get(k) is None else str(r.get(k))) for k in _RUN_COLUMNS} for r in ordered],
+                [{k: _cell(r.get(k)) for k in _RUN_COLUMNS} for r in ordered],
                 columns=_RUN_COLUMNS,
             )
             self.table.value = frame

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import MEMORY, SPAN_COLUMNS, Store
+from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store
+from ._frame import runs
 from ._open import STORE_URL_ENV, default_store, default_store_url, open_store, redact_url, store_backend
 from ._run_store import RunStore, default_store_path
 from ._schema import SCHEMA_VERSION
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MEMORY",
+    "RUN_SUMMARY_COLUMNS",
     "SCHEMA_VERSION",
     "SPAN_COLUMNS",
     "STORE_URL_ENV",
@@ -33,6 +35,7 @@ __all__ = [
     "default_store_url",
     "open_store",
     "redact_url",
+    "runs",
     "store_backend",
 ]
 

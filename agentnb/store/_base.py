@@ -20,7 +20,7 @@ from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
 from ._schema import MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
-__all__ = ["MEMORY", "SPAN_COLUMNS", "Store", "to_iso", "to_ns"]
+__all__ = ["MEMORY", "RUN_SUMMARY_COLUMNS", "SPAN_COLUMNS", "Store", "to_iso", "to_ns"]
 
 MEMORY = ":memory:"
 """Pass as ``path`` for a store that lives only in this process (tests, nothing on disk)."""
@@ -37,6 +37,19 @@ _RUN_COLUMNS: tuple[str, ...] = (
     "metadata",
     "rev",
 )
+RUN_SUMMARY_COLUMNS: tuple[str, ...] = (
+    "run_id",
+    "kind",
+    "name",
+    "status",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "input_tokens",
+    "output_tokens",
+    "error",
+)
+"""The columns of :meth:`Store.summarize_runs` rows and of ``agentnb.runs()``."""
 _CHECKPOINT_COLUMNS: tuple[str, ...] = ("checkpoint_id", "run_id", "workflow_name", "parent_id", "step", "created_at")
 SPAN_COLUMNS: tuple[str, ...] = (
     "id",
@@ -410,6 +423,67 @@ class Store(abc.ABC):
             sql += " LIMIT ?"
             params.append(int(limit))
         return [self._run_row(row) for row in self._read(sql, params)]
+
+    def summarize_runs(
+        self,
+        *,
+        kind: str | None = None,
+        name: str | None = None,
+        status: str | None = None,
+        after_rev: int | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """List runs newest first with what a runs table shows: times, duration and the tokens their model calls used.
+
+        The query behind ``agentnb.runs()`` and the DevUI's runs view. Each row has
+        :data:`RUN_SUMMARY_COLUMNS` plus ``rev`` and ``metadata``; ``duration_ms`` is ``None`` while a run is
+        going, and the token counts are sums over the run's model-call spans (``None`` when it has none).
+        Filters are those of :meth:`list_runs`.
+        """
+        where, params = [], []
+        for column, value in (("kind", kind), ("name", name), ("status", status)):
+            if value is not None:
+                where.append(f"r.{column} = ?")
+                params.append(value)
+        if after_rev is not None:
+            where.append("r.rev > ?")
+            params.append(int(after_rev))
+        tokens = "(SELECT SUM(s.{0}) FROM spans s WHERE s.run_id = r.run_id AND s.operation = 'chat')"
+        sql = (
+            "SELECT r.run_id, r.kind, r.name, r.status, r.started_at, r.ended_at, r.error, r.rev, r.metadata, "
+            f"{tokens.format('input_tokens')}, {tokens.format('output_tokens')} FROM runs r"
+        )
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY r.started_at DESC, r.rev DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        out = []
+        for run_id, kind_, name_, status_, started, ended, error, rev, meta, tokens_in, tokens_out in self._read(
+            sql, params
+        ):
+            duration = None
+            if started and ended:
+                delta = _dt.datetime.fromisoformat(ended) - _dt.datetime.fromisoformat(started)
+                duration = delta.total_seconds() * 1000.0
+            out.append(
+                {
+                    "run_id": run_id,
+                    "kind": kind_,
+                    "name": name_,
+                    "status": status_,
+                    "started_at": started,
+                    "ended_at": ended,
+                    "duration_ms": duration,
+                    "input_tokens": None if tokens_in is None else int(tokens_in),
+                    "output_tokens": None if tokens_out is None else int(tokens_out),
+                    "error": error,
+                    "rev": rev,
+                    "metadata": json.loads(meta),
+                }
+            )
+        return out
 
     def delete_run(self, run_id: str) -> None:
         """Delete a run and its events (its spans and checkpoints stay)."""

@@ -380,3 +380,40 @@ def test_last_traces_reads_an_index_not_every_span(tmp_path: Path) -> None:
     assert "traces_start" in traces_plan and "TEMP B-TREE" not in traces_plan, traces_plan
     assert [r[0] for r in store.select_spans(["trace_id"], last_traces=3)] == ["t47", "t48", "t49"]
     store.close()
+
+
+def test_runs_frame_newest_first_with_durations_and_tokens(store: Store) -> None:
+    import agentnb
+
+    t0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+    store.start_run("old", kind="workflow", name="flow", started_at=t0)
+    store.finish_run("old", status="failed", ended_at=t0 + dt.timedelta(milliseconds=1500), error="boom")
+    store.start_run("new", kind="agent", name="helper", started_at=t0 + dt.timedelta(minutes=1))
+    store.add_spans(
+        [
+            {**_span("t", "a", 1), "run_id": "new", "operation": "chat", "input_tokens": 10, "output_tokens": 3},
+            {**_span("t", "b", 2), "run_id": "new", "operation": "chat", "input_tokens": 5, "output_tokens": 2},
+            {**_span("t", "c", 0), "run_id": "new", "operation": "invoke_agent", "input_tokens": 15},
+        ]
+    )
+    frame = agentnb.runs(store=store)
+    assert list(frame.columns) == [
+        "run_id", "kind", "name", "status", "started_at", "ended_at", "duration_ms", "input_tokens", "output_tokens",
+        "error",
+    ]  # fmt: skip
+    assert list(frame["run_id"]) == ["new", "old"]
+    new, old = frame.iloc[0], frame.iloc[1]
+    assert (new["input_tokens"], new["output_tokens"]) == (15, 5)
+    assert new["status"] == "running" and frame["duration_ms"].isna().iloc[0]
+    assert old["duration_ms"] == 1500.0 and old["error"] == "boom" and old["input_tokens"] is pd_na()
+    assert str(frame["started_at"].dt.tz) == "UTC"
+    assert list(agentnb.runs(store=store, status="failed")["run_id"]) == ["old"]
+    assert list(agentnb.runs(store=store, kind="agent", name="helper")["run_id"]) == ["new"]
+    assert len(agentnb.runs(1, store=store)) == 1
+    assert store.summarize_runs(after_rev=store.get_run("new")["rev"]) == []
+
+
+def pd_na() -> object:
+    import pandas as pd
+
+    return pd.NA

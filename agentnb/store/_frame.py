@@ -1,0 +1,63 @@
+"""``agentnb.runs()``: the runs of the default store as a pandas DataFrame (pandas loads on first call)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ._base import RUN_SUMMARY_COLUMNS, Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["runs"]
+
+
+def runs(
+    limit: int | None = 100,
+    *,
+    kind: str | None = None,
+    name: str | None = None,
+    status: str | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
+    """Return stored runs as a DataFrame, newest first: the same query the DevUI's runs view shows.
+
+    Columns: ``run_id, kind, name, status, started_at, ended_at`` (timezone-aware UTC), ``duration_ms``
+    (empty while running), ``input_tokens, output_tokens`` (summed over the run's model calls) and ``error``.
+    Runs from every process, and with ``AGENTNB_STORE_URL=postgresql://...`` from every machine.
+
+    Args:
+        limit: At most this many runs (``None``: all).
+        kind: Only runs of this kind (``"agent"``, ``"workflow"``, ...).
+        name: Only runs of the agent or workflow with this name.
+        status: Only runs with this status (``"running"``, ``"completed"``, ``"failed"``, ...).
+        store: Read this store (or store URL / path) instead of the default one.
+
+    Example:
+        ```python
+        import agentnb
+
+        agentnb.runs(limit=20, kind="workflow", status="failed")
+        ```
+    """
+    import pandas as pd
+
+    from ._open import default_store, open_store
+
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}.")
+    owned = store is not None and not isinstance(store, Store)
+    target = default_store() if store is None else store if isinstance(store, Store) else open_store(store)
+    try:
+        rows = target.summarize_runs(kind=kind, name=name, status=status, limit=limit)
+    finally:
+        if owned:
+            target.close()
+    frame = pd.DataFrame.from_records(rows, columns=list(RUN_SUMMARY_COLUMNS))
+    for column in ("started_at", "ended_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
+    frame["duration_ms"] = frame["duration_ms"].astype("float64")
+    for column in ("input_tokens", "output_tokens"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
