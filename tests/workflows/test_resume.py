@@ -11,8 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from agentnb.store import RunStore
-from agentnb.workflows import CheckpointHistory, FileCheckpointStorage, SQLiteCheckpointStorage
+from agentnb.store import RunStore, open_store
+from agentnb.workflows import (
+    CheckpointHistory,
+    FileCheckpointStorage,
+    RunStoreCheckpointStorage,
+    SQLiteCheckpointStorage,
+)
 
 SCRIPT = str(Path(__file__).with_name("wf_procs.py"))
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -114,3 +119,29 @@ def test_two_processes_share_the_sqlite_store(tmp_path: Path) -> None:
         timeline = asyncio.run(history.timeline(run_id=result["run_id"]))
         assert [c.step for c in timeline] == list(range(result["steps"] + 1))
         assert {c.workflow_name for c in timeline} == {f"proc{i}"}
+
+
+def test_a_run_killed_on_one_machine_resumes_on_another_through_postgres(pg_url: str, tmp_path: Path) -> None:
+    # Processes stand in for machines: they share nothing but the PostgreSQL URL.
+    baseline = _run("run", "file", str(tmp_path / "baseline"))
+    store = open_store(pg_url)
+    proc = _spawn("run", "store", pg_url, delay=0.15)
+    try:
+        deadline = time.monotonic() + 30
+        while len(store.list_checkpoints(workflow_name="loop")) < 5:
+            assert proc.poll() is None, "the run finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    resumed = _run("resume", "store", pg_url)
+    assert 4 <= resumed["resumed_from_step"] < baseline["steps"]
+    assert resumed["outputs"] == baseline["outputs"]
+    timeline = asyncio.run(CheckpointHistory(RunStoreCheckpointStorage(store)).timeline(run_id=resumed["run_id"]))
+    assert [c.step for c in timeline] == list(range(baseline["steps"] + 1))
+    assert len({c.run_id for c in timeline}) == 2
+    store.close()

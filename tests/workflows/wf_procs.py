@@ -19,6 +19,7 @@ from agentnb.workflows import (
     CheckpointStorage,
     Executor,
     FileCheckpointStorage,
+    RunStoreCheckpointStorage,
     SQLiteCheckpointStorage,
     Workflow,
     WorkflowBuilder,
@@ -116,6 +117,8 @@ def build_approval(storage: CheckpointStorage) -> Workflow:
 
 
 def storage_for(kind: str, where: str) -> CheckpointStorage:
+    if kind == "store":  # any store URL, e.g. postgresql://...
+        return RunStoreCheckpointStorage(where)
     return FileCheckpointStorage(where) if kind == "file" else SQLiteCheckpointStorage(where)
 
 

@@ -1,0 +1,59 @@
+"""The PostgreSQL server goes away mid-run and comes back: typed errors meanwhile, nothing committed lost."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from agentnb.exceptions import StoreError
+from agentnb.store import open_store
+from tests.store.pg_fixture import PASSWORD, PostgresServer, running_postgres
+
+
+@pytest.fixture
+def own_server() -> Iterator[PostgresServer]:
+    # A server of this test's own: stopping the shared one would break every other test.
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_a_server_stopped_mid_run_fails_typed_and_writes_resume_when_it_is_back(own_server: PostgresServer) -> None:
+    store = open_store(own_server.url(), timeout=2)
+    try:
+        store.start_run("r", kind="workflow", name="flow")
+        store.add_events("r", [{"type": "step", "data": i} for i in range(10)])
+        store.put_checkpoint("c0", run_id="r", workflow_name="flow", parent_id=None, step=0, data='{"s": 0}')
+        assert store.watermark()["events"] == 10
+
+        own_server.stop("immediate")  # a crash, not a polite shutdown
+        started = time.perf_counter()
+        with pytest.raises(StoreError) as info:
+            store.add_events("r", [{"type": "step", "data": {"lost": True}}])
+        assert time.perf_counter() - started < 15
+        message = str(info.value)
+        assert "database 'agentnb' on host '127.0.0.1'" in message and PASSWORD not in message
+        with pytest.raises(StoreError):
+            store.list_events("r")
+        with pytest.raises(StoreError):
+            store.watermark()  # the DevUI's poll sees a typed error, not a driver exception
+
+        own_server.start()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                store.add_events("r", [{"type": "step", "data": {"after": 1}}])
+                break
+            except StoreError:
+                assert time.monotonic() < deadline, "writes did not resume after the server came back"
+                time.sleep(0.2)
+        store.finish_run("r", status="completed")
+        events = store.list_events("r")
+        assert [e["data"] for e in events] == [str(i) for i in range(10)] + [json.dumps({"after": 1})]
+        assert store.get_checkpoint("c0") == '{"s": 0}'
+        assert store.get_run("r")["status"] == "completed"
+    finally:
+        store.close()
