@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import html
 import json
 import time
 from collections.abc import Iterator
@@ -19,14 +18,13 @@ from typing import Any
 import panel as pn
 
 from agentnb._html import badge, escape, json_html
+from agentnb.workflows import checkpoint_tree_svg, editable_state, parse_fork_edits
 
 from ._discovery import Catalog, Entity
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, jsonable, set_html
 
-__all__ = ["ForkEdits", "TimeTravelView", "checkpoint_view", "parse_fork_edits", "tree_svg"]
-
-ForkEdits = dict[str, Any]
+__all__ = ["TimeTravelView", "checkpoint_view"]
 
 
 @contextlib.contextmanager
@@ -72,147 +70,6 @@ def checkpoint_view(checkpoint: Any) -> dict[str, Any]:
         "fan_in_buffers": jsonable(checkpoint.fan_in_buffers),
         "metadata": jsonable(checkpoint.metadata),
     }
-
-
-def editable_state(checkpoint: Any) -> str:
-    """The parts of a checkpoint a fork may change, as tagged JSON text for the editor."""
-    from agentnb import _serialization
-
-    data = {
-        "shared_state": _serialization.encode(checkpoint.shared_state),
-        "executor_states": _serialization.encode(checkpoint.executor_states),
-        "pending_messages": [m.to_dict() for m in checkpoint.pending_messages],
-    }
-    return json.dumps(data, indent=2, ensure_ascii=False)
-
-
-def parse_fork_edits(text: str, workflow: Any) -> ForkEdits:
-    """Parse and validate the fork editor's JSON; raise ``ValueError`` saying what is wrong and where.
-
-    Checks: valid JSON; only ``shared_state``, ``executor_states`` and ``pending_messages``; tagged values
-    decode; pending messages name known executors; and each pending message can be handled by the executor(s)
-    it will be delivered to.
-    """
-    from agentnb import _serialization
-    from agentnb.workflows import PendingMessage
-
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"Not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.") from e
-    if not isinstance(raw, dict):
-        raise ValueError("The edits must be a JSON object with shared_state, executor_states and pending_messages.")
-    unknown = set(raw) - {"shared_state", "executor_states", "pending_messages"}
-    if unknown:
-        raise ValueError(f"Unknown keys {sorted(unknown)}; only shared_state, executor_states and pending_messages.")
-    edits: ForkEdits = {}
-    try:
-        if "shared_state" in raw:
-            state = _serialization.decode(raw["shared_state"])
-            if not isinstance(state, dict):
-                raise ValueError("shared_state must be an object.")
-            edits["shared_state"] = state
-        if "executor_states" in raw:
-            states = _serialization.decode(raw["executor_states"])
-            if not isinstance(states, dict):
-                raise ValueError("executor_states must be an object keyed by executor id.")
-            unknown_ids = sorted(set(states) - set(workflow.executors))
-            if unknown_ids:
-                raise ValueError(f"executor_states names unknown executors {unknown_ids}.")
-            edits["executor_states"] = states
-        if "pending_messages" in raw:
-            items = raw["pending_messages"]
-            if not isinstance(items, list):
-                raise ValueError("pending_messages must be a list.")
-            messages = []
-            for i, item in enumerate(items):
-                if not isinstance(item, dict) or "data" not in item:
-                    raise ValueError(f"pending_messages[{i}] must be an object with source_id, target_id and data.")
-                message = PendingMessage.from_dict({"source_id": item.get("source_id"), **item})
-                _check_delivery(workflow, message, i)
-                messages.append(message)
-            edits["pending_messages"] = messages
-    except ValueError:
-        raise
-    except Exception as e:  # decoding errors from the serializer carry a useful message
-        raise ValueError(f"Cannot read the edited values: {e}") from e
-    return edits
-
-
-def _check_delivery(workflow: Any, message: Any, index: int) -> None:
-    executors = workflow.executors
-    for eid in (message.source_id, message.target_id):
-        if eid is not None and eid not in executors:
-            raise ValueError(f"pending_messages[{index}] names unknown executor {eid!r}; known: {sorted(executors)}.")
-    if message.target_id is not None:
-        targets = [message.target_id]
-    elif message.source_id is not None:
-        targets = [t for g in workflow.groups_by_source.get(message.source_id, []) for _s, t in g.edges()]
-    else:
-        raise ValueError(f"pending_messages[{index}] has neither source_id nor target_id.")
-    able = [t for t in targets if executors[t].can_handle(message.data)]
-    if targets and not able:
-        wanted = ", ".join(
-            f"{t} takes {' | '.join(getattr(x, '__name__', str(x)) for x in executors[t].input_types)}" for t in targets
-        )
-        raise ValueError(
-            f"pending_messages[{index}] carries a value of type {type(message.data).__name__} that no receiver "
-            f"accepts ({wanted})."
-        )
-
-
-def tree_svg(infos: list[Any], *, selected: str | None = None, highlight: set[str] | None = None) -> str:
-    """Draw the checkpoint tree: one column per step depth, one lane per branch, forks as new lanes."""
-    if not infos:
-        return "<p class='anb-muted'>No checkpoints.</p>"
-    ids = {i.checkpoint_id for i in infos}
-    children: dict[str | None, list[Any]] = {}
-    for info in infos:
-        parent = info.parent_id if info.parent_id in ids else None
-        children.setdefault(parent, []).append(info)
-    pos: dict[str, tuple[int, int]] = {}
-    lane = 0
-
-    def place(info: Any, depth: int) -> None:
-        nonlocal lane
-        pos[info.checkpoint_id] = (depth, lane)
-        kids = children.get(info.checkpoint_id, [])
-        for k, child in enumerate(kids):
-            if k > 0:
-                lane += 1
-            place(child, depth + 1)
-
-    stack_roots = children.get(None, [])
-    for r, root in enumerate(stack_roots):
-        if r > 0:
-            lane += 1
-        place(root, 0)
-    dx, dy, r = 78, 46, 11
-    width = (max(d for d, _ in pos.values()) + 1) * dx + 60
-    height = (lane + 1) * dy + 30
-    by_id = {i.checkpoint_id: i for i in infos}
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-size="10">']
-    for info in infos:
-        if info.parent_id in pos:
-            (d0, l0), (d1, l1) = pos[info.parent_id], pos[info.checkpoint_id]
-            x0, y0, x1, y1 = 30 + d0 * dx, 22 + l0 * dy, 30 + d1 * dx, 22 + l1 * dy
-            parts.append(
-                f'<path d="M{x0},{y0} C{x0 + dx / 2},{y0} {x1 - dx / 2},{y1} {x1},{y1}" stroke="#8c959f" fill="none"/>'
-            )
-    for cid, (d, ln) in pos.items():
-        info = by_id[cid]
-        x, y = 30 + d * dx, 22 + ln * dy
-        fork = info.parent_id is not None and info.parent_id in by_id and by_id[info.parent_id].run_id != info.run_id
-        fill = "#0969da" if cid == selected else ("#8250df" if fork else "#d0d7de")
-        stroke = "#1f2328" if highlight and cid in highlight else "#57606a"
-        parts.append(
-            f'<g class="cp" data-id="{html.escape(cid, quote=True)}"><title>{html.escape(cid)} · step {info.step}'
-            f" · run {html.escape(info.run_id[:8])}</title>"
-            f'<circle cx="{x}" cy="{y}" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
-            f'<text x="{x}" y="{y + r + 11}" text-anchor="middle" fill="#57606a">s{info.step}</text></g>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
 
 
 class TimeTravelView:
@@ -446,7 +303,7 @@ class TimeTravelView:
 
     def _draw_tree(self) -> None:
         chain_ids = {i.checkpoint_id for i in self._chain}
-        set_html(self.tree, tree_svg(self._infos, selected=self._selected, highlight=chain_ids))
+        set_html(self.tree, checkpoint_tree_svg(self._infos, selected=self._selected, highlight=chain_ids))
 
     @view_callback("Cannot load checkpoint")
     def _on_timeline_select(self, event: Any) -> None:

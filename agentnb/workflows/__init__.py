@@ -79,8 +79,16 @@ from ._orchestrations import (
     ParticipantReviewResponse,
     SequentialBuilder,
 )
-from ._timetravel import CheckpointDiff, CheckpointHistory, CheckpointNode
-from ._viz import WorkflowViz
+from ._timetravel import (
+    CheckpointDiff,
+    CheckpointHistory,
+    CheckpointNode,
+    ForkEdits,
+    check_pending_message,
+    editable_state,
+    parse_fork_edits,
+)
+from ._viz import WorkflowViz, checkpoint_tree_svg
 from ._workflow import Workflow
 from ._workflow_agent import WorkflowAgent
 from ._workflow_executor import SubWorkflowRequest, WorkflowExecutor
@@ -102,6 +110,7 @@ __all__ = [
     "FanInEdgeGroup",
     "FanOutEdgeGroup",
     "FileCheckpointStorage",
+    "ForkEdits",
     "FunctionExecutor",
     "GroupChatBuilder",
     "GroupChatDecision",
@@ -136,7 +145,11 @@ __all__ = [
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowViz",
+    "check_pending_message",
+    "checkpoint_tree_svg",
+    "editable_state",
     "executor",
     "handler",
+    "parse_fork_edits",
     "response_handler",
 ]

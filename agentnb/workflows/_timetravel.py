@@ -13,22 +13,36 @@ Example:
     fork = await history.fork(timeline[1].checkpoint_id, shared_state={"budget": 10})
     await workflow.run(checkpoint_id=fork.checkpoint_id, checkpoint_storage=storage)
     ```
+
+The rules for an edited fork live here too, so every view (DevUI, notebook) applies the same ones:
+:func:`editable_state` writes the editable part of a checkpoint as tagged JSON, :func:`parse_fork_edits`
+reads it back and checks it, and :func:`check_pending_message` asks the graph's own edge groups whether a
+message could be delivered at all.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import _serialization
-from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError
+from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError, SerializationError
 from ._checkpoints import CheckpointInfo, CheckpointStorage, PendingMessage, WorkflowCheckpoint, new_id, utc_now
 
 if TYPE_CHECKING:
     from ._workflow import Workflow
 
-__all__ = ["CheckpointDiff", "CheckpointHistory", "CheckpointNode"]
+__all__ = [
+    "CheckpointDiff",
+    "CheckpointHistory",
+    "CheckpointNode",
+    "ForkEdits",
+    "check_pending_message",
+    "editable_state",
+    "parse_fork_edits",
+]
 
 _MISSING: Any = object()
 
@@ -137,6 +151,117 @@ def _to_pending(item: Any) -> PendingMessage:
     if isinstance(item, Mapping) and "data" in item:
         return PendingMessage(item.get("source_id"), item["data"], item.get("target_id"))
     raise TypeError(f"Pending messages must be PendingMessage, (source_id, data[, target_id]) or a dict, got {item!r}.")
+
+
+class ForkEdits(TypedDict, total=False):
+    """Checked edits for :meth:`CheckpointHistory.fork` (pass them as keyword arguments)."""
+
+    shared_state: dict[str, Any]
+    executor_states: dict[str, Any]
+    pending_messages: list[PendingMessage]
+
+
+def _type_names(types: Iterable[Any]) -> str:
+    return " | ".join(getattr(t, "__name__", str(t)) for t in types)
+
+
+def check_pending_message(workflow: Workflow, message: PendingMessage, *, where: str = "A pending message") -> None:
+    """Raise ``ValueError`` unless ``message`` could be delivered in ``workflow``'s next superstep.
+
+    The message must name known executors, have a source or a target, and some edge group of its source
+    (or its target, when it has no source) must be able to take it; conditions are not evaluated, since
+    they may depend on the run. The edge groups answer for themselves (:meth:`EdgeGroup.may_take`).
+    """
+    executors = workflow.executors
+    for eid in (message.source_id, message.target_id):
+        if eid is not None and eid not in executors:
+            raise ValueError(f"{where} names unknown executor {eid!r}; known: {sorted(executors)}.")
+
+    def can_handle(target: str, data: Any) -> bool:
+        return executors[target].can_handle(data)
+
+    data, source, target = message.data, message.source_id, message.target_id
+    if source is None:
+        if target is None:
+            raise ValueError(
+                f"{where} has neither source_id nor target_id: a message without a source needs a target_id."
+            )
+        receivers = [target]
+        accepted = can_handle(target, data)
+    else:
+        groups = workflow.groups_by_source.get(source, [])
+        receivers = [t for g in groups for t in g.targets if target is None or t == target]
+        accepted = not groups or any(g.may_take(data, target, can_handle) for g in groups)
+    if not accepted:
+        wanted = ", ".join(f"{t} takes {_type_names(executors[t].input_types)}" for t in receivers)
+        raise ValueError(
+            f"{where} carries a value of type {type(data).__name__} that no receiver accepts ({wanted or 'none'})."
+        )
+
+
+def editable_state(checkpoint: WorkflowCheckpoint) -> str:
+    """The parts of a checkpoint a fork may change, as tagged JSON text (what :func:`parse_fork_edits` reads)."""
+    data = {
+        "shared_state": _serialization.encode(checkpoint.shared_state),
+        "executor_states": _serialization.encode(checkpoint.executor_states),
+        "pending_messages": [m.to_dict() for m in checkpoint.pending_messages],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+_EDITABLE = ("shared_state", "executor_states", "pending_messages")
+
+
+def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
+    """Read and check edited checkpoint state (see :func:`editable_state`) before anything runs.
+
+    Checks: valid JSON; only ``shared_state``, ``executor_states`` and ``pending_messages``; tagged values
+    decode; executor states name known executors; every pending message passes
+    :func:`check_pending_message`.
+
+    Raises:
+        ValueError: What is wrong, and where.
+    """
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.") from e
+    if not isinstance(raw, dict):
+        raise ValueError("The edits must be a JSON object with shared_state, executor_states and pending_messages.")
+    fields: dict[str, Any] = raw
+    unknown = set(fields) - set(_EDITABLE)
+    if unknown:
+        raise ValueError(f"Unknown keys {sorted(unknown)}; only shared_state, executor_states and pending_messages.")
+    edits: ForkEdits = {}
+    try:
+        if "shared_state" in fields:
+            state = _serialization.decode(fields["shared_state"])
+            if not isinstance(state, dict):
+                raise ValueError("shared_state must be an object.")
+            edits["shared_state"] = state
+        if "executor_states" in fields:
+            states = _serialization.decode(fields["executor_states"])
+            if not isinstance(states, dict):
+                raise ValueError("executor_states must be an object keyed by executor id.")
+            unknown_ids = sorted(set(states) - set(workflow.executors))
+            if unknown_ids:
+                raise ValueError(f"executor_states names unknown executors {unknown_ids}.")
+            edits["executor_states"] = states
+        if "pending_messages" in fields:
+            items = fields["pending_messages"]
+            if not isinstance(items, list):
+                raise ValueError("pending_messages must be a list.")
+            messages: list[PendingMessage] = []
+            for i, item in enumerate(items):
+                if not isinstance(item, dict) or "data" not in item:
+                    raise ValueError(f"pending_messages[{i}] must be an object with source_id, target_id and data.")
+                message = PendingMessage.from_dict({"source_id": item.get("source_id"), **item})
+                check_pending_message(workflow, message, where=f"pending_messages[{i}]")
+                messages.append(message)
+            edits["pending_messages"] = messages
+    except (SerializationError, KeyError, TypeError) as e:  # the decoder's message says what it could not read
+        raise ValueError(f"Cannot read the edited values: {e}") from e
+    return edits
 
 
 class CheckpointHistory:
@@ -300,13 +425,9 @@ class CheckpointHistory:
         pending = list(source.pending_messages)
         if pending_messages is not None:
             pending = [_to_pending(m) for m in pending_messages]
-            if executors is not None:
+            if self.workflow is not None:
                 for m in pending:
-                    for eid in (m.source_id, m.target_id):
-                        if eid is not None and eid not in executors:
-                            raise ValueError(f"Pending message names unknown executor {eid!r}.")
-                    if m.source_id is None and m.target_id is None:
-                        raise ValueError("A pending message without a source needs a target_id.")
+                    check_pending_message(self.workflow, m)
         edits = [
             name
             for name, given in (

@@ -7,21 +7,23 @@ and labelled; fan-in edges are thick, coloured and meet in a join node before th
 escaped. A 200-executor graph lays out in a few milliseconds.
 
 ``WorkflowViz`` accepts a :class:`Workflow` or the ``workflow.to_dict()`` description the run store keeps,
-so a process that only has the store (the DevUI) can draw a graph too.
+so a process that only has the store (the DevUI) can draw a graph too. :func:`checkpoint_tree_svg` draws a
+run's checkpoint tree with the same SVG pieces (document, curves, escaped text).
 """
 
 from __future__ import annotations
 
 import html
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
+    from ._checkpoints import CheckpointInfo
     from ._workflow import Workflow
 
-__all__ = ["WorkflowViz"]
+__all__ = ["WorkflowViz", "checkpoint_tree_svg"]
 
 _NODE_H = 36
 _V_GAP = 56
@@ -30,6 +32,29 @@ _CHAR_W = 7.2
 _MIN_W = 80
 _MAX_W = 260
 _JOIN_R = 9
+
+
+# -- SVG pieces shared by the drawings ------------------------------------------------------------------------
+
+
+def _svg_open(width: float, height: float, *, css_class: str, font_size: int) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="{font_size}" class="{css_class}">'
+    )
+
+
+def _curve(x1: float, y1: float, x2: float, y2: float, *, along: Literal["x", "y"]) -> str:
+    """A cubic curve from (x1, y1) to (x2, y2) that leaves and arrives along the given axis."""
+    if along == "y":
+        my = (y1 + y2) / 2
+        return f"M{x1:.1f},{y1:.1f} C{x1:.1f},{my:.1f} {x2:.1f},{my:.1f} {x2:.1f},{y2:.1f}"
+    mx = (x1 + x2) / 2
+    return f"M{x1:.1f},{y1:.1f} C{mx:.1f},{y1:.1f} {mx:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=True)
 
 
 @dataclass
@@ -269,8 +294,7 @@ class WorkflowViz:
         width, height = self._layout()
         nodes = self._graph.nodes
         out: list[str] = [
-            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif" font-size="12" class="agentnb-workflow">',
+            _svg_open(width, height, css_class="agentnb-workflow", font_size=12),
             "<defs>",
             '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>',
@@ -301,8 +325,7 @@ class WorkflowViz:
         else:
             x1, y1 = a.x, a.y + half
             x2, y2 = b.x, b.y - half_b
-            my = (y1 + y2) / 2
-            d = f"M{x1:.1f},{y1:.1f} C{x1:.1f},{my:.1f} {x2:.1f},{my:.1f} {x2:.1f},{y2:.1f}"
+            d = _curve(x1, y1, x2, y2, along="y")
         if edge.style == "fan_in":
             attrs = 'stroke="#6a1b9a" stroke-width="2.5" marker-end="url(#arrow-fan-in)" class="edge fan-in"'
         elif edge.style == "conditional":
@@ -363,3 +386,69 @@ def _mermaid_text(text: str) -> str:
     return (
         text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;").replace("\n", " ")
     )
+
+
+# -- the checkpoint tree --------------------------------------------------------------------------------------
+
+_TREE_DX, _TREE_DY, _TREE_R = 78, 46, 11
+
+
+def checkpoint_tree_svg(
+    infos: Sequence[CheckpointInfo], *, selected: str | None = None, highlight: set[str] | None = None
+) -> str:
+    """Draw checkpoints as a tree: one column per step depth, one lane per branch, forks as new lanes.
+
+    Args:
+        infos: The checkpoints (``CheckpointHistory.list()``); a checkpoint whose parent is not among them is
+            a root.
+        selected: The checkpoint drawn as selected.
+        highlight: Checkpoints drawn with a dark outline (for example the branch being compared).
+
+    Example:
+        >>> from agentnb.workflows import CheckpointInfo
+        >>> svg = checkpoint_tree_svg([CheckpointInfo("a", "w", "r1", None, 0, "")])
+        >>> svg.count('class="cp"')
+        1
+    """
+    if not infos:
+        return "<p class='anb-muted'>No checkpoints.</p>"
+    by_id = {i.checkpoint_id: i for i in infos}
+    children: dict[str | None, list[CheckpointInfo]] = {}
+    for info in infos:
+        children.setdefault(info.parent_id if info.parent_id in by_id else None, []).append(info)
+    pos: dict[str, tuple[int, int]] = {}
+    lane = 0
+    # Depth first without recursion (a long run is a deep chain): the first child stays in its parent's lane.
+    stack: list[tuple[CheckpointInfo, int, bool]] = [(root, 0, i > 0) for i, root in enumerate(children.get(None, []))]
+    stack.reverse()
+    while stack:
+        info, depth, new_lane = stack.pop()
+        if new_lane:
+            lane += 1
+        pos[info.checkpoint_id] = (depth, lane)
+        kids = children.get(info.checkpoint_id, [])
+        stack.extend((child, depth + 1, k > 0) for k, child in reversed(list(enumerate(kids))))
+    dx, dy, r = _TREE_DX, _TREE_DY, _TREE_R
+    width = (max(d for d, _ in pos.values()) + 1) * dx + 60
+    height = (lane + 1) * dy + 30
+    parts = [_svg_open(width, height, css_class="agentnb-checkpoints", font_size=10)]
+    for info in infos:
+        if info.parent_id in pos:
+            (d0, l0), (d1, l1) = pos[info.parent_id], pos[info.checkpoint_id]
+            path = _curve(30 + d0 * dx, 22 + l0 * dy, 30 + d1 * dx, 22 + l1 * dy, along="x")
+            parts.append(f'<path d="{path}" stroke="#8c959f" fill="none"/>')
+    for cid, (d, ln) in pos.items():
+        info = by_id[cid]
+        x, y = 30 + d * dx, 22 + ln * dy
+        parent = by_id.get(info.parent_id or "")
+        fork = parent is not None and parent.run_id != info.run_id
+        fill = "#0969da" if cid == selected else ("#8250df" if fork else "#d0d7de")
+        stroke = "#1f2328" if highlight and cid in highlight else "#57606a"
+        parts.append(
+            f'<g class="cp" data-id="{_escape(cid)}"><title>{_escape(cid)} · step {info.step}'
+            f" · run {_escape(info.run_id[:8])}</title>"
+            f'<circle cx="{x}" cy="{y}" r="{r}" fill="{fill}" stroke="{stroke}" stroke-width="1.5"/>'
+            f'<text x="{x}" y="{y + r + 11}" text-anchor="middle" fill="#57606a">s{info.step}</text></g>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -21,7 +21,7 @@ from agentnb.devui._chat import ChatView
 from agentnb.devui._forms import TypeForm
 from agentnb.devui._graph import GraphPane, state_css
 from agentnb.devui._runs import event_table, events_frame
-from agentnb.devui._timetravel import TimeTravelView, parse_fork_edits, tree_svg
+from agentnb.devui._timetravel import TimeTravelView
 from agentnb.devui._traces import spans_frame
 from agentnb.devui._workflow import WorkflowView
 from agentnb.devui.demos import demo_catalog
@@ -257,6 +257,8 @@ async def test_workflow_view_runs_and_loads_a_large_checkpoint_fast(store: RunSt
 
 
 def test_fork_edits_are_validated_before_anything_runs() -> None:
+    from agentnb.workflows import parse_fork_edits
+
     workflow = demo_catalog().get("greeting-pipeline").obj
     good = '{"shared_state": {"times": 3}, "pending_messages": [{"source_id": "prepare", "data": "hi"}]}'
     edits = parse_fork_edits(good, workflow)
@@ -277,6 +279,7 @@ def test_fork_edits_are_validated_before_anything_runs() -> None:
 
 def test_tree_svg_draws_forks_as_new_lanes() -> None:
     from agentnb.workflows import CheckpointInfo
+    from agentnb.workflows import checkpoint_tree_svg as tree_svg
 
     infos = [
         CheckpointInfo("a", "w", "r1", None, 0, "1"),

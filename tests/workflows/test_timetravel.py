@@ -132,6 +132,20 @@ async def test_fork_with_edited_executor_state_and_pending_messages() -> None:
     assert replaced.shared_state == {"only": 1}
 
 
+async def test_fork_refuses_a_message_no_edge_could_deliver() -> None:
+    # The same rule as the fork editors' (parse_fork_edits): the graph's edge groups answer, conditions aside.
+    storage = InMemoryCheckpointStorage()
+    workflow = build(storage)
+    original = await workflow.run(0)
+    history = CheckpointHistory(storage, workflow)
+    first = (await history.timeline(run_id=original.run_id))[1].checkpoint_id
+    with pytest.raises(ValueError, match="no receiver accepts"):
+        await history.fork(first, pending_messages=[(None, "not a number", "acc")])
+    with pytest.raises(ValueError, match="unknown executor 'ghost'"):
+        await history.fork(first, pending_messages=[("ghost", 1)])
+    assert len(await history.list()) == len(await history.list(run_id=original.run_id))  # nothing was saved
+
+
 async def test_fork_checks_the_graph() -> None:
     storage = InMemoryCheckpointStorage()
     result = await build(storage).run(0)
