@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -14,6 +15,17 @@ from ..exceptions import StoreError
 from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
 
 __all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path", "to_iso", "to_ns"]
+
+
+def _cause(error: sqlite3.Error) -> str:
+    """The error's message with its plain cause first: disk full and I/O errors say so."""
+    code = getattr(error, "sqlite_errorcode", None)
+    name = getattr(error, "sqlite_errorname", "") or ""
+    if code == sqlite3.SQLITE_FULL or "disk is full" in str(error):
+        return f"the disk is full ({error}); free some space and retry - what was committed before is intact"
+    if name.startswith("SQLITE_IOERR") or "disk I/O error" in str(error):
+        return f"an I/O error ({name or error}: {error}); check the disk - what was committed before is intact"
+    return str(error)
 
 
 def default_store_path() -> Path:
@@ -128,14 +140,24 @@ class RunStore(Store):
                 raise StoreError(f"The run store at {self._where()} is busy or locked: {e}") from e
             try:
                 yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
+            except BaseException as e:
+                self._rollback(conn)
+                if isinstance(e, sqlite3.Error):
+                    raise StoreError(f"Cannot write to the run store at {self._where()}: {_cause(e)}") from e
                 raise
             try:
                 conn.execute("COMMIT")
             except sqlite3.Error as e:
+                self._rollback(conn)
+                raise StoreError(f"Cannot commit to the run store at {self._where()}: {_cause(e)}") from e
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        # After SQLITE_FULL or an I/O error SQLite may already have rolled back; a second ROLLBACK would then
+        # fail with "cannot rollback - no transaction is active" and hide the real cause.
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-                raise StoreError(f"Cannot commit to the run store at {self._where()}: {e}") from e
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
