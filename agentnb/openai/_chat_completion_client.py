@@ -27,6 +27,7 @@ from ._shared import (
     unsupported,
     usage_details,
 )
+from ._validate import checked_create, checked_events
 
 if TYPE_CHECKING:
     pass
@@ -193,7 +194,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
 
         params = self._request(messages, options, stream=False)
         try:
-            completion = await self.client.chat.completions.create(**params)
+            completion = await checked_create(self.client.chat.completions, params, api=_API)
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         return self._parse_completion(completion, options)
@@ -240,7 +241,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
 
         params = self._request(messages, options, stream=True)
         try:
-            stream = await self.client.chat.completions.create(**params)
+            stream = await checked_create(self.client.chat.completions, params, api=_API)
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         # Tool-call fragments arrive by index (and parallel calls may interleave): assemble each call
@@ -251,7 +252,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         response_id = model_id = None
         created_at: float | None = None
         try:
-            async for chunk in stream:
+            async for chunk in checked_events(stream, api=_API):
                 response_id = chunk.id or response_id
                 model_id = chunk.model or model_id
                 created_at = created_at or (float(chunk.created) if chunk.created else None)

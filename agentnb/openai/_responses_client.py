@@ -30,6 +30,7 @@ from ._shared import (
     unsupported,
     usage_details,
 )
+from ._validate import checked_create, checked_events
 
 if TYPE_CHECKING:
     pass
@@ -185,7 +186,7 @@ class OpenAIChatClient(OpenAIClientBase):
 
         params = self._request(messages, options, stream=False)
         try:
-            response = await self.client.responses.create(**params)
+            response = await checked_create(self.client.responses, params, api=_API)
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         contents: list[Content] = []
@@ -213,12 +214,12 @@ class OpenAIChatClient(OpenAIClientBase):
 
         params = self._request(messages, options, stream=True)
         try:
-            stream = await self.client.responses.create(**params)
+            stream = await checked_create(self.client.responses, params, api=_API)
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         state = _StreamState(params)
         try:
-            async for event in stream:
+            async for event in checked_events(stream, api=_API):
                 update = state.handle(event)
                 if update is not None:
                     yield update
