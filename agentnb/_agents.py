@@ -7,11 +7,15 @@ and non-streaming paths share every step except how the client's answer is consu
 
 from __future__ import annotations
 
+import copy
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, runtime_checkable
+
+from typing_extensions import Self, TypeVar
 
 from . import _telemetry as tel
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
@@ -21,6 +25,7 @@ from ._tools import ApprovalMode, FunctionTool
 from ._types import (
     AgentResponse,
     AgentResponseUpdate,
+    ChatOptions,
     ChatResponse,
     Message,
     MessagesLike,
@@ -173,8 +178,10 @@ class _Turn:
         assert sc is not None
         sc.response = response
         session = self.context.session
+        history_context = _sent_history_context(sc) if agent.require_per_service_call_history_persistence else sc
         for provider in reversed(self.providers):
-            await provider.after_run(agent=agent, session=session, context=sc, state=self._state(provider))
+            context = history_context if isinstance(provider, HistoryProvider) else sc
+            await provider.after_run(agent=agent, session=session, context=context, state=self._state(provider))
         if session is not None and chat.conversation_id:
             session.service_session_id = chat.conversation_id
         return response
@@ -201,6 +208,26 @@ class _Turn:
         return span
 
 
+def _sent_history_context(sc: SessionContext) -> SessionContext:
+    """The run as a service-side history would hold it: tool results no model call was sent are left out.
+
+    History saved per model call contains each request and each reply; results a middleware ended the run
+    on never reached a model, so they are not part of it.
+    """
+    response = sc.response
+    if response is None:
+        return sc
+    messages = list(response.messages)
+    while messages and messages[-1].role == "tool":
+        messages.pop()
+    if len(messages) == len(response.messages):
+        return sc
+    trimmed = copy.copy(sc)
+    trimmed.response = copy.copy(response)
+    trimmed.response.messages = messages
+    return trimmed
+
+
 def _end_agent_span(span: Any, response: AgentResponse) -> None:
     if span is None:
         return
@@ -217,8 +244,14 @@ def _end_agent_span(span: Any, response: AgentResponse) -> None:
     )
 
 
-class Agent(BaseAgent):
+OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
+
+
+class Agent(BaseAgent, Generic[OptionsT]):
     """An LLM agent: a chat client with instructions, tools, middleware and context providers.
+
+    ``async with Agent(...) as agent:`` enters the client and every tool that is an async context manager
+    (MCP servers connect) and closes them on leaving, in reverse order.
 
     Args:
         client: The chat client that answers (a provider such as ``OpenAIChatClient`` or an offline model).
@@ -227,6 +260,9 @@ class Agent(BaseAgent):
         default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
         context_providers: Providers that add history or context to each run.
         middleware: Agent, chat and function middleware (sorted by kind; they wrap run-level middleware).
+        require_per_service_call_history_persistence: Save history after each model call rather than once
+            per run, so what is stored matches what the model was sent (a tool result that a middleware
+            ended the run on is not stored, as a service-side history would not have it).
 
     Example:
         ```python
@@ -255,6 +291,7 @@ class Agent(BaseAgent):
         default_options: dict[str, Any] | None = None,
         context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
         middleware: Sequence[Any] | None = None,
+        require_per_service_call_history_persistence: bool = False,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(
@@ -269,8 +306,27 @@ class Agent(BaseAgent):
         self.instructions = instructions
         self.tools: list[Any] = list(tools) if isinstance(tools, (list, tuple)) else ([tools] if tools else [])
         self.default_options: dict[str, Any] = dict(default_options or {})
+        self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
         self._agent_middleware, chat, function = split_middleware(self.middleware)
         self._client_middleware: list[Any] = [*chat, *function]
+        self._exit_stack: AsyncExitStack | None = None
+
+    async def __aenter__(self) -> Self:
+        stack = AsyncExitStack()
+        try:
+            for resource in (self.client, *self.tools):
+                if isinstance(resource, AbstractAsyncContextManager):
+                    await stack.enter_async_context(resource)
+        except BaseException:
+            await stack.aclose()
+            raise
+        self._exit_stack = stack
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._exit_stack = self._exit_stack, None
+        if stack is not None:
+            await stack.aclose()
 
     @property
     def model_id(self) -> str | None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, runtime_checkable
+
+from typing_extensions import Self, TypeVar
 
 from . import _telemetry as tel
 from ._conversation import (
@@ -37,6 +39,7 @@ from ._middleware import (
 )
 from ._tools import FunctionTool, resolve_tools
 from ._types import (
+    ChatOptions,
     ChatResponse,
     ChatResponseUpdate,
     Content,
@@ -69,8 +72,14 @@ class SupportsChatGetResponse(Protocol):
         ...
 
 
-class BaseChatClient(ABC):
+OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
+
+
+class BaseChatClient(ABC, Generic[OptionsT]):
     """Base class of every chat client: subclasses implement the two ``_inner_*`` methods.
+
+    Generic in its options dict (``OpenAIChatClient[MyOptions](...)``) for type checkers, as in the reference;
+    ``async with client:`` releases what the client holds (HTTP connections) on leaving.
 
     Args:
         model_id: The model this client asks by default.
@@ -106,6 +115,15 @@ class BaseChatClient(ABC):
         self.middleware: list[Any] = list(middleware or [])
         self.max_iterations = max_iterations
         self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    async def close(self) -> None:
+        """Release what the client holds (nothing by default; providers close their HTTP clients)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     # -- what providers implement ------------------------------------------------------------------------
     @abstractmethod

@@ -257,7 +257,8 @@ async def run_pipeline(
     """Run ``final(context)`` inside the middleware, outermost first.
 
     ``MiddlewareTermination`` raised by a middleware ends the chain; its ``result`` (if any) becomes the
-    context's result.
+    context's result. Raised around a tool call it also ends the tool loop (``terminate``), as in the
+    reference: the model is not called again with that result.
     """
     if not middleware:
         await final(context)
@@ -274,3 +275,5 @@ async def run_pipeline(
     except MiddlewareTermination as e:
         if e.result is not None:
             context.result = e.result
+        if isinstance(context, FunctionInvocationContext):
+            context.terminate = True

@@ -163,14 +163,16 @@ class FileHistoryProvider(HistoryProvider):
         """The JSONL file that holds ``session_id``'s conversation."""
         return self.directory / session_filename(session_id, ".jsonl")
 
-    async def get_messages(self, session_id: str | None, *, state: dict[str, Any] | None = None) -> list[Message]:
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
         """The stored conversation, oldest first (empty for a new session or a run without one)."""
         if session_id is None:
             return []
         return await asyncio.to_thread(self._read, self.path_for(session_id))
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """Append ``messages`` to the session's file in one write."""
         if session_id is None or not messages:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -110,8 +110,12 @@ class SessionContext:
         self.response: AgentResponse | None = None
         self.metadata: dict[str, Any] = {}
 
-    def extend_messages(self, source_id: str, messages: Sequence[Message]) -> None:
-        """Add messages (history, retrieved documents, memories) ahead of the input."""
+    def extend_messages(self, source: str | Any, messages: Sequence[Message]) -> None:
+        """Add messages (history, retrieved documents, memories) ahead of the input.
+
+        ``source`` is a source id or a provider (its ``source_id`` is used), as in the reference.
+        """
+        source_id = source if isinstance(source, str) else source.source_id
         self.context_messages.setdefault(source_id, []).extend(messages)
 
     def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
@@ -122,11 +126,35 @@ class SessionContext:
         """Offer more tools for this run."""
         self.tools.extend(tools)
 
-    def get_messages(self, *, include_input: bool = False) -> list[Message]:
-        """All context messages in provider order, optionally followed by the input."""
-        out = list(chain.from_iterable(self.context_messages.values()))  # in C: histories can be long
+    def get_messages(
+        self,
+        *,
+        sources: Collection[str] | None = None,
+        exclude_sources: Collection[str] | None = None,
+        include_input: bool = False,
+        include_response: bool = False,
+    ) -> list[Message]:
+        """Context messages in provider order (optionally only some sources), then the input and the response.
+
+        Args:
+            sources: Only the messages these source ids added.
+            exclude_sources: Leave out the messages these source ids added.
+            include_input: Append the run's input messages.
+            include_response: Append the response's messages (set once the run has answered).
+        """
+        if sources is None and not exclude_sources:
+            out = list(chain.from_iterable(self.context_messages.values()))  # in C: histories can be long
+        else:
+            out = [
+                message
+                for source_id, messages in self.context_messages.items()
+                if (sources is None or source_id in sources) and not (exclude_sources and source_id in exclude_sources)
+                for message in messages
+            ]
         if include_input:
             out.extend(self.input_messages)
+        if include_response and self.response is not None:
+            out.extend(self.response.messages)
         return out
 
 
@@ -163,10 +191,15 @@ class ContextProvider:
 class HistoryProvider(ContextProvider):
     """A context provider that loads earlier messages before a run and saves the new ones after it.
 
+    Subclasses implement :meth:`get_messages` and :meth:`save_messages`; the flags choose what is kept, so
+    one class serves as the conversation memory (the defaults) or as an audit log (``load_messages=False``).
+
     Args:
         source_id: The key of this provider's state in the session.
         load_messages: Add stored history to each run.
         store_inputs: Save the caller's input messages.
+        store_context_messages: Also save what other context providers added to the run.
+        store_context_from: With ``store_context_messages``, only what these source ids added.
         store_outputs: Save the response's messages.
     """
 
@@ -176,20 +209,26 @@ class HistoryProvider(ContextProvider):
         *,
         load_messages: bool = True,
         store_inputs: bool = True,
+        store_context_messages: bool = False,
+        store_context_from: Collection[str] | None = None,
         store_outputs: bool = True,
     ) -> None:
         super().__init__(source_id)
         self.load_messages = load_messages
         self.store_inputs = store_inputs
+        self.store_context_messages = store_context_messages
+        self.store_context_from = set(store_context_from) if store_context_from is not None else None
         self.store_outputs = store_outputs
 
     @abstractmethod
-    async def get_messages(self, session_id: str | None, *, state: dict[str, Any]) -> list[Message]:
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
         """Return the stored conversation, oldest first."""
 
     @abstractmethod
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any]
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         """Append ``messages`` to the stored conversation."""
 
@@ -203,6 +242,11 @@ class HistoryProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
     ) -> None:
         new: list[Message] = []
+        if self.store_context_messages:
+            if self.store_context_from is not None:
+                new.extend(context.get_messages(sources=self.store_context_from))
+            else:
+                new.extend(context.get_messages(exclude_sources={self.source_id}))
         if self.store_inputs:
             new.extend(context.input_messages)
         if self.store_outputs and context.response is not None:
@@ -219,10 +263,13 @@ class InMemoryHistoryProvider(HistoryProvider):
     def __init__(self, source_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(source_id or self.DEFAULT_SOURCE_ID, **kwargs)
 
-    async def get_messages(self, session_id: str | None, *, state: dict[str, Any]) -> list[Message]:
-        return list(state.get("messages", ()))
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
+        return list(state.get("messages", ())) if state is not None else []
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any]
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        state.setdefault("messages", []).extend(messages)
+        if state is not None:
+            state.setdefault("messages", []).extend(messages)

@@ -86,6 +86,8 @@ class FunctionTool:
         description: What the tool does (defaults to the docstring).
         approval_mode: ``"always_require"`` makes every call wait for a person's approval.
         max_invocations: Calls allowed over the tool's lifetime; later calls return an error to the model.
+        max_invocation_exceptions: Failed calls allowed over the tool's lifetime; once reached, later calls
+            return an error to the model instead of running a tool that keeps failing.
         input_model: A pydantic model or a JSON schema dict for the arguments (derived from ``func``
             when omitted).
         additional_properties: Metadata such as ``server_label`` for tools that come from a server.
@@ -111,6 +113,7 @@ class FunctionTool:
         description: str | None = None,
         approval_mode: ApprovalMode = "never_require",
         max_invocations: int | None = None,
+        max_invocation_exceptions: int | None = None,
         input_model: type[BaseModel] | dict[str, Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
@@ -120,6 +123,8 @@ class FunctionTool:
             raise ValueError(f"approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
         if max_invocations is not None and max_invocations < 1:
             raise ValueError(f"max_invocations must be >= 1, got {max_invocations}")
+        if max_invocation_exceptions is not None and max_invocation_exceptions < 1:
+            raise ValueError(f"max_invocation_exceptions must be >= 1, got {max_invocation_exceptions}")
         self.func = func
         self.name: str = name or getattr(func, "__name__", "tool")
         doc = inspect.getdoc(func) if func is not None else None
@@ -127,6 +132,8 @@ class FunctionTool:
         self.approval_mode: ApprovalMode = approval_mode
         self.max_invocations = max_invocations
         self.invocation_count = 0
+        self.max_invocation_exceptions = max_invocation_exceptions
+        self.invocation_exception_count = 0
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self._input_model = input_model
         self._schema: dict[str, Any] | None = input_model if isinstance(input_model, dict) else None
@@ -243,15 +250,27 @@ class FunctionTool:
                 f"Tool {self.name!r} has reached its limit of {self.max_invocations} invocation(s); "
                 "answer without calling it again."
             )
+        if (
+            self.max_invocation_exceptions is not None
+            and self.invocation_exception_count >= self.max_invocation_exceptions
+        ):
+            raise ToolError(
+                f"Tool {self.name!r} has failed {self.invocation_exception_count} time(s), its limit; "
+                "answer without calling it again."
+            )
         values = self.validate_arguments(arguments)
         if self._context_param is not None:
             values[self._context_param] = context
         if self._accepts_kwargs and kwargs:
             values.update({k: v for k, v in kwargs.items() if k not in values})
         self.invocation_count += 1
-        result = self.func(**values)
-        if self._is_async or inspect.isawaitable(result):
-            result = await result
+        try:
+            result = self.func(**values)
+            if self._is_async or inspect.isawaitable(result):
+                result = await result
+        except Exception:
+            self.invocation_exception_count += 1
+            raise
         return result
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -276,8 +295,11 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    schema: type[BaseModel] | dict[str, Any] | None = None,
     approval_mode: ApprovalMode = "never_require",
     max_invocations: int | None = None,
+    max_invocation_exceptions: int | None = None,
+    additional_properties: dict[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -287,10 +309,15 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
+    schema: type[BaseModel] | dict[str, Any] | None = None,
     approval_mode: ApprovalMode = "never_require",
     max_invocations: int | None = None,
+    max_invocation_exceptions: int | None = None,
+    additional_properties: dict[str, Any] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a function into a :class:`FunctionTool`; use bare (``@tool``) or with options.
+
+    ``schema`` (a pydantic model or a JSON schema dict) replaces the schema derived from the signature.
 
     Example:
         ```python
@@ -306,7 +333,14 @@ def tool(
 
     def wrap(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
-            f, name=name, description=description, approval_mode=approval_mode, max_invocations=max_invocations
+            f,
+            name=name,
+            description=description,
+            approval_mode=approval_mode,
+            max_invocations=max_invocations,
+            max_invocation_exceptions=max_invocation_exceptions,
+            input_model=schema,
+            additional_properties=additional_properties,
         )
 
     return wrap(func) if func is not None else wrap

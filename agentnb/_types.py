@@ -12,7 +12,9 @@ import base64
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+
+from typing_extensions import TypedDict
 
 from ._serialization import decode as _decode
 from ._serialization import encode as _encode
@@ -79,8 +81,15 @@ def add_usage_details(a: UsageDetails | None, b: UsageDetails | None) -> UsageDe
     return cast(UsageDetails, total)
 
 
-class ChatOptions(TypedDict, total=False):
-    """Options for one chat request; providers read the keys they support and ignore the rest."""
+ResponseModelT = TypeVar("ResponseModelT")
+
+
+class ChatOptions(TypedDict, Generic[ResponseModelT], total=False):
+    """Options for one chat request; providers read the keys they support and ignore the rest.
+
+    Generic in the structured-output type so ``ChatOptions[Weather](response_format=Weather)`` reads as
+    it does in the reference (the parameter only informs type checkers).
+    """
 
     model_id: str
     temperature: float
@@ -341,6 +350,14 @@ class Content:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __str__(self) -> str:
+        """Text for text content, the message for an error, else the kind of content."""
+        if self.type == "text":
+            return self.text or ""
+        if self.type == "error":
+            return f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Error"
+        return f"Content(type={self.type})"
+
     def __repr__(self) -> str:
         fields = ", ".join(
             f"{f}={getattr(self, f)!r}" for f in _FIELDS[self.type] if getattr(self, f) is not None and f != "data"
@@ -558,6 +575,10 @@ class _UpdateBase:
         """The approval requests this update carries (the run waits for their answers)."""
         return [c for c in self.contents if c.type == "function_approval_request"]
 
+    def __str__(self) -> str:
+        """The text, so ``print(update)`` shows what was streamed."""
+        return self.text
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(role={self.role!r}, contents={self.contents!r})"
 
@@ -660,8 +681,11 @@ def _usage_of(updates: Iterable[_UpdateBase]) -> UsageDetails | None:
 _CARRIED = ("response_id", "conversation_id", "model_id", "finish_reason")
 
 
-class _ResponseBase:
-    """What chat and agent responses share: messages, ids, usage and the structured value."""
+class _ResponseBase(Generic[ResponseModelT]):
+    """What chat and agent responses share: messages, ids, usage and the structured value.
+
+    Generic in the structured-output type (``AgentResponse[Weather]``) for type checkers, as in the reference.
+    """
 
     _FIELDS: tuple[str, ...] = ("response_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
@@ -765,11 +789,15 @@ class _ResponseBase:
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
         return kwargs
 
+    def __str__(self) -> str:
+        """The answer's text, so ``print(response)`` shows the reply."""
+        return self.text
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(text={self.text!r}, messages={len(self.messages)}, usage={self.usage_details})"
 
 
-class ChatResponse(_ResponseBase):
+class ChatResponse(_ResponseBase[ResponseModelT]):
     """What a chat client returns for one request (after any tool calls it ran).
 
     Example:
@@ -787,6 +815,13 @@ class ChatResponse(_ResponseBase):
         response = cls(response_format=output_format_type)
         response._assemble(list(updates), _CARRIED)
         return response
+
+    @classmethod
+    async def from_update_generator(
+        cls, updates: AsyncIterable[ChatResponseUpdate], *, output_format_type: Any = None
+    ) -> ChatResponse:
+        """Drain an async stream of updates (a ``ResponseStream`` too) and assemble its response."""
+        return cls.from_updates([u async for u in updates], output_format_type=output_format_type)
 
     def to_updates(self) -> list[ChatResponseUpdate]:
         """The response as updates, one per message (the inverse of :meth:`from_updates`)."""
@@ -816,7 +851,7 @@ class ChatResponse(_ResponseBase):
         return cls(**cls._kwargs_from_dict(data))
 
 
-class AgentResponse(_ResponseBase):
+class AgentResponse(_ResponseBase[ResponseModelT]):
     """An agent's answer to one run: the new messages (tool calls and results included), usage and value.
 
     Example:
@@ -866,6 +901,13 @@ class AgentResponse(_ResponseBase):
         response = cls(response_format=output_format_type)
         response._assemble(list(updates), (*_CARRIED, "agent_id"))
         return response
+
+    @classmethod
+    async def from_update_generator(
+        cls, updates: AsyncIterable[AgentResponseUpdate], *, output_format_type: Any = None
+    ) -> AgentResponse:
+        """Drain an async stream of agent updates and assemble its response."""
+        return cls.from_updates([u async for u in updates], output_format_type=output_format_type)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentResponse:

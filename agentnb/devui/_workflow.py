@@ -31,7 +31,7 @@ def event_row(event: Any, seq: int) -> dict[str, Any]:
     record = event.to_dict() if hasattr(event, "to_dict") else {"type": getattr(event, "type", "?")}
     data = record.get("data")
     if getattr(event, "type", None) == "status" and getattr(event, "state", None) is not None:
-        data = str(event.state)
+        data = event.state.value
     stamp = record.get("timestamp")
     seconds = float(stamp) if isinstance(stamp, (int, float)) else time.time()
     return {

@@ -122,7 +122,7 @@ def workflow_text(workflow: Any) -> str:
 def _events_table(events: Sequence[Any]) -> str:
     rows = []
     for event in events[-_EVENT_LIMIT:]:
-        detail = str(event.state) if event.type == "status" and event.state is not None else ""
+        detail = event.state.value if event.type == "status" and event.state is not None else ""
         if not detail and event.data is not None:
             detail = _value_text(event.data, 100)
         rows.append(("" if event.step is None else event.step, event.type, event.executor_id or "", detail))
@@ -131,7 +131,7 @@ def _events_table(events: Sequence[Any]) -> str:
 
 def run_result_html(result: Any) -> str:
     """A workflow run result: final state, outputs, pending requests, the events, and its checkpoint."""
-    state = str(result.get_final_state())
+    state = result.get_final_state().value
     kind = {"idle": "ok", "failed": "err", "idle_with_pending_requests": "warn"}.get(state, "info")
     head = f"<span class='anb-title'>WorkflowRunResult</span> {h.badge(state, kind)} {h.badge(f'{len(result)} events')}"
     if result.run_id:
@@ -170,7 +170,7 @@ def _output_html(value: Any) -> str:
 
 def run_result_text(result: Any) -> str:
     """A workflow run result as text."""
-    lines = [f"WorkflowRunResult · {result.get_final_state()} · {len(result)} events"]
+    lines = [f"WorkflowRunResult · {result.get_final_state().value} · {len(result)} events"]
     for output in result.get_outputs():
         lines.append(f"  output: {_value_text(output, 200)}")
     for request in result.get_request_info_events():

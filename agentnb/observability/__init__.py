@@ -17,6 +17,7 @@ used.
 from __future__ import annotations
 
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
+from ._otel import enable_sensitive_telemetry, get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
 from ._setup import (
     configure_otel_providers,
@@ -35,8 +36,11 @@ __all__ = [
     "configure_otel_providers",
     "disable_instrumentation",
     "enable_instrumentation",
+    "enable_sensitive_telemetry",
     "frame_record",
+    "get_meter",
     "get_span_store",
+    "get_tracer",
     "is_instrumentation_enabled",
     "price_for",
     "records_frame",

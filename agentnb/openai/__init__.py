@@ -9,6 +9,7 @@ imported when the first client is created, so importing this package stays fast.
 from __future__ import annotations
 
 from ._chat_completion_client import OpenAIChatCompletionClient
+from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions
 from ._responses_client import OpenAIChatClient
 
-__all__ = ["OpenAIChatClient", "OpenAIChatCompletionClient"]
+__all__ = ["OpenAIChatClient", "OpenAIChatCompletionClient", "OpenAIChatCompletionOptions", "OpenAIChatOptions"]

@@ -30,7 +30,7 @@ import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from .. import _serialization
 
@@ -55,11 +55,13 @@ WorkflowEventType = Literal[
 
 
 class WorkflowRunState(str, enum.Enum):
-    """Where a run stands; compares equal to its lower-case string value.
+    """Where a run stands; compares equal to its lower-case string value and prints as the reference's enum.
 
     Example:
         >>> WorkflowRunState.IDLE == "idle"
         True
+        >>> print(WorkflowRunState.IDLE)
+        WorkflowRunState.IDLE
     """
 
     STARTED = "started"
@@ -71,7 +73,10 @@ class WorkflowRunState(str, enum.Enum):
     CANCELLED = "cancelled"
 
     def __str__(self) -> str:
-        return self.value
+        return f"{type(self).__name__}.{self.name}"
+
+    def __format__(self, format_spec: str) -> str:
+        return format(str(self), format_spec)
 
 
 @dataclass(frozen=True)
@@ -109,8 +114,11 @@ class WorkflowErrorDetails:
         return cls(**data)
 
 
-class WorkflowEvent:
-    """One thing that happened during a workflow run.
+DataT = TypeVar("DataT")
+
+
+class WorkflowEvent(Generic[DataT]):
+    """One thing that happened during a workflow run (``WorkflowEvent[T]`` names the payload type).
 
     Args:
         type: What kind of event this is (see the module docstring for the built-in kinds).
@@ -159,6 +167,21 @@ class WorkflowEvent:
     def request_data(self) -> Any:
         """Alias of ``data`` for ``request_info`` events."""
         return self.data
+
+    @property
+    def request_type(self) -> type[Any] | None:
+        """For ``request_info`` events: the type of the request payload (``None`` for other events)."""
+        return type(self.data) if self.type == "request_info" else None
+
+    @property
+    def iteration(self) -> int | None:
+        """The reference's name for ``step`` (the superstep number)."""
+        return self.step
+
+    @property
+    def details(self) -> WorkflowErrorDetails | None:
+        """For ``failed`` / ``executor_failed`` events: the error details (the reference's field)."""
+        return self.data if isinstance(self.data, WorkflowErrorDetails) else None
 
     def __repr__(self) -> str:
         parts = [repr(self.type)]

@@ -60,7 +60,7 @@ async def main(argv: list[str]) -> dict[str, Any]:
         "outputs": [_describe(o) for o in outputs],
         "owners": owners,
         "pending": [type(e.data).__name__ for e in result.get_request_info_events()],
-        "state": str(result.get_final_state()),
+        "state": result.get_final_state().value,
         "deploys": list(DEPLOYS),
     }
 
