@@ -183,8 +183,13 @@ async def test_per_service_call_history_leaves_out_unsent_tool_results(per_call:
 
 
 def test_observability_helpers() -> None:
-    from agentnb.observability import enable_sensitive_telemetry, get_meter, get_tracer, is_instrumentation_enabled
-    from agentnb.observability import disable_instrumentation
+    from agentnb.observability import (
+        disable_instrumentation,
+        enable_sensitive_telemetry,
+        get_meter,
+        get_tracer,
+        is_instrumentation_enabled,
+    )
 
     with get_tracer().start_as_current_span("custom") as span:
         span.set_attribute("k", "v")
