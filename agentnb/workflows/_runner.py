@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
@@ -168,6 +168,8 @@ class RunContext:
         self.state = WorkflowRunState.STARTED
         self.recorder = _StoreRecorder(store, self.run_id) if store is not None else None
         self._sink: Callable[[WorkflowEvent], Any] = _drop
+        # Asked between supersteps whether to go on; a streamed run waits here for its reader (False: stop).
+        self.gate: Callable[[], Awaitable[bool]] | None = None
 
     # -- setup --------------------------------------------------------------------------------------------
     def start_fresh(self, message: Any) -> None:
@@ -261,12 +263,19 @@ class RunContext:
                     )
                 if fresh and self.storage is not None:
                     await self._checkpoint()
+                stopped = False
                 while await self._superstep():
-                    pass
+                    if self.gate is not None and not await self.gate():
+                        stopped = True
+                        break
                 if self.storage is not None and self.last_checkpointed_step != self.step:
                     await self._checkpoint()
-                final = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if self.pending_requests else WorkflowRunState.IDLE
-                status = "paused" if self.pending_requests else "completed"
+                if stopped:  # the reader left: the run ends here and can resume from its last checkpoint
+                    final, status = WorkflowRunState.CANCELLED, "cancelled"
+                elif self.pending_requests:
+                    final, status = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS, "paused"
+                else:
+                    final, status = WorkflowRunState.IDLE, "completed"
                 self._status(final)
         except asyncio.CancelledError as e:
             error, status = e, "cancelled"

@@ -16,7 +16,7 @@ run and its events into the SQLite run store so the DevUI can follow it from ano
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from ._workflow_agent import WorkflowAgent
 
 __all__ = ["Workflow"]
+
+logger = logging.getLogger(__name__)
 
 
 class Workflow:
@@ -95,6 +97,7 @@ class Workflow:
             self._output_kinds[executor_id] = kind
         self._last: RunContext | None = None
         self._running = False
+        self._streaming = False
 
     # -- structure ----------------------------------------------------------------------------------------
     def output_kind(self, executor_id: str) -> str | None:
@@ -323,7 +326,7 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
     ) -> WorkflowRunResult:
-        self._claim()
+        await self._claim()
         try:
             run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
             result = WorkflowRunResult(run_id=run.run_id)
@@ -334,7 +337,14 @@ class Workflow:
         result.checkpoint_id = run.last_checkpoint_id
         return result
 
-    def _claim(self) -> None:
+    async def _claim(self) -> None:
+        if self._running and self._streaming:
+            # A streamed run whose reader broke off finishes its superstep when its stream is closed, which
+            # Python schedules right after the loop is left: give it that moment before refusing.
+            for _ in range(200):
+                await asyncio.sleep(0.005)
+                if not self._running:
+                    break
         if self._running:
             raise WorkflowError(
                 f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
@@ -350,13 +360,24 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
     ) -> AsyncIterator[WorkflowEvent]:
-        self._claim()
+        # The reader drives the run: between supersteps the run waits until every event so far has been read
+        # and the reader asks for more. Leaving the loop (break, an exception, cancellation) lets the current
+        # superstep finish and checkpoint, then the run stops there and can be resumed from that checkpoint.
+        await self._claim()
+        self._streaming = True
         task: asyncio.Future[None] | None = None
+        reader_left = False
+        wants_more = asyncio.Event()
         try:
             run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
             queue: asyncio.Queue[Any] = asyncio.Queue()
             end = object()
             self._last = run
+
+            async def next_superstep() -> bool:
+                wants_more.clear()
+                await wants_more.wait()
+                return not reader_left
 
             async def produce() -> None:
                 try:
@@ -364,22 +385,29 @@ class Workflow:
                 finally:
                     queue.put_nowait(end)
 
+            run.gate = next_superstep
             task = asyncio.ensure_future(produce())
             while True:
+                if queue.empty():
+                    wants_more.set()
                 item = await queue.get()
                 if item is end:
                     break
                 yield item
             await task
         finally:
+            reader_left = True
+            wants_more.set()
             if task is not None and not task.done():
-                # The consumer stopped early or was cancelled: stop the run; saved checkpoints stay intact.
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                try:
+                    await asyncio.shield(task)
+                except asyncio.CancelledError:
+                    task.cancel()  # cancelled again while the superstep finished: stop now
+                except Exception as e:  # nobody reads this run any more; its failure is in its events
+                    logger.info("Workflow %r failed after its reader left: %s", self.name, e)
             elif task is not None and not task.cancelled():
                 task.exception()  # a failure the consumer stopped listening for is still "retrieved"
-            self._running = False
+            self._running = self._streaming = False
 
     @property
     def state(self) -> WorkflowRunState | None:

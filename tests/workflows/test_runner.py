@@ -463,10 +463,74 @@ async def test_breaking_out_of_a_stream_stops_the_run() -> None:
     await asyncio.sleep(0.05)
     count = len(calls)
     await asyncio.sleep(0.05)
-    assert len(calls) == count <= 4  # the run does not go on in the background
+    assert len(calls) == count == 3  # the run stopped after the superstep the reader saw complete
     latest = await storage.get_latest()
-    assert latest is not None and latest.step >= 3
+    assert latest is not None and latest.step == 3
     assert workflow.state == WorkflowRunState.CANCELLED
+
+
+async def test_a_streamed_run_is_driven_by_its_reader() -> None:
+    storage = InMemoryCheckpointStorage()
+    calls: list[int] = []
+
+    @executor(id="loop")
+    async def loop(n: int, ctx: WorkflowContext[int, int]) -> None:
+        calls.append(n)  # no await: without a reader-driven run this would finish the whole loop at once
+        if n < 50:
+            await ctx.send_message(n + 1)
+        else:
+            await ctx.yield_output(n)
+
+    workflow = WorkflowBuilder(start_executor=loop, checkpoint_storage=storage).add_edge(loop, loop).build()
+    seen_at_first_step: list[int] = []
+    async for event in workflow.run(0, stream=True):
+        if event.type == "superstep_completed":
+            seen_at_first_step.append(len(calls))
+            if event.step == 2:
+                break  # no aclose(): leaving the loop is enough
+    assert seen_at_first_step == [1, 2]  # each superstep's events reach the reader before the next one runs
+    resumed_from = await storage.get_latest()
+    assert resumed_from is not None and resumed_from.step == 2
+    # The same workflow can run again straight away; the stopped run resumes from its checkpoint.
+    result = await workflow.run(checkpoint_id=resumed_from.checkpoint_id)
+    assert result.get_outputs() == [50] and len(calls) == 51
+
+
+async def test_a_reader_failing_mid_superstep_lets_that_superstep_finish_and_checkpoint() -> None:
+    storage = InMemoryCheckpointStorage()
+    release = asyncio.Event()
+    finished: list[str] = []
+
+    @executor(id="talk")
+    async def talk(n: int, ctx: WorkflowContext[int, str]) -> None:
+        await ctx.yield_output("first")
+        await release.wait()
+        finished.append("talk")
+        await ctx.send_message(n + 1)
+
+    @executor(id="after")
+    async def after(n: int, ctx: WorkflowContext[int, str]) -> None:
+        finished.append("after")
+
+    workflow = WorkflowBuilder(start_executor=talk, checkpoint_storage=storage).add_edge(talk, after).build()
+
+    async def read() -> None:
+        async for event in workflow.run(1, stream=True):
+            if event.type == "output":
+                raise RuntimeError("reader failed")
+
+    reader = asyncio.ensure_future(read())
+    await asyncio.sleep(0.01)
+    release.set()
+    with pytest.raises(RuntimeError, match="reader failed"):
+        await reader
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if workflow.state == WorkflowRunState.CANCELLED:
+            break
+    assert finished == ["talk"]  # superstep 1 finished; superstep 2 never started
+    latest = await storage.get_latest()
+    assert latest is not None and latest.step == 1 and latest.pending_messages
 
 
 async def test_wrong_input_type_is_refused_before_anything_runs() -> None:
