@@ -367,6 +367,7 @@ class Workflow:
         self._streaming = True
         task: asyncio.Future[None] | None = None
         reader_left = False
+        reader_waiting = False  # the reader has read every event so far and waits for the next one
         wants_more = asyncio.Event()
         try:
             run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
@@ -375,8 +376,9 @@ class Workflow:
             self._last = run
 
             async def next_superstep() -> bool:
-                wants_more.clear()
-                await wants_more.wait()
+                if not (reader_waiting and queue.empty()):
+                    wants_more.clear()
+                    await wants_more.wait()
                 return not reader_left
 
             async def produce() -> None:
@@ -389,8 +391,10 @@ class Workflow:
             task = asyncio.ensure_future(produce())
             while True:
                 if queue.empty():
+                    reader_waiting = True
                     wants_more.set()
                 item = await queue.get()
+                reader_waiting = False
                 if item is end:
                     break
                 yield item
