@@ -178,6 +178,32 @@ class WorkflowCheckpoint:
         return self.parent_id
 
     @property
+    def iteration_count(self) -> int:
+        """The reference's name for ``step``: supersteps completed when the checkpoint was taken."""
+        return self.step
+
+    @property
+    def timestamp(self) -> str:
+        """The reference's name for ``created_at`` (ISO 8601, UTC)."""
+        return self.created_at
+
+    @property
+    def graph_signature_hash(self) -> str:
+        """The reference's name for ``graph_signature``."""
+        return self.graph_signature
+
+    @property
+    def messages(self) -> dict[str, list[PendingMessage]]:
+        """The messages waiting for the next superstep, by sending executor (the reference's shape).
+
+        The workflow's own input has no sender and is listed under ``""``.
+        """
+        out: dict[str, list[PendingMessage]] = {}
+        for message in self.pending_messages:
+            out.setdefault(message.source_id or "", []).append(message)
+        return out
+
+    @property
     def info(self) -> CheckpointInfo:
         """The checkpoint's metadata row."""
         return CheckpointInfo(
@@ -305,7 +331,7 @@ class CheckpointStorage(ABC):
     Example:
         >>> from agentnb.workflows import InMemoryCheckpointStorage
         >>> storage = InMemoryCheckpointStorage()
-        >>> infos = await storage.list_checkpoints(workflow_name="demo")  # doctest: +SKIP
+        >>> infos = await storage.list_checkpoint_infos(workflow_name="demo")  # doctest: +SKIP
     """
 
     @abstractmethod
@@ -317,24 +343,34 @@ class CheckpointStorage(ABC):
         """Load a checkpoint; raises ``CheckpointNotFoundError`` or ``CheckpointCorruptError``."""
 
     @abstractmethod
-    async def list_checkpoints(
+    async def list_checkpoint_infos(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
-        """Metadata of the stored checkpoints, oldest first, optionally narrowed to a workflow or run."""
+        """Metadata of the stored checkpoints, oldest first, without loading their state (cheap: for listings)."""
 
     @abstractmethod
     async def delete(self, checkpoint_id: str) -> bool:
         """Remove a checkpoint; returns whether it existed."""
 
+    async def list_checkpoints(
+        self, *, workflow_name: str | None = None, run_id: str | None = None
+    ) -> list[WorkflowCheckpoint]:
+        """The stored checkpoints themselves, oldest first (as in the reference; each one is loaded).
+
+        To list many checkpoints, prefer :meth:`list_checkpoint_infos`, which reads no state.
+        """
+        infos = await self.list_checkpoint_infos(workflow_name=workflow_name, run_id=run_id)
+        return [await self.load(i.checkpoint_id) for i in infos]
+
     async def list_checkpoint_ids(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[str]:
         """The ids of the stored checkpoints, oldest first."""
-        return [i.checkpoint_id for i in await self.list_checkpoints(workflow_name=workflow_name, run_id=run_id)]
+        return [i.checkpoint_id for i in await self.list_checkpoint_infos(workflow_name=workflow_name, run_id=run_id)]
 
     async def get_latest(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> WorkflowCheckpoint | None:
         """The newest checkpoint (of a workflow or run), or ``None``."""
-        infos = await self.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
+        infos = await self.list_checkpoint_infos(workflow_name=workflow_name, run_id=run_id)
         return await self.load(infos[-1].checkpoint_id) if infos else None
 
 
@@ -362,7 +398,7 @@ class InMemoryCheckpointStorage(CheckpointStorage):
             raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in this InMemoryCheckpointStorage.")
         return _parse(text, repr(checkpoint_id))
 
-    async def list_checkpoints(
+    async def list_checkpoint_infos(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
         return _filter(list(self._info.values()), workflow_name, run_id)
@@ -436,7 +472,7 @@ class FileCheckpointStorage(CheckpointStorage):
             raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in {self.storage_path}.") from None
         return _parse(data, f"file {path}")
 
-    async def list_checkpoints(
+    async def list_checkpoint_infos(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
         infos: list[CheckpointInfo] = []
@@ -520,7 +556,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
             raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in the run store.")
         return _parse(text, f"{checkpoint_id!r} in the run store")
 
-    async def list_checkpoints(
+    async def list_checkpoint_infos(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
         rows = await asyncio.to_thread(self.store.list_checkpoints, run_id=run_id, workflow_name=workflow_name)

@@ -286,7 +286,7 @@ class CheckpointHistory:
         """Checkpoint metadata, oldest first."""
         if workflow_name is None and self.workflow is not None and run_id is None:
             workflow_name = self.workflow.name
-        return await self.storage.list_checkpoints(workflow_name=workflow_name, run_id=run_id)
+        return await self.storage.list_checkpoint_infos(workflow_name=workflow_name, run_id=run_id)
 
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         """Load one checkpoint for inspection (pending messages, states, requests)."""
@@ -299,7 +299,7 @@ class CheckpointHistory:
         """
         if (run_id is None) == (checkpoint_id is None):
             raise ValueError("Pass exactly one of run_id or checkpoint_id.")
-        infos = await self.storage.list_checkpoints()
+        infos = await self.storage.list_checkpoint_infos()
         by_id = {i.checkpoint_id: i for i in infos}
         if run_id is not None:
             own = [i for i in infos if i.run_id == run_id]

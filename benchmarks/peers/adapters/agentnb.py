@@ -123,7 +123,7 @@ class Bench:
         return (await self.fan_wf.run(0)).get_outputs()[0]
 
     async def checkpoint_bytes(self) -> float:
-        ids = [info.checkpoint_id for info in await self.storage.list_checkpoints()]
+        ids = await self.storage.list_checkpoint_ids()
         return sum(self.storage.size_of(i) for i in ids) / len(ids)
 
     def new_session(self) -> Callable[[], Awaitable[str]]:
