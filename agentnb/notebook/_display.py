@@ -491,7 +491,7 @@ def _agent_text(agent: Any) -> str:
     return "\n".join(lines)
 
 
-def _session_messages(session: Any) -> list[Any]:
+def session_messages(session: Any) -> list[Any]:
     """Messages a session holds (history providers keep them in its state)."""
     from .._types import Message
 
@@ -518,7 +518,7 @@ def _session_messages(session: Any) -> list[Any]:
 
 
 def _session_html(session: Any) -> str:
-    messages = _session_messages(session)
+    messages = session_messages(session)
     head = f"<span class='anb-title'>{h.escape(type(session).__name__)}</span>"
     head += f" <code>{h.escape(session.session_id)}</code>"
     head += " " + h.badge(f"{len(messages)} message(s)")
@@ -531,7 +531,7 @@ def _session_html(session: Any) -> str:
 
 
 def _session_text(session: Any) -> str:
-    messages = _session_messages(session)
+    messages = session_messages(session)
     line = f"{type(session).__name__} {session.session_id} · {len(messages)} message(s)"
     body = messages_text(messages)
     return line + ("\n" + body if body else "")

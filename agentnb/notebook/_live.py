@@ -22,15 +22,15 @@ _VIEWS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 def _live_kernel() -> bool:
-    from ._views import _in_kernel  # pyright: ignore[reportPrivateUsage]
+    from ._views import in_kernel
 
-    return _in_kernel()
+    return in_kernel()
 
 
 def _pending(messages: list[Any]) -> list[Any]:
-    from .._types import AgentResponse
+    from .._conversation import pending_requests
 
-    return AgentResponse(messages=messages).user_input_requests
+    return pending_requests(messages)
 
 
 def live_view(obj: Any) -> Any:
@@ -58,9 +58,9 @@ def live_view(obj: Any) -> Any:
         origin = origin_of(obj)
         response, session = obj, (origin.session if origin is not None else None)
     elif isinstance(obj, AgentSession):
-        from ._display import _session_messages  # pyright: ignore[reportPrivateUsage]
+        from ._display import session_messages
 
-        messages = _session_messages(obj)
+        messages = session_messages(obj)
         if not _pending(messages):
             return None
         origin = session_origin(obj)

@@ -50,7 +50,8 @@ def kernel_supports_awaiting_widgets() -> bool:
     return major >= 7
 
 
-def _in_kernel() -> bool:
+def in_kernel() -> bool:
+    """Whether this runs inside a Jupyter kernel (widgets there can receive clicks)."""
     try:
         from IPython.core.getipython import get_ipython
     except ImportError:
@@ -222,7 +223,7 @@ class AgentView:
             RuntimeError: The kernel cannot deliver clicks while a cell awaits.
         """
         await self.controller.wait()
-        if self.controller.pending and _in_kernel() and not kernel_supports_awaiting_widgets():
+        if self.controller.pending and in_kernel() and not kernel_supports_awaiting_widgets():
             raise RuntimeError(
                 "This kernel (ipykernel < 7) cannot handle clicks while a cell awaits, so "
                 "`await view.approvals()` would hang. Let the cell finish, click Approve or Deny, and read "

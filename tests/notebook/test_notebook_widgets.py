@@ -217,7 +217,7 @@ def test_trace_view_without_spans(no_leaks: None) -> None:
 async def test_approvals_refuses_to_hang_on_old_kernels(no_leaks: None, monkeypatch: pytest.MonkeyPatch) -> None:
     from agentnb.notebook import _views
 
-    monkeypatch.setattr(_views, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_views, "in_kernel", lambda: True)
     monkeypatch.setattr(_views, "kernel_supports_awaiting_widgets", lambda: False)
     view = AgentView(ops_agent())
     view.run("Delete Notes", display=False)
