@@ -38,6 +38,10 @@ AgentnbError
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
 └── StoreError                       the SQLite run store failed or has an unknown schema
 ```
+
+Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
+``AgentnbError``, ``ChatClientException`` is ``ServiceError``, ``WorkflowException`` is ``WorkflowError``,
+...), so ``except`` clauses written for it keep working.
 """
 
 from __future__ import annotations
@@ -45,11 +49,15 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AgentFrameworkException",
     "AgentnbError",
     "ApprovalError",
     "CassetteError",
     "CassetteMissError",
+    "ChatClientContentFilterException",
     "ChatClientError",
+    "ChatClientException",
+    "ChatClientInvalidAuthException",
     "CheckpointCorruptError",
     "CheckpointError",
     "CheckpointMismatchError",
@@ -72,10 +80,15 @@ __all__ = [
     "StoreError",
     "StructuredOutputError",
     "ToolError",
+    "ToolException",
     "ToolExecutionError",
+    "ToolExecutionException",
     "ToolSchemaError",
+    "WorkflowCheckpointException",
     "WorkflowError",
+    "WorkflowException",
     "WorkflowRunError",
+    "WorkflowRunnerException",
     "WorkflowValidationError",
 ]
 
@@ -284,3 +297,15 @@ class CheckpointMismatchError(CheckpointError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+# Agent Framework's names for the same errors, so `except` clauses written for it keep working.
+AgentFrameworkException = AgentnbError
+ChatClientException = ServiceError
+ChatClientInvalidAuthException = ServiceAuthenticationError
+ChatClientContentFilterException = ContentFilterError
+ToolException = ToolError
+ToolExecutionException = ToolExecutionError
+WorkflowException = WorkflowError
+WorkflowRunnerException = WorkflowRunError
+WorkflowCheckpointException = CheckpointError

@@ -1,0 +1,263 @@
+"""Write the name tables of ``docs/migrating-from-agent-framework.md``.
+
+Every public name of Agent Framework's core, orchestrations, openai and observability modules and of its
+exceptions module gets a row: the agentnb name it maps to (the same name wherever agentnb has it), or what
+to use instead. The reference's names are read from a checkout of its repository when one is given
+(``--reference DIR``), and otherwise from the tables already in the document, so the document can be
+brought up to date with agentnb's own exports without a network::
+
+    python docs/migration_table.py                      # refresh the agentnb side
+    python docs/migration_table.py --reference ../agent-framework   # take the reference's names anew
+
+``tests/test_migration_doc.py`` fails when the committed document differs from what this script writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+DOC = Path(__file__).with_name("migrating-from-agent-framework.md")
+BEGIN, END = "<!-- names:begin -->", "<!-- names:end -->"
+
+
+@dataclass(frozen=True)
+class Area:
+    """One reference module: where its names come from and where agentnb keeps their counterparts."""
+
+    title: str
+    reference_module: str
+    reference_file: str
+    agentnb_modules: tuple[str, ...]
+
+
+AREAS = (
+    Area(
+        "Core",
+        "agent_framework",
+        "python/packages/core/agent_framework/__init__.pyi",
+        ("agentnb", "agentnb.workflows", "agentnb.mcp", "agentnb.exceptions", "agentnb.observability"),
+    ),
+    Area(
+        "Orchestrations",
+        "agent_framework.orchestrations",
+        "python/packages/orchestrations/agent_framework_orchestrations/__init__.py",
+        ("agentnb.orchestrations", "agentnb.workflows", "agentnb"),
+    ),
+    Area(
+        "OpenAI",
+        "agent_framework.openai",
+        "python/packages/core/agent_framework/openai/__init__.pyi",
+        ("agentnb.openai", "agentnb.exceptions"),
+    ),
+    Area(
+        "Observability",
+        "agent_framework.observability",
+        "python/packages/core/agent_framework/observability.py",
+        ("agentnb.observability",),
+    ),
+    Area(
+        "Exceptions",
+        "agent_framework.exceptions",
+        "python/packages/core/agent_framework/exceptions.py",
+        ("agentnb.exceptions",),
+    ),
+)
+
+# Reference names whose agentnb counterpart has another name or lives elsewhere: (agentnb name, note).
+RENAMES: dict[str, tuple[str, str]] = {
+    "RawAgent": ("agentnb.BaseAgent", "the agent without its middleware and telemetry layers"),
+    "RawOpenAIChatClient": ("agentnb.openai.OpenAIChatClient", "one class; layers are built in"),
+    "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
+    "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
+    "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
+    "AgentTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
+    "ChatTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
+    "DEFAULT_MAX_ITERATIONS": ("agentnb.BaseChatClient", "`max_iterations=` on the client"),
+    # Reference exceptions with no class of their own in agentnb: the nearest class to catch.
+    "ChatClientInvalidRequestException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
+    "ChatClientInvalidResponseException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
+    "AgentException": ("agentnb.exceptions.AgentnbError", "catch this instead"),
+    "AgentInvalidAuthException": ("agentnb.exceptions.ServiceAuthenticationError", "catch this instead"),
+    "AgentInvalidRequestException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
+    "AgentInvalidResponseException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
+    "AgentContentFilterException": ("agentnb.exceptions.ContentFilterError", "catch this instead"),
+    "WorkflowConvergenceException": ("agentnb.exceptions.WorkflowRunError", "catch this instead"),
+    "ContentError": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+}
+
+# What to say of names agentnb has no counterpart for, by the first pattern that matches.
+NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
+    (
+        r"Compaction|COMPACTION|Tokenizer|Truncation|SlidingWindow|Summarization|TokenBudget|^GROUP_|SUMMAR|"
+        r"EXCLUDE|annotate_message_groups|apply_compaction|included_",
+        "history compaction is not built in: trim history in a `HistoryProvider`",
+    ),
+    (r"Skill", "skills are not implemented"),
+    (
+        r"Harness|HARNESS|Todo|TODO|Memory|MEMORY|FileAccess|FILE_ACCESS|FileMemory|FILE_MEMORY|AgentFileStore|"
+        r"FileStoreEntry|FileSearch|FileSystemAgentFileStore|InMemoryAgentFileStore|Background|BACKGROUND|AgentMode|"
+        r"MODE_SOURCE|agent_mode|todos_remaining|background_tasks|AgentLoopMiddleware|JudgeVerdict",
+        "the agent harness (memory, todos, files, modes, background agents) is not implemented",
+    ),
+    (
+        r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
+        "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
+    ),
+    (r"Embedding|embedding", "embeddings are not implemented"),
+    (
+        r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
+        "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",
+    ),
+    (
+        r"Settings|SETTINGS|load_settings|SecretString|SettingNotFound",
+        "settings come from keyword arguments and the documented environment variables",
+    ),
+    (r"USER_AGENT|APP_INFO|user_agent", "agentnb sends the SDK's own user agent"),
+    (r"Feature$", "feature-stage markers are not used"),
+    (
+        r"Functional|^step$|^workflow$|RunContext|get_run_context|StepWrapper",
+        "functional workflows are not implemented: build graphs with `WorkflowBuilder`",
+    ),
+    (r"ContinuationToken|ServiceSessionId", "background responses and continuation tokens are not implemented"),
+    (r"Websocket", "the `mcp` SDK has no websocket client"),
+    (r"MCPTask|MCPSkill", "MCP tasks are not implemented"),
+    (
+        r"Exception$|Error$|^AdditionItemMismatch$",
+        "agentnb raises its own tree (`agentnb.exceptions`); catch `agentnb.AgentnbError`",
+    ),
+    (r"Middleware|middleware", "middleware is a list of `AgentMiddleware` / `ChatMiddleware` / `FunctionMiddleware`"),
+    (r"Layer$", "the layers are built into `BaseChatClient` and `Agent`"),
+    (
+        r"^[A-Z][A-Za-z]*T$|Types?$|Literal$|Callback$|Inputs$|^ToolMode$|^FinishReason$|^Role$",
+        "a typing alias: agentnb annotates with plain literals and classes",
+    ),
+)
+OTHER = "not in agentnb"
+
+
+def reference_names(checkout: Path) -> dict[str, list[str]]:
+    """The public names of each reference module, read from a checkout's source (never imported)."""
+    out: dict[str, list[str]] = {}
+    for area in AREAS:
+        tree = ast.parse((checkout / area.reference_file).read_text())
+        names: list[str] | None = None
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+                names = list(ast.literal_eval(value))
+        if names is None:  # the exceptions module has no __all__: its classes are its names
+            names = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+        out[area.title] = sorted(dict.fromkeys(names))
+    return out
+
+
+def names_in_document(text: str) -> dict[str, list[str]]:
+    """The reference names already listed in the document's tables, by area."""
+    out: dict[str, list[str]] = {}
+    area = None
+    for line in text.splitlines():
+        if line.startswith("### "):
+            title = line[4:].split(" (")[0].strip()
+            area = title if any(a.title == title for a in AREAS) else None
+            if area:
+                out[area] = []
+        elif area and (match := re.match(r"\| `([A-Za-z_][A-Za-z0-9_]*)` \|", line)):
+            out[area].append(match.group(1))
+    return out
+
+
+def _lookup(path: str) -> object | None:
+    module, _, name = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def counterpart(name: str, area: Area) -> tuple[str | None, str]:
+    """The agentnb dotted name for a reference name (or None) and a note."""
+    if name in RENAMES and _lookup(RENAMES[name][0]) is not None:
+        return RENAMES[name]
+    for module in area.agentnb_modules:
+        path = f"{module}.{name}"
+        found = _lookup(path)
+        if found is not None and not name.startswith("_"):
+            real = getattr(found, "__name__", name)
+            return path, (f"alias of `{real}`" if isinstance(found, type) and real != name else "")
+    for pattern, note in NOT_IN_AGENTNB:
+        if re.search(pattern, name):
+            return None, note
+    return None, OTHER
+
+
+def agentnb_only(mapped: set[str]) -> list[str]:
+    """Public names of agentnb's top-level package that the tables do not show under that name."""
+    import agentnb
+
+    shown = {path.rsplit(".", 1)[1] for path in mapped}
+    return [name for name in agentnb.__all__ if name not in shown]
+
+
+def render(names: dict[str, list[str]]) -> str:
+    """The tables, between the document's markers."""
+    lines = [BEGIN, ""]
+    mapped: set[str] = set()
+    totals = [0, 0]
+    for area in AREAS:
+        rows = names.get(area.title, [])
+        lines += [f"### {area.title} (`{area.reference_module}`)", "", "| Agent Framework | agentnb | note |"]
+        lines.append("| --- | --- | --- |")
+        for name in rows:
+            path, note = counterpart(name, area)
+            totals[0] += 1
+            if path:
+                totals[1] += 1
+                mapped.add(path)
+            lines.append(f"| `{name}` | {f'`{path}`' if path else '—'} | {note} |")
+        lines.append("")
+    only = agentnb_only(mapped)
+    lines += [
+        "### agentnb's own names",
+        "",
+        "Public names of `agentnb` that no reference name maps to (notebook, store, tracing and extras):",
+        "",
+        ", ".join(f"`{name}`" for name in only) + ".",
+        "",
+        f"{totals[1]} of the reference's {totals[0]} names have an agentnb counterpart.",
+        "",
+        END,
+    ]
+    return "\n".join(lines)
+
+
+def updated(text: str, names: dict[str, list[str]]) -> str:
+    """The document with its tables written anew."""
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return head + render(names) + tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, help="a checkout of microsoft/agent-framework")
+    args = parser.parse_args(argv)
+    text = DOC.read_text()
+    names = reference_names(args.reference) if args.reference else names_in_document(text)
+    DOC.write_text(updated(text, names))
+    print(f"wrote {DOC.name}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
