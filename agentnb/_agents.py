@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, run
 
 from typing_extensions import Self, TypeVar
 
-from . import _telemetry as tel
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
+from ._telemetry_layers import traced_agent_run
 from ._tools import ApprovalMode, FunctionTool
 from ._types import (
     AgentResponse,
@@ -186,27 +186,6 @@ class _Turn:
             session.service_session_id = chat.conversation_id
         return response
 
-    def span(self) -> Any:
-        if not tel.is_enabled():
-            return None
-        agent = self.agent
-        session = self.context.session
-        span = tel.start_span(
-            f"invoke_agent {agent.display_name}",
-            {
-                tel.GEN_AI_OPERATION_NAME: "invoke_agent",
-                tel.GEN_AI_PROVIDER_NAME: agent.client.OTEL_PROVIDER_NAME,
-                tel.GEN_AI_AGENT_ID: agent.id,
-                tel.GEN_AI_AGENT_NAME: agent.name,
-                tel.GEN_AI_REQUEST_MODEL: self.context.options.get("model_id") or agent.client.model_id,
-                tel.GEN_AI_CONVERSATION_ID: session.session_id if session else None,
-                tel.GEN_AI_AGENT_DESCRIPTION: agent.description,
-            },
-        )
-        tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
-        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, self.context.messages)
-        return span
-
 
 def _sent_history_context(sc: SessionContext) -> SessionContext:
     """The run as a service-side history would hold it: tool results no model call was sent are left out.
@@ -226,22 +205,6 @@ def _sent_history_context(sc: SessionContext) -> SessionContext:
     trimmed.response = copy.copy(response)
     trimmed.response.messages = messages
     return trimmed
-
-
-def _end_agent_span(span: Any, response: AgentResponse) -> None:
-    if span is None:
-        return
-    usage = response.usage_details or {}
-    tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, response.messages, finish_reason=response.finish_reason)
-    tel.end_span(
-        span,
-        attributes={
-            tel.GEN_AI_RESPONSE_MODEL: response.model_id,
-            tel.GEN_AI_USAGE_INPUT_TOKENS: usage.get("input_token_count"),
-            tel.GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("output_token_count"),
-            tel.GEN_AI_RESPONSE_FINISH_REASONS: [response.finish_reason] if response.finish_reason else None,
-        },
-    )
 
 
 OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
@@ -365,6 +328,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
+    @traced_agent_run
     def run(
         self,
         messages: MessagesLike = None,
@@ -403,17 +367,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         return self._run(turn, agent_mw)
 
     async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
-        span = turn.span()
-        try:
-            with tel.use_span(span):
-                await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
-        except BaseException as e:
-            tel.end_span(span, error=e)
-            raise
+        await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
         result = turn.context.result
         if isinstance(result, ResponseStream):  # a middleware switched to streaming
             result = await result.get_final_response()
-        _end_agent_span(span, result)
         attach_origin(result, self, turn.context.session, turn.context.messages)
         return result
 
@@ -433,30 +390,15 @@ class Agent(BaseAgent, Generic[OptionsT]):
         self, turn: _Turn, agent_mw: list[AgentMiddleware]
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
         async def source() -> AsyncIterator[AgentResponseUpdate]:
-            span = turn.span()
             try:
-                if span is None:
-                    await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
-                    async for update in turn.context.result:
-                        yield update
-                else:
-                    with tel.use_span(span):
-                        await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
-                    iterator = aiter(turn.context.result)
-                    while True:
-                        with tel.use_span(span):  # the client's work runs inside the agent span
-                            try:
-                                update = await anext(iterator)
-                            except StopAsyncIteration:
-                                break
-                        yield update
-                final = await turn.context.result.get_final_response()
-            except BaseException as e:
+                await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+                async for update in turn.context.result:
+                    yield update
+                await turn.context.result.get_final_response()  # the turn ends (providers run) with the stream
+            except BaseException:
                 if isinstance(turn.context.result, ResponseStream):
                     await turn.context.result.aclose()
-                tel.end_span(span, error=e)
                 raise
-            _end_agent_span(span, final)
 
         async def final_response(_updates: list[AgentResponseUpdate]) -> AgentResponse:
             final = await turn.context.result.get_final_response()

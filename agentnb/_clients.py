@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, run
 
 from typing_extensions import Self, TypeVar
 
-from . import _telemetry as tel
 from ._conversation import (
     CONTROL_TYPES,
     PendingBatch,
@@ -37,6 +36,7 @@ from ._middleware import (
     run_pipeline,
     split_middleware,
 )
+from ._telemetry_layers import traced_model_call
 from ._tools import FunctionTool, resolve_tools
 from ._types import (
     ChatOptions,
@@ -139,6 +139,25 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         response = await self._inner_get_response(messages=messages, options=options, **kwargs)
         for update in response.to_updates():
             yield update
+
+    @traced_model_call
+    async def _model_call(self, context: ChatContext) -> None:
+        """One model call, the innermost step of chat middleware: the reply (or its stream) in ``context.result``.
+
+        The seam the telemetry layer wraps (see :mod:`agentnb._telemetry_layers`); providers implement the
+        ``_inner_*`` methods instead.
+        """
+        if context.stream:
+            context.result = ResponseStream(
+                self._inner_get_streaming_response(
+                    messages=context.messages, options=context.options, **context.kwargs
+                ),
+                ChatResponse.from_updates,
+            )
+        else:
+            context.result = await self._inner_get_response(
+                messages=context.messages, options=context.options, **context.kwargs
+            )
 
     # -- public API --------------------------------------------------------------------------------------
     @overload
@@ -399,66 +418,19 @@ class _FunctionInvocationLoop:
             client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
         )
         client = self.client
-        model = options.get("model_id") or client.model_id
-        span = (
-            None
-            if not tel.is_enabled()
-            else tel.start_span(
-                f"chat {model}" if model else "chat",
-                {
-                    tel.GEN_AI_OPERATION_NAME: "chat",
-                    tel.GEN_AI_PROVIDER_NAME: client.OTEL_PROVIDER_NAME,
-                    tel.GEN_AI_REQUEST_MODEL: model,
-                    tel.GEN_AI_REQUEST_TEMPERATURE: options.get("temperature"),
-                    tel.GEN_AI_REQUEST_TOP_P: options.get("top_p"),
-                    tel.GEN_AI_REQUEST_MAX_TOKENS: options.get("max_tokens"),
-                    tel.GEN_AI_REQUEST_SEED: options.get("seed"),
-                },
-                kind="client",
-            )
-        )
-
-        async def call_model(ctx: ChatContext) -> None:
-            tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, ctx.messages)
-            if ctx.stream:
-                ctx.result = ResponseStream(
-                    client._inner_get_streaming_response(messages=ctx.messages, options=ctx.options, **ctx.kwargs),
-                    lambda updates: ChatResponse.from_updates(updates),
-                )
-            else:
-                ctx.result = await client._inner_get_response(messages=ctx.messages, options=ctx.options, **ctx.kwargs)
-
-        try:
-            with tel.use_span(span):
-                await run_pipeline(self.chat_middleware, context, call_model)
-            result = context.result
-            if isinstance(result, ResponseStream):
-                try:
-                    async for update in result:
-                        yield update
-                finally:
-                    await result.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
-                result = await result.get_final_response()
-            elif not isinstance(result, ChatResponse):
-                raise TypeError(
-                    f"{type(client).__name__} returned {type(result).__name__}; _inner_get_response must return "
-                    "a ChatResponse."
-                )
-        except BaseException as e:
-            tel.end_span(span, error=e)
-            raise
-        if span is not None:
-            usage = result.usage_details or {}
-            tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, result.messages, finish_reason=result.finish_reason)
-            tel.end_span(
-                span,
-                attributes={
-                    tel.GEN_AI_RESPONSE_MODEL: result.model_id,
-                    tel.GEN_AI_RESPONSE_ID: result.response_id,
-                    tel.GEN_AI_RESPONSE_FINISH_REASONS: [result.finish_reason] if result.finish_reason else None,
-                    tel.GEN_AI_USAGE_INPUT_TOKENS: usage.get("input_token_count"),
-                    tel.GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("output_token_count"),
-                },
+        await run_pipeline(self.chat_middleware, context, client._model_call)
+        result = context.result
+        if isinstance(result, ResponseStream):
+            try:
+                async for update in result:
+                    yield update
+            finally:
+                await result.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
+            result = await result.get_final_response()
+        if not isinstance(result, ChatResponse):
+            raise TypeError(
+                f"{type(client).__name__} returned {type(result).__name__}; _inner_get_response must return "
+                "a ChatResponse."
             )
         yield result
 
@@ -512,35 +484,16 @@ class _FunctionInvocationLoop:
             tools=self.tools,
             kwargs=dict(self.function_kwargs),
         )
-        span = (
-            None
-            if not tel.is_enabled()
-            else tel.start_span(
-                f"execute_tool {tool.name}",
-                {
-                    tel.GEN_AI_OPERATION_NAME: "execute_tool",
-                    tel.GEN_AI_TOOL_NAME: tool.name,
-                    tel.GEN_AI_TOOL_CALL_ID: call_id,
-                    tel.GEN_AI_TOOL_TYPE: "function",
-                    tel.GEN_AI_TOOL_DESCRIPTION: tool.description or None,
-                },
-            )
-        )
 
         async def invoke(ctx: FunctionInvocationContext) -> None:
-            tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_ARGUMENTS, ctx.arguments)
             ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
 
         try:
-            with tel.use_span(span):
-                await run_pipeline(self.function_middleware, context, invoke)
+            await run_pipeline(self.function_middleware, context, invoke)
         except Exception as e:
-            tel.end_span(span, error=e)
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
             return Content.from_function_result(
                 call_id, exception=f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             ), context.terminate
-        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_RESULT, context.result)
-        tel.end_span(span)
         return Content.from_function_result(call_id, result=context.result), context.terminate

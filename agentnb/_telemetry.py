@@ -3,8 +3,10 @@
 Only ``opentelemetry-api`` is used here, and only once instrumentation is switched on
 (``agentnb.observability.enable_instrumentation()`` or ``configure_otel_providers()``, or the
 ``AGENTNB_ENABLE_INSTRUMENTATION`` environment variable): until then every helper returns after one flag
-check, so an uninstrumented run pays nothing for tracing. ``AGENTNB_ENABLE_SENSITIVE_DATA`` turns on the
-capture of messages and tool data for instrumentation switched on by the environment.
+check, so an uninstrumented run pays nothing for tracing. Switched on without a tracer provider (only the
+API's no-op one), spans are skipped the same way instead of being created as non-recording ones.
+``AGENTNB_ENABLE_SENSITIVE_DATA`` turns on the capture of messages and tool data for instrumentation
+switched on by the environment.
 
 Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
 ``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
@@ -59,6 +61,7 @@ __all__ = [
     "GEN_AI_TOOL_TYPE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "OPENINFERENCE_SPAN_KIND",
     "OP_CHAT",
     "OP_EXECUTE_TOOL",
     "OP_INVOKE_AGENT",
@@ -75,6 +78,7 @@ __all__ = [
     "end_span",
     "is_enabled",
     "record_sensitive",
+    "recording",
     "sensitive_data_enabled",
     "start_span",
     "use_span",
@@ -123,6 +127,9 @@ EXECUTOR_TYPE = "executor.type"
 OP_INVOKE_AGENT = _gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value
 OP_CHAT = _gen_ai.GenAiOperationNameValues.CHAT.value
 OP_EXECUTE_TOOL = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
+# OpenInference's name for what a span is (AGENT, LLM, TOOL, CHAIN): Phoenix and other OpenInference
+# viewers show spans by it, and it is not part of the OpenTelemetry conventions.
+OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
 SPAN_WORKFLOW_RUN = "workflow.run"
 SPAN_SUPERSTEP = "workflow.superstep"
 SPAN_EXECUTOR = "executor.process"
@@ -146,8 +153,11 @@ _state = {
     "enabled": _env_flag("AGENTNB_ENABLE_INSTRUMENTATION"),
     "sensitive": _env_flag("AGENTNB_ENABLE_SENSITIVE_DATA"),
 }
+# The tracer of the real provider, once one is set (OpenTelemetry lets a process set it only once).
 _tracer: Any = None
 _instruments: dict[str, Any] = {}
+_meter_live = False
+_metrics_api: Any = None
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -175,13 +185,47 @@ def sensitive_data_enabled() -> bool:
     return bool(_state["enabled"] and _state["sensitive"])
 
 
-def _get_tracer() -> Any:
-    global _tracer
-    if _tracer is None:
-        from opentelemetry import trace
+def _resolve_tracer() -> Any:
+    """Return agentnb's tracer, or ``None`` while no tracer provider is set (only the API's no-op one).
 
-        _tracer = trace.get_tracer("agentnb")
+    Without a provider every span would be a non-recording one: skipping them entirely is what makes
+    instrumentation that is on but has nowhere to send spans cost next to nothing.
+    """
+    global _tracer
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        return None
+    _tracer = provider.get_tracer("agentnb")
     return _tracer
+
+
+def recording() -> bool:
+    """Whether spans started now are recorded: instrumentation is on and a tracer provider is set."""
+    return bool(_state["enabled"]) and (_tracer is not None or _resolve_tracer() is not None)
+
+
+def _metrics_on() -> bool:
+    """Whether a meter provider is set (before that, recording a measurement would reach nobody).
+
+    Runs at the end of every span, so it reads the API's own global (set by ``set_meter_provider``) rather
+    than asking ``get_meter_provider()``, which costs more than the measurement it would save.
+    """
+    global _meter_live, _metrics_api
+    if _meter_live:
+        return True
+    if _metrics_api is None:
+        from opentelemetry.metrics import _internal
+
+        _metrics_api = _internal
+    provider = getattr(_metrics_api, "_METER_PROVIDER", None)
+    if provider is None:
+        return False
+    from opentelemetry import metrics
+
+    _meter_live = not isinstance(provider, metrics.NoOpMeterProvider)
+    return _meter_live
 
 
 def _get_instruments() -> dict[str, Any]:
@@ -220,18 +264,22 @@ class _Api:
 
     loaded = False
     get_current_span: Any
-    use_span: Any
+    set_span_in_context: Any
+    attach: Any
+    detach: Any
     kinds: dict[str, Any]
     Status: Any
     ERROR: Any
 
     @classmethod
     def load(cls) -> type[_Api]:
-        from opentelemetry import trace
+        from opentelemetry import context, trace
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
         cls.get_current_span = staticmethod(trace.get_current_span)
-        cls.use_span = staticmethod(trace.use_span)
+        cls.set_span_in_context = staticmethod(trace.set_span_in_context)
+        cls.attach = staticmethod(context.attach)
+        cls.detach = staticmethod(context.detach)
         cls.kinds = {key: SpanKind[value] for key, value in _KINDS.items()}
         cls.Status = Status
         cls.ERROR = StatusCode.ERROR
@@ -243,22 +291,53 @@ def _api() -> type[_Api]:
     return _Api if _Api.loaded else _Api.load()
 
 
+def _attributes_of(span: Any) -> Mapping[str, Any] | None:
+    # An SDK span keeps its attributes in a plain dict behind a locked mapping; reading the dict directly
+    # is several times faster per key, and only this thread writes to a span it is inside of.
+    inner = getattr(getattr(span, "_attributes", None), "_dict", None)
+    return inner if isinstance(inner, dict) else getattr(span, "attributes", None)
+
+
 def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "internal") -> Any:
-    """Start a span as a child of the current one; ``None`` when instrumentation is off.
+    """Start a span as a child of the current one; ``None`` when nothing would record it.
 
     ``None`` attribute values are dropped. The agent id and name, conversation id and run id of the
-    current span are inherited unless ``attributes`` sets them.
+    current span are inherited unless ``attributes`` sets them; the OpenInference span kind is ``CHAIN``
+    unless ``attributes`` names another.
     """
     if not _state["enabled"]:
         return None
-    api = _api()
-    clean = {k: v for k, v in (attributes or {}).items() if v is not None}
-    parent_attributes = getattr(api.get_current_span(), "attributes", None)
-    if parent_attributes:
+    tracer = _tracer if _tracer is not None else _resolve_tracer()
+    if tracer is None:
+        return None
+    api = _Api if _Api.loaded else _Api.load()
+    clean = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
+    if OPENINFERENCE_SPAN_KIND not in clean:
+        clean[OPENINFERENCE_SPAN_KIND] = "CHAIN"  # a workflow step: OpenInference's name for any other step
+    parent = _attributes_of(api.get_current_span())
+    if parent:
         for key in _INHERITED:
-            if key not in clean and key in parent_attributes:
-                clean[key] = parent_attributes[key]
-    return _get_tracer().start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
+            if key not in clean:
+                value = parent.get(key)
+                if value is not None:
+                    clean[key] = value
+    return tracer.start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
+
+
+class _Current:
+    """Make a span the current one for a block (``opentelemetry.trace.use_span`` without its generator)."""
+
+    __slots__ = ("_context", "_token")
+
+    def __init__(self, span: Any) -> None:
+        self._context = _api().set_span_in_context(span)
+        self._token: Any = None
+
+    def __enter__(self) -> None:
+        self._token = _Api.attach(self._context)
+
+    def __exit__(self, *exc: object) -> None:
+        _Api.detach(self._token)
 
 
 _NO_SPAN = nullcontext()
@@ -268,7 +347,7 @@ def use_span(span: Any) -> AbstractContextManager[Any]:
     """Make ``span`` current for the block, so spans started inside become its children."""
     if span is None:
         return _NO_SPAN  # the common, uninstrumented case costs one comparison
-    return _api().use_span(span, end_on_exit=False, record_exception=False, set_status_on_exception=False)
+    return _Current(span)
 
 
 def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[str, Any] | None = None) -> None:
@@ -282,11 +361,12 @@ def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[
         span.set_attribute(ERROR_TYPE, type(error).__qualname__)
         span.set_status(api.Status(api.ERROR, str(error)[:500]))
         span.record_exception(error)
-    start_ns = getattr(span, "start_time", None)
     span.end()
-    recorded = getattr(span, "attributes", None)
-    if recorded and start_ns and recorded.get(GEN_AI_OPERATION_NAME) in _GEN_AI_OPERATIONS:
-        _record_metrics(recorded, (time.time_ns() - start_ns) / 1e9)
+    if _meter_live or _metrics_on():
+        start_ns = getattr(span, "start_time", None)
+        recorded = _attributes_of(span)
+        if recorded and start_ns and recorded.get(GEN_AI_OPERATION_NAME) in _GEN_AI_OPERATIONS:
+            _record_metrics(recorded, (time.time_ns() - start_ns) / 1e9)
 
 
 def _record_metrics(attributes: Mapping[str, Any], seconds: float) -> None:

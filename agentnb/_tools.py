@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, get_args, get_origin, get_type_hints, overload
 from typing import runtime_checkable as _runtime_checkable
 
+from ._telemetry_layers import traced_tool_invoke
 from .exceptions import ToolError, ToolSchemaError
 
 if TYPE_CHECKING:
@@ -235,6 +236,7 @@ class FunctionTool:
             values.update({k: v for k, v in arguments.items() if k not in values})
         return values
 
+    @traced_tool_invoke
     async def invoke(
         self,
         *,

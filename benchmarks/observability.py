@@ -1,17 +1,21 @@
-"""Observability costs: spans to DataFrame, span store writes, and tracing overhead per agent turn.
+"""Observability costs, each next to its goal: tracing per agent turn, the span store, and spans as DataFrames.
 
-Run: ``python benchmarks/observability.py [--spans N]``. Prints two tables:
+Run: ``python benchmarks/observability.py [--spans N] [--store-spans M] [--quick]``. Three tables:
 
-1. building the ``traces()`` DataFrame from N spans (default 100,000): from the in-memory buffer, cold
-   (every span converted during the call) and warm (spans converted already, as the span store's
-   background thread does between calls), and from the SQLite run store; plus writing N spans to SQLite;
-2. microseconds per agent turn (one model call, one tool call, a second model call) on the offline
-   ``ScriptedChatClient``: tracing off, on with no SDK provider (API no-op spans), on with SDK providers
-   and the span store (memory only), and on with the span store writing to SQLite.
+1. microseconds per agent turn (one model call, one tool call, a second model call) on the offline
+   ``ScriptedChatClient``: tracing off; on with no SDK provider; on with the SDK and the span store in memory;
+   on with the span store writing to SQLite; and the floor, the OpenTelemetry SDK's own cost for the same
+   four spans (same names, kinds, attributes and nesting, copied from a traced turn) on a ``TracerProvider``
+   with ``SimpleSpanProcessor`` + ``InMemorySpanExporter``, measured in the same run;
+2. the span store's writer: encoding and writing N spans (default 100,000) to SQLite in batches, and a
+   burst of N spans through a live ``SpanStore`` (dropped spans counted);
+3. ``traces()`` for N spans (memory, cold and warm, and SQLite), and on a store of M spans (default
+   1,000,000): ``traces(last=10)``, the trace list the DevUI opens (``list_traces(limit=200)``), and the
+   Python memory that opening and querying that store costs.
 
-Times are CPU time of this process (best of 3; median of 5 for turns), so a busy shared machine does not
-inflate them. Tracing "on" modes are measured after "off" in one process, because OpenTelemetry's global
-provider can be set only once.
+Times are CPU time of this process, background threads included (median of 5 rounds for turns, best of 3
+otherwise), so a busy shared machine does not inflate them. The tracing modes share one global provider
+(OpenTelemetry lets a process set it once) whose span processor is swapped between rows.
 """
 
 from __future__ import annotations
@@ -22,18 +26,22 @@ import gc
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+import tracemalloc
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, set_span_in_context
 
 from agentnb import Agent, tool
 from agentnb import _telemetry as tel
 from agentnb.local import ScriptedChatClient
-from agentnb.observability import SpanStore, _setup, records_frame, traces
+from agentnb.observability import SpanStore, _setup, disable_instrumentation, enable_instrumentation, traces
 from agentnb.store import RunStore
 
 # CPU time of this process, not wall time: on a shared machine the wall clock also counts the time other
@@ -52,11 +60,163 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     return best, result
 
 
-def make_spans(n: int) -> SpanStore:
-    """Record ``n`` realistic spans: agent turns of one agent span, two chat spans and one tool span."""
-    spans = SpanStore(None, max_spans=n, precompute=False)  # conversion is measured below, not in passing
+def row(label: str, value: float, unit: str, goal: str = "", ok: bool | None = None) -> None:
+    verdict = "" if ok is None else ("met" if ok else "NOT MET")
+    print(f"{label:<58}{value:>12,.3f} {unit:<8}{goal:<30}{verdict}")
+
+
+def header(title: str) -> None:
+    print(f"\n{title}")
+    print(f"{'':<58}{'measured':>12} {'':<8}{'goal':<30}")
+
+
+# --- 1. tracing per turn ----------------------------------------------------------------------------------
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return "value"
+
+
+def _agent() -> Agent:
+    replies = [ScriptedChatClient.call("lookup", key="k"), "Done."]
+    return Agent(ScriptedChatClient(replies * 1_000_000), name="bench", tools=[lookup])
+
+
+class _Swap:
+    """The global provider's one span processor; each benchmark row installs its own behind it."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if self.target is not None:
+            self.target.on_start(span, parent_context=parent_context)
+
+    def _on_ending(self, span: Any) -> None:
+        return None
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.target is not None:
+            self.target.on_end(span)
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+async def per_turn_us(turn: Callable[[], Awaitable[Any]], *, turns: int, rounds: int = 5) -> float:
+    for _ in range(50):
+        await turn()
+    results = []
+    for _ in range(rounds):
+        gc.collect()
+        start = clock()
+        for _ in range(turns):
+            await turn()
+        results.append((clock() - start) / turns * 1e6)
+    return statistics.median(results)
+
+
+def _replay(spans: Sequence[ReadableSpan]) -> Callable[[], None]:
+    """A function that makes the same spans (names, kinds, attributes, nesting) on a bare SDK provider."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "floor"}), shutdown_on_exit=False)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("floor")
+    by_id = {s.context.span_id: s for s in spans}
+    root = next(s for s in spans if s.parent is None or s.parent.span_id not in by_id)
+    children = [s for s in spans if s is not root]
+    children.sort(key=lambda s: s.start_time or 0)
+    plan = [(c.name, c.kind, dict(c.attributes or {})) for c in children]
+    root_plan = (root.name, root.kind, dict(root.attributes or {}))
+
+    def turn() -> None:
+        top = tracer.start_span(root_plan[0], kind=root_plan[1], attributes=root_plan[2])
+        context = set_span_in_context(top)
+        for name, kind, attributes in plan:
+            tracer.start_span(name, context=context, kind=kind, attributes=attributes).end()
+        top.end()
+        if len(exporter._finished_spans) > 10_000:  # pyright: ignore[reportPrivateUsage] - keep memory flat
+            exporter.clear()
+
+    return turn
+
+
+async def bench_turns(turns: int) -> dict[str, float]:
+    agent = _agent()
+
+    async def turn() -> None:
+        await agent.run("go")
+
+    results: dict[str, float] = {}
+    disable_instrumentation()
+    results["off"] = await per_turn_us(turn, turns=turns)
+    enable_instrumentation(span_store=False)  # no SDK provider yet: only the API's no-op one
+    results["noop"] = await per_turn_us(turn, turns=turns)
+
+    swap = _Swap()
     provider = TracerProvider(resource=Resource.create({"service.name": "bench"}), shutdown_on_exit=False)
-    provider.add_span_processor(spans)  # pyright: ignore[reportArgumentType]
+    provider.add_span_processor(swap)  # pyright: ignore[reportArgumentType]
+    trace.set_tracer_provider(provider)
+    enable_instrumentation(span_store=False)
+
+    probe = InMemorySpanExporter()
+    swap.target = SimpleSpanProcessor(probe)
+    await turn()
+    recorded = list(probe.get_finished_spans())
+    assert sorted(s.name.split()[0] for s in recorded) == ["chat", "chat", "execute_tool", "invoke_agent"], recorded
+    replay = _replay(recorded)
+
+    async def floor_turn() -> None:
+        replay()
+
+    results["floor"] = await per_turn_us(floor_turn, turns=turns)
+
+    memory = SpanStore(None, max_spans=100_000)
+    swap.target = memory
+    _setup._active["span_store"] = memory  # pyright: ignore[reportPrivateUsage]
+    results["memory"] = await per_turn_us(turn, turns=turns)
+    memory.shutdown()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(Path(tmp) / "turns.db")
+        sqlite_spans = SpanStore(store)
+        swap.target = sqlite_spans
+        results["sqlite"] = await per_turn_us(turn, turns=turns)
+        swap.target = None
+        sqlite_spans.shutdown()
+        written, dropped = sqlite_spans.written, sqlite_spans.dropped
+        store.close()
+    assert written > 0 and dropped == 0, (written, dropped)
+    disable_instrumentation()
+    return results
+
+
+def report_turns(r: dict[str, float]) -> None:
+    header("1. Tracing overhead per agent turn (model call, tool call, model call; offline model), CPU µs")
+    off = r["off"]
+    row("tracing off", off, "µs/turn")
+    row("on, no SDK provider: overhead", r["noop"] - off, "µs/turn", "<= +5 µs", r["noop"] - off <= 5)
+    row("SDK floor: same 4 spans, Simple + InMemory exporter", r["floor"], "µs/turn")
+    mem = r["memory"] - off
+    row("on, SDK + span store in memory: overhead", mem, "µs/turn", "<= +80 µs", mem <= 80)
+    row("  ... as a multiple of the SDK floor", mem / r["floor"], "x", "<= 1.3x the floor", mem <= 1.3 * r["floor"])
+    sql = r["sqlite"] - off
+    row("on, SDK + span store writing to SQLite: overhead", sql, "µs/turn", "<= +100 µs", sql <= 100)
+
+
+# --- 2. the writer ----------------------------------------------------------------------------------------
+
+
+def make_spans(n: int) -> list[ReadableSpan]:
+    """``n`` realistic finished spans: agent turns of one agent span, two chat spans and one tool span."""
+    sink = SpanStore(None, max_spans=n, precompute=False)
+    provider = TracerProvider(resource=Resource.create({"service.name": "bench"}), shutdown_on_exit=False)
+    provider.add_span_processor(sink)  # pyright: ignore[reportArgumentType]
     tracer = provider.get_tracer("bench")
     t = time.time_ns()
     for turn in range(n // 4):
@@ -68,7 +228,7 @@ def make_spans(n: int) -> SpanStore:
         )
         ctx = set_span_in_context(root)
         for i, name in enumerate(("chat gpt-x", "execute_tool lookup", "chat gpt-x")):
-            attrs: dict[str, Any] = {tel.GEN_AI_AGENT_NAME: agent, "gen_ai.conversation.id": f"s{turn % 100}"}
+            attrs: dict[str, Any] = {tel.GEN_AI_AGENT_NAME: agent, tel.GEN_AI_CONVERSATION_ID: f"s{turn % 100}"}
             if name.startswith("chat"):
                 attrs |= {
                     tel.GEN_AI_OPERATION_NAME: "chat",
@@ -86,117 +246,131 @@ def make_spans(n: int) -> SpanStore:
             child.end(end_time=t + i * 1000 + 900)
         root.end(end_time=t + 4000)
         t += 5000
-    return spans
+    return sink.spans()
 
 
-def bench_frames(n: int) -> list[tuple[str, float]]:
-    spans = make_spans(n)
-    rows_n = len(spans)
-    results: list[tuple[str, float]] = []
+def bench_writer(spans: list[ReadableSpan], tmp: Path) -> None:
+    header(f"2. The span store's writer ({len(spans):,} spans)")
+    n = len(spans)
+    start = clock()
+    encoded = SpanStore._encode(spans)  # pyright: ignore[reportPrivateUsage]
+    encode = clock() - start
+    store = RunStore(tmp / "writer.db")
+    start = clock()
+    for i in range(0, n, 512):
+        store.add_span_records(encoded[i : i + 512])
+    write = clock() - start
+    store.close()
+    per_span = (encode + write) / n * 1e6
+    row("encode spans -> records", encode / n * 1e6, "µs/span")
+    row("write records to SQLite, batches of 512, one transaction each", write / n * 1e6, "µs/span")
+    row("writer throughput (encode + write)", 1e6 / per_span, "spans/s", ">= 200,000 spans/s", per_span <= 5)
+
+    # A burst through a live span store: the traced code only appends; the thread writes behind it.
+    store = RunStore(tmp / "burst.db")
+    span_store = SpanStore(store, max_spans=1000)
+    start = clock()
+    for span in spans:
+        span_store.on_end(span)
+    appended = clock() - start
+    span_store.shutdown()
+    stored = store.watermark()["spans"]
+    store.close()
+    row("burst: on_end() in the traced code", appended / n * 1e6, "µs/span")
+    row("burst: spans dropped", span_store.dropped, "spans", "0", span_store.dropped == 0 and stored == n)
+
+
+# --- 3. reading -------------------------------------------------------------------------------------------
+
+
+def bench_frames(spans: list[ReadableSpan], tmp: Path) -> None:
+    n = len(spans)
+    header(f"3. Reading spans ({n:,} spans)")
     secs, _ = best_of(lambda: [i * 2 for i in range(1_000_000)])
-    results.append(("(machine speed reference: a 1M-item list comprehension)", secs))
-    _setup._active["span_store"] = spans  # what configure_otel_providers(store=None) would do
+    row("(machine speed reference: a 1M-item list comprehension)", secs, "s")
     start = clock()
     import pandas  # noqa: F401  - the first traces() call in a process pays for this import once
 
-    results.append(("(import pandas, once per process)", clock() - start))
+    row("(import pandas, once per process)", clock() - start, "s")
+    memory = SpanStore(None, max_spans=n, precompute=False)
+    for span in spans:
+        memory.on_end(span)
+    _setup._active["span_store"] = memory  # pyright: ignore[reportPrivateUsage] - what store=None sets up
     gc.collect()
     start = clock()
     frame = traces(source="memory")
-    results.append((f"traces(): {rows_n:,} spans in memory -> DataFrame, cold", clock() - start))
-    assert len(frame) == rows_n
-    secs, frame = best_of(lambda: traces(source="memory"))
-    results.append(("traces(): same, spans already converted (warm)", secs))
-    secs, records = best_of(spans.frame_records)
-    secs, frame = best_of(lambda: records_frame(records, attributes_filtered=True))
-    results.append(("  of which: records -> DataFrame", secs))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.db"
-        store = RunStore(path)
-        start = clock()
-        encoded = SpanStore._encode(spans.spans())  # pyright: ignore[reportPrivateUsage]
-        for i in range(0, len(encoded), 512):
-            store.add_span_records(encoded[i : i + 512])
-        results.append(("encode + write to SQLite in batches of 512", clock() - start))
-        secs, frame = best_of(lambda: traces(store=store))
-        assert len(frame) == rows_n
-        results.append(("traces(store=...): SQLite run store -> DataFrame", secs))
-        secs, frame = best_of(lambda: traces(store=store, last=10))
-        results.append(("SQLite, last=10 runs -> DataFrame", secs))
-        store.close()
-    return results
+    cold = clock() - start
+    assert len(frame) == n
+    row("traces() from memory, cold (every span converted now)", cold, "s", "< 0.3 s", cold < 0.3)
+    warm, frame = best_of(lambda: traces(source="memory"))
+    row("traces() from memory, warm (converted in the background)", warm, "s", "< 0.3 s", warm < 0.3)
+    store = RunStore(tmp / "frames.db")
+    encoded = SpanStore._encode(spans)  # pyright: ignore[reportPrivateUsage]
+    for i in range(0, n, 512):
+        store.add_span_records(encoded[i : i + 512])
+    secs, frame = best_of(lambda: traces(store=store))
+    assert len(frame) == n
+    row("traces(store=...) from SQLite", secs, "s", "< 0.4 s", secs < 0.4)
+    store.close()
+    memory.shutdown()
 
 
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return "value"
+def _grow(encoded: list[tuple[Any, ...]], total: int) -> list[list[tuple[Any, ...]]]:
+    """Copies of ``encoded`` with fresh trace ids, in batches, until there are ``total`` spans."""
+    batches, made, copy = [], 0, 0
+    while made < total:
+        prefix = f"{copy:08x}"
+        batch = [(prefix + r[0][8:], *r[1:]) for r in encoded[: total - made]]
+        batches.append(batch)
+        made += len(batch)
+        copy += 1
+    return batches
 
 
-def _agent() -> Agent:
-    replies = [ScriptedChatClient.call("lookup", key="k"), "Done."]
-    client = ScriptedChatClient(replies * 1_000_000)
-    return Agent(client, name="bench", tools=[lookup])
-
-
-async def per_turn_us(turn: Callable[[], Awaitable[Any]], *, turns: int = 400, rounds: int = 5) -> float:
-    for _ in range(50):
-        await turn()
-    results = []
-    for _ in range(rounds):
-        gc.collect()
-        start = clock()
-        for _ in range(turns):
-            await turn()
-        results.append((clock() - start) / turns * 1e6)
-    return statistics.median(results)
-
-
-async def bench_turns() -> list[tuple[str, float]]:
-    from agentnb.observability import configure_otel_providers, disable_instrumentation, enable_instrumentation
-
-    agent = _agent()
-
-    async def turn() -> None:
-        await agent.run("go")
-
-    results = []
-    disable_instrumentation()
-    results.append(("tracing off", await per_turn_us(turn)))
-    enable_instrumentation()  # no SDK provider yet: the API hands out non-recording spans
-    results.append(("on, no SDK provider (no-op spans)", await per_turn_us(turn)))
-    memory = configure_otel_providers(store=None)
-    assert memory is not None
-    results.append(("on, SDK + span store in memory", await per_turn_us(turn)))
-    with tempfile.TemporaryDirectory() as tmp:
-        store = RunStore(Path(tmp) / "turns.db")
-        sqlite_spans = SpanStore(store)
-        enable_instrumentation(span_store=sqlite_spans)
-        memory.shutdown()  # keep one span store active: this row measures the SQLite one
-        results.append(("on, SDK + span store writing to SQLite", await per_turn_us(turn)))
-        sqlite_spans.shutdown()
-        written = sqlite_spans.written
-        store.close()
-    assert written > 0
-    return results
+def bench_big_store(spans: list[ReadableSpan], total: int, tmp: Path) -> None:
+    header(f"   ... on a store of {total:,} spans")
+    path = tmp / "big.db"
+    store = RunStore(path)
+    encoded = SpanStore._encode(spans)  # pyright: ignore[reportPrivateUsage]
+    start = time.perf_counter()
+    for batch in _grow(encoded, total):
+        for i in range(0, len(batch), 5000):
+            store.add_span_records(batch[i : i + 5000])
+    store.close()
+    print(f"  (built in {time.perf_counter() - start:.0f} s wall)")
+    gc.collect()
+    tracemalloc.start()
+    store = RunStore(path)
+    frame = traces(store=store, last=10)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert frame["trace_id"].nunique() == 10
+    row("Python memory: open the store + traces(last=10)", peak / 2**20, "MiB", "~0 (nothing loaded)", peak < 2**24)
+    secs, frame = best_of(lambda: traces(store=store, last=10))
+    row("traces(store=..., last=10)", secs * 1000, "ms", "< 50 ms", secs < 0.05)
+    secs, listed = best_of(lambda: store.list_traces(limit=200))
+    assert len(listed) == 200
+    row("DevUI trace list: list_traces(limit=200)", secs * 1000, "ms", "< 1 s", secs < 1)
+    store.close()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=100_000)
+    parser.add_argument("--store-spans", type=int, default=1_000_000)
+    parser.add_argument("--turns", type=int, default=400, help="agent turns per timed round")
+    parser.add_argument("--quick", action="store_true", help="10,000 spans, a 100,000-span store, 100 turns")
     args = parser.parse_args()
+    if args.quick:
+        args.spans, args.store_spans, args.turns = 10_000, 100_000, 100
 
-    print(f"\nSpans -> DataFrame ({args.spans:,} spans)")
-    print(f"{'step':<56}{'CPU s':>10}")
-    for label, secs in bench_frames(args.spans):
-        print(f"{label:<56}{secs:>10.3f}")
-
-    print("\nTracing overhead per agent turn (model call, tool call, model call; offline model)")
-    print(f"{'mode':<56}{'CPU µs/turn':>12}")
-    rows = asyncio.run(bench_turns())
-    base = rows[0][1]
-    for label, us in rows:
-        print(f"{label:<56}{us:>12.0f}   (+{us - base:.0f} µs)")
+    print(f"{'':<58}{'':>12} {'':<8}{'':<30}verdict")
+    report_turns(asyncio.run(bench_turns(args.turns)))
+    spans = make_spans(args.spans)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench_writer(spans, Path(tmp))
+        bench_frames(spans, Path(tmp))
+        bench_big_store(spans, args.store_spans, Path(tmp))
 
 
 if __name__ == "__main__":

@@ -176,22 +176,36 @@ def test_each_destination_gets_one_span_store(tmp_path: Path) -> None:
     assert out["path"] == str((tmp_path / "spans.db").resolve())
 
 
-def test_enable_without_sdk_provider_still_emits_through_the_api(tmp_path: Path) -> None:
+def test_enabled_without_a_provider_skips_spans_until_one_is_set(tmp_path: Path) -> None:
     out = _run(
         """
         import json
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
         from agentnb import _telemetry
         from agentnb.observability import enable_instrumentation, is_instrumentation_enabled
 
         result = enable_instrumentation()
-        span = _telemetry.start_span("probe")
-        run_agent()
-        print(json.dumps({"store": result is None, "enabled": is_instrumentation_enabled(),
-                          "recording": span.is_recording()}))
+        before = {"span": _telemetry.start_span("probe") is None, "recording": _telemetry.recording()}
+        run_agent()  # nothing to record to: no spans are made at all
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        run_agent()  # the provider set later is picked up
+        print(json.dumps({"store": result is None, "enabled": is_instrumentation_enabled(), "before": before,
+                          "after": sorted({s.name.split()[0] for s in exporter.get_finished_spans()})}))
         """,
         tmp_path,
     )
-    assert out == {"store": True, "enabled": True, "recording": False}
+    assert out == {
+        "store": True,
+        "enabled": True,
+        "before": {"span": True, "recording": False},
+        "after": ["chat", "execute_tool", "invoke_agent"],
+    }
 
 
 def test_a_foreign_provider_type_is_a_clear_error(tmp_path: Path) -> None:

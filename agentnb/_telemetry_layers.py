@@ -1,0 +1,242 @@
+"""Telemetry as layers: spans and metrics wrapped around an agent's run, a model call and a tool invocation.
+
+Each decorator here wraps one seam from outside, the way the reference's telemetry layers wrap its clients and
+agents, so the code inside holds no telemetry at all: ``Agent.run`` prepares and finishes a turn, the
+function-invocation loop reads as model call -> tool calls -> results -> model call, and ``FunctionTool.invoke``
+calls a function. The seams:
+
+- :func:`traced_agent_run` on ``Agent.run``: an ``invoke_agent`` span around the whole turn, agent middleware
+  included, current while a streamed turn is being pulled;
+- :func:`traced_model_call` on ``BaseChatClient._model_call`` (the innermost step of chat middleware): a
+  ``chat`` span (kind CLIENT) per model call, ended when a streamed reply is complete;
+- :func:`traced_tool_invoke` on ``FunctionTool.invoke`` (the innermost step of function middleware): an
+  ``execute_tool`` span per call.
+
+With instrumentation off, or on with no tracer provider to record to, each layer costs one check and a direct
+call. Span names and attributes follow the OpenTelemetry GenAI conventions (see :mod:`agentnb._telemetry`),
+plus OpenInference's span kind so that viewers such as Phoenix show agent, LLM and tool spans as such.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import _telemetry as tel
+from ._types import AgentResponse, ChatResponse, ResponseStream, normalize_messages
+
+if TYPE_CHECKING:
+    from ._agents import Agent
+    from ._clients import BaseChatClient
+    from ._middleware import ChatContext, FunctionInvocationContext
+    from ._tools import FunctionTool
+
+__all__ = ["traced_agent_run", "traced_model_call", "traced_tool_invoke"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_AGENT, _LLM, _TOOL = "AGENT", "LLM", "TOOL"
+
+
+def _response_attributes(response: ChatResponse | AgentResponse) -> dict[str, Any]:
+    usage = response.usage_details or {}
+    return {
+        tel.GEN_AI_RESPONSE_MODEL: response.model_id,
+        tel.GEN_AI_RESPONSE_ID: response.response_id,
+        tel.GEN_AI_RESPONSE_FINISH_REASONS: [response.finish_reason] if response.finish_reason else None,
+        tel.GEN_AI_USAGE_INPUT_TOKENS: usage.get("input_token_count"),
+        tel.GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("output_token_count"),
+    }
+
+
+def _end_with_response(span: Any, response: ChatResponse | AgentResponse) -> None:
+    tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, response.messages, finish_reason=response.finish_reason)
+    tel.end_span(span, attributes=_response_attributes(response))
+
+
+def _traced_stream(
+    stream: ResponseStream[Any, Any], span: Any, finish: Callable[[Any, Any], None]
+) -> ResponseStream[Any, Any]:
+    """A stream that makes ``span`` current while each update is pulled and ends it with the stream."""
+
+    async def updates() -> AsyncIterator[Any]:
+        try:
+            iterator = aiter(stream)
+            while True:
+                with tel.use_span(span):
+                    try:
+                        update = await anext(iterator)
+                    except StopAsyncIteration:
+                        break
+                yield update
+            with tel.use_span(span):
+                final = await stream.get_final_response()
+        except BaseException as e:  # an error, a cancellation, or the consumer closing the stream early
+            await stream.aclose()
+            tel.end_span(span, error=e)
+            raise
+        finish(span, final)
+
+    async def final_response(_updates: list[Any]) -> Any:
+        return await stream.get_final_response()
+
+    return ResponseStream(updates(), final_response)
+
+
+# --- agents -----------------------------------------------------------------------------------------------
+
+
+def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
+    options = kwargs.get("options") or {}
+    session = kwargs.get("session")
+    span = tel.start_span(
+        f"invoke_agent {agent.display_name}",
+        {
+            tel.GEN_AI_OPERATION_NAME: tel.OP_INVOKE_AGENT,
+            tel.GEN_AI_PROVIDER_NAME: agent.client.OTEL_PROVIDER_NAME,
+            tel.GEN_AI_AGENT_ID: agent.id,
+            tel.GEN_AI_AGENT_NAME: agent.name,
+            tel.GEN_AI_REQUEST_MODEL: options.get("model_id") or agent.model_id,
+            tel.GEN_AI_CONVERSATION_ID: session.session_id if session is not None else None,
+            tel.GEN_AI_AGENT_DESCRIPTION: agent.description,
+            tel.OPENINFERENCE_SPAN_KIND: _AGENT,
+        },
+    )
+    if tel.sensitive_data_enabled():
+        tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
+        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, normalize_messages(messages))
+    return span
+
+
+def _end_agent_span(span: Any, response: AgentResponse) -> None:
+    _end_with_response(span, response)
+
+
+async def _agent_response(
+    run: Callable[..., Awaitable[AgentResponse]], agent: Agent, messages: Any, kwargs: Any
+) -> Any:
+    span = _agent_span(agent, messages, kwargs)
+    try:
+        with tel.use_span(span):
+            response = await run(agent, messages, **kwargs)
+    except BaseException as e:
+        tel.end_span(span, error=e)
+        raise
+    _end_agent_span(span, response)
+    return response
+
+
+def _agent_stream(run: Callable[..., Any], agent: Agent, messages: Any, kwargs: Any) -> ResponseStream[Any, Any]:
+    """The streamed turn, with its span started when the first update is asked for (when the turn starts)."""
+    inner: ResponseStream[Any, Any] | None = None
+
+    async def updates() -> AsyncIterator[Any]:
+        nonlocal inner
+        span = _agent_span(agent, messages, kwargs)
+        with tel.use_span(span):
+            inner = run(agent, messages, stream=True, **kwargs)
+        async for update in _traced_stream(inner, span, _end_agent_span):
+            yield update
+
+    async def final_response(_updates: list[Any]) -> Any:
+        assert inner is not None  # the ResponseStream drains updates() before it finalizes
+        return await inner.get_final_response()
+
+    return ResponseStream(updates(), final_response)
+
+
+def traced_agent_run(run: _F) -> _F:
+    """Wrap ``Agent.run`` in an ``invoke_agent`` span (streamed or not)."""
+
+    @functools.wraps(run)
+    def run_traced(self: Agent, messages: Any = None, *, stream: bool = False, **kwargs: Any) -> Any:
+        if not tel.recording():
+            return run(self, messages, stream=stream, **kwargs)
+        if stream:
+            return _agent_stream(run, self, messages, kwargs)
+        return _agent_response(run, self, messages, kwargs)
+
+    return run_traced  # type: ignore[return-value]
+
+
+# --- model calls ------------------------------------------------------------------------------------------
+
+
+def traced_model_call(call: _F) -> _F:
+    """Wrap a chat client's single model call (``context.result`` set by ``call``) in a ``chat`` span."""
+
+    @functools.wraps(call)
+    async def model_call(self: BaseChatClient, context: ChatContext) -> None:
+        if not tel.recording():
+            return await call(self, context)
+        options = context.options
+        model = options.get("model_id") or self.model_id
+        span = tel.start_span(
+            f"chat {model}" if model else "chat",
+            {
+                tel.GEN_AI_OPERATION_NAME: tel.OP_CHAT,
+                tel.GEN_AI_PROVIDER_NAME: self.OTEL_PROVIDER_NAME,
+                tel.GEN_AI_REQUEST_MODEL: model,
+                tel.GEN_AI_REQUEST_TEMPERATURE: options.get("temperature"),
+                tel.GEN_AI_REQUEST_TOP_P: options.get("top_p"),
+                tel.GEN_AI_REQUEST_MAX_TOKENS: options.get("max_tokens"),
+                tel.GEN_AI_REQUEST_SEED: options.get("seed"),
+                tel.OPENINFERENCE_SPAN_KIND: _LLM,
+            },
+            kind="client",
+        )
+        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, context.messages)
+        try:
+            with tel.use_span(span):
+                await call(self, context)
+        except BaseException as e:
+            tel.end_span(span, error=e)
+            raise
+        result = context.result
+        if isinstance(result, ResponseStream):
+            context.result = _traced_stream(result, span, _end_with_response)
+        elif isinstance(result, ChatResponse):
+            _end_with_response(span, result)
+        else:  # the loop reports the wrong type; the span just ends
+            tel.end_span(span)
+        return None
+
+    return model_call  # type: ignore[return-value]
+
+
+# --- tool calls -------------------------------------------------------------------------------------------
+
+
+def traced_tool_invoke(invoke: _F) -> _F:
+    """Wrap ``FunctionTool.invoke`` in an ``execute_tool`` span; a failure marks the span and propagates."""
+
+    @functools.wraps(invoke)
+    async def invoke_traced(
+        self: FunctionTool, *, arguments: Any = None, context: FunctionInvocationContext | None = None, **kwargs: Any
+    ) -> Any:
+        if not tel.recording():
+            return await invoke(self, arguments=arguments, context=context, **kwargs)
+        span = tel.start_span(
+            f"execute_tool {self.name}",
+            {
+                tel.GEN_AI_OPERATION_NAME: tel.OP_EXECUTE_TOOL,
+                tel.GEN_AI_TOOL_NAME: self.name,
+                tel.GEN_AI_TOOL_CALL_ID: context.call_id if context is not None else None,
+                tel.GEN_AI_TOOL_TYPE: "function",
+                tel.GEN_AI_TOOL_DESCRIPTION: self.description or None,
+                tel.OPENINFERENCE_SPAN_KIND: _TOOL,
+            },
+        )
+        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_ARGUMENTS, arguments)
+        try:
+            with tel.use_span(span):
+                result = await invoke(self, arguments=arguments, context=context, **kwargs)
+        except BaseException as e:
+            tel.end_span(span, error=e)
+            raise
+        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_RESULT, result)
+        tel.end_span(span)
+        return result
+
+    return invoke_traced  # type: ignore[return-value]
