@@ -35,6 +35,12 @@ def _parser() -> argparse.ArgumentParser:
         default=os.environ.get(TOKEN_VAR) or None,
         help=f"access token (or a file holding one); required for a non-loopback address (default: ${TOKEN_VAR})",
     )
+    parser.add_argument(
+        "--mode",
+        choices=["developer", "user"],
+        default="developer",
+        help="'user' shows only chat and workflow views (no runs, time travel, traces)",
+    )
     parser.add_argument("--show", action="store_true", help="open a browser tab")
     return parser
 
@@ -60,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         background=False,
         show=args.show,
         token=token,
+        mode=args.mode,
     )
     return 0
 

@@ -6,7 +6,7 @@ sessions of a server, the per-session state (chat sessions, selections, polling)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import panel as pn
 
@@ -35,6 +35,8 @@ class DevUI:
         tracing: Switch on OpenTelemetry tracing in this process (spans go to the run store) so runs made
             here appear in the traces view. The app and the launcher do; ``serve()`` from a notebook leaves
             the notebook's own tracing setup alone unless asked.
+        mode: ``"developer"`` (everything) or ``"user"``: only the chat and workflow views, without the
+            runs, time-travel and traces panels (for people who use the agents rather than debug them).
 
     Example:
         >>> from agentnb.devui import DevUI
@@ -43,7 +45,18 @@ class DevUI:
         >>> app.servable()  # doctest: +SKIP
     """
 
-    def __init__(self, catalog: Catalog, *, store: Any = None, poll_ms: int = 1000, tracing: bool = False) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        store: Any = None,
+        poll_ms: int = 1000,
+        tracing: bool = False,
+        mode: Literal["developer", "user"] = "developer",
+    ) -> None:
+        if mode not in {"developer", "user"}:
+            raise ValueError(f"mode must be 'developer' or 'user', got {mode!r}")
+        self.mode = mode
         self.catalog = catalog
         if store is None:
             from agentnb.store import default_store
@@ -82,15 +95,18 @@ class DevUI:
         from ._timetravel import TimeTravelView
         from ._traces import TracesView
 
-        self._runs = RunsView(self.store, on_open=self.open_run)
-        self._timetravel = TimeTravelView(self.store, self.catalog)
-        self._traces = TracesView(self.store)
-        self.tabs[:] = [
-            ("Playground", self.entity_area),
-            ("Runs", self._runs.panel()),
-            ("Time travel", self._timetravel.panel()),
-            ("Traces", self._traces.panel()),
-        ]
+        self.tabs[:] = [("Playground", self.entity_area)]
+        if self.mode == "developer":
+            self._runs = RunsView(self.store, on_open=self.open_run)
+            self._timetravel = TimeTravelView(self.store, self.catalog)
+            self._traces = TracesView(self.store)
+            self.tabs.extend(
+                [
+                    ("Runs", self._runs.panel()),
+                    ("Time travel", self._timetravel.panel()),
+                    ("Traces", self._traces.panel()),
+                ]
+            )
         header = html_pane(self._header_html(), css_classes=["anb-header"])
         sidebar = pn.Column(
             *self._sidebar_items(), width=260, css_classes=["anb-sidebar"], styles={"padding-right": "8px"}
@@ -100,11 +116,12 @@ class DevUI:
             self.select(first.id)
         else:
             self.entity_area.objects = [html_pane("<p class='anb-muted'>No agents or workflows to show.</p>")]
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            self._runs.start_polling(self.poll_ms)
-            self._timetravel.start_polling(self.poll_ms)
-        else:
-            self._runs.refresh()
+        if self._runs is not None and self._timetravel is not None:
+            if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+                self._runs.start_polling(self.poll_ms)
+                self._timetravel.start_polling(self.poll_ms)
+            else:
+                self._runs.refresh()
         return pn.Column(
             header,
             pn.Row(sidebar, self.tabs, sizing_mode="stretch_width"),

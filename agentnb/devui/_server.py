@@ -12,7 +12,7 @@ import ipaddress
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ._discovery import Catalog, discover
 
@@ -80,6 +80,7 @@ def serve(
     basic_auth: str | None = None,
     title: str = "agentnb DevUI",
     tracing: bool | None = None,
+    mode: Literal["developer", "user"] = "developer",
 ) -> str:
     """Start a DevUI server for the given agents and workflows and return its URL.
 
@@ -98,6 +99,7 @@ def serve(
         title: The browser tab's title.
         tracing: Record spans into the store so the traces view shows runs made here; the default is on
             for a blocking server (the launcher) and off in the background (a notebook keeps its own setup).
+        mode: ``"user"`` shows only the chat and workflow views (no runs, time travel or traces).
 
     Returns:
         The URL the DevUI is served at, such as ``"http://127.0.0.1:5006/"``.
@@ -112,9 +114,14 @@ def serve(
     except ImportError as e:  # pragma: no cover - panel is part of the devui extra
         raise ImportError('agentnb.devui needs panel: pip install "agentnb[devui]"') from e
 
+    from ._api import ResponsesAPI, api_routes
     from ._app import DevUI
 
     catalog = _catalog_from(entities)
+    if store is None:
+        from agentnb.store import default_store
+
+        store = default_store()
     if port is None:
         port = free_port(address if is_loopback(address) else "0.0.0.0")
     host = "127.0.0.1" if address in {"0.0.0.0", "::"} else address
@@ -125,10 +132,10 @@ def serve(
     def page() -> Any:
         from ._admission import refusal_for_session, refusal_page
 
-        reason = refusal_for_session(authenticated=bool(basic_auth))
+        reason = refusal_for_session(authenticated=bool(token))
         if reason is not None:
             return refusal_page(reason)
-        return DevUI(catalog, store=store, tracing=trace).panel()
+        return DevUI(catalog, store=store, tracing=trace, mode=mode).panel()
 
     kwargs: dict[str, Any] = {
         "port": port,
@@ -137,6 +144,8 @@ def serve(
         "show": show,
         "title": title,
         "verbose": False,
+        # The OpenAI-compatible API for the same entities (it checks the token itself: bearer, not cookie).
+        "extra_patterns": api_routes(ResponsesAPI(catalog, token=token, store=store)),
     }
     if token:
         kwargs["basic_auth"] = token

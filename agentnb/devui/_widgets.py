@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 import traceback
 from typing import Any
@@ -18,6 +20,7 @@ __all__ = [
     "jsonable",
     "markdown_pane",
     "pretty_json",
+    "readable",
     "set_html",
 ]
 
@@ -71,6 +74,34 @@ def jsonable(value: Any) -> Any:
         return encode(value)
     except Exception:
         return repr(value)
+
+
+def readable(value: Any, _depth: int = 0) -> Any:
+    """Turn a value into plain JSON for people: fields of models and dataclasses, never internal type tags.
+
+    :func:`jsonable` keeps enough to rebuild a value (tags naming its class); this drops them, for summaries
+    in logs, request cards and the API. Past 12 levels a value shows as its text.
+    """
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if _depth > 12:
+        return str(value)
+    if isinstance(value, enum.Enum):
+        return readable(value.value, _depth + 1)
+    if isinstance(value, dict):
+        return {str(k): readable(v, _depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [readable(v, _depth + 1) for v in value]
+    if hasattr(value, "model_dump"):
+        try:
+            return readable(value.model_dump(mode="json"), _depth + 1)
+        except Exception:  # a broken model still gets shown
+            return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: readable(getattr(value, f.name), _depth + 1) for f in dataclasses.fields(value)}
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    return str(value)
 
 
 def pretty_json(value: Any) -> str:

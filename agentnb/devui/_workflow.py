@@ -19,11 +19,24 @@ from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
 from ._graph import GraphPane
 from ._runs import event_table, events_frame
-from ._widgets import error_card, html_pane, jsonable, set_html
+from ._widgets import error_card, html_pane, jsonable, readable, set_html
 
-__all__ = ["WorkflowRunner", "WorkflowView"]
+__all__ = ["WorkflowRunner", "WorkflowView", "event_summary"]
 
 _FLUSH_SECONDS = 0.15
+
+
+def event_summary(event: Any) -> dict[str, Any]:
+    """A workflow event as readable JSON (type, executor, data; a request's id and wanted answer type)."""
+    summary: dict[str, Any] = {"type": event.type, "executor_id": event.executor_id}
+    data = event.data
+    if event.type == "status" and getattr(event, "state", None) is not None:
+        data = getattr(event.state, "value", str(event.state))
+    summary["data"] = readable(data)
+    if event.type == "request_info":
+        summary["request_id"] = str(event.request_id)
+        summary["response_type"] = type_label(event.response_type) if event.response_type is not None else "str"
+    return summary
 
 
 def event_row(event: Any, seq: int) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import pytest
 
 import agentnb.devui
 from agentnb import Agent
-from agentnb.devui import is_loopback, serve, stop
+from agentnb.devui import DevUI, is_loopback, serve, stop
+from agentnb.devui.demos import demo_catalog
 from agentnb.local import ScriptedChatClient
 from agentnb.store import RunStore
 
@@ -55,3 +56,14 @@ def test_background_serve_returns_a_url_on_loopback_and_stops() -> None:
     assert agentnb.devui.running_servers() == []
     with pytest.raises(httpx.TransportError):
         httpx.get(url, timeout=2)
+
+
+def test_user_mode_hides_the_developer_panels() -> None:
+    developer = DevUI(demo_catalog(), store=RunStore(":memory:"))
+    developer.panel()
+    user = DevUI(demo_catalog(), store=RunStore(":memory:"), mode="user")
+    user.panel()
+    assert list(developer.tabs._names) == ["Playground", "Runs", "Time travel", "Traces"]
+    assert list(user.tabs._names) == ["Playground"]
+    with pytest.raises(ValueError, match="mode must be"):
+        DevUI(demo_catalog(), mode="admin")  # type: ignore[arg-type]

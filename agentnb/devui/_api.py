@@ -1,0 +1,582 @@
+"""An OpenAI-compatible API over the DevUI's agents and workflows: ``/v1/responses`` and ``/v1/conversations``.
+
+Any client that speaks the Responses API (the official ``openai`` SDK with ``base_url=".../v1"``) can drive the
+loaded entities: ``model`` names an agent or workflow (by id or name), ``input`` is text or Responses input
+items, ``stream=True`` gives Server-Sent Events. The agent's tools run here, on the server; what they did comes
+back as ``function_call`` and ``function_call_output`` items. A tool that needs approval ends the response with
+an ``mcp_approval_request`` item, and the client answers with an ``mcp_approval_response`` input item on the
+same conversation (or ``previous_response_id``), exactly as for a remote MCP tool on OpenAI's own API.
+Workflow events stream as ``response.workflow_event`` events; workflow outputs become the answer's text.
+
+State lives in this process: a conversation is an agent session (or a workflow's pending requests) plus its
+items. With a token set, every request needs ``Authorization: Bearer <token>``; without one, only loopback
+clients are served.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import tornado.web
+
+from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails
+
+from ._discovery import Catalog, Entity
+from ._server import is_loopback
+
+__all__ = ["ApiError", "ResponsesAPI", "api_routes"]
+
+
+class ApiError(Exception):
+    """A request the API refuses, with the HTTP status and OpenAI error fields it answers with."""
+
+    def __init__(self, status: int, message: str, *, code: str | None = None, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+
+    def body(self) -> dict[str, Any]:
+        kind = {401: "authentication_error", 404: "not_found_error"}.get(self.status, "invalid_request_error")
+        return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+@dataclass
+class Conversation:
+    """One conversation: the entity it talks to, the agent session (agents) and the items so far."""
+
+    id: str
+    entity_id: str
+    session: Any = None
+    items: list[dict[str, Any]] = field(default_factory=list)
+    pending: dict[str, Content] = field(default_factory=dict)  # approval request id -> request
+    created_at: int = field(default_factory=lambda: int(time.time()))
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "object": "conversation", "created_at": self.created_at, "metadata": self.metadata}
+
+
+class ResponsesAPI:
+    """The API's state and rules, independent of the web server (the Tornado handlers below are thin).
+
+    Args:
+        catalog: The entities ``model`` may name.
+        token: The bearer token every request must carry; ``None`` serves loopback clients only.
+        store: A run store to save agent sessions into (so the DevUI lists them); optional.
+    """
+
+    def __init__(self, catalog: Catalog, *, token: str | None = None, store: Any = None) -> None:
+        self.catalog = catalog
+        self.token = token
+        self.store = store
+        self.conversations: dict[str, Conversation] = {}
+        self._by_response: dict[str, str] = {}  # response id -> conversation id
+
+    # ------------------------------------------------------------------------------------------------ access
+    def check_access(self, authorization: str | None, remote_ip: str | None) -> None:
+        """Refuse a request without the right bearer token (or, with no token set, from another machine)."""
+        if self.token is None:
+            if remote_ip and not is_loopback(remote_ip):
+                raise ApiError(403, "This DevUI serves its API to this machine only; start it with a token.")
+            return
+        scheme, _, given = (authorization or "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), self.token.encode()):
+            raise ApiError(401, "Missing or wrong API token: send 'Authorization: Bearer <token>'.", code="bad_token")
+
+    def entity(self, model: Any) -> Entity:
+        """The entity ``model`` names, by id or by name."""
+        if not isinstance(model, str) or not model:
+            raise ApiError(400, "'model' must name an agent or workflow of this DevUI.", param="model")
+        for entity in self.catalog.entities:
+            if model in {entity.id, entity.name}:
+                return entity
+        known = ", ".join(e.id for e in self.catalog.entities) or "none"
+        raise ApiError(404, f"No agent or workflow {model!r} here; known: {known}.", param="model")
+
+    def models(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": e.id, "object": "model", "created": 0, "owned_by": f"agentnb {e.kind}", "name": e.name}
+                for e in self.catalog.entities
+            ],
+        }
+
+    # ---------------------------------------------------------------------------------------- conversations
+    def create_conversation(self, body: dict[str, Any], entity_id: str = "") -> Conversation:
+        conversation = Conversation(id=_new_id("conv"), entity_id=entity_id, metadata=dict(body.get("metadata") or {}))
+        self.conversations[conversation.id] = conversation
+        return conversation
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        try:
+            return self.conversations[conversation_id]
+        except KeyError:
+            raise ApiError(404, f"No conversation {conversation_id!r}.", param="conversation") from None
+
+    def _conversation_for(self, body: dict[str, Any], entity: Entity) -> Conversation:
+        ref = body.get("conversation")
+        if isinstance(ref, dict):
+            ref = ref.get("id")
+        previous = body.get("previous_response_id")
+        if ref:
+            conversation = self.conversation(str(ref))
+        elif previous:
+            if previous not in self._by_response:
+                raise ApiError(404, f"No response {previous!r}.", param="previous_response_id")
+            conversation = self.conversations[self._by_response[previous]]
+        else:
+            conversation = self.create_conversation({}, entity.id)
+        if not conversation.entity_id:
+            conversation.entity_id = entity.id
+        elif conversation.entity_id != entity.id:
+            raise ApiError(
+                400,
+                f"Conversation {conversation.id!r} talks to {conversation.entity_id!r}, not {entity.id!r}.",
+                param="model",
+            )
+        return conversation
+
+    # ---------------------------------------------------------------------------------------------- responses
+    def start(self, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Check a ``/v1/responses`` request and return its stream of events (the last is the finished response).
+
+        Everything the request itself gets wrong raises :class:`ApiError` here, before any event exists; a
+        failure while the entity runs becomes a ``response.failed`` event.
+        """
+        entity = self.entity(body.get("model"))
+        conversation = self._conversation_for(body, entity)
+        if entity.kind == "agent":
+            value: Any = self._agent_input(body.get("input"), conversation)
+        else:
+            value = _workflow_input(entity, body.get("input"))
+        turn = _Turn(entity, conversation, previous=body.get("previous_response_id"))
+        self._by_response[turn.id] = conversation.id
+        conversation.items.extend(_input_items(body.get("input")))
+        return self._events(turn, value)
+
+    async def _events(self, turn: _Turn, value: Any) -> AsyncIterator[dict[str, Any]]:
+        yield turn.event("response.created", response=turn.snapshot("in_progress"))
+        yield turn.event("response.in_progress", response=turn.snapshot("in_progress"))
+        run = turn.run_agent(value) if turn.entity.kind == "agent" else turn.run_workflow(value)
+        try:
+            async for event in run:
+                yield event
+        except Exception as exc:  # the run failed: the stream says so instead of breaking off
+            turn.error = {"code": "server_error", "message": f"{type(exc).__name__}: {exc}"}
+            yield turn.event("response.failed", response=turn.snapshot("failed"))
+            return
+        finally:
+            turn.conversation.items.extend(turn.output)
+            self._save(turn.conversation)
+        yield turn.event("response.completed", response=turn.snapshot("completed"))
+
+    def _agent_input(self, raw: Any, conversation: Conversation) -> Message:
+        """The user message for an agent: text and images from the input items, plus approval answers."""
+        contents: list[Content] = []
+        for item in _as_items(raw):
+            kind = item.get("type", "message")
+            if kind == "mcp_approval_response":
+                request_id = str(item.get("approval_request_id") or "")
+                request = conversation.pending.pop(request_id, None)
+                if request is None:
+                    raise ApiError(400, f"No pending approval request {request_id!r} here.", param="input")
+                contents.append(request.to_function_approval_response(bool(item.get("approve")), item.get("reason")))
+            elif kind == "message":
+                content = item.get("content")
+                if isinstance(content, str):
+                    contents.append(Content.from_text(content))
+                    continue
+                for part in content or []:
+                    if part.get("type") in {"input_text", "output_text", "text"}:
+                        contents.append(Content.from_text(str(part.get("text", ""))))
+                    elif part.get("type") == "input_image" and part.get("image_url"):
+                        contents.append(Content.from_uri(str(part["image_url"])))
+            else:
+                raise ApiError(400, f"Input items of type {kind!r} are not supported here.", param="input")
+        if not contents:
+            raise ApiError(400, "'input' is empty.", param="input")
+        if conversation.pending and not any(c.type == "function_approval_response" for c in contents):
+            pending = ", ".join(conversation.pending)
+            raise ApiError(400, f"The conversation waits on approval request(s) {pending}; answer.", param="input")
+        return Message("user", contents)
+
+    def _save(self, conversation: Conversation) -> None:
+        session = conversation.session
+        if self.store is None or session is None:
+            return
+        try:
+            self.store.save_session(session.session_id, json.dumps(session.to_dict()))
+        except Exception:  # persisting is best effort; the conversation keeps working in memory
+            return
+
+
+def _as_items(raw: Any) -> list[dict[str, Any]]:
+    if isinstance(raw, str):
+        return [{"type": "message", "role": "user", "content": raw}]
+    if isinstance(raw, list) and all(isinstance(i, dict) for i in raw):
+        return raw
+    raise ApiError(400, "'input' must be text or a list of input items.", param="input")
+
+
+def _input_items(raw: Any) -> list[dict[str, Any]]:
+    items = []
+    for item in _as_items(raw):
+        item = dict(item)
+        item.setdefault("type", "message")
+        item.setdefault("id", _new_id("msg" if item["type"] == "message" else "item"))
+        if item["type"] == "message" and isinstance(item.get("content"), str):
+            item["content"] = [{"type": "input_text", "text": item["content"]}]
+        items.append(item)
+    return items
+
+
+def _input_text(raw: Any) -> str:
+    texts = []
+    for item in _as_items(raw):
+        content = item.get("content")
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts.extend(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+    return "\n".join(texts)
+
+
+def _workflow_input(entity: Entity, raw: Any) -> Any:
+    """The workflow's start message: the text itself when the start executor takes ``str``, else JSON for its type."""
+    text = _input_text(raw)
+    types_ = list(entity.obj.input_types or [str])
+    if str in types_ or any(t is Any for t in types_):
+        return text
+    from pydantic import TypeAdapter, ValidationError
+
+    errors = []
+    for tp in types_:
+        try:
+            return TypeAdapter(tp).validate_json(text)
+        except ValidationError as e:
+            errors.append(f"{getattr(tp, '__name__', tp)}: {e.error_count()} error(s)")
+    raise ApiError(400, f"The input is not JSON for {entity.name}'s input type ({'; '.join(errors)}).", param="input")
+
+
+class _Turn:
+    """One response being built: its output items and the stream events that build them."""
+
+    def __init__(self, entity: Entity, conversation: Conversation, *, previous: str | None) -> None:
+        self.id = _new_id("resp")
+        self.entity = entity
+        self.conversation = conversation
+        self.previous = previous
+        self.created_at = int(time.time())
+        self.output: list[dict[str, Any]] = []
+        self.usage: UsageDetails | None = None
+        self.error: dict[str, Any] | None = None
+        self._seq = 0
+        self._message: dict[str, Any] | None = None  # the assistant message item being streamed
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self._seq += 1
+        return {"type": kind, "sequence_number": self._seq, **fields}
+
+    def snapshot(self, status: str) -> dict[str, Any]:
+        usage = self.usage or {}
+        inp, out = int(usage.get("input_token_count") or 0), int(usage.get("output_token_count") or 0)
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "model": self.entity.id,
+            "output": list(self.output) if status != "in_progress" else [],
+            "conversation": {"id": self.conversation.id},
+            "previous_response_id": self.previous,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": self.error,
+            "incomplete_details": None,
+            "instructions": None,
+            "metadata": {},
+            "usage": {
+                "input_tokens": inp,
+                "output_tokens": out,
+                "total_tokens": int(usage.get("total_token_count") or 0) or inp + out,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens_details": {"reasoning_tokens": 0},
+            },
+        }
+
+    # -- items --------------------------------------------------------------------------------------------
+    def _add_item(self, item: dict[str, Any]) -> list[dict[str, Any]]:
+        self.output.append(item)
+        index = len(self.output) - 1
+        return [
+            self.event("response.output_item.added", output_index=index, item=item),
+            self.event("response.output_item.done", output_index=index, item=item),
+        ]
+
+    def _text(self, delta: str) -> list[dict[str, Any]]:
+        events = []
+        if self._message is None:
+            self._message = {"id": _new_id("msg"), "type": "message", "role": "assistant", "status": "in_progress"}
+            self._message["content"] = []
+            self.output.append(self._message)
+            index = len(self.output) - 1
+            part = {"type": "output_text", "text": "", "annotations": []}
+            events.append(self.event("response.output_item.added", output_index=index, item=dict(self._message)))
+            events.append(
+                self.event(
+                    "response.content_part.added", item_id=self._message["id"], output_index=index, content_index=0,
+                    part=part,
+                )
+            )  # fmt: skip
+            self._message["content"] = [part]
+        part = self._message["content"][0]
+        part["text"] += delta
+        events.append(
+            self.event(
+                "response.output_text.delta", item_id=self._message["id"],
+                output_index=self.output.index(self._message), content_index=0, delta=delta, logprobs=[],
+            )
+        )  # fmt: skip
+        return events
+
+    def _end_text(self) -> list[dict[str, Any]]:
+        message, self._message = self._message, None
+        if message is None:
+            return []
+        index = self.output.index(message)
+        message["status"] = "completed"
+        part = message["content"][0]
+        return [
+            self.event(
+                "response.output_text.done", item_id=message["id"], output_index=index, content_index=0,
+                text=part["text"], logprobs=[],
+            ),
+            self.event(
+                "response.content_part.done", item_id=message["id"], output_index=index, content_index=0, part=part
+            ),
+            self.event("response.output_item.done", output_index=index, item=message),
+        ]  # fmt: skip
+
+    # -- agents -------------------------------------------------------------------------------------------
+    async def run_agent(self, message: Message) -> AsyncIterator[dict[str, Any]]:
+        agent = self.entity.obj
+        if self.conversation.session is None:
+            self.conversation.session = agent.create_session()
+        stream = agent.run(message, session=self.conversation.session, stream=True)
+        update: AgentResponseUpdate
+        async for update in stream:
+            for content in update.contents:
+                for event in self._content_events(content):
+                    yield event
+        final: AgentResponse = await stream.get_final_response()
+        for event in self._end_text():
+            yield event
+        self.usage = final.usage_details
+        for request in final.user_input_requests:
+            if request.type != "function_approval_request" or request.function_call is None:
+                continue
+            self.conversation.pending[str(request.id)] = request
+            call = request.function_call
+            item = {
+                "id": str(request.id),
+                "type": "mcp_approval_request",
+                "name": str(call.name or ""),
+                "arguments": _arguments_text(call.arguments),
+                "server_label": self.entity.name,
+            }
+            for event in self._add_item(item):
+                yield event
+
+    def _content_events(self, content: Content) -> list[dict[str, Any]]:
+        if content.type == "text" and content.text:
+            return self._text(content.text)
+        if content.type == "function_call" and content.name:
+            item = {
+                "id": _new_id("fc"),
+                "type": "function_call",
+                "call_id": str(content.call_id or ""),
+                "name": content.name,
+                "arguments": _arguments_text(content.arguments),
+                "status": "completed",
+            }
+            return self._end_text() + self._add_item(item)
+        if content.type == "function_result":
+            item = {
+                "id": _new_id("fco"),
+                "type": "function_call_output",
+                "call_id": str(content.call_id or ""),
+                "output": content.exception or _result_text(content.result),
+                "status": "incomplete" if content.exception else "completed",
+            }
+            return self._end_text() + self._add_item(item)
+        return []
+
+    # -- workflows ----------------------------------------------------------------------------------------
+    async def run_workflow(self, value: Any) -> AsyncIterator[dict[str, Any]]:
+        from ._workflow import event_summary
+
+        workflow = self.entity.obj
+        async for event in workflow.run(value, stream=True):
+            yield self.event("response.workflow_event", event=event_summary(event))
+            if event.type == "output":
+                data = event.data
+                text = data if isinstance(data, str) else _result_text(data)
+                for item in self._text(text):
+                    yield item
+                for item in self._end_text():
+                    yield item
+            elif event.type == "failed":
+                raise RuntimeError(str(getattr(event.data, "message", event.data)))
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments or {}, ensure_ascii=False)
+
+
+def _result_text(result: Any) -> str:
+    if isinstance(result, str):
+        return result
+    from ._widgets import jsonable
+
+    return json.dumps(jsonable(result), ensure_ascii=False, default=repr)
+
+
+# ---------------------------------------------------------------------------------------------- web handlers
+
+
+class _Handler(tornado.web.RequestHandler):
+    api: ResponsesAPI
+
+    def initialize(self, api: ResponsesAPI) -> None:
+        self.api = api
+
+    def check_xsrf_cookie(self) -> None:  # bearer tokens, not cookies, authorize API calls
+        return
+
+    def prepare(self) -> None:
+        try:
+            self.api.check_access(self.request.headers.get("Authorization"), self.request.remote_ip)
+        except ApiError as e:
+            self._fail(e)
+
+    def _fail(self, error: ApiError) -> None:
+        self.set_status(error.status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(error.body()))
+
+    def _json(self, value: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(value, ensure_ascii=False, default=str))
+
+    def _body(self) -> dict[str, Any]:
+        from agentnb._serialization import parse_json
+
+        try:
+            body = parse_json(self.request.body or b"{}")
+        except Exception as e:
+            raise ApiError(400, f"The request body is not JSON: {e}") from e
+        if not isinstance(body, dict):
+            raise ApiError(400, "The request body must be a JSON object.")
+        return body
+
+
+class _ModelsHandler(_Handler):
+    def get(self) -> None:
+        self._json(self.api.models())
+
+
+class _ResponsesHandler(_Handler):
+    async def post(self) -> None:
+        try:
+            body = self._body()
+            events = self.api.start(body)
+        except ApiError as e:
+            self._fail(e)
+            return
+        if not body.get("stream"):
+            last: dict[str, Any] = {}
+            async for event in events:
+                last = event
+            self._json(last["response"])
+            return
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        async for event in events:
+            self.write(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False, default=str)}\n\n")
+            await self.flush()
+        self.finish()
+
+
+class _ConversationsHandler(_Handler):
+    def post(self) -> None:
+        try:
+            body = self._body()
+            conversation = self.api.create_conversation(body)
+            conversation.items.extend(_input_items(body["items"]) if body.get("items") else [])
+        except ApiError as e:
+            self._fail(e)
+            return
+        self._json(conversation.to_json())
+
+
+class _ConversationHandler(_Handler):
+    def get(self, conversation_id: str) -> None:
+        try:
+            self._json(self.api.conversation(conversation_id).to_json())
+        except ApiError as e:
+            self._fail(e)
+
+    def delete(self, conversation_id: str) -> None:
+        if self.api.conversations.pop(conversation_id, None) is None:
+            self._fail(ApiError(404, f"No conversation {conversation_id!r}.", param="conversation"))
+            return
+        self._json({"id": conversation_id, "object": "conversation.deleted", "deleted": True})
+
+
+class _ItemsHandler(_Handler):
+    def get(self, conversation_id: str) -> None:
+        try:
+            items = self.api.conversation(conversation_id).items
+        except ApiError as e:
+            self._fail(e)
+            return
+        order = self.get_argument("order", "desc")
+        data = list(reversed(items)) if order == "desc" else list(items)
+        self._json(
+            {
+                "object": "list",
+                "data": data,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+                "has_more": False,
+            }
+        )
+
+
+def api_routes(api: ResponsesAPI, prefix: str = "/v1") -> list[tuple[str, type, dict[str, Any]]]:
+    """Tornado URL patterns serving ``api`` under ``prefix`` (for ``pn.serve(extra_patterns=...)``)."""
+    args = {"api": api}
+    return [
+        (rf"{prefix}/models", _ModelsHandler, args),
+        (rf"{prefix}/responses", _ResponsesHandler, args),
+        (rf"{prefix}/conversations", _ConversationsHandler, args),
+        (rf"{prefix}/conversations/([A-Za-z0-9_-]+)", _ConversationHandler, args),
+        (rf"{prefix}/conversations/([A-Za-z0-9_-]+)/items", _ItemsHandler, args),
+    ]
