@@ -27,8 +27,8 @@ import tornado.web
 
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails
 
+from ._admission import is_loopback_client
 from ._discovery import Catalog, Entity
-from ._server import is_loopback
 
 __all__ = ["ApiError", "ResponsesAPI", "api_routes"]
 
@@ -88,7 +88,7 @@ class ResponsesAPI:
     def check_access(self, authorization: str | None, remote_ip: str | None) -> None:
         """Refuse a request without the right bearer token (or, with no token set, from another machine)."""
         if self.token is None:
-            if remote_ip and not is_loopback(remote_ip):
+            if not is_loopback_client(remote_ip):
                 raise ApiError(403, "This DevUI serves its API to this machine only; start it with a token.")
             return
         scheme, _, given = (authorization or "").partition(" ")
