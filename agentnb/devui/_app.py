@@ -22,6 +22,14 @@ body{background:#f6f8fa}
 .anb-sidebar{border-right:1px solid #d0d7de;background:#fff}
 """
 
+# The entity list reads as a navigation list: left-aligned entries, the selected one filled.
+_NAV_CSS = """
+:host .bk-btn{justify-content:flex-start;text-align:left;border:0;box-shadow:none;font-weight:500;
+ background:transparent;color:inherit;padding:5px 10px;border-radius:6px}
+:host .bk-btn:hover{background:rgba(127,127,127,.16)}
+:host .bk-btn.bk-btn-primary{background:var(--primary-bg-color,#0072b5);color:#fff}
+"""
+
 _TAB_ENTITY, _TAB_RUNS, _TAB_TIMETRAVEL, _TAB_TRACES = 0, 1, 2, 3
 
 
@@ -84,6 +92,7 @@ class DevUI:
             # the page from the start, since a page's resources are fixed when it first renders.
             pn.extension("tabulator")
             self._layout = self._build()
+            self._follow_system_theme()
         return self._layout
 
     def servable(self, title: str = "agentnb DevUI") -> pn.viewable.Viewable:
@@ -130,6 +139,28 @@ class DevUI:
             css_classes=["anb-devui"],
         )
 
+    def _follow_system_theme(self) -> None:
+        """Switch to the dark theme when the browser prefers it (unless the URL picks a theme, ``?theme=``).
+
+        The browser tells its preference only once the page is up, and a Panel page's theme is fixed when it
+        renders, so a browser that prefers dark reloads once with ``?theme=dark``.
+        """
+        if pn.state.curdoc is None or pn.state.curdoc.session_context is None:
+            return
+        if "theme" in (pn.state.session_args or {}):
+            return
+        info, location = pn.state.browser_info, pn.state.location
+        if info is None or location is None:
+            return
+
+        def follow(*_: Any) -> None:
+            if info.dark_mode and pn.config.theme != "dark":
+                location.reload = True
+                location.search = "?theme=dark"
+
+        info.param.watch(follow, "dark_mode")
+        follow()
+
     def _header_html(self) -> str:
         mode = ""
         if self.catalog.offline:
@@ -158,6 +189,7 @@ class DevUI:
                     color="light",
                     sizing_mode="stretch_width",
                     css_classes=["anb-entity", f"anb-entity-{entity.id}"],
+                    stylesheets=[_NAV_CSS],
                     description=entity.description or None,
                 )
                 button.on_click(lambda _e, eid=entity.id: self.select(eid))
@@ -203,7 +235,7 @@ class DevUI:
         if entity.kind == "agent":
             from ._chat import ChatView
 
-            return ChatView(entity, store=self.store)
+            return ChatView(entity, store=self.store, on_open=self.open_run)
         from ._workflow import WorkflowView
 
         return WorkflowView(entity, store=self.store, on_checkpoint=self._on_workflow_run)

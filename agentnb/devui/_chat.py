@@ -1,5 +1,9 @@
 """The agent chat view: streaming answers, tool-call cards, approvals, sessions, token usage, the model.
 
+The conversation pane scrolls by itself; the message box and any approval card waiting for an answer stay
+docked below it. A side panel (collapsible, resizable) shows the agent's tools, a context inspector (tokens
+per turn, messages by role), the session's events and a link to the last turn's trace.
+
 Approval is data here as everywhere: Approve / Deny turn the pending ``function_approval_request`` into a
 ``function_approval_response`` sent on the same session, and the agent runs again. "Always allow" only
 answers later requests for that tool the same way, on the user's behalf; it adds no second mechanism.
@@ -11,31 +15,48 @@ import contextlib
 import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import panel as pn
 
-from agentnb._html import badge, escape, json_html, render_markdown
+from agentnb._agents import Agent
+from agentnb._html import badge, escape, json_html, render_markdown, table
+from agentnb._sessions import AgentSession
+from agentnb._types import AgentResponse, Content, Message
 
 from ._discovery import Entity
-from ._widgets import error_card, html_pane, set_html
+from ._widgets import error_card, highlight_code, html_pane, readable, set_html
 
-__all__ = ["ChatView", "model_label"]
+__all__ = ["ChatView", "model_label", "stored_session_label"]
+
+#: The transcript fills the window below the page header, the chat header and above the docked message box.
+_TRANSCRIPT_HEIGHT = "calc(100vh - 330px)"
+_SIDE_HEIGHT = "calc(100vh - 190px)"
+_MAX_EVENTS = 200
 
 
 def model_label(agent: Any) -> str:
     """Name the model answering for ``agent``: provider class and model id, flagged when offline."""
-    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
-    if client is None:
+    if not isinstance(agent, Agent):  # any object with run() can be an entity; it need not say its model
         return "unknown model"
+    client = agent.client
     provider = type(client).__name__
-    model_id = getattr(client, "model_id", None) or getattr(client, "model", None)
-    offline = getattr(client, "OTEL_PROVIDER_NAME", "") == "agentnb.local" or type(client).__module__.startswith(
-        "agentnb.local"
-    )
+    model_id = agent.model_id
+    offline = type(client).__module__.startswith("agentnb.local")
     label = f"{provider} · {model_id}" if model_id else provider
     return f"{label} (offline)" if offline else label
+
+
+def stored_session_label(messages: list[Message], updated_at: str, session_id: str) -> str:
+    """A readable name for a stored session: its first user message and when it was saved."""
+    first = next((m.text for m in messages if m.role == "user" and m.text), "")
+    first = " ".join(first.split())
+    if len(first) > 48:
+        first = first[:47] + "…"
+    when = updated_at[:16].replace("T", " ")
+    return f"{first or '(no text)'} · {when} · {session_id[:6]}"
 
 
 @dataclass
@@ -63,7 +84,7 @@ class _ToolCard:
             if self.exception:
                 rows += ["<b>Error</b>", f"<pre class='anb-error'>{escape(self.exception)}</pre>"]
             else:
-                rows += ["<b>Result</b>", json_html(_display_value(self.result))]
+                rows += ["<b>Result</b>", json_html(readable(self.result))]
         if self.duration is not None:
             rows.append(f"<div class='anb-muted anb-duration'>took {self.duration * 1000:.0f} ms</div>")
         set_html(self.body, "".join(rows))
@@ -73,31 +94,36 @@ class _ToolCard:
         self.card.title = f"⚙ {escape(self.name)} {state}{dur}"
 
 
-def _display_value(value: Any) -> Any:
-    if isinstance(value, (str, int, float, bool, type(None), list, dict)):
-        return value
-    from ._widgets import jsonable
-
-    return jsonable(value)
-
-
 @dataclass
 class _SessionView:
-    """The transcript and counters the UI keeps for one agent session."""
+    """The transcript, the docked approval cards and the counters the UI keeps for one agent session."""
 
-    session: Any
+    session: AgentSession
     label: str
     transcript: pn.Column
+    dock: pn.Column
     usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
-    pending: dict[str, Any] = field(default_factory=dict)  # request id -> approval request content
-    answers: dict[str, Any] = field(default_factory=dict)  # request id -> approval response content
+    turn_usage: list[tuple[int, int, int]] = field(default_factory=list)  # (input, output, total) per turn
+    pending: dict[str, Content] = field(default_factory=dict)  # request id -> approval request content
+    answers: dict[str, Content] = field(default_factory=dict)  # request id -> approval response content
     always_allow: set[str] = field(default_factory=set)
     cards: dict[str, _ToolCard] = field(default_factory=dict)
+    events: list[tuple[str, str, str]] = field(default_factory=list)  # (clock, kind, detail)
+    last_run_id: str | None = None
     turns: int = 0
+
+    def log(self, kind: str, detail: str) -> None:
+        self.events.append((time.strftime("%H:%M:%S"), kind, detail))
+        del self.events[:-_MAX_EVENTS]
 
 
 class ChatView:
-    """Chat with one agent: streaming text, tool cards, approvals, sessions and usage.
+    """Chat with one agent: streaming text, tool cards, approvals, sessions, usage and a side panel.
+
+    Args:
+        entity: The agent to chat with.
+        store: The run store turns and sessions are saved to (optional).
+        on_open: Called as ``on_open("traces", run_id)`` to show a turn's trace in the traces view.
 
     Example:
         >>> from agentnb.devui.demos import demo_catalog
@@ -106,10 +132,11 @@ class ChatView:
         >>> view.panel()  # doctest: +SKIP
     """
 
-    def __init__(self, entity: Entity, *, store: Any = None) -> None:
+    def __init__(self, entity: Entity, *, store: Any = None, on_open: Callable[[str, str], None] | None = None) -> None:
         self.entity = entity
         self.agent = entity.obj
         self.store = store
+        self.on_open = on_open
         self._sessions: dict[str, _SessionView] = {}
         self._current: _SessionView | None = None
         self._busy = False
@@ -119,7 +146,9 @@ class ChatView:
         self.usage_info = html_pane("", css_classes=["anb-usage"])
         self.session_select = pn.widgets.Select(label="Session", options=[], width=220, css_classes=["anb-session"])
         self.new_session_button = pn.widgets.Button(label="New session", color="default", width=110)
-        self.resume_select = pn.widgets.Select(label="Resume stored session", options=[], width=240)
+        self.resume_select = pn.widgets.Select(
+            label="Stored sessions", options={}, width=300, css_classes=["anb-stored-sessions"]
+        )
         self.resume_button = pn.widgets.Button(label="Resume", width=80)
         self.input = pn.widgets.TextInput(
             placeholder=f"Message {entity.name}…", sizing_mode="stretch_width", css_classes=["anb-chat-input"]
@@ -127,12 +156,27 @@ class ChatView:
         self.send_button = pn.widgets.Button(label="Send", color="primary", width=90, css_classes=["anb-chat-send"])
         self.status = html_pane("", css_classes=["anb-chat-status"])
         self.transcript_holder = pn.Column(sizing_mode="stretch_width")
+        self.dock_holder = pn.Column(sizing_mode="stretch_width", css_classes=["anb-dock"])
+
+        self.tools_info = html_pane(self._tools_html(), css_classes=["anb-tools"])
+        self.context_info = html_pane("", css_classes=["anb-context"])
+        self.events_info = html_pane("", css_classes=["anb-session-events"])
+        self.trace_button = pn.widgets.Button(
+            label="Open the last turn's trace",
+            disabled=True,
+            sizing_mode="stretch_width",
+            css_classes=["anb-open-trace"],
+        )
+        self.panel_toggle = pn.widgets.Toggle(
+            label="Side panel", value=True, width=110, css_classes=["anb-panel-toggle"]
+        )
 
         self.new_session_button.on_click(lambda _e: self.new_session())
         self.session_select.param.watch(self._on_switch, "value")
         self.send_button.on_click(self._on_send)
         self.input.param.watch(self._on_enter, "enter_pressed")
         self.resume_button.on_click(self._on_resume)
+        self.trace_button.on_click(self._on_open_trace)
         self._refresh_model()
         self.new_session()
         self.refresh_stored_sessions()
@@ -157,29 +201,61 @@ class ChatView:
             pn.Column(pn.Spacer(height=18), self.resume_button),
             sizing_mode="stretch_width",
         )
-        return pn.Column(
+        main = pn.Column(
             header,
-            pn.Row(self.model_info, self.usage_info, sizing_mode="stretch_width"),
+            pn.Row(self.model_info, self.usage_info, self.panel_toggle, sizing_mode="stretch_width"),
             controls,
             self.transcript_holder,
+            self.dock_holder,
             self.status,
-            pn.Row(self.input, self.send_button, sizing_mode="stretch_width"),
+            pn.Row(self.input, self.send_button, sizing_mode="stretch_width", css_classes=["anb-composer"]),
             sizing_mode="stretch_width",
-            css_classes=["anb-chat-view"],
+            css_classes=["anb-chat-main"],
         )
+        side = pn.Column(
+            pn.Card(self.tools_info, title="Tools", sizing_mode="stretch_width", css_classes=["anb-side-tools"]),
+            pn.Card(self.context_info, title="Context", sizing_mode="stretch_width", css_classes=["anb-side-context"]),
+            pn.Card(self.events_info, title="Events", sizing_mode="stretch_width", css_classes=["anb-side-events"]),
+            pn.Card(self.trace_button, title="Traces", sizing_mode="stretch_width", css_classes=["anb-side-traces"]),
+            width=340,
+            scroll=True,
+            # The panel's width follows the user's drag on its corner (a CSS resize handle).
+            styles={"resize": "horizontal", "overflow": "auto", "height": _SIDE_HEIGHT, "min-width": "220px"},
+            css_classes=["anb-side-panel"],
+        )
+        self.panel_toggle.link(side, value="visible")
+        return pn.Row(main, side, sizing_mode="stretch_width", css_classes=["anb-chat-view"])
+
+    def _tools_html(self) -> str:
+        tools = self.agent.tools if isinstance(self.agent, Agent) else []
+        if not tools:
+            return "<span class='anb-muted'>This agent has no tools.</span>"
+        rows = []
+        for tool in tools:
+            name = str(getattr(tool, "name", type(tool).__name__))  # tools may be any callable or MCP server
+            mode = getattr(tool, "approval_mode", "never_require")
+            needs = badge("needs approval", "warn") if mode == "always_require" else ""
+            text = escape(getattr(tool, "description", "") or "")
+            rows.append(f"<div class='anb-tool'><b>{escape(name)}</b> {needs}<div class='anb-muted'>{text}</div></div>")
+        return "".join(rows)
 
     # --------------------------------------------------------------------------------------------- sessions
     def new_session(self) -> None:
         """Start a fresh session and show it."""
         session = self.agent.create_session()
-        label = f"session {len(self._sessions) + 1} · {str(getattr(session, 'session_id', ''))[:8]}"
+        label = f"session {len(self._sessions) + 1} · {session.session_id[:8]}"
         self._add_session(session, label)
 
-    def _add_session(self, session: Any, label: str) -> _SessionView:
+    def _add_session(self, session: AgentSession, label: str) -> _SessionView:
         transcript = pn.Column(
-            sizing_mode="stretch_width", min_height=300, max_height=620, scroll=True, css_classes=["anb-transcript"]
+            sizing_mode="stretch_width",
+            scroll=True,
+            auto_scroll_limit=400,
+            styles={"height": _TRANSCRIPT_HEIGHT, "min-height": "240px"},
+            css_classes=["anb-transcript"],
         )
-        view = _SessionView(session=session, label=label, transcript=transcript)
+        dock = pn.Column(sizing_mode="stretch_width")
+        view = _SessionView(session=session, label=label, transcript=transcript, dock=dock)
         self._sessions[label] = view
         self.session_select.options = list(self._sessions)
         self.session_select.value = label
@@ -194,18 +270,27 @@ class ChatView:
     def _show(self, view: _SessionView) -> None:
         self._current = view
         self.transcript_holder.objects = [view.transcript]
+        self.dock_holder.objects = [view.dock]
         self._refresh_usage()
 
-    def refresh_stored_sessions(self) -> None:
-        """List the sessions saved in the run store (for Resume)."""
+    def refresh_stored_sessions(self, limit: int = 50) -> None:
+        """List the sessions saved in the run store (for Resume), newest first, by a readable label."""
         if self.store is None:
             return
         try:
-            rows = self.store.list_sessions()
+            rows = self.store.list_sessions()[:limit]
         except Exception:  # the store is optional for chatting; a failure only hides Resume
             return
-        ids = [r["session_id"] if isinstance(r, dict) else str(r) for r in rows]
-        self.resume_select.options = ids
+        options: dict[str, str] = {}
+        for row in rows:
+            session_id = str(row["session_id"])
+            try:
+                session = AgentSession.from_dict(json.loads(self.store.load_session(session_id) or "{}"))
+                messages = session.messages
+            except Exception:  # an unreadable stored session is still listed, by its id
+                messages = []
+            options[stored_session_label(messages, str(row.get("updated_at") or ""), session_id)] = session_id
+        self.resume_select.options = options
 
     async def _on_resume(self, _event: Any = None) -> None:
         session_id = self.resume_select.value
@@ -215,7 +300,7 @@ class ChatView:
 
     async def resume(self, session_id: str) -> None:
         """Load a stored session, show its history, and offer its pending approvals again."""
-        from agentnb import AgentSession, pending_approval_requests
+        from agentnb import pending_approval_requests
 
         try:
             data = self.store.load_session(session_id) if self.store is not None else None
@@ -223,20 +308,20 @@ class ChatView:
                 raise KeyError(f"No stored session {session_id!r}.")
             session = AgentSession.from_dict(json.loads(data))
             pending = await pending_approval_requests(session, agent=self.agent)
-        except Exception as exc:
+        except Exception as exc:  # the view's boundary: a bad stored session shows its error
             self._require_view().transcript.append(error_card(exc, title="Cannot resume session"))
             return
         view = self._add_session(session, f"resumed · {session_id[:8]}")
-        for message in _session_messages(session):
+        for message in session.messages:
             self._append_message(view, message)
         if pending:
             view.pending = {str(r.id): r for r in pending}
             view.answers = {}
             for request in pending:
-                view.transcript.append(self._approval_card(view, request))
+                view.dock.append(self._approval_card(view, request))
 
     def _save_session(self, view: _SessionView) -> None:
-        if self.store is None or not hasattr(view.session, "to_dict"):
+        if self.store is None:
             return
         try:
             self.store.save_session(view.session.session_id, json.dumps(view.session.to_dict()))
@@ -258,8 +343,6 @@ class ChatView:
 
     async def send(self, text: str) -> None:
         """Send a user message on the current session and stream the answer."""
-        from agentnb import Message
-
         view = self._require_view()
         view.transcript.append(_bubble("user", render_markdown(text)))
         await self._run_turn(view, Message("user", text))
@@ -270,13 +353,15 @@ class ChatView:
         assert self._current is not None
         return self._current
 
-    async def _run_turn(self, view: _SessionView, message: Any) -> None:
+    async def _run_turn(self, view: _SessionView, message: Message) -> None:
         from agentnb import _telemetry
 
         self._busy = True
         self.send_button.disabled = True
         set_html(self.status, "<span class='anb-muted'>running…</span>")
         record = _TurnRecord.start(self.store, self.entity.name, view, message, model_label(self.agent))
+        view.last_run_id = record.run_id
+        view.log("turn", message.text[:80] or f"{len(message.contents)} answer(s)")
         # One span around the turn gives its model and tool spans a shared trace and this run's id.
         span = _telemetry.start_span(f"devui.chat {self.entity.name}", {_telemetry.WORKFLOW_RUN_ID: record.run_id})
         bubble: pn.pane.HTML | None = None
@@ -286,33 +371,36 @@ class ChatView:
             with _telemetry.use_span(span):
                 stream = self.agent.run(message, session=view.session, stream=True)
                 async for update in stream:
-                    for content in getattr(update, "contents", None) or []:
-                        kind = getattr(content, "type", None)
-                        if kind == "text" and content.text:
+                    author = update.author_name or self.entity.name
+                    for content in update.contents:
+                        if content.type == "text" and content.text:
                             if bubble is None:
-                                bubble = _bubble("assistant", "", author=_author(update, self.entity.name))
+                                bubble = _bubble("assistant", "", author=author)
                                 view.transcript.append(bubble)
                             text += content.text
-                            set_html(bubble, _bubble_html("assistant", render_markdown(text), _author(update, "")))
-                        elif kind == "text_reasoning" and content.text:
+                            set_html(bubble, _bubble_html("assistant", _answer_html(text), author))
+                        elif content.type == "text_reasoning" and content.text:
                             view.transcript.append(
                                 html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>")
                             )
-                        elif kind == "function_call":
+                        elif content.type == "function_call":
                             self._on_call(view, content)
                             bubble, text = None, ""  # text after tool calls starts a new bubble
-                        elif kind == "function_result":
+                        elif content.type == "function_result":
                             self._on_result(view, content)
-                        elif kind == "error":
+                        elif content.type == "error":
+                            view.log("error", content.message or "")
                             view.transcript.append(
-                                html_pane(f"<div class='anb-error'>⚠ {escape(getattr(content, 'message', ''))}</div>")
+                                html_pane(f"<div class='anb-error'>⚠ {escape(content.message or '')}</div>")
                             )
-                final = await stream.get_final_response()
-        except Exception as exc:
+                final: AgentResponse = await stream.get_final_response()
+        except Exception as exc:  # the view's boundary: the failure is shown, the session is kept
             _telemetry.end_span(span, error=exc)
             record.finish("failed", error=f"{type(exc).__name__}: {exc}")
+            view.log("failed", f"{type(exc).__name__}: {exc}")
             view.transcript.append(error_card(exc, title=f"{self.entity.name} failed"))
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
+            self._refresh_side(view)
             return
         finally:
             self._busy = False
@@ -321,18 +409,21 @@ class ChatView:
         view.turns += 1
         self._reconcile(view, final)
         # The final response carries the turn's summed usage, so stream-level usage updates are not added.
-        self._add_usage(view, getattr(final, "usage_details", None))
-        self._refresh_model(getattr(final, "model_id", None))
+        self._add_usage(view, final)
+        self._refresh_model(final.model_id)
         elapsed = time.perf_counter() - started
         set_html(self.status, f"<span class='anb-muted'>answered in {elapsed:.2f} s</span>")
         self._save_session(view)
-        waiting = bool(getattr(final, "user_input_requests", None))
+        waiting = bool(final.user_input_requests)
         record.finish("awaiting_approval" if waiting else "completed", response=final)
+        view.log("answered", f"{elapsed:.2f} s" + (" · waiting for approval" if waiting else ""))
+        self.trace_button.disabled = self.on_open is None
         await self._show_approvals(view, final)
+        self._refresh_side(view)
 
     # ------------------------------------------------------------------------------------------ tool cards
-    def _on_call(self, view: _SessionView, content: Any) -> None:
-        call_id = str(getattr(content, "call_id", "") or "")
+    def _on_call(self, view: _SessionView, content: Content) -> None:
+        call_id = str(content.call_id or "")
         card = view.cards.get(call_id)
         if card is None:
             body = html_pane("")
@@ -341,62 +432,62 @@ class ChatView:
             )
             card = _ToolCard(
                 call_id=call_id,
-                name=str(getattr(content, "name", "") or "tool"),
-                arguments=getattr(content, "arguments", None),
+                name=content.name or "tool",
+                arguments=content.arguments,
                 started=time.perf_counter(),
                 card=panel_card,
                 body=body,
             )
             view.cards[call_id] = card
             view.transcript.append(panel_card)
+            view.log("tool call", card.name)
         else:
-            card.arguments = _merge_arguments(card.arguments, getattr(content, "arguments", None))
-            if getattr(content, "name", None):
+            card.arguments = _merge_arguments(card.arguments, content.arguments)
+            if content.name:
                 card.name = content.name
         card.render()
 
-    def _on_result(self, view: _SessionView, content: Any) -> None:
-        call_id = str(getattr(content, "call_id", "") or "")
-        card = view.cards.get(call_id)
+    def _on_result(self, view: _SessionView, content: Content) -> None:
+        card = view.cards.get(str(content.call_id or ""))
         if card is None:
             return
         if card.status == "awaiting approval":
             card.started = time.perf_counter()  # time the tool, not the human deciding
-        card.result = getattr(content, "result", None)
-        card.exception = getattr(content, "exception", None)
+        card.result = content.result
+        card.exception = content.exception
         card.duration = time.perf_counter() - card.started
-        props = getattr(content, "additional_properties", None) or {}
-        card.status = "error" if card.exception else ("denied" if props.get("approval") == "rejected" else "done")
+        denied = content.additional_properties.get("approval") == "rejected"
+        card.status = "error" if card.exception else ("denied" if denied else "done")
+        view.log(f"tool {card.status}", card.name)
         card.render()
 
-    def _reconcile(self, view: _SessionView, final: Any) -> None:
+    def _reconcile(self, view: _SessionView, final: AgentResponse) -> None:
         """Fill cards from the assembled response (arguments streamed in pieces arrive whole here)."""
-        for message in getattr(final, "messages", None) or []:
-            for content in getattr(message, "contents", None) or []:
-                kind = getattr(content, "type", None)
-                call_id = str(getattr(content, "call_id", "") or "")
-                card = view.cards.get(call_id)
-                if kind == "function_call":
+        for message in final.messages:
+            for content in message.contents:
+                card = view.cards.get(str(content.call_id or ""))
+                if content.type == "function_call":
                     if card is None:
                         self._on_call(view, content)
                     else:
-                        card.arguments = getattr(content, "arguments", card.arguments)
+                        card.arguments = content.arguments if content.arguments is not None else card.arguments
                         card.render()
-                elif kind == "function_result" and card is not None and card.status == "running":
+                elif content.type == "function_result" and card is not None and card.status == "running":
                     self._on_result(view, content)
 
     # ---------------------------------------------------------------------------------------------- approvals
-    async def _show_approvals(self, view: _SessionView, final: Any) -> None:
-        requests = [
-            c for c in (getattr(final, "user_input_requests", None) or []) if c.type == "function_approval_request"
-        ]
+    async def _show_approvals(self, view: _SessionView, final: AgentResponse) -> None:
+        requests = [c for c in final.user_input_requests if c.type == "function_approval_request" and c.function_call]
         if not requests:
             return
         view.pending = {str(r.id): r for r in requests}
         view.answers = {}
         for request in requests:
-            name = str(getattr(request.function_call, "name", ""))
-            card = view.cards.get(str(getattr(request.function_call, "call_id", "")))
+            call = request.function_call
+            assert call is not None
+            name = call.name or ""
+            view.log("approval", f"{name} waits for you")
+            card = view.cards.get(str(call.call_id or ""))
             if card is not None:
                 card.status = "awaiting approval"
                 card.render()
@@ -406,16 +497,17 @@ class ChatView:
                 )
                 view.answers[str(request.id)] = request.to_function_approval_response(True)
             else:
-                view.transcript.append(self._approval_card(view, request))
+                view.dock.append(self._approval_card(view, request))
         await self._maybe_resume(view)
 
-    def _approval_card(self, view: _SessionView, request: Any) -> pn.viewable.Viewable:
+    def _approval_card(self, view: _SessionView, request: Content) -> pn.viewable.Viewable:
         call = request.function_call
-        name = str(getattr(call, "name", ""))
-        args = getattr(call, "arguments", None)
+        assert call is not None
+        name = call.name or ""
         info = html_pane(
-            f"<div class='anb-card'><div class='anb-head'><span class='anb-title'>Approval needed</span>"
-            f"{badge(name, 'warn')}</div>The agent wants to call <b>{escape(name)}</b> with{json_html(args)}</div>"
+            f"<div class='anb-card anb-approval-card'><div class='anb-head'><span class='anb-title'>Approval needed"
+            f"</span>{badge(name, 'warn')}</div>The agent wants to call <b>{escape(name)}</b> with"
+            f"{json_html(call.arguments)}</div>"
         )
         approve = pn.widgets.Button(label="Approve", color="success", width=100, css_classes=["anb-approve"])
         deny = pn.widgets.Button(label="Deny", color="danger", width=100, css_classes=["anb-deny"])
@@ -430,7 +522,12 @@ class ChatView:
             if approved and always.value:
                 view.always_allow.add(name)
             text = "approved" if approved else "denied"
+            view.log(text, name)
             box.append(html_pane(f"<div class='anb-muted anb-answer'>You {text} {escape(name)}.</div>"))
+            # Answered: the card leaves the dock and joins the conversation where it was asked.
+            if box in view.dock.objects:
+                view.dock.remove(box)
+            view.transcript.append(box)
             if approved and always.value:
                 from agentnb import create_always_approve_tool_response
 
@@ -457,22 +554,27 @@ class ChatView:
         """Run again once every pending request has an answer, sending all answers in one user message."""
         if not view.pending or set(view.pending) - set(view.answers):
             return
-        from agentnb import Message
-
         answers = [view.answers[k] for k in view.pending]
         view.pending, view.answers = {}, {}
         await self._run_turn(view, Message("user", answers))
 
     # ----------------------------------------------------------------------------------------- model & usage
-    def _add_usage(self, view: _SessionView, usage: Any) -> None:
+    def _add_usage(self, view: _SessionView, final: AgentResponse) -> None:
+        usage = final.usage_details
         if not usage:
             return
-        get = usage.get if isinstance(usage, dict) else lambda k, d=None: getattr(usage, k, d)
-        inp = int(get("input_token_count", 0) or 0)
-        out = int(get("output_token_count", 0) or 0)
+        inp = int(usage.get("input_token_count") or 0)
+        out = int(usage.get("output_token_count") or 0)
+        total = int(usage.get("total_token_count") or 0) or inp + out
         view.usage["input"] += inp
         view.usage["output"] += out
-        view.usage["total"] += int(get("total_token_count", 0) or 0) or inp + out
+        view.usage["total"] += total
+        view.turn_usage.append((inp, out, total))
+        view.transcript.append(
+            html_pane(
+                f"<div class='anb-muted anb-msg-usage'>turn {view.turns} · {inp} in · {out} out · {total} tokens</div>"
+            )
+        )
         self._refresh_usage()
 
     def _refresh_usage(self) -> None:
@@ -482,10 +584,41 @@ class ChatView:
         inp, out, total = view.usage["input"], view.usage["output"], view.usage["total"]
         set_html(
             self.usage_info,
-            f"<span class='anb-muted'>tokens</span> {badge(f'in {inp}', 'info')} "
+            f"<span class='anb-muted'>session tokens</span> {badge(f'in {inp}', 'info')} "
             f"{badge(f'out {out}', 'info')} {badge(f'total {total}')} "
             f"<span class='anb-muted'>{view.turns} turn(s)</span>",
         )
+        self._refresh_side(view)
+
+    def _refresh_side(self, view: _SessionView) -> None:
+        """The context inspector (tokens per turn, messages by role) and the session's events."""
+        if view is not self._current:
+            return
+        turns = table(["turn", "in", "out", "total"], [(i + 1, *t) for i, t in enumerate(view.turn_usage)])
+        by_role: dict[str, list[int]] = {}
+        for message in view.session.messages:
+            counts = by_role.setdefault(message.role, [0, 0])
+            counts[0] += 1
+            counts[1] += len(message.text)
+        roles = table(
+            ["role", "messages", "characters", "≈ tokens"],
+            [(role, n, chars, (chars + 3) // 4) for role, (n, chars) in sorted(by_role.items())],
+        )
+        set_html(
+            self.context_info,
+            f"<div class='anb-role'>Tokens per turn</div>{turns if view.turn_usage else '<i>no turns yet</i>'}"
+            f"<div class='anb-role'>History by role</div>{roles if by_role else '<i>empty</i>'}",
+        )
+        recent = view.events[-30:][::-1]
+        set_html(
+            self.events_info,
+            table(["time", "event", "detail"], recent) if recent else "<span class='anb-muted'>no events yet</span>",
+        )
+
+    def _on_open_trace(self, _event: Any) -> None:
+        view = self._current
+        if view is not None and view.last_run_id and self.on_open is not None:
+            self.on_open("traces", view.last_run_id)
 
     def _refresh_model(self, model_id: str | None = None) -> None:
         label = model_label(self.agent)
@@ -493,15 +626,14 @@ class ChatView:
             label = f"{label} · answered by {model_id}"
         set_html(self.model_info, f"<span class='anb-muted'>model</span> {badge(label, 'info')}")
 
-    def _append_message(self, view: _SessionView, message: Any) -> None:
-        role = str(getattr(message, "role", "assistant"))
-        for content in getattr(message, "contents", None) or []:
-            kind = getattr(content, "type", None)
-            if kind == "text" and content.text:
-                view.transcript.append(_bubble(role, render_markdown(content.text)))
-            elif kind == "function_call":
+    def _append_message(self, view: _SessionView, message: Message) -> None:
+        for content in message.contents:
+            if content.type == "text" and content.text:
+                body = _answer_html(content.text) if message.role == "assistant" else render_markdown(content.text)
+                view.transcript.append(_bubble(message.role, body))
+            elif content.type == "function_call":
                 self._on_call(view, content)
-            elif kind == "function_result":
+            elif content.type == "function_result":
                 self._on_result(view, content)
 
 
@@ -513,7 +645,7 @@ class _TurnRecord:
     run_id: str
 
     @classmethod
-    def start(cls, store: Any, name: str, view: _SessionView, message: Any, model: str) -> _TurnRecord:
+    def start(cls, store: Any, name: str, view: _SessionView, message: Message, model: str) -> _TurnRecord:
         run_id = uuid.uuid4().hex
         if store is None:
             return cls(None, run_id)
@@ -523,41 +655,30 @@ class _TurnRecord:
                 kind="agent",
                 name=name,
                 started_at=None,
-                metadata={"session_id": str(getattr(view.session, "session_id", "")), "model": model, "via": "devui"},
+                metadata={"session_id": view.session.session_id, "model": model, "via": "devui"},
             )
-            store.add_events(run_id, [{"type": "input", "data": _message_record(message)}])
+            store.add_events(run_id, [{"type": "input", "data": message.to_dict()}])
         except Exception:  # a busy or read-only store must not stop the chat
             return cls(None, run_id)
         return cls(store, run_id)
 
-    def finish(self, status: str, *, error: str | None = None, response: Any = None) -> None:
+    def finish(self, status: str, *, error: str | None = None, response: AgentResponse | None = None) -> None:
         if self.store is None:
             return
         try:
             if response is not None:
-                events = [
-                    {"type": "message", "data": _message_record(m)} for m in getattr(response, "messages", None) or []
-                ]
-                usage = getattr(response, "usage_details", None)
-                if usage:
-                    events.append({"type": "usage", "data": dict(usage)})
+                events = [{"type": "message", "data": m.to_dict()} for m in response.messages]
+                if response.usage_details:
+                    events.append({"type": "usage", "data": dict(response.usage_details)})
                 self.store.add_events(self.run_id, events)
             self.store.finish_run(self.run_id, status=status, ended_at=None, error=error)
-        except Exception:
+        except Exception:  # a busy or read-only store must not stop the chat
             return
 
 
-def _message_record(message: Any) -> Any:
-    if hasattr(message, "to_dict"):
-        try:
-            return message.to_dict()
-        except Exception:
-            return {"text": str(getattr(message, "text", ""))}
-    return {"text": str(message)}
-
-
-def _author(update: Any, default: str) -> str:
-    return str(getattr(update, "author_name", None) or default)
+def _answer_html(text: str) -> str:
+    """Model text as sanitized Markdown, its code blocks highlighted with a copy button."""
+    return highlight_code(render_markdown(text))
 
 
 def _bubble_html(role: str, body_html: str, author: str = "") -> str:
@@ -576,11 +697,3 @@ def _merge_arguments(old: Any, new: Any) -> Any:
     if isinstance(old, str) and isinstance(new, str):
         return old + new
     return new
-
-
-def _session_messages(session: Any) -> list[Any]:
-    """The session's stored history (kept by the default in-memory history provider), if any."""
-    try:
-        return list(getattr(session, "messages", None) or [])
-    except Exception:  # a session without readable history still resumes
-        return []

@@ -7,6 +7,7 @@ and the pane is redrawn at most every ~150 ms, so a 200-executor graph stays che
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from typing import Any
@@ -71,6 +72,7 @@ class GraphPane:
         self.executor_ids = [e["id"] for e in source.get("executors", [])]
         self.svg = WorkflowViz(workflow).to_svg()
         self._dirty = False
+        self._redraw_pending = False
         self._last_draw = 0.0
         self.pane = pn.pane.HTML(
             self._html(),
@@ -113,6 +115,25 @@ class GraphPane:
     def _apply(self) -> None:
         self._dirty = True
         self.flush(force=False)
+        if self._dirty:
+            self._redraw_later()
+
+    def _redraw_later(self) -> None:
+        # A throttled change is drawn a moment later even if no further event comes: an executor that runs
+        # for minutes must show as running while it runs, not when the next event arrives.
+        if self._redraw_pending:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a plain script): the next flush draws it
+            return
+        self._redraw_pending = True
+
+        def redraw() -> None:
+            self._redraw_pending = False
+            self.flush()
+
+        loop.call_later(_REDRAW_SECONDS, redraw)
 
     def flush(self, *, force: bool = True) -> None:
         """Redraw if states changed (throttled unless ``force``)."""

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import html
 import json
+import re
 import traceback
 from typing import Any
 
@@ -15,6 +17,7 @@ from agentnb._html import STYLE, escape, json_html, render_markdown
 __all__ = [
     "DEVUI_CSS",
     "error_card",
+    "highlight_code",
     "html_pane",
     "json_html",
     "jsonable",
@@ -24,21 +27,98 @@ __all__ = [
     "set_html",
 ]
 
+
+# A code block of rendered (already sanitized) Markdown: ``<pre><code class="language-x">…escaped…</code></pre>``.
+_CODE_BLOCK = re.compile(r'<pre><code(?: class="language-([\w+#.-]+)")?>(.*?)</code></pre>', re.S)
+
+_COPY_BUTTON = (
+    "<button class='anb-copy' title='Copy to the clipboard' "
+    "onclick=\"navigator.clipboard.writeText(this.parentElement.querySelector('code').innerText);"
+    "this.textContent='Copied'\">Copy</button>"
+)
+
+
+def highlight_code(safe_html: str) -> str:
+    """Highlight the code blocks of sanitized HTML with Pygments and give each a copy button.
+
+    The code is unescaped only to be tokenized; Pygments escapes every token again, so the result is as safe
+    as its input. The button is markup the DevUI adds after sanitizing, never text from the model.
+    """
+    if "<pre><code" not in safe_html:
+        return safe_html
+    try:
+        from pygments import highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import get_lexer_by_name, guess_lexer
+        from pygments.util import ClassNotFound
+    except ImportError:  # pragma: no cover - pygments comes with the devui extra
+        return safe_html
+
+    def one(match: re.Match[str]) -> str:
+        language, code = match.group(1), html.unescape(match.group(2))
+        try:
+            lexer = get_lexer_by_name(language) if language else guess_lexer(code)
+        except ClassNotFound:
+            lexer = get_lexer_by_name("text")
+        body = highlight(code, lexer, HtmlFormatter(nowrap=True, classprefix="anb-tok-"))
+        label = f"<span class='anb-code-lang'>{escape(language)}</span>" if language else ""
+        return f"<div class='anb-code'>{label}{_COPY_BUTTON}<pre><code>{body}</code></pre></div>"
+
+    return _CODE_BLOCK.sub(one, safe_html)
+
+
+def _code_css() -> str:
+    try:
+        from pygments.formatters import HtmlFormatter
+    except ImportError:  # pragma: no cover
+        return ""
+    light = HtmlFormatter(style="default", classprefix="anb-tok-").get_style_defs(".anb-code")
+    dark = HtmlFormatter(style="github-dark", classprefix="anb-tok-").get_style_defs(".anb-dark .anb-code")
+    return light + "\n" + dark
+
+
 # Panel renders each pane in its own shadow root, so the shared stylesheet is attached per pane.
 DEVUI_CSS = (
     STYLE
     + """
 .agentnb{max-width:none}
 .anb-card-tool .card-title{font-size:13px}
+.agentnb .anb-code{position:relative;margin:4px 0}
+.agentnb .anb-code pre{max-height:420px;padding-top:18px}
+.agentnb .anb-code-lang{position:absolute;left:8px;top:2px;font-size:10px;color:var(--jp-ui-font-color2,#656d76)}
+.agentnb .anb-copy{position:absolute;right:6px;top:4px;font-size:11px;padding:1px 8px;cursor:pointer;
+ border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;background:var(--jp-layout-color1,#fff);
+ color:var(--jp-ui-font-color1,#1f2328)}
+.agentnb .anb-msg-usage{text-align:left;font-size:11px;margin:-2px 0 6px 4px}
+.agentnb .anb-waiting{border-color:#0969da;background:#ddf4ff}
+.agentnb.anb-dark{--jp-layout-color1:#161b22;--jp-layout-color2:#1f242c;--jp-layout-color3:#30363d;
+ --jp-border-color2:#30363d;--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;color-scheme:dark}
+.agentnb.anb-dark .anb-msg.anb-user{background:#0c2d6b}
+.agentnb.anb-dark .anb-msg.anb-system{background:#3b2300}
+.agentnb.anb-dark .anb-msg.anb-tool{background:#272046}
+.agentnb.anb-dark .anb-badge.anb-ok{background:#033a16;color:#7ee787}
+.agentnb.anb-dark .anb-badge.anb-warn{background:#3b2300;color:#e3b341}
+.agentnb.anb-dark .anb-badge.anb-err{background:#490202;color:#ffa198}
+.agentnb.anb-dark .anb-badge.anb-info{background:#0c2d6b;color:#a5d6ff}
+.agentnb.anb-dark .anb-error{color:#ff7b72}
+.agentnb.anb-dark .anb-waiting{border-color:#1f6feb;background:#0c2d6b}
+.agentnb.anb-dark .anb-offline{background:#3b2300 !important}
 """
+    + _code_css()
 )
+
+
+def _wrap(safe_html: str) -> str:
+    # The page's theme (light, or dark when the browser prefers it) is fixed per browser session.
+    dark = " anb-dark" if pn.config.theme == "dark" else ""
+    return f'<div class="agentnb{dark}">{safe_html}</div>'
 
 
 def html_pane(safe_html: str, **params: Any) -> pn.pane.HTML:
     """Return an HTML pane for markup that is already safe (built from escaped or sanitized parts)."""
     if "width" not in params:
         params.setdefault("sizing_mode", "stretch_width")
-    return pn.pane.HTML(f'<div class="agentnb">{safe_html}</div>', stylesheets=[DEVUI_CSS], **params)
+    return pn.pane.HTML(_wrap(safe_html), stylesheets=[DEVUI_CSS], **params)
 
 
 def markdown_pane(text: str, **params: Any) -> pn.pane.HTML:
@@ -48,7 +128,7 @@ def markdown_pane(text: str, **params: Any) -> pn.pane.HTML:
 
 def set_html(pane: pn.pane.HTML, safe_html: str) -> None:
     """Replace the markup of a pane made by :func:`html_pane`."""
-    pane.object = f'<div class="agentnb">{safe_html}</div>'
+    pane.object = _wrap(safe_html)
 
 
 def jsonable(value: Any) -> Any:

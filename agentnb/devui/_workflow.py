@@ -13,7 +13,7 @@ from typing import Any
 
 import panel as pn
 
-from agentnb._html import badge, escape, json_html
+from agentnb._html import badge, escape, json_html, kv_table
 
 from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
@@ -39,12 +39,21 @@ def event_summary(event: Any) -> dict[str, Any]:
     return summary
 
 
+def fields_html(value: Any) -> str:
+    """Show a value as readable fields: a table of its top-level fields, or the value itself."""
+    plain = readable(value)
+    if isinstance(plain, dict) and plain:
+        return kv_table(
+            (str(k), escape(v) if isinstance(v, (str, int, float, bool)) or v is None else json_html(v))
+            for k, v in plain.items()
+        )
+    return json_html(plain)
+
+
 def event_row(event: Any, seq: int) -> dict[str, Any]:
-    """A log row for one event (same shape as the run store's rows)."""
-    record = event.to_dict() if hasattr(event, "to_dict") else {"type": getattr(event, "type", "?")}
-    data = record.get("data")
-    if getattr(event, "type", None) == "status" and getattr(event, "state", None) is not None:
-        data = event.state.value
+    """A log row for one event: readable data for the table, the stored record under ``raw``."""
+    record = event.to_dict() if hasattr(event, "to_dict") else {"type": event.type}
+    summary = event_summary(event)
     stamp = record.get("timestamp")
     seconds = float(stamp) if isinstance(stamp, (int, float)) else time.time()
     return {
@@ -52,7 +61,8 @@ def event_row(event: Any, seq: int) -> dict[str, Any]:
         "type": record.get("type"),
         "executor_id": record.get("executor_id"),
         "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{int((seconds % 1) * 1000):03d}",
-        "data": data,
+        "data": summary["data"],
+        "raw": record,
     }
 
 
@@ -118,8 +128,14 @@ class WorkflowView:
         self.outputs = pn.Column(sizing_mode="stretch_width", css_classes=["anb-wf-outputs"])
         self.requests = pn.Column(sizing_mode="stretch_width", css_classes=["anb-wf-requests"])
         self.errors = pn.Column(sizing_mode="stretch_width")
-        self.log = event_table(css_classes=["anb-event-log"])
+        self.log = event_table(css_classes=["anb-event-log"], selectable=1)
+        self.log.param.watch(self._on_pick_event, "selection")
         self.log_info = html_pane("", css_classes=["anb-log-info"])
+        self.raw_event = html_pane("<span class='anb-muted'>select an event in the log</span>")
+        self.raw_card = pn.Card(
+            self.raw_event, title="Raw event", collapsed=True, sizing_mode="stretch_width", css_classes=["anb-raw"]
+        )
+        self.banner = html_pane("", visible=False, css_classes=["anb-hitl-banner"])
         self.run_id: str | None = None
         self._rows: list[dict[str, Any]] = []
         self._frame: Any = None
@@ -157,10 +173,12 @@ class WorkflowView:
         )
         return pn.Column(
             header,
+            self.banner,
             pn.Row(self.graph.panel(), side, sizing_mode="stretch_width"),
             html_pane("<div class='anb-role'>Event log</div>"),
             self.log_info,
             self.log,
+            self.raw_card,
             sizing_mode="stretch_width",
             css_classes=["anb-workflow-view"],
         )
@@ -202,7 +220,7 @@ class WorkflowView:
             set_html(self.status, badge("failed", "err"))
         else:
             pending = len(self.requests.objects)
-            state = "waiting for input" if pending else "completed"
+            state = "waiting for your input" if pending else "completed"
             set_html(
                 self.status,
                 f"{badge(state, 'info' if pending else 'ok')} "
@@ -211,6 +229,7 @@ class WorkflowView:
             )
         finally:
             self._flush(force=True)
+            self._show_banner()
             self._busy = False
             self.form.submit.disabled = False
         if self.on_checkpoint is not None and self.run_id:
@@ -277,6 +296,25 @@ class WorkflowView:
         self.log.value = self._frame
         set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
 
+    def _on_pick_event(self, event: Any) -> None:
+        rows = self._rows
+        picked = [rows[i] for i in event.new if 0 <= i < len(rows)]
+        if picked:
+            set_html(self.raw_event, json_html(jsonable(picked[0]["raw"])))
+            self.raw_card.collapsed = False
+
+    def _show_banner(self) -> None:
+        """Say at the top of the view when the run waits for a person, and how many answers it needs."""
+        waiting = len(self.requests.objects)
+        self.banner.visible = bool(waiting)
+        if waiting:
+            set_html(
+                self.banner,
+                f"<div class='anb-card anb-waiting'>{badge('waiting for your input', 'info')} "
+                f"{escape(self.entity.name)} paused: answer the "
+                f"{'request' if waiting == 1 else f'{waiting} requests'} on the right to continue.</div>",
+            )
+
     # --------------------------------------------------------------------------------------------- requests
     def _request_form(self, event: Any) -> pn.viewable.Viewable:
         request_id = str(event.request_id)
@@ -285,7 +323,7 @@ class WorkflowView:
         form.submit.css_classes = ["anb-form-submit", "anb-answer-request"]
         info = html_pane(
             f"<div class='anb-card anb-request'>{badge('needs input', 'info')} from <b>{escape(event.executor_id)}</b>"
-            f"{json_html(jsonable(event.data))}<div class='anb-muted'>request {escape(request_id[:8])} · answer "
+            f"{fields_html(event.data)}<div class='anb-muted'>request {escape(request_id[:8])} · answer "
             f"as {escape(type_label(response_type))}</div></div>"
         )
         box = pn.Column(info, form.panel(), sizing_mode="stretch_width")
@@ -299,6 +337,7 @@ class WorkflowView:
             form.submit.disabled = True
             if box in self.requests.objects:
                 self.requests.remove(box)
+            self._show_banner()
             await self.run(responses={request_id: value})
 
         form.submit.on_click(answer)

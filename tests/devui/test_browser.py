@@ -146,10 +146,16 @@ def test_workflow_request_info_form_answers_the_run(app: Any) -> None:
     app.locator(".anb-workflow-view .anb-text-input textarea").fill("agents")
     app.locator(".anb-run-workflow button").click()
     app.locator(".anb-answer-request button").wait_for(timeout=WAIT)
-    assert "A short note about agents." in text(app.locator(".anb-request"))
+    banner = app.locator(".anb-hitl-banner")
+    assert "waiting for your input" in text(banner)
+    request = text(app.locator(".anb-request"))
+    assert "draft" in request and "A short note about agents." in request
+    assert "__agentnb__" not in request and "agentnb.devui.demos" not in request  # fields, not type tags
+    app.screenshot(path=str(DOCS / "devui-request.png"))
     app.locator(".anb-wf-requests input[type=text]").fill("looks good")
     app.locator(".anb-answer-request button").click()
     app.locator(".anb-output", has_text="published: A short note about agents. (looks good)").wait_for(timeout=WAIT)
+    assert not banner.is_visible()
 
 
 def test_time_travel_inspect_and_fork_with_an_edited_value(app: Any) -> None:
@@ -199,3 +205,27 @@ def test_runs_view_lists_every_run_and_traces_show_a_waterfall(app: Any) -> None
     waterfall.get_by_text("execute_tool").first.click()
     app.locator(".anb-span-details").wait_for(timeout=WAIT)
     app.screenshot(path=str(DOCS / "devui-traces.png"))
+
+
+def test_the_dark_theme_follows_the_system(devui_server: DevUIServer, browser: Any) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    page = context.new_page()
+    try:
+        page.goto(devui_server.url)
+        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        page.locator(".anb-entity-assistant button").wait_for(timeout=WAIT)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        red, green, blue = (int(v) for v in re.findall(r"\d+", background)[:3])
+        assert red + green + blue < 3 * 80, background
+        select_entity(page, "assistant", "Answers travel questions")
+        send_chat(page, "assistant", "What's the weather in Paris?")
+        page.get_by_text("answered in").first.wait_for(timeout=WAIT)
+        page.screenshot(path=str(DOCS / "devui-chat-dark.png"))
+        select_entity(page, "greeting-pipeline", "3 executors · start: prepare")
+        run_workflow(page)
+        page.screenshot(path=str(DOCS / "devui-workflow-dark.png"))
+        open_tab(page, "Runs")
+        page.locator(".anb-runs-table").get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
+        page.screenshot(path=str(DOCS / "devui-runs-dark.png"))
+    finally:
+        context.close()

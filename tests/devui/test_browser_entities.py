@@ -69,6 +69,21 @@ ENTITIES = textwrap.dedent(
         await ctx.yield_output(str(len(parts)))
 
 
+    @executor(id="quick")
+    async def quick(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text)
+
+
+    @executor(id="slow_step")
+    async def slow_step(text: str, ctx: WorkflowContext[str, str]) -> None:
+        import asyncio
+
+        await asyncio.sleep(4)
+        await ctx.yield_output(f"slowly: {text}")
+
+
+    slow = WorkflowBuilder(start_executor=quick, name="slow").add_edge(quick, slow_step).build()
+
     fan = [Relay(f"relay_{i:03d}") for i in range(198)]
     big = (
         WorkflowBuilder(start_executor=ok_step, name="big")
@@ -81,7 +96,7 @@ ENTITIES = textwrap.dedent(
         Agent(FunctionChatClient(hostile_model), name="hostile", description="Answers with hostile HTML."),
         Agent(FunctionChatClient(failing_model), name="failing", description="Its model always raises."),
     ]
-    workflows = [WorkflowBuilder(start_executor=ok_step, name="fragile").add_edge(ok_step, bad_step).build(), big]
+    workflows = [WorkflowBuilder(start_executor=ok_step, name="fragile").add_edge(ok_step, bad_step).build(), big, slow]
     """
 )
 
@@ -158,6 +173,24 @@ def test_agent_error_is_shown_folded_and_the_server_keeps_serving(app: Any) -> N
     app.locator(".anb-msg.anb-assistant", has_text="Here is").nth(1).wait_for(timeout=WAIT)
 
 
+def test_the_message_box_stays_in_view_after_30_messages(app: Any) -> None:
+    app.locator(".anb-entity-hostile button").click()
+    app.get_by_text("Answers with hostile HTML.").first.wait_for(timeout=WAIT)
+    for i in range(15):  # 15 questions and 15 answers
+        send_chat(app, "hostile", f"note {i:02d}")
+        app.locator(".anb-msg.anb-assistant", has_text="Here is").nth(i + 2).wait_for(timeout=WAIT)
+    box = app.locator(".anb-chat-input input").bounding_box()
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 1000, box
+    assert app.locator(".anb-chat-input input").is_visible()
+    # The conversation scrolls inside its own pane; the page itself does not grow.
+    scroll, height = app.locator(".anb-transcript").first.evaluate("el => [el.scrollHeight, el.clientHeight]")
+    assert scroll > height, (scroll, height)
+    assert app.evaluate("document.documentElement.scrollHeight <= window.innerHeight + 4")
+    # The newest answer is in view (the pane follows the conversation).
+    last = app.locator(".anb-msg.anb-user", has_text="note 14").bounding_box()
+    assert last is not None and 0 <= last["y"] <= 1000
+
+
 def test_failing_executor_is_red_on_the_graph_and_the_next_run_works(app: Any) -> None:
     app.locator(".anb-entity-fragile button").click()
     app.get_by_text("2 executors · start: ok_step").first.wait_for(timeout=WAIT)
@@ -173,6 +206,33 @@ def test_failing_executor_is_red_on_the_graph_and_the_next_run_works(app: Any) -
     area.fill("works")
     app.locator(".anb-run-workflow button").click()
     app.locator(".anb-output", has_text="fine: works").wait_for(timeout=WAIT)
+
+
+def test_a_slow_executor_is_marked_running_while_it_runs(app: Any) -> None:
+    app.locator(".anb-entity-slow button").click()
+    app.get_by_text("2 executors · start: quick").first.wait_for(timeout=WAIT)
+    app.locator(".anb-workflow-view .anb-text-input textarea").fill("go")
+    app.locator(".anb-run-workflow button").click()
+    # While slow_step sleeps no further event arrives: the graph must already show it running.
+    app.wait_for_function(
+        """() => {
+          const deep = (root) => {
+            const hit = root.querySelector('g.node[data-id="slow_step"] rect');
+            if (hit) return hit;
+            for (const el of root.querySelectorAll('*')) {
+              if (el.shadowRoot) { const found = deep(el.shadowRoot); if (found) return found; }
+            }
+            return null;
+          };
+          const rect = deep(document);
+          return rect && getComputedStyle(rect).fill === 'rgb(255, 248, 197)';
+        }""",
+        timeout=WAIT,
+    )
+    assert app.locator(".anb-output", has_text="slowly: go").count() == 0  # still running
+    app.locator(".anb-output", has_text="slowly: go").wait_for(timeout=WAIT)
+    fill = app.locator('g.node[data-id="slow_step"] rect').evaluate("el => getComputedStyle(el).fill")
+    assert fill == "rgb(218, 251, 225)"  # completed
 
 
 def test_a_200_executor_graph_draws_in_under_2_seconds_in_the_browser(app: Any) -> None:

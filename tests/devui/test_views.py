@@ -15,7 +15,7 @@ import pytest
 from devui_harness import BUDGET_SCALE
 from pydantic import BaseModel, Field
 
-from agentnb import Agent, Message, tool
+from agentnb import Agent, AgentSession, Message, tool
 from agentnb.devui import Catalog
 from agentnb.devui._chat import ChatView
 from agentnb.devui._forms import TypeForm
@@ -55,7 +55,8 @@ def transcript_html(view: ChatView) -> str:
     import panel as pn
 
     assert view._current is not None
-    return "\n".join(str(pane.object) for pane in view._current.transcript.select(pn.pane.HTML))
+    panes = [*view._current.transcript.select(pn.pane.HTML), *view._current.dock.select(pn.pane.HTML)]
+    return "\n".join(str(pane.object) for pane in panes)
 
 
 async def test_approve_runs_the_tool_once_and_deny_never(store: RunStore) -> None:
@@ -102,10 +103,8 @@ async def test_always_allow_answers_later_requests_with_approval_data(store: Run
     assert "function_approval_request" in kinds and "function_approval_response" in kinds
 
 
-def _history(session: object) -> list[Message]:
-    from agentnb.devui._chat import _session_messages
-
-    return _session_messages(session)
+def _history(session: AgentSession) -> list[Message]:
+    return session.messages
 
 
 async def test_model_output_is_escaped_in_the_transcript(store: RunStore) -> None:
