@@ -18,7 +18,7 @@ from agentnb._html import badge, escape
 
 from ._widgets import DEVUI_CSS, html_pane, set_html
 
-__all__ = ["STATE_COLOURS", "GraphPane", "state_css"]
+__all__ = ["GRAPH_CSS", "STATE_COLOURS", "GraphPane", "state_css"]
 
 #: Fill and stroke per executor state.
 STATE_COLOURS: dict[str, tuple[str, str]] = {
@@ -31,6 +31,32 @@ STATE_COLOURS: dict[str, tuple[str, str]] = {
 _REDRAW_SECONDS = 0.15
 
 _BADGE = {"running": "warn", "completed": "ok", "failed": "err", "waiting": "info"}
+
+
+# Zoom buttons: the factor lives on the pane's host element as a CSS variable, so it survives the redraws
+# that recolour executors (they replace the pane's inner HTML, not its host). The container scrolls to pan.
+_ZOOM_SCRIPT = (
+    "const h=this.getRootNode().host;const z=Math.min(4,Math.max(0.05,"
+    "(parseFloat(h.style.getPropertyValue('--anb-zoom'))||1)*{factor}));h.style.setProperty('--anb-zoom',z);"
+)
+_FIT_SCRIPT = (
+    "const h=this.getRootNode().host;const g=this.getRootNode().querySelector('.anb-graph svg');"
+    "const w=parseFloat(g.getAttribute('width'))||g.getBBox().width;"
+    "h.style.setProperty('--anb-zoom',Math.min(1,(h.clientWidth-24)/w));"
+)
+_ZOOM_TOOLS = (
+    "<div class='anb-graph-tools'>"
+    f'<button class="anb-zoom-in" title="Zoom in" onclick="{_ZOOM_SCRIPT.format(factor=1.25)}">+</button>'
+    f'<button class="anb-zoom-out" title="Zoom out" onclick="{_ZOOM_SCRIPT.format(factor=0.8)}">−</button>'
+    f'<button class="anb-zoom-fit" title="Fit the width" onclick="{_FIT_SCRIPT}">fit</button>'
+    "</div>"
+)
+GRAPH_CSS = """
+.anb-graph svg{zoom:var(--anb-zoom,1)}
+.anb-graph-tools{position:sticky;top:0;left:0;z-index:2;display:flex;gap:4px;padding:2px 0}
+.anb-graph-tools button{font-size:12px;min-width:28px;padding:1px 6px;cursor:pointer;border-radius:6px;
+ border:1px solid #d0d7de;background:#fff;color:#1f2328}
+"""
 
 
 def _css_string(value: str) -> str:
@@ -76,7 +102,7 @@ class GraphPane:
         self._last_draw = 0.0
         self.pane = pn.pane.HTML(
             self._html(),
-            stylesheets=[DEVUI_CSS],
+            stylesheets=[DEVUI_CSS, GRAPH_CSS],
             sizing_mode="stretch_width",
             css_classes=["anb-graph-pane"],
         )
@@ -110,7 +136,7 @@ class GraphPane:
         self._apply()
 
     def _html(self) -> str:
-        return f"<style>{state_css(self.states)}</style><div class='anb-graph'>{self.svg}</div>"
+        return f"<style>{state_css(self.states)}</style>{_ZOOM_TOOLS}<div class='anb-graph'>{self.svg}</div>"
 
     def _apply(self) -> None:
         self._dirty = True

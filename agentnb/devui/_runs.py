@@ -15,7 +15,7 @@ import panel as pn
 
 from ..store import RUN_SUMMARY_COLUMNS
 from ._guard import view_callback
-from ._widgets import error_card, html_pane, set_html
+from ._widgets import error_card, html_pane, set_html, table_theme
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
@@ -60,6 +60,7 @@ def event_table(**params: Any) -> pn.widgets.Tabulator:
     params.setdefault("page_size", 25)
     return pn.widgets.Tabulator(
         pd.DataFrame(columns=_EVENT_COLUMNS),
+        theme=table_theme(),
         pagination="remote",
         show_index=False,
         disabled=True,
@@ -109,6 +110,7 @@ class RunsView:
         self._watermark: dict[str, Any] | None = None
         self.table = pn.widgets.Tabulator(
             pd.DataFrame(columns=_RUN_COLUMNS),
+            theme=table_theme(),
             pagination="remote",
             page_size=15,
             show_index=False,

@@ -22,7 +22,7 @@ from agentnb.workflows import checkpoint_tree_svg, editable_state, parse_fork_ed
 
 from ._discovery import Catalog, Entity
 from ._guard import view_callback
-from ._widgets import error_card, html_pane, jsonable, set_html
+from ._widgets import error_card, html_pane, jsonable, set_html, table_theme
 
 __all__ = ["TimeTravelView", "checkpoint_view"]
 
@@ -96,6 +96,7 @@ class TimeTravelView:
         self.run_info = html_pane("", css_classes=["anb-tt-info"])
         self.timeline = pn.widgets.Tabulator(
             _timeline_frame([]),
+            theme=table_theme(),
             show_index=False,
             disabled=True,
             selectable=1,

@@ -9,7 +9,7 @@ import panel as pn
 
 from agentnb._html import badge, escape, json_html
 
-from ._widgets import html_pane, set_html
+from ._widgets import html_pane, set_html, table_theme
 
 __all__ = ["TracesView", "spans_frame"]
 
@@ -96,6 +96,7 @@ class TracesView:
         self.totals = html_pane("", css_classes=["anb-trace-totals"])
         self.table = pn.widgets.Tabulator(
             spans_frame([]),
+            theme=table_theme(),
             show_index=False,
             disabled=True,
             selectable=1,

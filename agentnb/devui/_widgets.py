@@ -25,6 +25,7 @@ __all__ = [
     "pretty_json",
     "readable",
     "set_html",
+    "table_theme",
 ]
 
 
@@ -112,6 +113,11 @@ def _wrap(safe_html: str) -> str:
     # The page's theme (light, or dark when the browser prefers it) is fixed per browser session.
     dark = " anb-dark" if pn.config.theme == "dark" else ""
     return f'<div class="agentnb{dark}">{safe_html}</div>'
+
+
+def table_theme() -> str:
+    """The Tabulator theme that matches the page: ``"midnight"`` on the dark theme, else ``"simple"``."""
+    return "midnight" if pn.config.theme == "dark" else "simple"
 
 
 def html_pane(safe_html: str, **params: Any) -> pn.pane.HTML:

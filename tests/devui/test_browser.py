@@ -227,5 +227,13 @@ def test_the_dark_theme_follows_the_system(devui_server: DevUIServer, browser: A
         open_tab(page, "Runs")
         page.locator(".anb-runs-table").get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
         page.screenshot(path=str(DOCS / "devui-runs-dark.png"))
+        open_tab(page, "Time travel")
+        page.locator(".anb-timeline").first.wait_for(timeout=WAIT)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(DOCS / "devui-timetravel-dark.png"))
+        open_tab(page, "Traces")
+        page.locator(".anb-traces-view").first.wait_for(timeout=WAIT)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(DOCS / "devui-traces-dark.png"))
     finally:
         context.close()

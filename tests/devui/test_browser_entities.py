@@ -242,6 +242,19 @@ def test_a_200_executor_graph_draws_in_under_2_seconds_in_the_browser(app: Any) 
     elapsed = time.perf_counter() - started
     assert app.locator("g.node.executor, g.node.start").count() == 200
     assert elapsed < 2.0 * BUDGET_SCALE, f"the 200-executor graph took {elapsed:.2f} s to appear"
+    # Zoom to fit: the whole graph fits the pane's width; zooming in again makes it larger.
+    graph = app.locator(".anb-workflow-view .anb-graph svg")
+    wide = graph.bounding_box()
+    app.locator(".anb-workflow-view .anb-zoom-fit").click()
+    app.wait_for_timeout(300)
+    fitted = graph.bounding_box()
+    pane = app.locator(".anb-workflow-view .anb-graph-pane").bounding_box()
+    assert wide is not None and fitted is not None and pane is not None
+    assert fitted["width"] < wide["width"] and fitted["width"] <= pane["width"] + 2, (wide, fitted, pane)
+    app.locator(".anb-workflow-view .anb-zoom-in").click()
+    app.wait_for_timeout(300)
+    bigger = graph.bounding_box()
+    assert bigger is not None and bigger["width"] > fitted["width"] * 1.2
 
 
 def test_runs_from_another_process_appear_live(app: Any, entity_server: DevUIServer) -> None:
