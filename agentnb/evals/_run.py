@@ -25,15 +25,16 @@ _FINISHED = frozenset({"ok", "approval_pending"})
 
 
 def resolve_store(store: Any) -> Any:
-    """``None`` is the default run store; a path opens a SQLite store there; a store passes through."""
+    """``None`` is the default run store (``AGENTNB_STORE_URL``); a URL or path opens that store; a store
+    passes through."""
     if store is None:
         from ..store import default_store
 
         return default_store()
     if isinstance(store, (str, os.PathLike)):
-        from ..store import RunStore
+        from ..store import open_store
 
-        return RunStore(store)
+        return open_store(store)
     if not callable(getattr(store, "add_runs", None)):
         raise TypeError(f"store must be a run store, a path or None (the default store), got {type(store).__name__}")
     return store
@@ -106,7 +107,7 @@ async def run_batch(
         retries: Extra attempts for a case that failed or timed out.
         on_approval: ``"deny"``, ``"approve"``, ``"pending"`` or a callable (see :data:`ApprovalPolicy`).
         progress: Show a ``tqdm`` progress bar.
-        store: The run store (``None``: the default store), or a path to a SQLite store.
+        store: The run store (``None``: the default store), or a store URL or path.
         rate_limit_retries: How many times a rate-limited case waits and tries again.
 
     Returns:
@@ -247,7 +248,7 @@ async def evaluate(
         repetitions: Run every case this many times (for variance of a non-deterministic model).
         resume: Re-use finished cases stored under ``name``; ``False`` starts the experiment afresh.
         progress: Show a ``tqdm`` bar with the running mean of every scorer.
-        store: The run store (``None``: the default store), or a path to a SQLite store.
+        store: The run store (``None``: the default store), or a store URL or path.
         timeout: Seconds one attempt of a case may take.
         retries: Extra attempts for a case that failed or timed out.
         on_approval: ``"deny"``, ``"approve"``, ``"pending"`` or a callable.
