@@ -81,6 +81,7 @@ class DevUI:
         self._runs: Any = None
         self._timetravel: Any = None
         self._traces: Any = None
+        self._experiments: Any = None
         self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width", css_classes=["anb-tabs"])
         self._layout: pn.viewable.Viewable | None = None
 
@@ -100,6 +101,7 @@ class DevUI:
         return self.panel().servable(title=title)
 
     def _build(self) -> pn.viewable.Viewable:
+        from ._experiments import ExperimentsView
         from ._runs import RunsView
         from ._timetravel import TimeTravelView
         from ._traces import TracesView
@@ -109,11 +111,13 @@ class DevUI:
             self._runs = RunsView(self.store, on_open=self.open_run)
             self._timetravel = TimeTravelView(self.store, self.catalog)
             self._traces = TracesView(self.store)
+            self._experiments = ExperimentsView(self.store)
             self.tabs.extend(
                 [
                     ("Runs", self._runs.panel()),
                     ("Time travel", self._timetravel.panel()),
                     ("Traces", self._traces.panel()),
+                    ("Experiments", self._experiments.panel()),
                 ]
             )
         header = html_pane(self._header_html(), css_classes=["anb-header"])
@@ -129,6 +133,7 @@ class DevUI:
             if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
                 self._runs.start_polling(self.poll_ms)
                 self._timetravel.start_polling(self.poll_ms)
+                self._experiments.start_polling(self.poll_ms)
             else:
                 self._runs.refresh()
         return pn.Column(

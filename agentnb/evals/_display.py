@@ -35,10 +35,13 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def summary_html(summary: Any) -> str:
     """The summary DataFrame as an escaped table (empty cells for what does not apply)."""
     columns = ["metric", *summary.columns]
-    rows = [
-        [index, *(_fmt(v) for v in row)]
-        for index, row in zip(summary.index, summary.itertuples(index=False), strict=True)
-    ]
+    timed = {i for i, c in enumerate(summary.columns) if c in ("mean", "p50", "p95")}
+    rows = []
+    for index, row in zip(summary.index, summary.itertuples(index=False), strict=True):
+        cells = [_fmt(v) for v in row]
+        if index == "latency_ms":  # with its unit, so a reader (and a notebook's output check) sees a duration
+            cells = [f"{cell} ms" if i in timed and cell else cell for i, cell in enumerate(cells)]
+        rows.append([index, *cells])
     return h.table(columns, rows)
 
 
