@@ -14,7 +14,7 @@ import panel as pn
 from agentnb._html import badge, escape
 
 from ._guard import view_callback
-from ._widgets import error_card, html_pane, set_html
+from ._widgets import html_pane, set_html
 
 __all__ = ["ExperimentsView"]
 
@@ -64,8 +64,8 @@ class ExperimentsView:
             css_classes=["anb-experiments-table"],
         )
         self.detail = html_pane("", css_classes=["anb-experiment-detail"])
-        self.compare_a = pn.widgets.Select(name="Baseline", options=[], width=220, css_classes=["anb-compare-a"])
-        self.compare_b = pn.widgets.Select(name="Candidate", options=[], width=220, css_classes=["anb-compare-b"])
+        self.compare_a = pn.widgets.Select(label="Baseline", options=[], width=220, css_classes=["anb-compare-a"])
+        self.compare_b = pn.widgets.Select(label="Candidate", options=[], width=220, css_classes=["anb-compare-b"])
         self.compare_button = pn.widgets.Button(label="Compare", width=110, css_classes=["anb-compare-button"])
         self.compare_info = html_pane("", css_classes=["anb-compare-info"])
         self.compare_table = pn.widgets.Tabulator(
@@ -202,8 +202,3 @@ class ExperimentsView:
             self.compare_info,
             f"<span class='anb-title'>{escape(first)} → {escape(second)}</span> {badges}",
         )
-
-
-def experiments_error(exc: BaseException) -> Any:
-    """An error card for the experiments tab (used when the view cannot be built)."""
-    return error_card(exc, title="Experiments")
