@@ -63,7 +63,7 @@ def test_user_mode_hides_the_developer_panels() -> None:
     developer.panel()
     user = DevUI(demo_catalog(), store=RunStore(":memory:"), mode="user")
     user.panel()
-    assert list(developer.tabs._names) == ["Playground", "Runs", "Time travel", "Traces"]
+    assert list(developer.tabs._names) == ["Playground", "Runs", "Time travel", "Traces", "Experiments"]
     assert list(user.tabs._names) == ["Playground"]
     with pytest.raises(ValueError, match="mode must be"):
         DevUI(demo_catalog(), mode="admin")  # type: ignore[arg-type]
