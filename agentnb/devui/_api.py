@@ -26,6 +26,7 @@ from typing import Any
 import tornado.web
 
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails
+from agentnb.workflows import WorkflowErrorDetails
 
 from ._admission import is_loopback_client
 from ._discovery import Catalog, Entity
@@ -440,7 +441,8 @@ class _Turn:
                 for item in self._end_text():
                     yield item
             elif event.type == "failed":
-                raise RuntimeError(str(getattr(event.data, "message", event.data)))
+                details = event.data
+                raise RuntimeError(details.message if isinstance(details, WorkflowErrorDetails) else str(details))
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import panel as pn
 
 from agentnb._html import badge, escape, json_html, kv_table
+from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent
 
 from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
@@ -30,8 +31,8 @@ def event_summary(event: Any) -> dict[str, Any]:
     """A workflow event as readable JSON (type, executor, data; a request's id and wanted answer type)."""
     summary: dict[str, Any] = {"type": event.type, "executor_id": event.executor_id}
     data = event.data
-    if event.type == "status" and getattr(event, "state", None) is not None:
-        data = getattr(event.state, "value", str(event.state))
+    if event.type == "status" and event.state is not None:
+        data = event.state.value
     summary["data"] = readable(data)
     if event.type == "request_info":
         summary["request_id"] = str(event.request_id)
@@ -48,6 +49,17 @@ def fields_html(value: Any) -> str:
             for k, v in plain.items()
         )
     return json_html(plain)
+
+
+def _failure_html(title: str, details: WorkflowErrorDetails | Any) -> str:
+    """A folded failure: type and message in the summary, the traceback inside."""
+    if not isinstance(details, WorkflowErrorDetails):  # a failure stored by an older version: just its text
+        summary = f"<summary class='anb-error'>{escape(title)}: {escape(details)}</summary>"
+        return f"<details class='anb-card'>{summary}</details>"
+    return (
+        f"<details class='anb-card'><summary class='anb-error'>{escape(title)}: {escape(details.error_type)}: "
+        f"{escape(details.message)}</summary><pre>{escape(details.traceback or '')}</pre></details>"
+    )
 
 
 def event_row(event: Any, seq: int) -> dict[str, Any]:
@@ -136,6 +148,14 @@ class WorkflowView:
             self.raw_event, title="Raw event", collapsed=True, sizing_mode="stretch_width", css_classes=["anb-raw"]
         )
         self.banner = html_pane("", visible=False, css_classes=["anb-hitl-banner"])
+        # Each executor's last input, output and error, shown for the executor picked here.
+        self._last: dict[str, dict[str, Any]] = {}
+        self.node_select = pn.widgets.Select(
+            label="Executor", options=list(self.graph.executor_ids), sizing_mode="stretch_width",
+            css_classes=["anb-node-select"],
+        )  # fmt: skip
+        self.node_info = html_pane("<span class='anb-muted'>not run yet</span>", css_classes=["anb-node-info"])
+        self.node_select.param.watch(lambda _e: self._show_node(), "value")
         self.run_id: str | None = None
         self._rows: list[dict[str, Any]] = []
         self._frame: Any = None
@@ -169,6 +189,14 @@ class WorkflowView:
             html_pane("<div class='anb-role'>Outputs</div>"),
             self.outputs,
             self.errors,
+            pn.Card(
+                self.node_select,
+                self.node_info,
+                title="Executor details",
+                collapsed=True,
+                sizing_mode="stretch_width",
+                css_classes=["anb-node-card"],
+            ),
             width=380,
         )
         return pn.Column(
@@ -247,14 +275,7 @@ class WorkflowView:
                 self.graph.set_state(eid, "completed")
         elif kind == "executor_failed":
             self.graph.set_state(eid, "failed")
-            details = event.data
-            self.errors.append(
-                html_pane(
-                    f"<details class='anb-card'><summary class='anb-error'>{escape(eid)} failed: "
-                    f"{escape(getattr(details, 'error_type', ''))}: {escape(getattr(details, 'message', details))}"
-                    f"</summary><pre>{escape(getattr(details, 'traceback', ''))}</pre></details>"
-                )
-            )
+            self.errors.append(html_pane(_failure_html(f"{eid} failed", event.data)))
         elif kind == "output":
             self.outputs.append(
                 html_pane(
@@ -266,14 +287,8 @@ class WorkflowView:
             self.graph.set_state(eid, "waiting")
             self.requests.append(self._request_form(event))
         elif kind == "failed":
-            details = event.data
-            self.errors.append(
-                html_pane(
-                    f"<details class='anb-card'><summary class='anb-error'>run failed: "
-                    f"{escape(getattr(details, 'message', details))}</summary>"
-                    f"<pre>{escape(getattr(details, 'traceback', ''))}</pre></details>"
-                )
-            )
+            self.errors.append(html_pane(_failure_html("run failed", event.data)))
+        self._remember(event)
         self._pending_rows.append(event_row(event, len(self._rows) + len(self._pending_rows)))
         self._flush()
 
@@ -295,6 +310,39 @@ class WorkflowView:
         self._frame = new if self._frame is None else pd.concat([self._frame, new], ignore_index=True)
         self.log.value = self._frame
         set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
+
+    def _remember(self, event: WorkflowEvent) -> None:
+        eid = event.executor_id
+        if not eid:
+            return
+        last = self._last.setdefault(eid, {})
+        if event.type == "executor_invoked":
+            last.clear()
+            last["input"] = event.data
+        elif event.type == "output":
+            last.setdefault("outputs", []).append(event.data)
+        elif event.type == "executor_failed":
+            last["error"] = event.data
+        elif event.type == "request_info":
+            last["request"] = event.data
+        if eid == self.node_select.value:
+            self._show_node()
+
+    def _show_node(self) -> None:
+        eid = self.node_select.value
+        last = self._last.get(eid) if eid else None
+        if not last:
+            set_html(self.node_info, "<span class='anb-muted'>not run yet</span>")
+            return
+        state = self.graph.states.get(eid, "idle")
+        parts = [badge(state), "<div class='anb-role'>Last input</div>", fields_html(last.get("input"))]
+        for output in last.get("outputs", []):
+            parts += ["<div class='anb-role'>Output</div>", fields_html(output)]
+        if "request" in last:
+            parts += ["<div class='anb-role'>Asked for input</div>", fields_html(last["request"])]
+        if "error" in last:
+            parts.append(_failure_html("Error", last["error"]))
+        set_html(self.node_info, "".join(parts))
 
     def _on_pick_event(self, event: Any) -> None:
         rows = self._rows

@@ -233,6 +233,12 @@ def test_a_slow_executor_is_marked_running_while_it_runs(app: Any) -> None:
     app.locator(".anb-output", has_text="slowly: go").wait_for(timeout=WAIT)
     fill = app.locator('g.node[data-id="slow_step"] rect').evaluate("el => getComputedStyle(el).fill")
     assert fill == "rgb(218, 251, 225)"  # completed
+    # Each node's last input and output, on demand.
+    app.locator(".anb-node-card .card-header").click()
+    app.locator(".anb-node-select select").select_option("slow_step")
+    details = app.locator(".anb-node-info", has_text="slowly: go")
+    details.wait_for(timeout=WAIT)
+    assert "Last input" in text(details) and "completed" in text(details)
 
 
 def test_a_200_executor_graph_draws_in_under_2_seconds_in_the_browser(app: Any) -> None:
