@@ -6,7 +6,10 @@ items, ``stream=True`` gives Server-Sent Events. The agent's tools run here, on 
 back as ``function_call`` and ``function_call_output`` items. A tool that needs approval ends the response with
 an ``mcp_approval_request`` item, and the client answers with an ``mcp_approval_response`` input item on the
 same conversation (or ``previous_response_id``), exactly as for a remote MCP tool on OpenAI's own API.
-Workflow events stream as ``response.workflow_event`` events; workflow outputs become the answer's text.
+Workflow events stream as ``response.workflow_event`` events; workflow outputs become the answer's text. A
+workflow that asks for input (``request_info``) ends the response with a ``workflow_request`` item (its request
+as plain fields, the answer's type and JSON schema); the client continues the run with a ``workflow_response``
+input item (``request_id``, ``response``), checked against that type.
 
 State lives in this process: a conversation is an agent session (or a workflow's pending requests) plus its
 items. With a token set, every request needs ``Authorization: Bearer <token>``; without one, only loopback
@@ -30,6 +33,7 @@ from agentnb.workflows import WorkflowErrorDetails
 
 from ._admission import is_loopback_client
 from ._discovery import Catalog, Entity
+from ._widgets import readable
 
 __all__ = ["ApiError", "ResponsesAPI", "api_routes"]
 
@@ -62,6 +66,7 @@ class Conversation:
     session: Any = None
     items: list[dict[str, Any]] = field(default_factory=list)
     pending: dict[str, Content] = field(default_factory=dict)  # approval request id -> request
+    requests: dict[str, Any] = field(default_factory=dict)  # workflow request id -> the answer's type
     created_at: int = field(default_factory=lambda: int(time.time()))
     metadata: dict[str, str] = field(default_factory=dict)
 
@@ -162,7 +167,9 @@ class ResponsesAPI:
         if entity.kind == "agent":
             value: Any = self._agent_input(body.get("input"), conversation)
         else:
-            value = _workflow_input(entity, body.get("input"))
+            value = _workflow_answers(body.get("input"), conversation)
+            if value is None:
+                value = _workflow_input(entity, body.get("input"))
         turn = _Turn(entity, conversation, previous=body.get("previous_response_id"))
         self._by_response[turn.id] = conversation.id
         conversation.items.extend(_input_items(body.get("input")))
@@ -431,7 +438,9 @@ class _Turn:
         from ._workflow import event_summary
 
         workflow = self.entity.obj
-        async for event in workflow.run(value, stream=True):
+        answers = value if isinstance(value, _Answers) else None
+        stream = workflow.run(responses=dict(answers), stream=True) if answers else workflow.run(value, stream=True)
+        async for event in stream:
             yield self.event("response.workflow_event", event=event_summary(event))
             if event.type == "output":
                 data = event.data
@@ -440,9 +449,62 @@ class _Turn:
                     yield item
                 for item in self._end_text():
                     yield item
+            elif event.type == "request_info":
+                from ._forms import type_label
+
+                request_id = str(event.request_id)
+                response_type = event.response_type if event.response_type is not None else str
+                self.conversation.requests[request_id] = response_type
+                item = {
+                    "id": request_id,
+                    "type": "workflow_request",
+                    "executor_id": event.executor_id,
+                    "request": readable(event.data),
+                    "response_type": type_label(response_type),
+                    "response_schema": _schema(response_type),
+                }
+                for added in self._add_item(item):
+                    yield added
             elif event.type == "failed":
                 details = event.data
                 raise RuntimeError(details.message if isinstance(details, WorkflowErrorDetails) else str(details))
+
+
+class _Answers(dict[str, Any]):
+    """Answers to a workflow's pending requests (request id -> typed value), to continue its run."""
+
+
+def _workflow_answers(raw: Any, conversation: Conversation) -> _Answers | None:
+    """The ``workflow_response`` input items, checked against the requests the run waits on (``None``: none)."""
+    items = [i for i in _as_items(raw) if i.get("type") == "workflow_response"]
+    if not items:
+        if conversation.requests:
+            waiting = ", ".join(conversation.requests)
+            raise ApiError(400, f"The workflow waits on request(s) {waiting}; answer with workflow_response items.")
+        return None
+    from pydantic import TypeAdapter, ValidationError
+
+    answers = _Answers()
+    for item in items:
+        request_id = str(item.get("request_id") or "")
+        if request_id not in conversation.requests:
+            raise ApiError(400, f"No pending workflow request {request_id!r} here.", param="input")
+        try:
+            answers[request_id] = TypeAdapter(conversation.requests[request_id]).validate_python(item.get("response"))
+        except ValidationError as e:
+            raise ApiError(400, f"The answer to {request_id!r} does not fit: {e.errors()[0]['msg']}.") from e
+    for request_id in answers:
+        del conversation.requests[request_id]
+    return answers
+
+
+def _schema(tp: Any) -> dict[str, Any]:
+    from pydantic import TypeAdapter
+
+    try:
+        return TypeAdapter(tp).json_schema()
+    except Exception:  # a type pydantic cannot describe still gets asked for; the client sends JSON
+        return {}
 
 
 def _arguments_text(arguments: Any) -> str:

@@ -79,7 +79,7 @@ def test_nothing_loads_from_the_internet(app: Any, launcher: LauncherServer, out
     for entity in ("assistant", "mailer", "human-review", "text-stats"):
         app.locator(f".anb-entity-{entity} button").click()
         app.wait_for_timeout(300)
-    for tab in ("Runs", "Time travel", "Traces", "Playground"):
+    for tab in ("Runs", "Time travel", "Traces", "Experiments", "Playground"):
         app.locator(".bk-tab", has_text=tab).click()
         app.wait_for_timeout(300)
     app.goto(launcher.url + "logout")

@@ -137,6 +137,29 @@ def test_a_workflow_streams_its_events_and_answers_with_its_output(client: opena
     assert not any("__agentnb__" in json.dumps(e) for e in workflow_events)
 
 
+def test_a_workflow_asks_for_input_and_continues_with_the_answer(client: openai.OpenAI) -> None:
+    first = client.responses.create(model="human-review", input="agents")
+    (request,) = items_of(first, "workflow_request")
+    data = request.model_dump()
+    assert data["request"]["draft"] == "A short note about agents."  # fields, no type tags
+    assert "__agentnb__" not in json.dumps(data) and data["response_schema"]["properties"]["approved"]
+    with pytest.raises(openai.BadRequestError, match="waits on request"):
+        client.responses.create(model="human-review", input="again", previous_response_id=first.id)
+    with pytest.raises(openai.BadRequestError, match="does not fit"):
+        client.responses.create(
+            model="human-review",
+            previous_response_id=first.id,
+            input=[{"type": "workflow_response", "request_id": request.id, "response": {"approved": "maybe"}}],
+        )
+    answer = {"approved": True, "comment": "ok"}
+    second = client.responses.create(
+        model="human-review",
+        previous_response_id=first.id,
+        input=[{"type": "workflow_response", "request_id": request.id, "response": answer}],
+    )
+    assert second.output_text == "published: A short note about agents. (ok)"
+
+
 def test_a_wrong_token_is_refused(server: str) -> None:
     client = openai.OpenAI(base_url=server + "v1", api_key="wrong", max_retries=0)
     with client, pytest.raises(openai.AuthenticationError):
