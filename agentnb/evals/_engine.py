@@ -130,17 +130,25 @@ class Recorder:
     def add(self, run: dict[str, Any] | None = None, case: dict[str, Any] | None = None) -> None:
         """Queue a run record and/or an experiment case row for writing."""
         with self._cond:
+            idle = not self._runs and not self._cases
             if run is not None:
                 self._runs.append(run)
             if case is not None:
                 self._cases.append(case)
-            self._cond.notify()
+            if idle:  # the writer sleeps only when there was nothing to write
+                self._cond.notify()
+
+    #: After the first case arrives, wait this long for more, so a fast batch writes many cases per transaction
+    #: (and the writer thread does not compete with the event loop case by case).
+    GATHER_S = 0.01
 
     def _loop(self) -> None:
         while True:
             with self._cond:
                 while not self._runs and not self._cases and not self._closed:
                     self._cond.wait()
+                if not self._closed:
+                    self._cond.wait(self.GATHER_S)
                 runs, self._runs = self._runs, []
                 cases, self._cases = self._cases, []
                 if not runs and not cases:
@@ -158,7 +166,7 @@ class Recorder:
         """Write everything queued, stop the thread, and warn when some write failed."""
         with self._cond:
             self._closed = True
-            self._cond.notify()
+            self._cond.notify_all()
         self._thread.join()
         if self.error is not None:
             warnings.warn(

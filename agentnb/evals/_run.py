@@ -132,12 +132,25 @@ async def run_batch(
     )
     engine = get_backend(backend, concurrency)
     run_store = resolve_store(store)
-    results: list[CaseResult | None] = [None] * len(cases)
+    # Rows, not results: a result holds its whole response, and ten thousand live responses make every cyclic
+    # garbage collection walk them all (which would cost more than the batch's own work).
+    rows: list[tuple[Any, ...] | None] = [None] * len(cases)
     bar = Progress(len(cases), enabled=progress, desc=f"run_batch {describe_target(target)}")
     recorder = Recorder(run_store)
 
     async def on_result(case: EvalCase, result: CaseResult, record: dict[str, Any] | None) -> None:
-        results[case.position] = result
+        rows[case.position] = (
+            case.case_id,
+            plain(case.input),
+            result.output,
+            result.status,
+            result.error,
+            result.latency_ms,
+            result.input_tokens,
+            result.output_tokens,
+            result.run_id,
+            result.trace_id,
+        )
         if record is not None:
             recorder.add(run=record)
         bar.advance(result)
@@ -147,24 +160,9 @@ async def run_batch(
     finally:
         recorder.close()
         bar.close()
-    rows = []
-    for case, result in zip(cases, results, strict=True):
-        assert result is not None, case.case_id  # every backend reports every case
-        rows.append(
-            (
-                case.case_id,
-                plain(case.input),
-                result.output,
-                result.status,
-                result.error,
-                result.latency_ms,
-                result.input_tokens,
-                result.output_tokens,
-                result.run_id,
-                result.trace_id,
-            )
-        )
-    return make_frame(rows, list(BATCH_COLUMNS))
+    complete = [row for row in rows if row is not None]
+    assert len(complete) == len(cases), "every backend reports every case"
+    return make_frame(complete, list(BATCH_COLUMNS))
 
 
 def _unique_scorers(scorers: Sequence[Any] | Any) -> list[Scorer]:

@@ -903,7 +903,7 @@ class Store(abc.ABC):
                     to_iso(run.get("started_at")),
                     to_iso(run.get("ended_at")),
                     run.get("error"),
-                    _tagged_dumps(dict(run.get("metadata") or {})),
+                    _fast_json(dict(run.get("metadata") or {})),
                 )
             )
             for seq, event in enumerate(run.get("events") or ()):
@@ -914,7 +914,7 @@ class Store(abc.ABC):
                         str(event["type"]),
                         event.get("executor_id"),
                         to_iso(event.get("timestamp")),
-                        _json_text(event.get("data"), what="Event data"),
+                        _fast_json(event.get("data")),
                     )
                 )
         if not rows:
@@ -1064,6 +1064,14 @@ class Store(abc.ABC):
                 case["data"] = json.loads(case["data"])
             out.append(case)
         return out
+
+
+def _fast_json(value: Any) -> str:
+    """JSON text for a value that is usually plain data: the C encoder first, tagged JSON when it must."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return _tagged_dumps(value)
 
 
 _EXPERIMENT_COLUMNS = ("name", "created_at", "updated_at", "status", "target", "metadata", "rev", "cases")
