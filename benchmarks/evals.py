@@ -173,8 +173,8 @@ rows = [{"input": f"Capital of France? #{i}", "expected": "Paris", "case_id": st
 async def task(question: str) -> str:
     return (await agent.run(question)).text
 
-dataset = Dataset(cases=[Case(name=r["case_id"], inputs=r["input"], expected_output=r["expected"]) for r in rows],
-                  evaluators=[EqualsExpected()])
+cases = [Case(name=r["case_id"], inputs=r["input"], expected_output=r["expected"]) for r in rows]
+dataset = Dataset(name="bench", cases=cases, evaluators=[EqualsExpected()])
 
 def peer():
     t = time.perf_counter()
