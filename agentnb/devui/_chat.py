@@ -49,14 +49,15 @@ def model_label(agent: Any) -> str:
     return f"{label} (offline)" if offline else label
 
 
-def stored_session_label(messages: list[Message], updated_at: str, session_id: str) -> str:
-    """A readable name for a stored session: its first user message and when it was saved."""
+def stored_session_label(messages: list[Message], updated_at: str, session_id: str, agent: str = "") -> str:
+    """A readable name for a stored session: its first user message, the agent, and when it was saved."""
     first = next((m.text for m in messages if m.role == "user" and m.text), "")
     first = " ".join(first.split())
     if len(first) > 48:
         first = first[:47] + "…"
     when = updated_at[:16].replace("T", " ")
-    return f"{first or '(no text)'} · {when} · {session_id[:6]}"
+    who = f" · {agent}" if agent else ""
+    return f"{first or '(no text)'}{who} · {when} · {session_id[:6]}"
 
 
 @dataclass
@@ -281,6 +282,13 @@ class ChatView:
             rows = self.store.list_sessions()[:limit]
         except Exception:  # the store is optional for chatting; a failure only hides Resume
             return
+        # The agent of each session, from the runs the DevUI recorded for it (best effort: newest 1,000).
+        agents: dict[str, str] = {}
+        with contextlib.suppress(Exception):
+            for run in self.store.list_runs(kind="agent", limit=1000):
+                session_ref = (run.get("metadata") or {}).get("session_id")
+                if session_ref:
+                    agents[str(session_ref)] = str(run.get("name") or "")
         options: dict[str, str] = {}
         for row in rows:
             session_id = str(row["session_id"])
@@ -289,7 +297,10 @@ class ChatView:
                 messages = session.messages
             except Exception:  # an unreadable stored session is still listed, by its id
                 messages = []
-            options[stored_session_label(messages, str(row.get("updated_at") or ""), session_id)] = session_id
+            label = stored_session_label(
+                messages, str(row.get("updated_at") or ""), session_id, agents.get(session_id, "")
+            )
+            options[label] = session_id
         self.resume_select.options = options
 
     async def _on_resume(self, _event: Any = None) -> None:

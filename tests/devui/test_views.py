@@ -311,6 +311,9 @@ async def test_resume_a_stored_session_with_a_pending_approval(store: RunStore) 
     await first.send("Delete Logs")
     session_id = first._current.session.session_id
     assert [s["session_id"] for s in store.list_sessions()] == [session_id]
+    # Listed by what was said, to whom, and when; not by a bare id.
+    (label,) = first.resume_select.options
+    assert label.startswith("Delete Logs · cleaner · ") and first.resume_select.options[label] == session_id
     # A new browser session (or a restarted server) resumes it from the store.
     second = ChatView(Catalog().add(agent), store=store)
     await second.resume(session_id)
