@@ -482,7 +482,8 @@ async def run_case(
     latency_ms = (time.perf_counter() - started) * 1000.0
     trace_id = None
     if span is not None:
-        trace_id = format(span.get_span_context().trace_id, "032x")
+        raw = span.get_span_context().trace_id
+        trace_id = format(raw, "032x") if raw else None  # 0: no SDK provider, so nothing is recorded
         tel.end_span(span, error=failure, attributes={"eval.status": status})
     result = CaseResult(
         case_id=case.case_id,

@@ -106,3 +106,22 @@ async def test_ray_needs_an_import_string(cluster: Any) -> None:
         await run_batch(target, ["x"], backend="ray", progress=False, store=RunStore(":memory:"))
     with pytest.raises(ValueError, match="chunk_size"):
         RayBackend(chunk_size=0)
+
+
+async def test_instrumented_workers_write_traces_to_the_shared_store(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentnb import _telemetry
+
+    store = RunStore(tmp_path / "runs.db")
+    # The driver has tracing on, so workers switch it on too and write their spans to the same store.
+    monkeypatch.setitem(_telemetry._state, "enabled", True)
+    frame = await run_batch(
+        "eval_targets:capital_agent", ["Capital of France?", "Capital of Peru?"], backend="ray", progress=False,
+        store=store,
+    )  # fmt: skip
+    assert frame["status"].tolist() == ["ok", "ok"] and frame["trace_id"].notna().all()
+    for _, row in frame.iterrows():
+        spans = store.list_spans(run_id=row["run_id"])
+        assert {s["trace_id"] for s in spans} == {row["trace_id"]}
+        assert {"eval.case", "invoke_agent geo"} <= {s["name"] for s in spans}
