@@ -390,7 +390,7 @@ class _Turn:
             for content in update.contents:
                 for event in self._content_events(content):
                     yield event
-        final: AgentResponse = await stream.get_final_response()
+        final: AgentResponse[Any] = await stream.get_final_response()
         for event in self._end_text():
             yield event
         self.usage = final.usage_details
@@ -525,7 +525,7 @@ def _result_text(result: Any) -> str:
 
 
 class _Handler(tornado.web.RequestHandler):
-    api: ResponsesAPI
+    api: ResponsesAPI  # pyright: ignore[reportUninitializedInstanceVariable] - set by initialize()
 
     def initialize(self, api: ResponsesAPI) -> None:
         self.api = api

@@ -404,7 +404,7 @@ class ChatView:
                             view.transcript.append(
                                 html_pane(f"<div class='anb-error'>⚠ {escape(content.message or '')}</div>")
                             )
-                final: AgentResponse = await stream.get_final_response()
+                final: AgentResponse[Any] = await stream.get_final_response()
         except Exception as exc:  # the view's boundary: the failure is shown, the session is kept
             _telemetry.end_span(span, error=exc)
             record.finish("failed", error=f"{type(exc).__name__}: {exc}")
@@ -472,7 +472,7 @@ class ChatView:
         view.log(f"tool {card.status}", card.name)
         card.render()
 
-    def _reconcile(self, view: _SessionView, final: AgentResponse) -> None:
+    def _reconcile(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         """Fill cards from the assembled response (arguments streamed in pieces arrive whole here)."""
         for message in final.messages:
             for content in message.contents:
@@ -487,7 +487,7 @@ class ChatView:
                     self._on_result(view, content)
 
     # ---------------------------------------------------------------------------------------------- approvals
-    async def _show_approvals(self, view: _SessionView, final: AgentResponse) -> None:
+    async def _show_approvals(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         requests = [c for c in final.user_input_requests if c.type == "function_approval_request" and c.function_call]
         if not requests:
             return
@@ -570,7 +570,7 @@ class ChatView:
         await self._run_turn(view, Message("user", answers))
 
     # ----------------------------------------------------------------------------------------- model & usage
-    def _add_usage(self, view: _SessionView, final: AgentResponse) -> None:
+    def _add_usage(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         usage = final.usage_details
         if not usage:
             return
@@ -673,7 +673,7 @@ class _TurnRecord:
             return cls(None, run_id)
         return cls(store, run_id)
 
-    def finish(self, status: str, *, error: str | None = None, response: AgentResponse | None = None) -> None:
+    def finish(self, status: str, *, error: str | None = None, response: AgentResponse[Any] | None = None) -> None:
         if self.store is None:
             return
         try:

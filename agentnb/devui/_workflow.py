@@ -311,7 +311,7 @@ class WorkflowView:
         self.log.value = self._frame
         set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
 
-    def _remember(self, event: WorkflowEvent) -> None:
+    def _remember(self, event: WorkflowEvent[Any]) -> None:
         eid = event.executor_id
         if not eid:
             return
