@@ -19,9 +19,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ._files import FILE_MODE, private_dir
+from ._serialization import parse_json
 from ._sessions import AgentSession, HistoryProvider
 from ._types import Message
-from .exceptions import SessionCorruptError, SessionError
+from .exceptions import SerializationError, SessionCorruptError, SessionError
 
 __all__ = ["FileHistoryProvider", "FileSessionStore", "session_filename"]
 
@@ -76,8 +78,8 @@ def _decode_stem(stem: str) -> str | None:
 
 def _append(path: Path, data: bytes) -> None:
     """Append ``data`` with one write (O_APPEND), starting on a fresh line."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    private_dir(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, FILE_MODE)
     try:
         size = os.fstat(fd).st_size
         if size:
@@ -94,8 +96,8 @@ def _append(path: Path, data: bytes) -> None:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old file or the new one, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``text`` to ``path`` so readers see the old file or the new one, never a mix (mode 0600)."""
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -191,7 +193,7 @@ class FileHistoryProvider(HistoryProvider):
             if not raw.strip():
                 continue
             try:
-                messages.append(Message.from_dict(json.loads(raw)))
+                messages.append(Message.from_dict(parse_json(raw)))
             except Exception as e:
                 problem = f"{path}: line {number} is not a stored message ({type(e).__name__}: {e})"
                 if number == last_line:
@@ -312,8 +314,8 @@ class FileSessionStore:
 
     def _read(self, path: Path) -> AgentSession:
         try:
-            data = json.loads(path.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            data = parse_json(path.read_bytes())
+        except SerializationError as e:
             raise SessionCorruptError(
                 f"Saved session {path} is not valid JSON ({e}); the file is left as it is.", path=str(path)
             ) from e

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._clients import BaseChatClient
-from .._serialization import encode
+from .._files import private_dir
+from .._serialization import encode, parse_json
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
-from ..exceptions import CassetteError, CassetteMissError
+from ..exceptions import CassetteError, CassetteMissError, SerializationError
 
 __all__ = ["RecordingChatClient", "ReplayChatClient", "normalize_request"]
 
@@ -227,7 +228,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[_Interaction]]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = parse_json(line)
             if number == 1 and data.get("format") == FORMAT:
                 if data.get("version", VERSION) > VERSION:
                     raise CassetteError(f"{path} was written by a newer agentnb (cassette version {data['version']}).")
@@ -238,13 +239,13 @@ def _read(path: Path) -> tuple[dict[str, Any], list[_Interaction]]:
             )
         except CassetteError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+        except (SerializationError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
             raise CassetteError(f"{path}, line {number}: not a cassette interaction ({e}).") from e
     return header, interactions
 
 
 def _write_atomically(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)  # the file itself is 0600 (mkstemp)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .._files import create_private_file
 from ..exceptions import StoreError
 from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
 
@@ -76,7 +77,8 @@ class RunStore(Store):
         self._closed = False
         try:
             if self.path is not None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # Created 0600 in a 0700 directory; SQLite gives the -wal and -shm files the same mode.
+                create_private_file(self.path)
             self._conn = sqlite3.connect(
                 MEMORY if self.path is None else str(self.path),
                 timeout=timeout,

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _serialization
+from .._files import private_dir
 from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
 
 if TYPE_CHECKING:
@@ -275,8 +276,8 @@ class WorkflowCheckpoint:
     def from_json(cls, text: str | bytes) -> WorkflowCheckpoint:
         """Parse :meth:`to_json` output; unreadable data raises :class:`SerializationError`."""
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            data = _serialization.parse_json(text)
+        except SerializationError as e:
             raise SerializationError(f"Malformed checkpoint JSON: {e}") from e
         if not isinstance(data, dict) or "checkpoint_id" not in data or "graph_signature" not in data:
             raise SerializationError("Checkpoint JSON lacks checkpoint_id/graph_signature; it is not a checkpoint.")
@@ -284,7 +285,7 @@ class WorkflowCheckpoint:
             return cls.from_dict(data)
         except SerializationError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
             raise SerializationError(f"Checkpoint JSON has an unexpected shape: {e!r}") from e
 
 
@@ -310,6 +311,26 @@ def _parse(text: str | bytes, where: str) -> WorkflowCheckpoint:
         return WorkflowCheckpoint.from_json(text)
     except SerializationError as e:
         raise CheckpointCorruptError(f"Checkpoint {where} is unreadable ({e}); it was left in place.") from e
+
+
+def _listed_info(data: Any) -> CheckpointInfo:
+    """A checkpoint file's metadata, checked field by field so one odd file cannot break a listing's sort."""
+    if not isinstance(data, dict):
+        raise TypeError(f"a checkpoint is a JSON object, not {type(data).__name__}")
+    info = CheckpointInfo(
+        checkpoint_id=data["checkpoint_id"],
+        workflow_name=data["workflow_name"],
+        run_id=data["run_id"],
+        parent_id=data.get("parent_id"),
+        step=data.get("step", 0),
+        created_at=data.get("created_at", ""),
+    )
+    texts = (info.checkpoint_id, info.workflow_name, info.run_id, info.created_at)
+    if not all(isinstance(v, str) for v in texts) or not isinstance(info.parent_id, (str, type(None))):
+        raise TypeError("checkpoint_id, workflow_name, run_id, created_at and parent_id must be strings")
+    if not isinstance(info.step, int) or isinstance(info.step, bool):
+        raise TypeError(f"step must be an integer, got {info.step!r}")
+    return info
 
 
 def _filter(infos: list[CheckpointInfo], workflow_name: str | None, run_id: str | None) -> list[CheckpointInfo]:
@@ -440,7 +461,7 @@ class FileCheckpointStorage(CheckpointStorage):
 
     def __init__(self, storage_path: str | os.PathLike[str], *, fsync: bool = True) -> None:
         self.storage_path = Path(storage_path)
-        self.storage_path.mkdir(parents=True, exist_ok=True)
+        private_dir(self.storage_path)  # checkpoints hold conversations and state: 0700, files 0600 (mkstemp)
         self.fsync = fsync
 
     def path_of(self, checkpoint_id: str) -> Path:
@@ -480,18 +501,8 @@ class FileCheckpointStorage(CheckpointStorage):
             if path.name.startswith("."):
                 continue
             try:
-                data = json.loads(path.read_bytes())
-                infos.append(
-                    CheckpointInfo(
-                        checkpoint_id=data["checkpoint_id"],
-                        workflow_name=data["workflow_name"],
-                        run_id=data["run_id"],
-                        parent_id=data.get("parent_id"),
-                        step=data.get("step", 0),
-                        created_at=data.get("created_at", ""),
-                    )
-                )
-            except (OSError, ValueError, KeyError, TypeError) as e:
+                infos.append(_listed_info(_serialization.parse_json(path.read_bytes())))
+            except (OSError, SerializationError, ValueError, KeyError, TypeError) as e:
                 # Listing must not fail because of one bad file; loading it raises CheckpointCorruptError.
                 logger.warning("Skipping unreadable checkpoint file %s: %s", path, e)
         return _filter(infos, workflow_name, run_id)
