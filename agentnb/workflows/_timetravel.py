@@ -226,6 +226,8 @@ def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
         raw = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"Not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.") from e
+    except RecursionError as e:  # hostile input: nesting deeper than the parser's stack
+        raise ValueError("Not valid JSON: nested too deeply.") from e
     if not isinstance(raw, dict):
         raise ValueError("The edits must be a JSON object with shared_state, executor_states and pending_messages.")
     fields: dict[str, Any] = raw
