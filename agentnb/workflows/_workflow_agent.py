@@ -117,6 +117,20 @@ class WorkflowAgent(BaseAgent):
             if event.executor_id:
                 streamed_by.add(event.executor_id)
             return [event.data]
+        if event.type == "intermediate":
+            # Progress, not the answer: it travels as reasoning content so ``response.text`` stays the output.
+            text = _text_of(event.data)
+            if not text:
+                return []
+            return [
+                AgentResponseUpdate(
+                    contents=[Content.from_reasoning(text)],
+                    role="assistant",
+                    author_name=event.executor_id or author,
+                    agent_id=self.id,
+                    message_id=uuid.uuid4().hex,
+                )
+            ]
         if event.type == "output":
             data = event.data
             if isinstance(data, AgentResponse):
@@ -155,3 +169,13 @@ class WorkflowAgent(BaseAgent):
                 )
             ]
         return []
+
+
+def _text_of(data: Any) -> str:
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (AgentResponse, AgentResponseUpdate, Message)):
+        return data.text
+    if isinstance(data, list) and all(isinstance(m, Message) for m in data):
+        return "\n".join(m.text for m in data)
+    return str(data)

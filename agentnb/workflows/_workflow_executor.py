@@ -16,7 +16,7 @@ from typing import Any, Union
 from .. import _serialization
 from ._checkpoints import WorkflowCheckpoint
 from ._context import WorkflowContext
-from ._events import WorkflowRunResult
+from ._events import WorkflowEvent, WorkflowRunResult
 from ._executor import Executor
 from ._handlers import response_handler
 from ._workflow import Workflow
@@ -85,6 +85,10 @@ class WorkflowExecutor(Executor):
         await self._forward(await self.workflow.run(responses={request.request_id: response}), ctx)
 
     async def _forward(self, result: WorkflowRunResult, ctx: WorkflowContext[Any, Any]) -> None:
+        # The child's progress reaches the parent's stream as intermediate output of this node, whatever the
+        # parent's output selection: callers see it without knowing the child's executors.
+        for value in result.get_intermediate_outputs():
+            await ctx.add_event(WorkflowEvent("intermediate", value))
         terminal = not ctx.outgoing_executor_ids
         for output in result.get_outputs():
             if terminal:
