@@ -1,0 +1,41 @@
+"""The orchestration builders under the reference's module name: ``from agentnb.orchestrations import ...``.
+
+An alias of the orchestration names in :mod:`agentnb.workflows` (the same objects), so code written as
+``from agent_framework.orchestrations import SequentialBuilder`` needs only its package name changed.
+"""
+
+from __future__ import annotations
+
+from ..workflows import (
+    ConcurrentBuilder,
+    GroupChatBuilder,
+    GroupChatDecision,
+    GroupChatState,
+    HandoffBuilder,
+    HandoffUserInputRequest,
+    MagenticBuilder,
+    MagenticPlanReviewRequest,
+    MagenticPlanReviewResponse,
+    MagenticProgressLedger,
+    MagenticTaskLedger,
+    ParticipantReviewRequest,
+    ParticipantReviewResponse,
+    SequentialBuilder,
+)
+
+__all__ = [
+    "ConcurrentBuilder",
+    "GroupChatBuilder",
+    "GroupChatDecision",
+    "GroupChatState",
+    "HandoffBuilder",
+    "HandoffUserInputRequest",
+    "MagenticBuilder",
+    "MagenticPlanReviewRequest",
+    "MagenticPlanReviewResponse",
+    "MagenticProgressLedger",
+    "MagenticTaskLedger",
+    "ParticipantReviewRequest",
+    "ParticipantReviewResponse",
+    "SequentialBuilder",
+]

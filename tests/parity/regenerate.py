@@ -1,0 +1,166 @@
+"""Regenerate the ported reference samples in ``samples/`` from the originals, and check the ports offline.
+
+Each port is the reference's own sample with only its import lines and its model client changed: the
+``agent_framework`` imports become ``agentnb`` imports and the provider's client becomes :func:`parity_model.model`
+(an ``agentnb.local`` scripted model). ``manifest.json`` records, for every port, the hash of the original and
+the lines that differ, so ``--check`` proves without network that everything else is byte-identical.
+
+Usage:
+    python tests/parity/regenerate.py SNAPSHOT   # SNAPSHOT: a checkout of the reference at REFERENCE_TAG
+    python tests/parity/regenerate.py --check    # verify the committed ports against manifest.json
+
+Where the snapshot comes from is up to you, e.g.
+``git clone --branch python-1.13.0 https://github.com/microsoft/agent-framework``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+PORTS = HERE / "samples"
+MANIFEST = HERE / "manifest.json"
+REFERENCE_TAG = "python-1.13.0"
+
+# Import lines every sample gets, in this order (first match wins), applied to lines that start a statement.
+IMPORTS: list[tuple[str, str]] = [
+    (r"^from agent_framework\.orchestrations import", "from agentnb.orchestrations import"),
+    (r"^from agent_framework\.observability import", "from agentnb.observability import"),
+    (r"^from agent_framework\.mcp import", "from agentnb.mcp import"),
+    (r"^from agent_framework import", "from agentnb import"),
+]
+
+# Provider packages whose ``*Client`` classes become ``model()``; their import line becomes the model's import.
+_PROVIDER_IMPORT = re.compile(
+    r"^from agent_framework\.(?:openai|foundry|azure|anthropic|ollama) import (?P<names>[^\n(]+)\n", re.M
+)
+# The provider's credentials are part of its client: they come from the model's module too (as stand-ins).
+_CREDENTIAL_IMPORT = re.compile(r"^from azure\.identity(?:\.aio)? import ", re.M)
+_CALL_ARGS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # a call's parentheses, nested up to three deep
+
+# The ported samples, as paths under python/samples/ of the reference.
+SAMPLES: list[str] = [
+    "01-get-started/01_hello_agent.py",
+    "01-get-started/02_add_tools.py",
+    "01-get-started/03_multi_turn.py",
+    "01-get-started/04_memory.py",
+    "01-get-started/07_first_graph_workflow.py",
+    "02-agents/tools/function_tool_with_max_exceptions.py",
+    "02-agents/tools/function_tool_with_max_invocations.py",
+    "02-agents/tools/function_tool_recover_from_failures.py",
+    "02-agents/tools/function_tool_with_kwargs.py",
+    "02-agents/tools/function_tool_with_explicit_schema.py",
+    "02-agents/tools/tool_in_class.py",
+    "02-agents/tools/function_tool_with_session_injection.py",
+    "02-agents/middleware/function_based_middleware.py",
+    "02-agents/middleware/class_based_middleware.py",
+    "02-agents/middleware/decorator_middleware.py",
+    "02-agents/middleware/exception_handling_with_middleware.py",
+    "02-agents/middleware/middleware_termination.py",
+    "02-agents/middleware/shared_state_middleware.py",
+    "02-agents/middleware/session_behavior_middleware.py",
+    "03-workflows/_start-here/step1_executors_and_edges.py",
+    "03-workflows/control-flow/sequential_executors.py",
+    "03-workflows/control-flow/sequential_streaming.py",
+    "03-workflows/control-flow/workflow_cancellation.py",
+    "03-workflows/control-flow/intermediate_vs_terminal_outputs.py",
+    "03-workflows/checkpoint/checkpoint_with_resume.py",
+    "03-workflows/composition/sub_workflow_basics.py",
+    "03-workflows/parallelism/aggregate_results_of_different_types.py",
+    "03-workflows/observability/executor_io_observation.py",
+]
+
+
+def _rewrite_imports(line: str) -> str:
+    for pattern, replacement in IMPORTS:
+        if re.match(pattern, line):
+            return re.sub(pattern, replacement, line, count=1)
+    return line
+
+
+def port(original: str) -> str:
+    """The port of one original: its model client replaced, then its ``agent_framework`` imports rewritten."""
+    text = original
+    clients: list[str] = []
+    for match in _PROVIDER_IMPORT.finditer(original):
+        names = [n.strip() for n in match.group("names").split(",")]
+        if any(not n.endswith("Client") for n in names):
+            raise SystemExit(f"provider import with more than clients, port it by hand: {match.group(0)!r}")
+        clients.extend(names)
+    text = _PROVIDER_IMPORT.sub("from parity_model import model\n", text, count=1)
+    text = _PROVIDER_IMPORT.sub("", text)
+    text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
+    for name in clients:
+        text = re.sub(rf"\b{name}{_CALL_ARGS}", "model()", text)
+    return "".join(_rewrite_imports(line) for line in text.splitlines(keepends=True))
+
+
+def hunks(original: str, ported: str) -> list[dict[str, object]]:
+    """The differing line ranges, as (start, end) in the port and the original's lines there."""
+    a, b = original.splitlines(keepends=True), ported.splitlines(keepends=True)
+    out: list[dict[str, object]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out.append({"port": [j1, j2], "original": a[i1:i2]})
+    return out
+
+
+def restore(ported: str, changes: list[dict[str, object]]) -> str:
+    """Undo :func:`port` with the recorded hunks (the inverse used by ``--check`` and the tests)."""
+    lines = ported.splitlines(keepends=True)
+    for change in reversed(changes):
+        start, end = change["port"]  # type: ignore[misc]
+        lines[start:end] = change["original"]  # type: ignore[assignment]
+    return "".join(lines)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def regenerate(snapshot: Path) -> None:
+    manifest: dict[str, object] = {"reference": "microsoft/agent-framework", "tag": REFERENCE_TAG, "samples": {}}
+    samples: dict[str, object] = manifest["samples"]  # type: ignore[assignment]
+    for rel in SAMPLES:
+        source = snapshot / "python" / "samples" / rel
+        original = source.read_text(encoding="utf-8")
+        ported = port(original)
+        target = PORTS / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(ported, encoding="utf-8")
+        samples[rel] = {"sha256": sha256(original), "hunks": hunks(original, ported)}
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {len(SAMPLES)} ports and {MANIFEST.name}")
+
+
+def check() -> list[str]:
+    """Problems with the committed ports (empty when each one restores to its original's hash)."""
+    manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    problems = []
+    for rel, entry in manifest["samples"].items():
+        ported = (PORTS / rel).read_text(encoding="utf-8")
+        if sha256(restore(ported, entry["hunks"])) != entry["sha256"]:
+            problems.append(f"{rel}: does not restore to the original")
+        for change in entry["hunks"]:
+            start, end = change["port"]
+            for line in ported.splitlines()[start:end]:
+                if not re.match(r"\s*(from \S+ import|import )|.*\bmodel\(", line) and line.strip():
+                    problems.append(f"{rel}: changed line is neither an import nor the model client: {line!r}")
+    if set(manifest["samples"]) != set(SAMPLES):
+        problems.append("manifest.json and SAMPLES list different samples; run regenerate.py SNAPSHOT")
+    return problems
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    if sys.argv[1] == "--check":
+        found = check()
+        print("\n".join(found) or "all ports match their originals")
+        raise SystemExit(1 if found else 0)
+    regenerate(Path(sys.argv[1]))

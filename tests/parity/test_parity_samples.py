@@ -1,0 +1,380 @@
+"""The reference's own samples, ported by changing only their imports and model client, run and checked.
+
+Each case gives the sample's model script (see ``parity_model``) and what the run must print: the lines the
+sample documents as its output, in order (a ``re.Pattern`` where the sample's output is random).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import re
+import runpy
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import parity_model
+import pytest
+from parity_model import all_tool_results, call, last_tool_result, sent_text
+from regenerate import PORTS, SAMPLES, check
+
+
+@dataclass
+class Case:
+    expected: list[str | re.Pattern[str]]
+    script: Sequence[Any] | dict[str, Sequence[Any]] = ()
+    inputs: list[str] = field(default_factory=list)
+    slow: bool = False
+
+
+def _saw(text: str, reply: str, otherwise: str = "I don't know that.") -> Any:
+    """A reply given only when the model was sent ``text`` (so the script checks what the agent passed on)."""
+
+    def answer(messages: list[Any], options: dict[str, Any]) -> str:
+        return reply if text in sent_text(messages, options) else otherwise
+
+    return answer
+
+
+def _tool_then_report(tool_name: str, prefix: str = "Report: ", /, **arguments: Any) -> list[Any]:
+    """Two model calls: call a tool, then answer with its result (so the answer proves the tool ran)."""
+    return [call(tool_name, **arguments), lambda m, o: prefix + last_tool_result(m)]
+
+
+CASES: dict[str, Case] = {
+    "01-get-started/01_hello_agent.py": Case(
+        script=["The capital of France is Paris.", "Honey never spoils."],
+        expected=["Agent: The capital of France is Paris.", "Agent (streaming): Honey never spoils."],
+    ),
+    "01-get-started/02_add_tools.py": Case(
+        script=[call("get_weather", location="Seattle"), lambda m, o: f"Forecast: {last_tool_result(m)}"],
+        expected=[re.compile(r"Agent: Forecast: The weather in Seattle is (sunny|cloudy|rainy|stormy) with a high")],
+    ),
+    "01-get-started/03_multi_turn.py": Case(
+        script=["Nice to meet you, Alice!", _saw("My name is Alice and I love hiking.", "You are Alice; you hike.")],
+        expected=["Agent: Nice to meet you, Alice!", "Agent: You are Alice; you hike."],
+    ),
+    "01-get-started/04_memory.py": Case(
+        script=[
+            _saw("You don't know the user's name yet", "It is 3. What is your name?"),
+            "Nice to meet you!",
+            _saw("The user's name is Alice", "Alice, 2 + 2 = 4."),
+        ],
+        expected=[
+            "Agent: It is 3. What is your name?",
+            "Agent: Nice to meet you!",
+            "Agent: Alice, 2 + 2 = 4.",
+            "[Session State] Stored user name: Alice",
+        ],
+    ),
+    "02-agents/tools/function_tool_with_max_exceptions.py": Case(
+        script=[
+            call("safe_divide", a=10, b=0),
+            "Division by zero is undefined in standard arithmetic.",
+            call("safe_divide", a=100, b=0),
+            _saw("limit", "Division by zero is undefined, so 100 ÷ 0 has no finite value."),
+        ],
+        expected=[
+            "Step 1: Call divide(10, 0) - tool raises exception",
+            "    Tool failed with error: division by zero",
+            "Response: Division by zero is undefined in standard arithmetic.",
+            "Step 2: Call divide(100, 0) - will refuse to execute due to max_invocation_exceptions",
+            "Response: Division by zero is undefined, so 100 ÷ 0 has no finite value.",
+            "Number of tool calls attempted: 1",
+            "Number of tool calls failed: 1",
+        ],
+    ),
+    "02-agents/tools/function_tool_with_max_invocations.py": Case(
+        script=[
+            *_tool_then_report("unicorn_function", "Five unicorns summoned: ", times=5),
+            call("unicorn_function", times=10),
+            _saw("limit", "The unicorn function has reached its maximum invocation limit."),
+        ],
+        expected=[
+            "Step 1: Call unicorn_function",
+            "Response: Five unicorns summoned: 🦄🦄🦄🦄🦄✨",
+            "Step 2: Call unicorn_function again - will refuse to execute due to max_invocations",
+            "Response: The unicorn function has reached its maximum invocation limit.",
+            "Number of tool calls attempted: 1",
+            "Number of tool calls failed: 0",
+        ],
+    ),
+    "02-agents/tools/function_tool_recover_from_failures.py": Case(
+        script=[
+            call("safe_divide", a=10, b=0),
+            "Division by zero is undefined in standard arithmetic, so 10 ÷ 0 has no meaning.",
+            *_tool_then_report("greet", "", name="Bob"),
+        ],
+        expected=[
+            "Step 1: Call divide(10, 0) - tool raises exception",
+            "    Tool failed: with error: division by zero",
+            "Response: Division by zero is undefined in standard arithmetic, so 10 ÷ 0 has no meaning.",
+            "Step 2: Call greet('Bob') - conversation can keep going.",
+            "Response: Hello, Bob!",
+        ],
+    ),
+    "02-agents/tools/function_tool_with_kwargs.py": Case(
+        script=_tool_then_report("get_weather", "", location="Amsterdam"),
+        expected=[
+            "Getting weather for user: user_123",
+            "Agent: The weather in Amsterdam is cloudy with a high of 15°C.",
+        ],
+    ),
+    "02-agents/tools/function_tool_with_explicit_schema.py": Case(
+        script=[
+            [call("get_weather", location="Seattle"), call("get_current_time", timezone="America/Los_Angeles")],
+            lambda m, o: "Both: " + all_tool_results(m),
+        ],
+        expected=[
+            "User: What is the weather in Seattle and what time is it?",
+            re.compile(
+                r"Result: Both: The weather in Seattle is 22 degrees celsius\. \| "
+                r"The current time in America/Los_Angeles is 20\d\d-"
+            ),
+        ],
+    ),
+    "02-agents/tools/tool_in_class.py": Case(
+        script=[*_tool_then_report("divide", "Result: ", a=10, b=0), *_tool_then_report("divide", "", a=10, b=0)],
+        expected=[
+            "Step 1: Call divide(10, 0) - tool returns infinity",
+            "Response: Result: 10 / 0 = ∞",
+            "Step 2: Call set safe to False and call again",
+            re.compile(r"Response: Error: tool 'divide' failed: ZeroDivisionError"),
+        ],
+    ),
+    "02-agents/tools/function_tool_with_session_injection.py": Case(
+        script=[
+            *_tool_then_report("get_weather", "", location="London"),
+            *_tool_then_report("get_weather", "", location="Amsterdam"),
+            _saw("Amsterdam", "You asked about London and Amsterdam."),
+        ],
+        expected=[
+            "Agent: The weather in London is cloudy.",
+            "Agent: The weather in Amsterdam is cloudy.",
+            "Agent: You asked about London and Amsterdam.",
+        ],
+    ),
+    "02-agents/middleware/function_based_middleware.py": Case(
+        script=_tool_then_report("get_weather", location="Tokyo"),
+        expected=[
+            "User: What's the weather like in Tokyo?",
+            "[SecurityAgentMiddleware] Security check passed.",
+            "[LoggingFunctionMiddleware] About to call function: get_weather.",
+            "[LoggingFunctionMiddleware] Function get_weather completed in",
+            re.compile(r"Agent: Report: The weather in Tokyo is \w+ with a high of \d+°C\."),
+            "[SecurityAgentMiddleware] Security Warning: Detected sensitive information, blocking request.",
+            "Agent: No response",
+        ],
+    ),
+    "02-agents/middleware/class_based_middleware.py": Case(
+        script=_tool_then_report("get_weather", location="Seattle"),
+        expected=[
+            "[SecurityAgentMiddleware] Security check passed.",
+            "[LoggingFunctionMiddleware] About to call function: get_weather.",
+            re.compile(r"Agent: Report: The weather in Seattle is \w+ with a high of \d+°C\."),
+            "[SecurityAgentMiddleware] Security Warning: Detected sensitive information, blocking request.",
+            "Agent: Detected sensitive information, the request is blocked.",
+        ],
+    ),
+    "02-agents/middleware/decorator_middleware.py": Case(
+        script=_tool_then_report("get_current_time", "It is "),
+        expected=[
+            "User: What time is it?",
+            "[Agent MiddlewareTypes] Before agent execution",
+            "[Function MiddlewareTypes] Before calling: get_current_time",
+            "[Function MiddlewareTypes] After calling: get_current_time",
+            "[Agent MiddlewareTypes] After agent execution",
+            re.compile(r"Agent: It is Current time is \d\d:\d\d:\d\d"),
+        ],
+    ),
+    "02-agents/middleware/exception_handling_with_middleware.py": Case(
+        script=_tool_then_report("unstable_data_service", "Sorry: ", query="user statistics"),
+        expected=[
+            "User: Get user statistics",
+            "[ExceptionHandlingMiddleware] Executing function: unstable_data_service",
+            "[ExceptionHandlingMiddleware] Caught TimeoutError: Data service request timed out",
+            "Agent: Sorry: Request Timeout: The data service is taking longer than expected to respond.",
+        ],
+    ),
+    "02-agents/middleware/middleware_termination.py": Case(
+        script=[
+            *_tool_then_report("get_weather", location="Seattle"),
+            *_tool_then_report("get_weather", location="Paris"),
+        ],
+        expected=[
+            "[PreTerminationMiddleware] Blocked word 'bad' detected. Terminating request.",
+            "Agent: Sorry, I cannot process requests containing 'bad'. Please rephrase your question.",
+            "User: What's the weather in Paris?",
+            "[PostTerminationMiddleware] Processing request (response count: 0)",
+            re.compile(r"Agent: Report: The weather in Paris is"),
+            "[PostTerminationMiddleware] Maximum responses (1) reached. Terminating further processing.",
+            "Agent: No response (terminated)",
+        ],
+    ),
+    "02-agents/middleware/shared_state_middleware.py": Case(
+        script=[
+            *_tool_then_report("get_weather", location="New York"),
+            *_tool_then_report("get_time", timezone="London"),
+            *_tool_then_report("get_weather", location="Tokyo"),
+        ],
+        expected=[
+            "[CallCounter] This is function call #1",
+            re.compile(r"Agent: Report: \[Call #1\] The weather in New York"),
+            "[CallCounter] This is function call #2",
+            "[CallCounter] This is function call #3",
+            "Total function calls made: 3",
+        ],
+    ),
+    "02-agents/middleware/session_behavior_middleware.py": Case(
+        script=[
+            *_tool_then_report("get_weather", location="Tokyo"),
+            *_tool_then_report("get_weather", location="London"),
+        ],
+        expected=[
+            "[MiddlewareTypes pre-execution] Session history messages: 0",
+            "[MiddlewareTypes post-execution] Updated session messages: 4",
+            re.compile(r"Agent: Report: The weather in Tokyo is"),
+            "[MiddlewareTypes pre-execution] Session history messages: 4",
+            "[MiddlewareTypes post-execution] Updated session messages: 8",
+            re.compile(r"Agent: Report: The weather in London is"),
+        ],
+    ),
+    "01-get-started/07_first_graph_workflow.py": Case(
+        expected=["Output: ['DLROW OLLEH']", "Final state: WorkflowRunState.IDLE"],
+    ),
+    "03-workflows/_start-here/step1_executors_and_edges.py": Case(
+        expected=[
+            "Workflow 1 (introspection-based types):",
+            "['DLROW OLLEH']",
+            "Final state: WorkflowRunState.IDLE",
+            "Workflow 2 (explicit @handler types):",
+            "['!!!DLROW OLLEH']",
+            "Final state: WorkflowRunState.IDLE",
+        ],
+    ),
+    "03-workflows/control-flow/sequential_executors.py": Case(expected=["Workflow outputs: ['DLROW OLLEH']"]),
+    "03-workflows/control-flow/sequential_streaming.py": Case(
+        expected=["Workflow completed with result: DLROW OLLEH"],
+    ),
+    "03-workflows/control-flow/workflow_cancellation.py": Case(
+        slow=True,
+        expected=[
+            "=== Run with cancellation ===",
+            "[Step1] Done",
+            "[Step2] Starting...",
+            "--- Cancelling workflow ---",
+            "Workflow was cancelled",
+            "=== Run to completion ===",
+            "[Step3] Done",
+            "Workflow completed with output: ['Result: HELLO WORLD!']",
+        ],
+    ),
+    "03-workflows/control-flow/intermediate_vs_terminal_outputs.py": Case(
+        expected=[
+            "  [intermediate] planner: plan: starting work on 'life, the universe, and everything'",
+            "  [intermediate] researcher: research: gathering data for 'life, the universe, and everything'",
+            "  [output]       answerer: final answer to 'life, the universe, and everything': 42",
+            """  outputs: ["final answer to 'life, the universe, and everything': 42"]""",
+            """  response.text (Workflow Output only): "final answer to 'life, the universe, and everything': 42\"""",
+            '  reasoning content (intermediates): "plan: starting work on',
+            "  [intermediate] sub: plan: starting work on 'life, the universe, and everything'",
+            "  [intermediate] sub: research: gathering data for 'life, the universe, and everything'",
+            "  [output]       parent_sink: final answer to 'life, the universe, and everything': 42",
+        ],
+    ),
+    "03-workflows/checkpoint/checkpoint_with_resume.py": Case(
+        expected=[
+            "StartExecutor: Starting factor pair computation up to 10",
+            re.compile(r"Checkpoint \S+: \(iter=\d+, messages=\{"),
+            "Workflow completed successfully with output: {1: [], 2: [(1, 2)], 3: [(1, 3)], 4: [(1, 4), (2, 2)]",
+        ],
+    ),
+    "03-workflows/composition/sub_workflow_basics.py": Case(
+        expected=[
+            "Total texts processed: 6",
+            "Total words: 45",
+            "Total characters: 276",
+            "Average words per text: 7.5",
+            "Processing complete!",
+        ],
+    ),
+    "03-workflows/parallelism/aggregate_results_of_different_types.py": Case(
+        expected=[re.compile(r"^\[\d+(\.\d+)?, \d+\]$", re.M)],
+    ),
+    "03-workflows/observability/executor_io_observation.py": Case(
+        expected=[
+            "[INVOKED] upper_case",
+            "    Input: str: 'hello world'",
+            "[COMPLETED] upper_case",
+            "[INVOKED] reverse_text",
+            "    Input: str: 'HELLO WORLD'",
+            "[WORKFLOW OUTPUT] str: 'DLROW OLLEH'",
+            "[COMPLETED] reverse_text",
+        ],
+    ),
+}
+
+
+@contextlib.contextmanager
+def _answers(inputs: list[str]) -> Iterator[None]:
+    pending = list(inputs)
+
+    def fake_input(prompt: str = "") -> str:
+        print(prompt, end="")
+        if not pending:
+            raise AssertionError("the sample asked for more input than the test scripted")
+        return pending.pop(0)
+
+    original = builtins.input
+    builtins.input = fake_input
+    try:
+        yield
+    finally:
+        builtins.input = original
+
+
+def run_sample(rel: str, case: Case) -> str:
+    """Run one port as ``python sample.py`` would, returning what it printed."""
+    parity_model.use(case.script)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), _answers(case.inputs):
+        runpy.run_path(str(PORTS / rel), run_name="__main__")
+    return out.getvalue()
+
+
+def assert_in_order(output: str, expected: list[str | re.Pattern[str]]) -> None:
+    position = 0
+    for item in expected:
+        if isinstance(item, re.Pattern):
+            match = item.search(output, position)
+            found, end = (match.start(), match.end()) if match else (-1, -1)
+        else:
+            found = output.find(item, position)
+            end = found + len(item)
+        assert found >= 0, f"expected {item!r} after position {position} in the output:\n{output}"
+        position = end
+
+
+def test_every_port_is_its_original_with_only_imports_and_the_model_changed() -> None:
+    assert check() == []
+    assert sorted(CASES) == sorted(SAMPLES)
+
+
+@pytest.mark.parametrize(
+    "rel", [pytest.param(rel, marks=[pytest.mark.slow] if CASES[rel].slow else []) for rel in CASES]
+)
+def test_sample(rel: str) -> None:
+    output = run_sample(rel, CASES[rel])
+    assert_in_order(output, CASES[rel].expected)
+    leftover = {key: replies for key, replies in parity_model.remaining().items() if replies}
+    assert not leftover, f"the sample made fewer model calls than scripted: {leftover}"
+
+
+def test_the_ports_import_agentnb_not_the_reference() -> None:
+    for rel in SAMPLES:
+        code = (PORTS / rel).read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from|import) agent_framework", code, re.M), rel
+    assert "agent_framework" not in sys.modules
