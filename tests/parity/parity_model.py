@@ -9,11 +9,13 @@ agent's instructions to that agent's own list (for samples with several agents).
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentnb import Content, Message
-from agentnb.local import FunctionChatClient, ScriptedChatClient
+from agentnb.local import FunctionChatClient
 
 __all__ = [
     "AzureCliCredential",
@@ -54,8 +56,10 @@ def remaining() -> dict[str, list[Reply]]:
 
 
 def call(name: str, /, **arguments: Any) -> Content:
-    """A scripted tool call."""
-    return ScriptedChatClient.call(name, **arguments)
+    """A scripted tool call, its arguments as compact JSON (as OpenAI models send them)."""
+    return Content.from_function_call(
+        f"call_{uuid.uuid4().hex[:8]}", name, json.dumps(arguments, separators=(",", ":"))
+    )
 
 
 def last_tool_result(messages: list[Message]) -> str:

@@ -210,3 +210,25 @@ def test_workflow_event_generic_request_type_and_state_printing() -> None:
     assert WorkflowEvent("superstep_started", step=3).iteration == 3
     assert str(WorkflowRunState.IDLE) == "WorkflowRunState.IDLE" == f"{WorkflowRunState.IDLE}"
     assert WorkflowRunState.IDLE == "idle"
+
+
+async def test_orchestration_builders_take_the_reference_output_selection() -> None:
+    from agentnb.orchestrations import SequentialBuilder
+
+    writer = Agent(ScriptedChatClient(["draft"]), name="writer")
+    editor = Agent(ScriptedChatClient(["final"]), name="editor")
+    workflow = SequentialBuilder(
+        participants=[writer, editor], output_from=[editor], intermediate_output_from="all_other"
+    ).build()
+    result = await workflow.run("write")
+    assert [o.text for o in result.get_outputs()] == ["final"]
+    assert [o.text for o in result.get_intermediate_outputs()] == ["draft"]
+
+    everyone = SequentialBuilder(participants=[Agent(ScriptedChatClient(["a"]), name="x")], output_from="all")
+    assert [o.text for o in (await everyone.build().run("go")).get_outputs()] == ["a"]
+    with pytest.raises(ValueError, match="output_from must be 'all'"):
+        SequentialBuilder(participants=[writer], output_from="everyone")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="both output_from and intermediate_output_from"):
+        SequentialBuilder(
+            participants=[writer, editor], output_from=[writer], intermediate_output_from=[writer]
+        ).build()

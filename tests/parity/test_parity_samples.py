@@ -11,9 +11,11 @@ import contextlib
 import io
 import re
 import runpy
+import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import parity_model
@@ -242,6 +244,164 @@ CASES: dict[str, Case] = {
             re.compile(r"Agent: Report: The weather in London is"),
         ],
     ),
+    "02-agents/chat_client/require_per_service_call_history_persistence.py": Case(
+        script=[call("lookup_weather", location="Seattle"), call("lookup_weather", location="Seattle")],
+        expected=[
+            "=== Without per-service-call persistence ===",
+            "Stored synthesized tool result: True",
+            "  1. user: What is the weather in Seattle, and should I bring sunglasses?",
+            '  2. assistant: function_call -> lookup_weather({"location":"Seattle"})',
+            "  3. tool: function_result -> The weather in Seattle is sunny.",
+            "=== With per-service-call persistence ===",
+            "Stored synthesized tool result: False",
+            "  1. user: What is the weather in Seattle, and should I bring sunglasses?",
+            '  2. assistant: function_call -> lookup_weather({"location":"Seattle"})\n\nBoth runs',
+        ],
+    ),
+    "02-agents/context_providers/simple_context_provider.py": Case(
+        script={
+            "Extract the user's name and age": [
+                {"name": None, "age": None},
+                {"name": "Ruaidhrí", "age": None},
+                {"name": "Ruaidhrí", "age": 20},
+            ],
+            "": [
+                _saw("Ask the user for their name", "Please tell me your name first."),
+                "Nice to meet you, Ruaidhrí!",
+                _saw("The user's name is Ruaidhrí", "Thanks, Ruaidhrí."),
+            ],
+        },
+        expected=[
+            "Assistant: Please tell me your name first.",
+            "Assistant: Nice to meet you, Ruaidhrí!",
+            "Assistant: Thanks, Ruaidhrí.",
+            "MEMORY - User Name: Ruaidhrí",
+            "MEMORY - User Age: 20",
+        ],
+    ),
+    "02-agents/conversations/custom_history_provider.py": Case(
+        script=["Nice to meet you, Alice!", _saw("I love pizza", "You are Alice and you love pizza.")],
+        expected=[
+            "User: Hello! My name is Alice and I love pizza.",
+            "Agent: Nice to meet you, Alice!",
+            "Serialized session: {'type': 'agent_session'",
+            "User: What do you remember about me?",
+            "Agent: You are Alice and you love pizza.",
+        ],
+    ),
+    "02-agents/conversations/suspend_resume_session.py": Case(
+        script=[
+            "Hi Alice!",
+            _saw("I love pizza", "You are Alice; you love pizza."),
+            "Hello again, Alice!",
+            _saw("I love pizza", "Alice, pizza lover."),
+        ],
+        expected=[
+            "=== Suspend-Resume Service-Managed Session ===",
+            "Agent: Hi Alice!",
+            "Agent: You are Alice; you love pizza.",
+            "=== Suspend-Resume In-Memory Session ===",
+            "Agent: Hello again, Alice!",
+            "Serialized session: {'type': 'agent_session'",
+            "Agent: Alice, pizza lover.",
+        ],
+    ),
+    "02-agents/middleware/chat_middleware.py": Case(
+        script=[
+            *_tool_then_report("get_weather", location="Seattle"),
+            "I'm well, thanks!",
+            *_tool_then_report("get_weather", location="Tokyo"),
+            *_tool_then_report("get_weather", location="Madrid"),
+        ],
+        expected=[
+            "User: What's the weather in Seattle?",
+            re.compile(r"Final Response: Report: The weather in Seattle is"),
+            "[SecurityMiddleware] BLOCKED: Found 'password' in message",
+            "[InputObserverMiddleware] Updated: 'What's the weather in Tokyo?' -> 'What's the weather in Madrid?'",
+            re.compile(r"Response: Report: The weather in Madrid is"),
+            "[SecurityMiddleware] BLOCKED: Found 'secret' in message",
+        ],
+    ),
+    "02-agents/middleware/agent_and_run_level_middleware.py": Case(
+        script=[
+            *_tool_then_report("get_weather", location="Paris"),
+            *_tool_then_report("get_weather", location="Tokyo"),
+            *_tool_then_report("get_weather", location="London"),
+            *_tool_then_report("get_weather", location="New York"),
+            *_tool_then_report("get_weather", location="Sydney"),
+        ],
+        expected=[
+            "[SecurityMiddleware] Security check passed.",
+            re.compile(r"Agent: Report: The weather in Paris is"),
+            re.compile(r"Agent: Report: The weather in Tokyo is"),
+            "[SecurityMiddleware] Security violation detected! Blocking request.",
+            "Agent: Request was blocked by security middleware",
+            "[FunctionLog] Calling function: get_weather with args: {'location': 'Sydney'}",
+            re.compile(r"Agent: Report: The weather in Sydney is"),
+        ],
+    ),
+    "02-agents/conversations/file_history_provider.py": Case(
+        script=[
+            *_tool_then_report("lookup_weather", location="Seattle"),
+            _saw("Seattle is rainy", "Amsterdam is mild; Seattle was rainy."),
+        ],
+        expected=[
+            "=== Run with tool calling ===",
+            "Assistant: Report: Seattle is rainy with a high of 13C.",
+            "=== Follow-up question ===",
+            "Assistant: Amsterdam is mild; Seattle was rainy.",
+        ],
+    ),
+    "03-workflows/parallelism/fan_out_fan_in_edges.py": Case(
+        script={
+            "researcher": ["Commuters want range."],
+            "marketing strategist": ["Ride more, spend less."],
+            "legal/compliance": ["Check battery regulations."],
+        },
+        expected=[
+            "=== Final Consolidated Output ===",
+            "Research Findings:\nCommuters want range.",
+            "Marketing Angle:\nRide more, spend less.",
+            "Legal/Compliance Notes:\nCheck battery regulations.",
+        ],
+    ),
+    "03-workflows/agents/custom_agent_executors.py": Case(
+        script=["An affordable, fun electric SUV.", _saw("An affordable, fun electric SUV.", "Approved: concise.")],
+        expected=["Approved: concise."],
+    ),
+    "03-workflows/orchestrations/sequential_agents.py": Case(
+        script=[
+            "Ride farther, spend less.",
+            _saw("Ride farther, spend less.", "Clear and catchy."),
+        ],
+        expected=[
+            "===== Final Conversation =====",
+            "01 [user]\nWrite a tagline for a budget-friendly eBike.",
+            "02 [writer]\nRide farther, spend less.",
+            "03 [reviewer]\nClear and catchy.",
+        ],
+    ),
+    "03-workflows/orchestrations/group_chat_simple_selector.py": Case(
+        script=["Use a list.", "Verified.", "To clarify: lists keep order.", "Are you sure?", "Yes, lists."],
+        expected=[
+            "PythonExpert: Use a list.",
+            "AnswerVerifier: Verified.",
+            "AnswerClarifier: To clarify: lists keep order.",
+            "Skeptic: Are you sure?",
+            "PythonExpert: Yes, lists.",
+        ],
+    ),
+    "03-workflows/orchestrations/concurrent_custom_aggregator.py": Case(
+        script={
+            "consolidates multiple domain expert outputs": [
+                _saw("researcher:\nUrban demand is high.", "Summary: demand high, pitch savings, mind rules.")
+            ],
+            "market and product researcher": ["Urban demand is high."],
+            "marketing strategist": ["Pitch the savings."],
+            "legal/compliance reviewer": ["Mind the rules."],
+        },
+        expected=["===== Final Consolidated Output =====", "Summary: demand high, pitch savings, mind rules."],
+    ),
     "01-get-started/07_first_graph_workflow.py": Case(
         expected=["Output: ['DLROW OLLEH']", "Final state: WorkflowRunState.IDLE"],
     ),
@@ -336,12 +496,14 @@ def _answers(inputs: list[str]) -> Iterator[None]:
         builtins.input = original
 
 
-def run_sample(rel: str, case: Case) -> str:
-    """Run one port as ``python sample.py`` would, returning what it printed."""
+def run_sample(rel: str, case: Case, workdir: Path) -> str:
+    """Run one port as ``python sample.py`` would (from a copy in ``workdir``), returning what it printed."""
     parity_model.use(case.script)
+    script = workdir / Path(rel).name
+    shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
     out = io.StringIO()
     with contextlib.redirect_stdout(out), _answers(case.inputs):
-        runpy.run_path(str(PORTS / rel), run_name="__main__")
+        runpy.run_path(str(script), run_name="__main__")
     return out.getvalue()
 
 
@@ -361,13 +523,15 @@ def assert_in_order(output: str, expected: list[str | re.Pattern[str]]) -> None:
 def test_every_port_is_its_original_with_only_imports_and_the_model_changed() -> None:
     assert check() == []
     assert sorted(CASES) == sorted(SAMPLES)
+    assert len(SAMPLES) >= 40
 
 
 @pytest.mark.parametrize(
     "rel", [pytest.param(rel, marks=[pytest.mark.slow] if CASES[rel].slow else []) for rel in CASES]
 )
-def test_sample(rel: str) -> None:
-    output = run_sample(rel, CASES[rel])
+def test_sample(rel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # what a sample writes stays in the test's directory
+    output = run_sample(rel, CASES[rel], tmp_path)
     assert_in_order(output, CASES[rel].expected)
     leftover = {key: replies for key, replies in parity_model.remaining().items() if replies}
     assert not leftover, f"the sample made fewer model calls than scripted: {leftover}"

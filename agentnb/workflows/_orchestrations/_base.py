@@ -21,7 +21,7 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast
 
 from pydantic import ConfigDict
 from typing_extensions import Unpack
@@ -352,6 +352,12 @@ class OrchestrationOptions(TypedDict, total=False):
         run_store: Mirror every run and its events into this ``agentnb.store.Store``.
         intermediate_outputs: Publish each participant turn's ``AgentResponse`` as an ``intermediate`` event
             (default ``True``).
+        output_from: The reference's selection of workflow outputs: participants (agents, names or executors)
+            whose turns' ``AgentResponse`` are ``output`` events, or ``"all"``. Without it the orchestration's
+            own result (the conversation) is the output.
+        intermediate_output_from: Participants whose turns are ``intermediate`` events, ``"all"``, or
+            ``"all_other"`` (every participant not in ``output_from``). Given either selection, a participant
+            in neither is not published.
     """
 
     checkpoint_storage: CheckpointStorage | None
@@ -359,6 +365,8 @@ class OrchestrationOptions(TypedDict, total=False):
     description: str | None
     run_store: Store | None
     intermediate_outputs: bool
+    output_from: Sequence[Any] | Literal["all"] | None
+    intermediate_output_from: Sequence[Any] | Literal["all", "all_other"] | None
 
 
 class OrchestrationBuilder:
@@ -413,6 +421,18 @@ class OrchestrationBuilder:
         self._description = options.get("description")
         self._run_store = options.get("run_store")
         self._intermediate_outputs = options.get("intermediate_outputs", True)
+        self._output_from = options.get("output_from")
+        self._intermediate_output_from = options.get("intermediate_output_from")
+        if isinstance(self._output_from, str) and self._output_from != "all":
+            raise ValueError(f"output_from must be 'all' or a list of participants, got {self._output_from!r}.")
+        if isinstance(self._intermediate_output_from, str) and self._intermediate_output_from not in (
+            "all",
+            "all_other",
+        ):
+            raise ValueError(
+                "intermediate_output_from must be 'all', 'all_other' or a list of participants, "
+                f"got {self._intermediate_output_from!r}."
+            )
         self._review: set[str] = set()
 
     def with_request_info(self: _B, *, agents: Sequence[Any] | None = None) -> _B:
@@ -465,16 +485,45 @@ class OrchestrationBuilder:
         participants: Sequence[Executor],
         max_iterations: int,
     ) -> WorkflowBuilder:
+        outputs, intermediates = self._output_selection(output_from, participants)
         return WorkflowBuilder(
             start,
             checkpoint_storage=self._checkpoint_storage,
             max_iterations=max_iterations,
             name=self._name,
             description=self._description,
-            output_from=list(output_from),
-            intermediate_output_from=list(participants) if self._intermediate_outputs else None,
+            output_from=outputs,
+            intermediate_output_from=intermediates,
             run_store=self._run_store,
         )
+
+    def _output_selection(
+        self, default: Sequence[Executor], participants: Sequence[Executor]
+    ) -> tuple[list[Executor], list[Executor] | None]:
+        """Which executors publish outputs and which intermediate outputs (see :class:`OrchestrationOptions`)."""
+        if self._output_from is None and self._intermediate_output_from is None:
+            return list(default), (list(participants) if self._intermediate_outputs else None)
+        by_id = {e.id: e for e in participants}
+
+        def pick(selection: Any) -> list[Executor]:
+            if selection == "all":
+                return list(participants)
+            return [
+                by_id[item.id if isinstance(item, Executor) else self.participant_by_name(item)] for item in selection
+            ]
+
+        outputs = list(default) if self._output_from is None else pick(self._output_from)
+        chosen = {e.id for e in outputs}
+        if self._intermediate_output_from is None:
+            intermediates: list[Executor] = []
+        elif self._intermediate_output_from == "all_other":
+            intermediates = [e for e in participants if e.id not in chosen]
+        else:
+            intermediates = pick(self._intermediate_output_from)
+        overlap = chosen & {e.id for e in intermediates}
+        if overlap:
+            raise ValueError(f"{sorted(overlap)} cannot be in both output_from and intermediate_output_from.")
+        return outputs, intermediates
 
     def build(self) -> Workflow:  # pragma: no cover - every subclass overrides it
         """Build the orchestration as an ordinary :class:`~agentnb.workflows.Workflow`."""
