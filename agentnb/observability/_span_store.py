@@ -203,8 +203,9 @@ class SpanStore:
         store: A :class:`~agentnb.store.Store`, a database path or store URL, ``"default"`` (the process-wide default
             store, opened on the first write) or ``None`` to keep spans in memory only.
         max_spans: How many recent spans the memory buffer keeps.
-        max_pending: How many spans may wait to be written; past this the oldest are dropped (and counted)
-            rather than letting a stuck database grow memory without bound.
+        max_pending: How many spans may wait to be written; past this the oldest are dropped, counted in
+            :attr:`dropped` and reported once as a warning, rather than letting a stuck database grow memory
+            without bound.
         flush_interval: Seconds between background writes.
         batch_size: A write starts early once this many spans wait.
         precompute: For memory-only stores, convert new spans for :func:`traces` in the background thread,
@@ -263,6 +264,7 @@ class SpanStore:
         self._thread_lock = threading.Lock()
         self._shutdown = False
         self._warned = False
+        self._warned_full = False
         # Interpreter exit writes what is still queued (the SDK provider also calls shutdown() at exit).
         ref = weakref.ref(self)
         atexit.register(lambda: (s := ref()) is not None and s.shutdown())
@@ -331,6 +333,13 @@ class SpanStore:
         if len(self._pending) >= self.max_pending:
             self._pending.popleft()
             self.dropped += 1
+            if not self._warned_full:
+                self._warned_full = True
+                logger.warning(
+                    "agentnb's span store is shedding load: %d spans wait to be written (max_pending), so the "
+                    "oldest are dropped; SpanStore.dropped counts them. Is the run store's disk slow or locked?",
+                    self.max_pending,
+                )
         self._pending.append(span)
         if self._thread is None:
             self._start_thread()

@@ -130,11 +130,14 @@ def test_frames_never_share_attribute_dicts_with_the_cache() -> None:
     assert spans._thread is None  # pyright: ignore[reportPrivateUsage]
 
 
-def test_write_queue_is_bounded_and_counts_what_it_drops(tmp_path: Path) -> None:
+def test_write_queue_is_bounded_and_says_so_when_it_drops(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     store = RunStore(tmp_path / "q.db")
     spans = SpanStore(store, flush_interval=60, batch_size=1000, max_pending=5)
-    _emit(_provider(spans), 20)
+    with caplog.at_level(logging.WARNING, logger="agentnb.observability"):
+        _emit(_provider(spans), 20)
     assert spans.dropped == 15
+    warnings = [r for r in caplog.records if "shedding load" in r.getMessage()]
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING  # once, not once per span
     assert spans.force_flush() is True
     assert [s["name"] for s in store.list_spans()] == [f"s{i}" for i in range(15, 20)]
     spans.shutdown()
@@ -226,3 +229,53 @@ def test_the_default_store_is_looked_up_again_after_it_was_closed(
     assert names == ["before0", "before1", "after0", "after1", "after2", "after3"]
     spans.shutdown()
     default_store().close()
+
+
+@pytest.mark.slow
+def test_a_burst_of_100000_spans_is_written_without_a_loss(tmp_path: Path) -> None:
+    """Spans arrive far faster than SQLite takes them; the bounded queue absorbs the burst and loses nothing."""
+    store = RunStore(tmp_path / "burst.db")
+    spans = SpanStore(store, max_spans=1000)  # the default write queue; a small memory buffer
+    provider = _provider(spans)
+    tracer = provider.get_tracer("tests")
+    attributes = {tel.GEN_AI_OPERATION_NAME: "chat", tel.GEN_AI_AGENT_NAME: "bot", tel.GEN_AI_USAGE_INPUT_TOKENS: 5}
+    for i in range(25_000):  # 25,000 traces of four spans
+        root = tracer.start_span(f"invoke_agent {i}")
+        context = set_span_in_context(root)
+        for _ in range(3):
+            tracer.start_span("chat m", context=context, attributes=attributes).end()
+        root.end()
+    spans.shutdown()
+    assert spans.dropped == 0 and spans.written == 100_000
+    assert store.watermark()["spans"] == 100_000
+    assert len(store.list_traces()) == 25_000
+    assert store.select_spans(["name"], last_traces=1) == [("invoke_agent 24999",)] + [("chat m",)] * 3
+    store.close()
+
+
+def test_the_writer_thread_stops_cleanly_at_exit_while_busy(tmp_path: Path) -> None:
+    """Exit while the writer is mid-stream: the rest is flushed, the thread is joined, nothing is printed."""
+    path = tmp_path / "busy.db"
+    script = textwrap.dedent(
+        """
+        import sys, threading
+        from opentelemetry.sdk.trace import TracerProvider
+        from agentnb.observability import SpanStore
+
+        spans = SpanStore(sys.argv[1], flush_interval=0.01, batch_size=64)
+        provider = TracerProvider(shutdown_on_exit=False)
+        provider.add_span_processor(spans)
+        tracer = provider.get_tracer("t")
+        for i in range(20_000):
+            tracer.start_span(f"busy{i}").end()
+        assert spans._thread is not None and spans._thread.is_alive()  # the interpreter exits from here
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script, str(path)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    store = RunStore(path)
+    assert store.watermark()["spans"] == 20_000
+    assert [row[0] for row in store.select_spans(["name"], last_traces=1)] == ["busy19999"]
+    store.close()
