@@ -27,7 +27,7 @@ import psycopg.conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..exceptions import StoreError
-from ._base import Store
+from ._base import _I_TRACE, _SPAN_INSERT_COLUMNS, _TRACE_COLUMNS, _TRACE_UPSERT_SQL, Store
 from ._open import redact_url
 
 __all__ = ["PostgresStore"]
@@ -41,6 +41,25 @@ CHANNEL = "agentnb_store"
 _LOCK_SPACE = 0x61676E62  # "agnb"
 _LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4, "sessions": 5, "experiments": 6}
 _ORDERED = frozenset({"runs", "events", "spans", "experiments"})
+
+_SPAN_LIST = ", ".join(_SPAN_INSERT_COLUMNS)
+# A per-connection staging table for COPY (emptied by every commit), and the move into ``spans``.
+_STAGE_SQL = (
+    "CREATE TEMP TABLE IF NOT EXISTS agentnb_span_batch ON COMMIT DELETE ROWS "
+    f"AS SELECT {_SPAN_LIST} FROM spans WITH NO DATA"
+)
+_COPY_SQL = f"COPY agentnb_span_batch ({_SPAN_LIST}) FROM STDIN"
+_MOVE_SQL = (
+    f"INSERT INTO spans ({_SPAN_LIST}) SELECT {_SPAN_LIST} FROM agentnb_span_batch "
+    "ON CONFLICT (trace_id, span_id) DO NOTHING"
+)
+# The batch's per-trace summaries, merged into ``traces`` on the server (the shared upsert's ON CONFLICT rule).
+_SUMMARIZE_SQL = _TRACE_UPSERT_SQL.replace(
+    f"VALUES ({', '.join('?' * len(_TRACE_COLUMNS))})",
+    "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
+    "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
+    "FROM agentnb_span_batch GROUP BY trace_id",
+)
 
 
 @functools.lru_cache(maxsize=512)
@@ -56,6 +75,11 @@ class _Connection:
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
+
+    @property
+    def raw(self) -> psycopg.Connection[Any]:
+        """The psycopg connection, for PostgreSQL-only statements (``%s`` placeholders)."""
+        return self._conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
         return self._conn.execute(_pg_sql(sql), params)
@@ -197,12 +221,41 @@ class PostgresStore(Store):
     def _serialize(self, conn: Any, table: str) -> None:
         # One round trip: take the table's turn (ids and revisions then grow in commit order, so pollers that
         # ask for "after id N" never skip a row) and queue the notification, which is sent on commit.
-        if table in _ORDERED:
+        if table == "spans":
+            # Spans are telemetry written in batches off the hot path: their commits skip the wait for the
+            # disk flush (a server crash may drop the last fraction of a second of spans, never corrupt).
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?), set_config('synchronous_commit', 'off', true)",
+                (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table),
+            )
+        elif table in _ORDERED:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?)", (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table)
             )
         else:
             conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, table))
+
+    def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
+        """Write span tuples (see :meth:`Store.add_span_records`) with ``COPY``, the server's bulk path.
+
+        A batch is copied into a session-local staging table and moved into ``spans`` by one
+        ``INSERT ... SELECT`` that skips spans stored before; the trace summaries follow as in every backend.
+        """
+        if not records:
+            return 0
+        with self._write() as conn:
+            self._serialize(conn, "spans")
+            raw = conn.raw
+            raw.execute(_STAGE_SQL)
+            with raw.cursor().copy(_COPY_SQL) as copy:
+                for record in records:
+                    copy.write_row(record)
+            added = max(raw.execute(_MOVE_SQL).rowcount, 0)
+            if added == len(records):
+                raw.execute(_SUMMARIZE_SQL)
+            elif added:
+                self._recount_traces(conn, {r[_I_TRACE] for r in records})
+            return added
 
     def close(self) -> None:
         """Close the pool and the listener; closing twice is harmless."""

@@ -1,0 +1,193 @@
+"""The run store on PostgreSQL next to SQLite: checkpoints, a checkpointed workflow, and 100,000 spans.
+
+Run: ``python benchmarks/store_postgres.py [--spans N] [--checkpoints N] [--url postgresql://...]``.
+Without ``--url`` it starts a throwaway PostgreSQL server on loopback (Debian's ``postgresql`` package, as
+the tests do) with default settings, and removes it afterwards; it measures the store on that server as is
+(every commit waits for the disk flush, which on slow disks dominates) and with ``synchronous_commit=off``
+set through the URL (what SQLite's ``synchronous=NORMAL`` trades: commits survive the client crashing, the
+last fraction of a second may not survive the server crashing). Prints three tables:
+
+1. one checkpoint of the 100-step chain saved and loaded back through ``RunStoreCheckpointStorage``
+   (p50 / p95 per checkpoint, milliseconds);
+2. the 100-step chain checkpointing after every step (workload 7 of ``benchmarks/peers``), ms per run;
+3. N realistic spans (agent turns: agent, chat, tool, chat) encoded and written in the span store's batches
+   of 512, then read back with ``agentnb.traces(store=...)`` as a DataFrame.
+
+Times are wall-clock (the database server is another process, so this process's CPU time would leave
+the server's work out); on a shared machine, run it twice and trust the lower numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from observability import make_spans  # noqa: E402
+
+from agentnb.observability import SpanStore, traces  # noqa: E402
+from agentnb.store import Store, open_store  # noqa: E402
+from agentnb.workflows import (  # noqa: E402
+    Executor,
+    InMemoryCheckpointStorage,
+    RunStoreCheckpointStorage,
+    Workflow,
+    WorkflowBuilder,
+    WorkflowCheckpoint,
+    WorkflowContext,
+    handler,
+)
+
+WIDTH = 100
+
+
+class Step(Executor):
+    @handler
+    async def step(self, n: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(n + 1)
+
+
+class Last(Executor):
+    @handler
+    async def last(self, n: int, ctx: WorkflowContext[int, int]) -> None:
+        await ctx.yield_output(n + 1)
+
+
+def chain(storage: Any) -> Workflow:
+    nodes: list[Executor] = [Step(f"s{i}") for i in range(WIDTH - 1)]
+    nodes.append(Last("last"))
+    builder = WorkflowBuilder(start_executor=nodes[0], checkpoint_storage=storage, max_iterations=WIDTH + 5)
+    return builder.add_chain(nodes).build()
+
+
+@contextlib.contextmanager
+def postgres(url: str | None) -> Iterator[list[tuple[str, str]]]:
+    """Yield (label, URL) pairs: the server as configured, and the same without waiting for the disk flush."""
+    if url:
+        yield [("PostgreSQL", url)]
+        return
+    from tests.store.pg_fixture import running_postgres
+
+    with running_postgres() as server:
+        durable = server.url(schema=server.fresh_schema())
+        # libpq's options parameter: the session's commits return before the WAL reaches the disk.
+        relaxed = server.url(schema=server.fresh_schema()) + "%20-csynchronous_commit%3Doff"
+        yield [("PostgreSQL", durable), ("PG, sync_commit=off", relaxed)]
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def sample_checkpoints() -> list[WorkflowCheckpoint]:
+    memory = InMemoryCheckpointStorage()
+    await chain(memory).run(0)
+    return [await memory.load(info.checkpoint_id) for info in await memory.list_checkpoints()]
+
+
+async def bench_checkpoints(store: Store, samples: list[WorkflowCheckpoint], n: int) -> dict[str, float]:
+    storage = RunStoreCheckpointStorage(store)
+    save_ms, load_ms, both_ms = [], [], []
+    for i in range(n):
+        cp = samples[i % len(samples)]
+        cp = WorkflowCheckpoint.from_dict({**cp.to_dict(), "checkpoint_id": f"bench-{i}"})
+        t0 = time.perf_counter()
+        await storage.save(cp)
+        t1 = time.perf_counter()
+        await storage.load(cp.checkpoint_id)
+        t2 = time.perf_counter()
+        save_ms.append((t1 - t0) * 1e3)
+        load_ms.append((t2 - t1) * 1e3)
+        both_ms.append((t2 - t0) * 1e3)
+    return {
+        "save p50": pct(save_ms, 0.5),
+        "load p50": pct(load_ms, 0.5),
+        "save+load p50": pct(both_ms, 0.5),
+        "save+load p95": pct(both_ms, 0.95),
+    }
+
+
+async def bench_chain(store: Store, runs: int) -> float:
+    workflow = chain(RunStoreCheckpointStorage(store))
+    assert (await workflow.run(0)).get_outputs() == [WIDTH]
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        await workflow.run(0)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def bench_spans(store: Store, encoded: list[tuple[Any, ...]]) -> tuple[float, float, int]:
+    gc.collect()
+    t0 = time.perf_counter()
+    for i in range(0, len(encoded), 512):
+        store.add_span_records(encoded[i : i + 512])
+    write = time.perf_counter() - t0
+    best = float("inf")
+    rows = 0
+    for _ in range(3):
+        gc.collect()
+        t0 = time.perf_counter()
+        frame = traces(store=store)
+        best = min(best, time.perf_counter() - t0)
+        rows = len(frame)
+    return write, best, rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=100_000)
+    parser.add_argument("--checkpoints", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--url", help="an existing PostgreSQL store URL (else a throwaway server is started)")
+    args = parser.parse_args()
+
+    samples = asyncio.run(sample_checkpoints())
+    size = statistics.median(len(cp.to_json()) for cp in samples)
+    spans = make_spans(args.spans)
+    encoded = SpanStore._encode(spans.spans())  # pyright: ignore[reportPrivateUsage]
+    import pandas  # noqa: F401  - imported once, outside the timings
+
+    results: dict[str, dict[str, Any]] = {}
+    with postgres(args.url) as servers, tempfile.TemporaryDirectory() as tmp:
+        for label, target in [("SQLite (file, WAL)", f"sqlite://{Path(tmp).as_posix()}/bench.db"), *servers]:
+            store = open_store(target)
+            try:
+                row: dict[str, Any] = asyncio.run(bench_checkpoints(store, samples, args.checkpoints))
+                row["chain ms/run"] = asyncio.run(bench_chain(store, args.runs))
+                write, read, rows = bench_spans(store, encoded)
+                assert rows == len(encoded), (rows, len(encoded))
+                row["spans write s"], row["spans -> DataFrame s"] = write, read
+            finally:
+                store.close()
+            results[label] = row
+
+    print(f"\nCheckpoints: {args.checkpoints} of the {WIDTH}-step chain (median {size / 1024:.1f} KiB of JSON), ms")
+    keys = ["save p50", "load p50", "save+load p50", "save+load p95"]
+    print(f"{'backend':<22}" + "".join(f"{k:>16}" for k in keys))
+    for label, row in results.items():
+        print(f"{label:<22}" + "".join(f"{row[k]:>16.3f}" for k in keys))
+    print(f"\nWorkload 7: {WIDTH}-step chain, checkpoint after every step (median of {args.runs} runs)")
+    for label, row in results.items():
+        print(f"{label:<22}{row['chain ms/run']:>10.1f} ms/run  ({row['chain ms/run'] / WIDTH:.3f} ms per step)")
+    print(f"\nSpans: {len(encoded):,} written in batches of 512, then traces(store=...) -> DataFrame (best of 3), s")
+    for label, row in results.items():
+        print(f"{label:<22}{row['spans write s']:>10.2f} write{row['spans -> DataFrame s']:>10.2f} read")
+
+
+if __name__ == "__main__":
+    main()
