@@ -78,7 +78,7 @@ def postgres(url: str | None) -> Iterator[list[tuple[str, str]]]:
     if url:
         yield [("PostgreSQL", url)]
         return
-    from tests.store.pg_fixture import running_postgres
+    from tests.store.pg_server import running_postgres
 
     with running_postgres() as server:
         durable = server.url(schema=server.fresh_schema())

@@ -55,8 +55,6 @@ def test_runs_written_elsewhere_appear_live(pg_devui: DevUIServer, pg_url: str, 
     assert "running" in text(row.first)
 
     _write(pg_url, "finish")
-    table.locator(".tabulator-row", has_text="nightly-report").filter(has_text="completed").first.wait_for(
-        timeout=WAIT
-    )
+    table.locator(".tabulator-row", has_text="nightly-report").filter(has_text="completed").first.wait_for(timeout=WAIT)
     assert PASSWORD not in page.content()
     assert PASSWORD not in pg_devui.output()
