@@ -20,7 +20,16 @@ from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
 from ._schema import MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
-__all__ = ["MEMORY", "RUN_SUMMARY_COLUMNS", "SPAN_COLUMNS", "Store", "to_iso", "to_ns"]
+__all__ = [
+    "MEMORY",
+    "RUN_SUMMARY_COLUMNS",
+    "SPAN_COLUMNS",
+    "TRACE_COLUMNS",
+    "TRACE_UPSERT_SQL",
+    "Store",
+    "to_iso",
+    "to_ns",
+]
 
 MEMORY = ":memory:"
 """Pass as ``path`` for a store that lives only in this process (tests, nothing on disk)."""
@@ -79,10 +88,10 @@ _SPAN_INSERT_SQL = (
     f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_id, span_id) DO NOTHING"
 )
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
-_TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
+TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
 # Adds one batch's summary of a trace to the stored one (CASE instead of min/max: portable SQL).
-_TRACE_UPSERT_SQL = (
-    f"INSERT INTO traces ({', '.join(_TRACE_COLUMNS)}) VALUES ({', '.join('?' * len(_TRACE_COLUMNS))}) "
+TRACE_UPSERT_SQL = (
+    f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) VALUES ({', '.join('?' * len(TRACE_COLUMNS))}) "
     "ON CONFLICT (trace_id) DO UPDATE SET "
     "start_ns = CASE WHEN excluded.start_ns < traces.start_ns THEN excluded.start_ns ELSE traces.start_ns END, "
     "end_ns = CASE WHEN excluded.end_ns IS NULL THEN traces.end_ns "
@@ -92,7 +101,7 @@ _TRACE_UPSERT_SQL = (
 )
 # Recounts the summary of one trace from its stored spans (after a delete, or a batch with repeats).
 _TRACE_RECOUNT_SQL = (
-    f"INSERT INTO traces ({', '.join(_TRACE_COLUMNS)}) "
+    f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) "
     "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
     "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
     "FROM spans WHERE trace_id = ? GROUP BY trace_id"
@@ -615,7 +624,7 @@ class Store(abc.ABC):
             self._serialize(conn, "spans")
             added = max(conn.executemany(_SPAN_INSERT_SQL, records).rowcount, 0)
             if added == len(records):
-                conn.executemany(_TRACE_UPSERT_SQL, _trace_summaries(records))
+                conn.executemany(TRACE_UPSERT_SQL, _trace_summaries(records))
             elif added:  # some spans were stored before: count their traces again from what is stored
                 self._recount_traces(conn, {r[_I_TRACE] for r in records})
             return added
@@ -761,7 +770,7 @@ class Store(abc.ABC):
         Reads the per-trace summary that every span write keeps, so it costs the same for a million spans
         as for ten. ``since`` keeps the traces that started at or after that time.
         """
-        sql = f"SELECT {', '.join(_TRACE_COLUMNS)} FROM traces"
+        sql = f"SELECT {', '.join(TRACE_COLUMNS)} FROM traces"
         params: list[Any] = []
         if since is not None:
             sql += " WHERE start_ns >= ?"
@@ -770,7 +779,7 @@ class Store(abc.ABC):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [dict(zip(_TRACE_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
+        return [dict(zip(TRACE_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
 
     def delete_spans(self, *, before: Any = None) -> int:
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""

@@ -27,7 +27,7 @@ import psycopg.conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..exceptions import StoreError
-from ._base import _I_TRACE, _SPAN_INSERT_COLUMNS, _TRACE_COLUMNS, _TRACE_UPSERT_SQL, Store
+from ._base import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, Store
 from ._open import redact_url
 
 __all__ = ["PostgresStore"]
@@ -42,7 +42,8 @@ _LOCK_SPACE = 0x61676E62  # "agnb"
 _LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4, "sessions": 5, "experiments": 6}
 _ORDERED = frozenset({"runs", "events", "spans", "experiments"})
 
-_SPAN_LIST = ", ".join(_SPAN_INSERT_COLUMNS)
+_SPAN_LIST = ", ".join(SPAN_COLUMNS[1:])  # every column but the serial id
+_I_TRACE = SPAN_COLUMNS.index("trace_id") - 1
 # A per-connection staging table for COPY (emptied by every commit), and the move into ``spans``.
 _STAGE_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS agentnb_span_batch ON COMMIT DELETE ROWS "
@@ -54,8 +55,8 @@ _MOVE_SQL = (
     "ON CONFLICT (trace_id, span_id) DO NOTHING"
 )
 # The batch's per-trace summaries, merged into ``traces`` on the server (the shared upsert's ON CONFLICT rule).
-_SUMMARIZE_SQL = _TRACE_UPSERT_SQL.replace(
-    f"VALUES ({', '.join('?' * len(_TRACE_COLUMNS))})",
+_SUMMARIZE_SQL = TRACE_UPSERT_SQL.replace(
+    f"VALUES ({', '.join('?' * len(TRACE_COLUMNS))})",
     "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
     "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
     "FROM agentnb_span_batch GROUP BY trace_id",
