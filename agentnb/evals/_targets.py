@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .. import _telemetry as tel
+from .._provenance import run_metadata
 from .._types import Message, normalize_messages
 from ..exceptions import RateLimitError, ServiceTimeoutError
 from ._cases import CaseResult, EvalCase, plain
@@ -511,6 +512,7 @@ async def run_case(
         "ended_at": started_wall + latency_ms / 1000.0,
         "error": error,
         "metadata": {
+            **run_metadata(),
             "via": "evals",
             "experiment": options.experiment,
             "case_id": case.case_id,

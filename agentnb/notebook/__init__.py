@@ -5,7 +5,12 @@ sessions display as HTML, switches tracing on, and adds two magics:
 
 - ``%%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,...]``: the cell body is the
   prompt for the agent in variable ``NAME``; the reply streams live and approvals appear as cards;
-- ``%agentnb traces [--last N]``, ``%agentnb record PATH`` / ``replay PATH``, ``%agentnb devui``.
+- ``%agentnb traces [--last N]``, ``%agentnb runs``, ``%agentnb meter on|off|auto``, ``%agentnb prices ...``,
+  ``%agentnb record PATH`` / ``replay PATH``, ``%agentnb devui``.
+
+Every run a cell starts (agent turns, workflow runs, batch cases) is recorded with the cell in the run store
+(``agentnb.runs()`` has a ``cell`` column), and a cell that called a model gets a one-line meter: calls,
+tokens, model time, and cost once :func:`set_prices` (or ``%agentnb prices``) has a price table.
 
 A displayed response (or session) that waits for approval shows live Approve / Deny cards too; a click
 resumes the run on the agent and session that produced it (:func:`live_view`).
@@ -36,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ._approval import AUTO_APPROVE_ENV, ApprovalCard, AutoApprove, decide
 from ._display import message_html, messages_html, register_renderer, to_html, to_text
 from ._extension import is_loaded, load_ipython_extension, unload_ipython_extension
+from ._meter import get_prices, set_prices
 from ._run import ALWAYS_ALLOW_KEY, AgentRun, RunStatus
 
 if TYPE_CHECKING:
@@ -57,6 +63,7 @@ __all__ = [
     "TraceView",
     "WorkflowView",
     "decide",
+    "get_prices",
     "is_loaded",
     "kernel_supports_awaiting_widgets",
     "last_view",
@@ -65,6 +72,7 @@ __all__ = [
     "message_html",
     "messages_html",
     "register_renderer",
+    "set_prices",
     "to_html",
     "to_text",
     "unload_ipython_extension",

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _display
 
-__all__ = ["is_loaded", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = ["cell_tracker", "is_loaded", "load_ipython_extension", "unload_ipython_extension"]
 
 _MIME_FORMATTERS = ("text/html", "text/plain")
 
@@ -27,9 +27,15 @@ class _LoadedState:
     magics: Any = None
     transformer: Callable[[list[str]], list[str]] | None = None
     tracing: Any = None
+    cells: Any = None
 
 
 _state: _LoadedState | None = None
+
+
+def cell_tracker() -> Any:
+    """Return the loaded extension's cell tracker (runs by cell, the meter), or ``None`` when not loaded."""
+    return _state.cells if _state is not None else None
 
 
 def is_loaded() -> bool:
@@ -124,6 +130,9 @@ def load_ipython_extension(ip: Any) -> None:
     from ._tracing import enable_tracing
 
     state.tracing = enable_tracing()
+    from ._cells import CellTracker
+
+    state.cells = CellTracker(ip)
     _state = state
 
 
@@ -147,6 +156,8 @@ def unload_ipython_extension(ip: Any) -> None:
         state.magics.close()
     if state.transformer in ip.input_transformers_cleanup:
         ip.input_transformers_cleanup.remove(state.transformer)
+    if state.cells is not None:
+        state.cells.close()
     if state.tracing is not None:
         state.tracing.close()
     _state = None

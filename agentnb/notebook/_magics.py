@@ -30,7 +30,8 @@ __all__ = [
 
 AGENT_USAGE = "usage: %%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,...]"
 AGENTNB_USAGE = (
-    "usage: %agentnb traces [--last N] | record PATH | replay PATH | record --stop | devui [--port N] | "
+    "usage: %agentnb traces [--last N] | runs [--all] [--last N] | meter on|off|auto | "
+    "prices [MODEL=IN,OUT ...] [--clear] | record PATH | replay PATH | record --stop | devui [--port N] | "
     "devui --stop | help"
 )
 
@@ -213,6 +214,9 @@ class AgentnbMagics(Magics):
         command, rest = words[0], words[1:]
         handler = {
             "traces": self._traces,
+            "runs": self._runs,
+            "meter": self._meter,
+            "prices": self._prices,
             "record": self._record,
             "replay": self._replay,
             "devui": self._devui,
@@ -231,6 +235,56 @@ class AgentnbMagics(Magics):
         from ._trace import TraceView
 
         return TraceView(last=args.last)
+
+    # -- %agentnb runs / meter / prices -------------------------------------------------------------------
+    def _runs(self, rest: list[str]) -> Any:
+        parser = _Parser(AGENTNB_USAGE, prog="%agentnb runs")
+        parser.add_argument("--last", type=int, default=20)
+        parser.add_argument("--all", action="store_true")
+        args = parser.parse_args(rest)
+        if args.last < 1:
+            raise UsageError(f"--last must be >= 1, got {args.last}\n{AGENTNB_USAGE}")
+        from ._cells import notebook_runs
+
+        return notebook_runs(last=args.last, everywhere=args.all, user_ns=self._user_ns())
+
+    def _meter(self, rest: list[str]) -> None:
+        from ._extension import cell_tracker
+
+        if len(rest) != 1 or rest[0] not in {"on", "off", "auto"}:
+            raise UsageError(f"meter takes on, off or auto\n{AGENTNB_USAGE}")
+        tracker = cell_tracker()
+        if tracker is not None:
+            tracker.meter.mode = rest[0]
+        print(f"agentnb meter: {rest[0]}")
+
+    def _prices(self, rest: list[str]) -> None:
+        from ._meter import get_prices, set_prices
+
+        if rest == ["--clear"]:
+            set_prices(None)
+        elif rest:
+            table = get_prices()
+            for item in rest:
+                model, _, pair = item.partition("=")
+                values = pair.split(",")
+                try:
+                    if not model or len(values) != 2:
+                        raise ValueError
+                    table[model] = (float(values[0]), float(values[1]))
+                except ValueError:
+                    raise UsageError(
+                        f"prices takes MODEL=IN,OUT (USD per 1M tokens), got {item!r}\n{AGENTNB_USAGE}"
+                    ) from None
+            try:
+                set_prices(table)
+            except ValueError as e:
+                raise UsageError(f"{e}\n{AGENTNB_USAGE}") from None
+        table = get_prices()
+        if not table:
+            print("No prices set: the meter shows no cost. %agentnb prices gpt-4o-mini=0.15,0.60")
+        for model, (tokens_in, tokens_out) in sorted(table.items()):
+            print(f"{model}: ${tokens_in:g} in / ${tokens_out:g} out per 1M tokens")
 
     # -- %agentnb record / replay ------------------------------------------------------------------------
     def _agents(self) -> list[Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from .._provenance import cell_label
 from ._base import RUN_SUMMARY_COLUMNS, Store
 
 if TYPE_CHECKING:
@@ -24,7 +25,9 @@ def runs(
     """Return stored runs as a DataFrame, newest first: the same query the DevUI's runs view shows.
 
     Columns: ``run_id, kind, name, status, started_at, ended_at`` (timezone-aware UTC), ``duration_ms``
-    (empty while running), ``input_tokens, output_tokens`` (summed over the run's model calls) and ``error``.
+    (empty while running), ``input_tokens, output_tokens`` (summed over the run's model calls), ``error``,
+    and ``cell``: the notebook cell that started the run (``"[12] r = await agent.run(...)"``; empty for runs
+    started outside a notebook).
     Runs from every process, and with ``AGENTNB_STORE_URL=postgresql://...`` from every machine.
 
     Args:
@@ -55,6 +58,7 @@ def runs(
         if owned:
             target.close()
     frame = pd.DataFrame.from_records(rows, columns=list(RUN_SUMMARY_COLUMNS))
+    frame["cell"] = pd.Series([cell_label(row.get("metadata")) for row in rows], dtype="object")
     for column in ("started_at", "ended_at"):
         frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
     frame["duration_ms"] = frame["duration_ms"].astype("float64")

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
+from .._provenance import run_metadata
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
@@ -114,7 +115,7 @@ class _StoreRecorder:
             kind="workflow",
             name=workflow.name,
             started_at=utc_now(),
-            metadata={**metadata, "graph": workflow.to_dict()},
+            metadata={**run_metadata(), **metadata, "graph": workflow.to_dict()},
         )
 
     def add(self, event: WorkflowEvent) -> None:

@@ -388,7 +388,10 @@ def test_runs_frame_newest_first_with_durations_and_tokens(store: Store) -> None
     t0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
     store.start_run("old", kind="workflow", name="flow", started_at=t0)
     store.finish_run("old", status="failed", ended_at=t0 + dt.timedelta(milliseconds=1500), error="boom")
-    store.start_run("new", kind="agent", name="helper", started_at=t0 + dt.timedelta(minutes=1))
+    cell = {"execution_count": 12, "source": "r = await helper.run('hi')", "notebook": None, "kernel": "k"}
+    store.start_run(
+        "new", kind="agent", name="helper", started_at=t0 + dt.timedelta(minutes=1), metadata={"cell": cell}
+    )
     store.add_spans(
         [
             {**_span("t", "a", 1), "run_id": "new", "operation": "chat", "input_tokens": 10, "output_tokens": 3},
@@ -399,9 +402,10 @@ def test_runs_frame_newest_first_with_durations_and_tokens(store: Store) -> None
     frame = agentnb.runs(store=store)
     assert list(frame.columns) == [
         "run_id", "kind", "name", "status", "started_at", "ended_at", "duration_ms", "input_tokens", "output_tokens",
-        "error",
+        "error", "cell",
     ]  # fmt: skip
     assert list(frame["run_id"]) == ["new", "old"]
+    assert list(frame["cell"]) == ["[12] r = await helper.run('hi')", None]  # the notebook cell that started it
     new, old = frame.iloc[0], frame.iloc[1]
     assert (new["input_tokens"], new["output_tokens"]) == (15, 5)
     assert new["status"] == "running" and frame["duration_ms"].isna().iloc[0]
