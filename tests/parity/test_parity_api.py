@@ -232,3 +232,21 @@ async def test_orchestration_builders_take_the_reference_output_selection() -> N
         SequentialBuilder(
             participants=[writer, editor], output_from=[writer], intermediate_output_from=[writer]
         ).build()
+
+
+async def test_handoff_speaks_the_reference_names() -> None:
+    from agentnb.orchestrations import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent
+
+    triage = Agent(ScriptedChatClient([ScriptedChatClient.call("handoff_to_billing")]), name="triage")
+    billing = Agent(ScriptedChatClient(["Refund issued.", "You're welcome."]), name="billing")
+    workflow = HandoffBuilder(participants=[triage, billing]).build()
+    result = await workflow.run("refund please")
+    assert [e.data for e in result.get_events("handoff_sent")] == [HandoffSentEvent("triage", "billing")]
+    (request,) = result.get_request_info_events()
+    assert isinstance(request.data, HandoffAgentUserRequest) and request.request_type is HandoffAgentUserRequest
+    reply = HandoffAgentUserRequest.create_response("thanks")
+    assert [(m.role, m.text) for m in reply] == [("user", "thanks")]
+    follow_up = await workflow.run(responses={request.request_id: reply})
+    assert follow_up.get_request_info_events()[0].data.agent_response.text == "You're welcome."
+    with pytest.raises(TypeError):
+        HandoffAgentUserRequest.create_response([1])  # type: ignore[list-item]

@@ -12,7 +12,7 @@ from ..._serialization import register_type
 from ._base import OrchestrationBuilder, ParticipantExecutor, ParticipantReviewRequest, ParticipantReviewResponse
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
-from ._handoff import HandoffBuilder, HandoffUserInputRequest
+from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
 from ._magentic import (
     MagenticBuilder,
     MagenticPlanReviewRequest,
@@ -27,7 +27,9 @@ __all__ = [
     "GroupChatBuilder",
     "GroupChatDecision",
     "GroupChatState",
+    "HandoffAgentUserRequest",
     "HandoffBuilder",
+    "HandoffSentEvent",
     "HandoffUserInputRequest",
     "MagenticBuilder",
     "MagenticPlanReviewRequest",

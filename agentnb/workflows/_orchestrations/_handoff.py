@@ -4,8 +4,9 @@ Each participant gets one generated tool per agent it may hand off to, named ``h
 (declaration-only: the agent's turn ends when it calls one). The ``handoff_coordinator`` executor (the
 start of a star graph) owns the conversation and the *current owner*: it runs the owner on the
 conversation; when the owner calls a handoff tool, the coordinator records the handoff (a tool result in
-the conversation and a ``handoff`` event) and runs the target at once; when the owner answers without a
-handoff, the coordinator asks the workflow's caller for the user's next message through ``request_info``
+the conversation and a ``handoff_sent`` event carrying a :class:`HandoffSentEvent`) and runs the target at
+once; when the owner answers without a handoff, the coordinator asks the workflow's caller for the user's
+next message through ``request_info``
 with a :class:`HandoffUserInputRequest`. The reply goes to the same owner. The conversation and the owner
 live in the coordinator's checkpoint state, so a paused conversation resumes in another process.
 
@@ -44,7 +45,7 @@ from ._base import (
 if TYPE_CHECKING:
     from .._workflow import Workflow
 
-__all__ = ["HandoffBuilder", "HandoffUserInputRequest"]
+__all__ = ["HandoffAgentUserRequest", "HandoffBuilder", "HandoffSentEvent", "HandoffUserInputRequest"]
 
 COORDINATOR_ID = "handoff_coordinator"
 AUTONOMOUS_PROMPT = "The user did not respond. Continue on your own, or hand off if another agent should take over."
@@ -78,9 +79,35 @@ class HandoffUserInputRequest:
     conversation: list[Message] = field(default_factory=new_conversation)
 
     @staticmethod
+    def create_response(response: str | Message | Sequence[str | Message]) -> list[Message]:
+        """The user's reply as messages (text becomes a user message), ready for ``responses={id: ...}``."""
+        items = [response] if isinstance(response, (str, Message)) else list(response)
+        messages: list[Message] = []
+        for item in items:
+            if isinstance(item, str):
+                messages.append(Message("user", [item]))
+            elif isinstance(item, Message):
+                messages.append(item)
+            else:
+                raise TypeError(f"A reply is text or a Message (or a list of them), got {type(item).__name__}.")
+        return messages
+
+    @staticmethod
     def terminate() -> list[Message]:
         """The reply that ends the conversation (the workflow then outputs it)."""
         return []
+
+
+HandoffAgentUserRequest = HandoffUserInputRequest
+"""The reference's name for :class:`HandoffUserInputRequest`."""
+
+
+@dataclass(frozen=True)
+class HandoffSentEvent:
+    """The payload of a ``handoff_sent`` event: the conversation passed from ``source`` to ``target``."""
+
+    source: str
+    target: str
 
 
 def handoff_tool_name(target: str) -> str:
@@ -142,7 +169,7 @@ class HandoffCoordinator(ConversationStart):
         target, results = self._handoff_in(messages, answer.executor_id)
         if target is not None:
             self._conversation.append(Message("tool", results))
-            await ctx.add_event(WorkflowEvent("handoff", {"source": answer.executor_id, "target": target}))
+            await ctx.add_event(WorkflowEvent("handoff_sent", HandoffSentEvent(answer.executor_id, target)))
             self._owner = target
             self._auto_turns = 0
             if await self._should_end():

@@ -43,9 +43,9 @@ async def test_each_agent_gets_handoff_tools_for_its_rules_only() -> None:
         "billing": [["handoff_to_tech"]],
         "tech": [[]],
     }
-    assert [e.data for e in result.get_events("handoff")] == [
-        {"source": "triage", "target": "billing"},
-        {"source": "billing", "target": "tech"},
+    assert [(e.data.source, e.data.target) for e in result.get_events("handoff_sent")] == [
+        ("triage", "billing"),
+        ("billing", "tech"),
     ]
     (request,) = result.get_request_info_events()
     assert request.data.agent_name == "tech" and request.data.agent_response.text == "Fixed."
