@@ -15,6 +15,8 @@ __all__ = ["MCPStdioTool"]
 
 # How much of the server's stderr an error message quotes.
 _STDERR_TAIL_CHARS = 1200
+# How much of the captured stderr is ever read back into memory (the file on disk holds the rest).
+STDERR_KEEP_BYTES = 64 * 1024
 
 
 class MCPStdioTool(MCPTool):
@@ -88,13 +90,17 @@ class MCPStdioTool(MCPTool):
 
     @property
     def stderr(self) -> str:
-        """What the current (or last) server process wrote to stderr, when it is captured internally."""
+        """The last 64 KiB the current (or last) server process wrote to stderr, when it is captured internally."""
         if self._errlog is None or self._errlog.closed:
             return ""
         self._errlog.flush()
-        self._errlog.seek(0)
-        text = self._errlog.read()
-        self._errlog.seek(0, os.SEEK_END)
+        # Only the tail is ever read: a server flooding stderr must not cost the client its size in memory.
+        fd = self._errlog.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - STDERR_KEEP_BYTES)
+        text = os.pread(fd, size - start, start).decode("utf-8", errors="replace")
+        if start:
+            text = text.partition("\n")[2]  # drop the cut first line
         return text
 
     def _failure_detail(self) -> str:
