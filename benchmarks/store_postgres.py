@@ -159,7 +159,7 @@ def main() -> None:
     samples = asyncio.run(sample_checkpoints())
     size = statistics.median(len(cp.to_json()) for cp in samples)
     spans = make_spans(args.spans)
-    encoded = SpanStore._encode(spans.spans())  # pyright: ignore[reportPrivateUsage]
+    encoded = SpanStore._encode(spans)  # pyright: ignore[reportPrivateUsage]
     import pandas  # noqa: F401  - imported once, outside the timings
 
     results: dict[str, dict[str, Any]] = {}
