@@ -153,5 +153,5 @@ class Meter:
             return
         from IPython.display import display
 
-        html = h.wrap(f"<div class='anb-muted anb-meter' style='font-size:0.85em'>⏱ {h.escape(line)}</div>")
-        display({"text/plain": f"⏱ {line}", "text/html": html}, raw=True)
+        html = h.wrap(f"<div class='anb-muted anb-meter' style='font-size:0.85em'>{h.escape(line)}</div>")
+        display({"text/plain": line, "text/html": html}, raw=True)

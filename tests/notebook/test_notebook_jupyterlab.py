@@ -262,6 +262,11 @@ def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
             page.locator(".jp-NotebookPanel").screenshot(path=str(screenshot))
             approve.click()
 
+            if lab.case == "response":
+                # JupyterLab names its cells, so the meter line shows under the cell (headless runners omit it).
+                expect(page.locator(".jp-OutputArea-output .anb-meter", has_text="1 model call").first).to_be_visible(
+                    timeout=30_000
+                )
             answer = page.locator(".jp-OutputArea-output", has_text="Deleted Notes.")
             expect(answer.last).to_be_visible(timeout=30_000)
             expect(page.locator(".jupyter-widgets .anb-badge", has_text="done").first).to_be_visible(timeout=30_000)
