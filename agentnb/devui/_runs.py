@@ -13,13 +13,14 @@ from typing import Any
 
 import panel as pn
 
+from .._provenance import cell_label
 from ..store import RUN_SUMMARY_COLUMNS
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html, table_theme
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
-_RUN_COLUMNS = list(RUN_SUMMARY_COLUMNS)
+_RUN_COLUMNS = [*RUN_SUMMARY_COLUMNS, "cell"]  # cell: the notebook cell that started the run
 _EVENT_COLUMNS = ["seq", "type", "executor_id", "timestamp", "data"]
 _MAX_RUNS = 1000
 _DATA_PREVIEW = 160
@@ -188,7 +189,10 @@ class RunsView:
         if rows or self.table.value is None or len(self.table.value) != len(self._rows):
             ordered = sorted(self._rows.values(), key=lambda r: str(r.get("started_at") or ""), reverse=True)
             frame = pd.DataFrame.from_records(
-                [{k: _cell(r.get(k)) for k in _RUN_COLUMNS} for r in ordered],
+                [
+                    {k: _cell(r.get(k)) for k in _RUN_COLUMNS} | {"cell": _cell(cell_label(r.get("metadata")))}
+                    for r in ordered
+                ],
                 columns=_RUN_COLUMNS,
             )
             self.table.value = frame

@@ -343,6 +343,18 @@ async def test_runs_view_draws_a_stored_workflow_run_without_the_workflow(store:
     assert 'data-id="short_report"' in graph.pane.object and "#dafbe1" in graph.pane.object
 
 
+def test_runs_view_names_the_notebook_cell_that_started_a_run(store: RunStore) -> None:
+    from agentnb.devui._runs import RunsView
+
+    cell = {"execution_count": 7, "source": "r = await bot.run('hi')", "notebook": "a.ipynb", "kernel": "k"}
+    store.start_run("r1", kind="agent", name="bot", metadata={"cell": cell})
+    store.start_run("r2", kind="agent", name="bot")
+    runs = RunsView(store)
+    assert runs.refresh() == 2
+    frame = runs.table.value
+    assert dict(zip(frame["run_id"], frame["cell"], strict=True)) == {"r1": "[7] r = await bot.run('hi')", "r2": ""}
+
+
 async def test_resume_from_here_starts_a_new_run_from_the_checkpoint(store: RunStore) -> None:
     catalog = demo_catalog()
     view = WorkflowView(catalog.get("greeting-pipeline"), store=store)
