@@ -41,6 +41,8 @@ _MAX_NAME_LENGTH = 64
 _RESERVED_ARGUMENTS = frozenset({"_meta"})
 # Extra seconds the caller waits beyond the SDK's own request timeout before giving up itself.
 _TIMEOUT_SLACK = 2.0
+# After a request times out, how long the server gets to answer a probe before it counts as hung.
+_PING_TIMEOUT = 2.0
 
 
 def _local_name(remote: str, prefix: str | None) -> str:
@@ -66,8 +68,13 @@ class MCPTool:
         additional_tool_argument_names: Argument names forwarded even when a tool's schema does not declare
             them: a list for every tool, or a mapping from remote tool name (``"*"`` for all) to names.
         request_timeout: Seconds to wait for any single request (tool call, listing) before
-            :class:`~agentnb.exceptions.MCPTimeoutError`.
+            :class:`~agentnb.exceptions.MCPTimeoutError`. A timed-out request is followed by a quick probe
+            (a tool listing): a server that still answers keeps its session (the tool was slow); one that
+            does not is hung, so it is stopped (a stdio server with its whole process group) and started
+            afresh on next use.
         connect_timeout: Seconds to wait for the server to start and complete the handshake.
+        max_result_bytes: The largest tool result accepted, in bytes of text and binary data; a bigger one
+            is an :class:`~agentnb.exceptions.MCPError` instead of flooding the model's context.
         on_tool_error: ``"return"`` hands failures (server errors, crashes, timeouts) to the model as the tool
             result so the run continues; ``"raise"`` ends the run with the typed error.
         client: A chat client that answers the server's sampling requests once approved.
@@ -99,6 +106,7 @@ class MCPTool:
         additional_tool_argument_names: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         request_timeout: float = 60.0,
         connect_timeout: float = 30.0,
+        max_result_bytes: int = 4_000_000,
         on_tool_error: Literal["return", "raise"] = "return",
         client: Any = None,
         sampling_approval_callback: SamplingApprovalCallback | None = None,
@@ -112,6 +120,8 @@ class MCPTool:
             raise ValueError(
                 f"timeouts must be > 0, got request_timeout={request_timeout}, connect_timeout={connect_timeout}"
             )
+        if max_result_bytes <= 0:
+            raise ValueError(f"max_result_bytes must be > 0, got {max_result_bytes}")
         if on_tool_error not in ("return", "raise"):
             raise ValueError(f"on_tool_error must be 'return' or 'raise', got {on_tool_error!r}")
         if isinstance(allowed_tools, str):
@@ -125,6 +135,7 @@ class MCPTool:
         self._extra_arguments = _ExtraArguments(additional_tool_argument_names)
         self.request_timeout = float(request_timeout)
         self.connect_timeout = float(connect_timeout)
+        self.max_result_bytes = int(max_result_bytes)
         self.on_tool_error = on_tool_error
         self.sampling = SamplingGate(
             server=name,
@@ -283,10 +294,7 @@ class MCPTool:
                 return await send(connection.client)
         except SDKError as exc:
             if exc.code == REQUEST_TIMEOUT:
-                raise MCPTimeoutError(
-                    f"MCP server {self.name!r} did not answer {what} within {self.request_timeout:g} s.",
-                    server=self.name,
-                ) from exc
+                raise await self._timed_out(connection, what) from exc
             if exc.code == CONNECTION_CLOSED or not connection.alive:
                 await self._drop(connection)
                 raise MCPConnectionError(
@@ -296,9 +304,7 @@ class MCPTool:
                 ) from exc
             raise MCPError(f"MCP server {self.name!r} rejected {what}: {exc.message}", server=self.name) from exc
         except TimeoutError as exc:
-            raise MCPTimeoutError(
-                f"MCP server {self.name!r} did not answer {what} within {self.request_timeout:g} s.", server=self.name
-            ) from exc
+            raise await self._timed_out(connection, what) from exc
         except MCPError:
             raise
         except Exception as exc:
@@ -309,6 +315,24 @@ class MCPTool:
             raise MCPError(
                 f"MCP server {self.name!r} failed {what}: {type(exc).__name__}: {exc}", server=self.name
             ) from exc
+
+    async def _timed_out(self, connection: Connection, what: str) -> MCPTimeoutError:
+        """The error for a timed-out request, after stopping the server if it no longer answers at all.
+
+        A slow tool must not cost a healthy server its session, but a hung one must not make every later
+        call wait out its own timeout: a quick second request tells the two apart.
+        """
+        import anyio
+
+        message = f"MCP server {self.name!r} did not answer {what} within {self.request_timeout:g} s."
+        try:
+            with anyio.fail_after(_PING_TIMEOUT):
+                # Listing tools is the lightest request every server answers (ping is legacy-only in MCP 2).
+                await connection.client.list_tools()
+        except Exception:  # no answer, or no session left: the server is hung or gone
+            await self._drop(connection)
+            message += " It no longer answers at all, so it was stopped; it restarts on next use."
+        return MCPTimeoutError(message + self._failure_detail(), server=self.name)
 
     async def _drop(self, connection: Connection) -> None:
         """Close a session whose server went away, so no process or task outlives the error."""
@@ -412,6 +436,13 @@ class MCPTool:
             if self.on_tool_error == "raise":
                 exc.end_run = True  # end the agent run instead of reporting the failure to the model
             raise
+        size = _result_size(result)
+        if size > self.max_result_bytes:
+            raise MCPError(
+                f"Tool {tool_name!r} on MCP server {self.name!r} returned {size:,} bytes, more than "
+                f"max_result_bytes={self.max_result_bytes:,}; ask for less, or raise max_result_bytes.",
+                server=self.name,
+            )
         contents = contents_from_mcp(result.content)
         if result.is_error:
             raise ToolExecutionError(f"Tool {tool_name!r} on MCP server {self.name!r} failed: {error_text(contents)}")
@@ -545,3 +576,23 @@ def _version() -> str:
         return version("agentnb")
     except Exception:
         return "0"
+
+
+def _result_size(result: Any) -> int:
+    """Bytes of text and data in a tool result (base64 data counted as sent), before it becomes contents."""
+    import json
+
+    size = 0  # the content blocks; structured content is an alternative form of the same result
+    for block in result.content:
+        for field in ("text", "data", "blob"):
+            value = getattr(block, field, None)
+            if isinstance(value, (str, bytes)):
+                size += len(value)
+        resource = getattr(block, "resource", None)
+        for field in ("text", "blob"):
+            value = getattr(resource, field, None)
+            if isinstance(value, (str, bytes)):
+                size += len(value)
+    if result.structured_content is not None:
+        size = max(size, len(json.dumps(result.structured_content, default=str)))
+    return size

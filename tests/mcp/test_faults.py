@@ -129,3 +129,51 @@ async def test_unreachable_server_through_a_user_httpx_client() -> None:
         )
         with pytest.raises(MCPConnectionError, match=r"'nowhere'.*ConnectError"):
             await server.get_tools()
+
+
+async def test_a_hung_server_is_stopped_with_its_process_group_and_restarted_on_next_use() -> None:
+    server = stdio_tool(allowed_tools=["freeze", "pid", "add"], request_timeout=1)
+    try:
+        first = int(await server.call_tool("pid"))
+        started = time.monotonic()
+        with pytest.raises(MCPTimeoutError, match="no longer answers") as info:
+            await server.call_tool("freeze", {"seconds": 120})
+        assert info.value.server == "demo"
+        assert first not in child_processes(), "the hung server process must be gone"
+        # The next call starts a fresh server at once instead of waiting out another timeout.
+        assert await server.call_tool("add", {"a": 2, "b": 3}) == "5"
+        second = int(await server.call_tool("pid"))
+        assert second != first
+        assert server.connect_count == 2
+        assert time.monotonic() - started < 30
+    finally:
+        await server.close()
+
+
+async def test_a_slow_tool_on_a_healthy_server_keeps_its_session() -> None:
+    server = stdio_tool(allowed_tools=["sleep", "pid"], request_timeout=1)
+    try:
+        first = int(await server.call_tool("pid"))
+        with pytest.raises(MCPTimeoutError) as info:
+            await server.call_tool("sleep", {"seconds": 30})
+        assert "no longer answers" not in str(info.value)
+        assert int(await server.call_tool("pid")) == first
+        assert server.connect_count == 1
+    finally:
+        await server.close()
+
+
+async def test_a_result_over_the_size_cap_is_a_clear_error() -> None:
+    from agentnb.exceptions import MCPError
+
+    async with stdio_tool(allowed_tools=["big"], max_result_bytes=10_000) as server:
+        assert len(await server.call_tool("big", {"size": 9_000})) == 9_000
+        with pytest.raises(MCPError, match=r"returned 50,\d{3} bytes, more than max_result_bytes=10,000"):
+            await server.call_tool("big", {"size": 50_000})
+        # The session is fine: the cap is about what reaches the model, not a server fault.
+        assert len(await server.call_tool("big", {"size": 10})) == 10
+
+
+def test_max_result_bytes_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_result_bytes"):
+        stdio_tool(max_result_bytes=0)

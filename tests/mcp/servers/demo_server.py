@@ -95,6 +95,17 @@ def build(name: str, *, collide: bool) -> MCPServer:
         return "woke up"
 
     @server.tool()
+    async def freeze(seconds: float) -> str:
+        """Block the server's event loop (not only this call) for the given number of seconds: a hung server."""
+        time.sleep(seconds)  # blocking the loop is the point
+        return "thawed"
+
+    @server.tool()
+    def big(size: int) -> str:
+        """Answer with a text of the given length."""
+        return "x" * size
+
+    @server.tool()
     def crash() -> str:
         """Exit the server process abruptly."""
         os._exit(3)
