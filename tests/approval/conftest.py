@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from approval_helpers import Run, Tools
 
 from agentnb import AgentResponse, ResponseStream
+from tests.approval.approval_helpers import Run, Tools
 
 
 @pytest.fixture

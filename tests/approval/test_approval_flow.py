@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from approval_helpers import Run, Tools
 
 from agentnb import Agent, AgentSession, Content, Message, tool
 from agentnb.exceptions import ApprovalError
 from agentnb.local import ScriptedChatClient
+from tests.approval.approval_helpers import Run, Tools
 
 call = ScriptedChatClient.call
 

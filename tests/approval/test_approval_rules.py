@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-from approval_helpers import Run, Tools
 
 import agentnb
 from agentnb import (
@@ -25,6 +24,7 @@ from agentnb import (
 from agentnb._approval import AUTO_APPROVED_KEY
 from agentnb.exceptions import ApprovalError
 from agentnb.local import ScriptedChatClient
+from tests.approval.approval_helpers import Run, Tools
 
 call = ScriptedChatClient.call
 

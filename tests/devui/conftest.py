@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from devui_harness import CHROMIUM_ARGS, DevUIServer
+
+from tests.devui.devui_harness import CHROMIUM_ARGS, DevUIServer
 
 
 @pytest.fixture(scope="module")

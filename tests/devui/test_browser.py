@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 import pytest
-from devui_harness import BUDGET_SCALE, DOCS, WAIT, DevUIServer, send_chat, text
+
+from tests.devui.devui_harness import BUDGET_SCALE, DOCS, WAIT, DevUIServer, send_chat, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 

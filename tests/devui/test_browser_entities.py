@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devui_harness import BUDGET_SCALE, WAIT, DevUIServer, send_chat, text
+
+from tests.devui.devui_harness import BUDGET_SCALE, WAIT, DevUIServer, send_chat, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devui_harness import WAIT, LauncherServer, is_local_url, text
+
+from tests.devui.devui_harness import WAIT, LauncherServer, is_local_url, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 

@@ -12,7 +12,6 @@ from typing import Literal
 
 import panel as pn
 import pytest
-from devui_harness import BUDGET_SCALE
 from pydantic import BaseModel, Field
 
 from agentnb import Agent, AgentSession, Message, tool
@@ -35,6 +34,7 @@ from agentnb.workflows import (
     executor,
     handler,
 )
+from tests.devui.devui_harness import BUDGET_SCALE
 
 CALLS: list[str] = []
 

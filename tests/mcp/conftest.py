@@ -6,7 +6,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from mcp_helpers import HTTPServer, child_processes
+
+from tests.mcp.mcp_helpers import HTTPServer, child_processes
 
 
 @pytest.fixture(scope="session")

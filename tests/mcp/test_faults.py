@@ -10,12 +10,12 @@ import time
 import httpx
 import mcp.client.client  # noqa: F401  # load the SDK here, outside the timed sections
 import pytest
-from mcp_helpers import HTTPServer, child_processes, free_port, stdio_tool
 
 from agentnb import Agent
 from agentnb.exceptions import MCPConnectionError, MCPTimeoutError
 from agentnb.local import ScriptedChatClient
 from agentnb.mcp import MCPStreamableHTTPTool
+from tests.mcp.mcp_helpers import HTTPServer, child_processes, free_port, stdio_tool
 
 
 async def test_crashed_stdio_server_is_restarted_on_next_use() -> None:

@@ -8,12 +8,12 @@ import time
 import httpx
 import httpx2
 import pytest
-from mcp_helpers import HTTPServer
 
 from agentnb import Agent
 from agentnb.exceptions import MCPTimeoutError
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
 from agentnb.mcp import MCPStreamableHTTPTool, SamplingRequest
+from tests.mcp.mcp_helpers import HTTPServer
 
 
 async def test_agent_calls_http_tool_end_to_end_on_offline_model(http_server: HTTPServer) -> None:

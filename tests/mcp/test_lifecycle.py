@@ -6,9 +6,8 @@ import asyncio
 import subprocess
 import sys
 
-from mcp_helpers import child_processes, stdio_tool
-
 import agentnb.mcp
+from tests.mcp.mcp_helpers import child_processes, stdio_tool
 
 
 async def test_concurrent_first_calls_share_one_connection() -> None:

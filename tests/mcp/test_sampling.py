@@ -6,13 +6,13 @@ import logging
 
 import mcp_types as types
 import pytest
-from mcp_helpers import HTTPServer, stdio_tool
 
 from agentnb import ChatResponse, Message
 from agentnb.exceptions import MCPError
 from agentnb.local import ScriptedChatClient
 from agentnb.mcp import SamplingRequest
 from agentnb.mcp._sampling import SamplingGate
+from tests.mcp.mcp_helpers import HTTPServer, stdio_tool
 
 # Most cases run over HTTP against one shared server process (each tool object is its own MCP session);
 # the approved path runs over stdio too, so both transports carry sampling.

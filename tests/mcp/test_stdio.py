@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
-from mcp_helpers import child_processes, stdio_tool
 
 from agentnb import Agent, Content, FunctionTool
 from agentnb.exceptions import MCPConnectionError, MCPError, ToolExecutionError
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
 from agentnb.mcp import MCPStdioTool
+from tests.mcp.mcp_helpers import child_processes, stdio_tool
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

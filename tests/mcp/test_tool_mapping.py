@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from mcp_helpers import HTTPServer, stdio_tool
 
 from agentnb import Agent, Message
 from agentnb.exceptions import MCPError
 from agentnb.local import ScriptedChatClient
+from tests.mcp.mcp_helpers import HTTPServer, stdio_tool
 
 
 async def test_colliding_local_names_are_an_error_not_first_one_wins() -> None:

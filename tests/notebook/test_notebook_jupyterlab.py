@@ -24,7 +24,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from kernel_harness import REPO, kernel_env
+
+from tests.notebook.kernel_harness import REPO, kernel_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.kernel, pytest.mark.slow]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kernel_harness import KernelSession, data, execute, kernel_env, text
+
+from tests.notebook.kernel_harness import KernelSession, data, execute, kernel_env, text
 
 pytestmark = pytest.mark.kernel
 

@@ -6,7 +6,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from kernel_harness import KernelSession, data, text
+
+from tests.notebook.kernel_harness import KernelSession, data, text
 
 pytestmark = pytest.mark.kernel
 

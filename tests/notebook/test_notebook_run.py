@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from nb_helpers import delete_file, get_weather, ops_agent, slow_agent
 
 from agentnb import Agent, AgentSession, Message
 from agentnb.exceptions import ApprovalError
 from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
 from agentnb.notebook import ALWAYS_ALLOW_KEY, AUTO_APPROVE_ENV, AgentRun, decide
+from tests.notebook.nb_helpers import delete_file, get_weather, ops_agent, slow_agent
 
 
 def _types(messages: list[Message]) -> list[tuple[str, list[str]]]:

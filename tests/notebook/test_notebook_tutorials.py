@@ -8,7 +8,8 @@ import sys
 
 import nbformat
 import pytest
-from kernel_harness import REPO, kernel_env
+
+from tests.notebook.kernel_harness import REPO, kernel_env
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 
 import ipywidgets.widgets.widget as widget_module
 import pytest
-from nb_helpers import ops_agent, slow_agent
 
 from agentnb import Agent, Content
 from agentnb.local import ScriptedChatClient
 from agentnb.notebook import AgentView, ApprovalCard, ChatWidget, TraceView
+from tests.notebook.nb_helpers import ops_agent, slow_agent
 
 
 @pytest.fixture
@@ -242,9 +242,8 @@ def test_kernel_version_detection(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_hostile_model_output_stays_inert_in_the_live_view(no_leaks: None) -> None:
-    from test_notebook_display import HOSTILE, assert_inert
-
     from agentnb import tool
+    from tests.notebook.test_notebook_display import HOSTILE, assert_inert
 
     @tool(approval_mode="always_require")
     def run_shell(command: str) -> str:

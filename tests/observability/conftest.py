@@ -15,10 +15,10 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_fixtures import Otel
 
 from agentnb import _telemetry
 from agentnb.observability import SpanStore, _setup, configure_otel_providers
+from tests.observability.otel_fixtures import Otel
 
 
 class _Forward:

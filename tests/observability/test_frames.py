@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
-from otel_fixtures import Otel
 
 from agentnb import Agent
 from agentnb import _telemetry as tel
@@ -19,6 +18,7 @@ from agentnb.local import ToolCallingChatClient
 from agentnb.observability import FRAME_COLUMNS, SpanStore, _setup, spans_frame, traces, usage_summary
 from agentnb.store import RunStore
 from agentnb.workflows import AgentExecutor, WorkflowBuilder, WorkflowContext, executor
+from tests.observability.otel_fixtures import Otel
 
 T0 = 1_767_000_000 * 10**9  # a fixed moment, in ns
 MS = 10**6

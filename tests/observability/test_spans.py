@@ -10,12 +10,12 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
-from otel_fixtures import Otel
 
 from agentnb import Agent, Message, tool
 from agentnb import _telemetry as tel
 from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
 from agentnb.observability import disable_instrumentation, enable_instrumentation, is_instrumentation_enabled
+from tests.observability.otel_fixtures import Otel
 
 SENSITIVE = {
     tel.GEN_AI_INPUT_MESSAGES,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from orch_scenarios import DEPLOYS, approval_workflow
 
 from agentnb import Content
 from agentnb.workflows import HandoffUserInputRequest, WorkflowRunState
+from tests.workflows.orchestrations.orch_scenarios import DEPLOYS, approval_workflow
 
 KINDS = ["sequential", "concurrent", "group_chat", "handoff", "magentic"]
 
@@ -97,11 +97,10 @@ async def test_a_forged_answer_is_refused_and_loses_nothing() -> None:
 
 
 async def test_two_participants_waiting_at_once_are_answered_together() -> None:
-    from orch_scenarios import ops_agent
-
     from agentnb import Agent
     from agentnb.local import FunctionChatClient
     from agentnb.workflows import ConcurrentBuilder
+    from tests.workflows.orchestrations.orch_scenarios import ops_agent
 
     second = Agent(FunctionChatClient(ops_agent().client.func), name="ops2", tools=ops_agent().tools)  # type: ignore[attr-defined]
     workflow = ConcurrentBuilder(participants=[ops_agent(), second]).build()

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from orch_scenarios import concurrent, concurrent_agents, summary
 
 from agentnb import Agent, Message
 from agentnb.local import FunctionChatClient
 from agentnb.workflows import AgentExecutorResponse, ConcurrentBuilder, Executor, WorkflowContext, handler
+from tests.workflows.orchestrations.orch_scenarios import concurrent, concurrent_agents, summary
 
 
 async def test_default_aggregator_returns_the_prompt_and_every_answer_in_participant_order() -> None:

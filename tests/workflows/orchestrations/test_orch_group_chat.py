@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from orch_scenarios import group_chat, group_chat_agents
 
 from agentnb import Agent, Message
 from agentnb.exceptions import WorkflowRunError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.workflows import GroupChatBuilder, GroupChatDecision, GroupChatState
+from tests.workflows.orchestrations.orch_scenarios import group_chat, group_chat_agents
 
 
 async def test_selection_function_sees_the_state_and_the_round_limit_ends_the_chat() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from orch_scenarios import handoff, handoff_agents
 
 from agentnb import Agent, Content, Message, tool
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.workflows import HandoffBuilder, HandoffUserInputRequest, WorkflowRunState
+from tests.workflows.orchestrations.orch_scenarios import handoff, handoff_agents
 
 
 def _recording(name: str, reply: Any, seen: dict[str, list[list[str]]]) -> Agent:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from orch_scenarios import handoff, magentic, sequential
-
 import agentnb.workflows as wf
 from agentnb import AgentResponse, Message, _serialization
 from agentnb.store import RunStore
@@ -17,6 +15,7 @@ from agentnb.workflows import (
     MagenticTaskLedger,
     WorkflowViz,
 )
+from tests.workflows.orchestrations.orch_scenarios import handoff, magentic, sequential
 
 BUILDERS = ["ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "MagenticBuilder", "SequentialBuilder"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from orch_scenarios import magentic, magentic_agents, summary
 
 from agentnb import Agent, Message
 from agentnb.exceptions import WorkflowRunError
@@ -17,6 +16,7 @@ from agentnb.workflows import (
     MagenticProgressLedger,
     MagenticTaskLedger,
 )
+from tests.workflows.orchestrations.orch_scenarios import magentic, magentic_agents, summary
 
 
 async def test_manager_plans_delegates_and_answers() -> None:

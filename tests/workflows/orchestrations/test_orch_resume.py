@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from orch_scenarios import DEPLOYS, SCENARIOS, approval_workflow, summary
 
 from agentnb.workflows import FileCheckpointStorage, HandoffUserInputRequest, MagenticPlanReviewRequest
+from tests.workflows.orchestrations.orch_scenarios import DEPLOYS, SCENARIOS, approval_workflow, summary
 
 SCRIPT = str(Path(__file__).with_name("orch_procs.py"))
 ROOT = str(Path(__file__).resolve().parents[3])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from orch_scenarios import concurrent_agents, review, summary
 
 from agentnb import Message
 from agentnb.workflows import (
@@ -13,6 +12,7 @@ from agentnb.workflows import (
     ParticipantReviewResponse,
     WorkflowRunState,
 )
+from tests.workflows.orchestrations.orch_scenarios import concurrent_agents, review, summary
 
 
 async def test_feedback_goes_back_to_the_agent_then_approval_passes_the_turn_on() -> None:
@@ -52,7 +52,7 @@ async def test_every_agent_can_be_reviewed_at_once() -> None:
 
 
 async def test_review_in_a_group_chat_and_revise_helpers() -> None:
-    from orch_scenarios import group_chat_agents
+    from tests.workflows.orchestrations.orch_scenarios import group_chat_agents
 
     writer, critic = group_chat_agents()
     workflow = (

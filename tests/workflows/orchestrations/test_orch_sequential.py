@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from orch_scenarios import sequential, summary
 
 from agentnb import Agent, AgentResponse, Message
 from agentnb.exceptions import WorkflowRunError, WorkflowValidationError
@@ -16,6 +15,7 @@ from agentnb.workflows import (
     WorkflowContext,
     handler,
 )
+from tests.workflows.orchestrations.orch_scenarios import sequential, summary
 
 
 async def test_agents_answer_in_order_each_seeing_the_conversation_so_far() -> None:

@@ -1,0 +1,1 @@
+"""Tests of agentnb (a package, so helpers import as tests.<area>.<module>)."""
