@@ -49,3 +49,12 @@ def test_import_agentnb_evals_stays_light() -> None:
     code = f"import sys, agentnb.evals; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"import agentnb.evals pulled in: {out.stdout.strip()}"
+
+
+def test_public_names_are_written_once() -> None:
+    # Names are written in the imports of agentnb/__init__.py; the lazy table and __all__ are generated.
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "generate_init.py"
+    out = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
