@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devui_harness import DOCS, REPO, WAIT, DevUIServer, text
 
 from agentnb import Agent
 from agentnb.evals import evaluate, scorers
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
+from tests.devui.devui_harness import DOCS, REPO, WAIT, DevUIServer, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 

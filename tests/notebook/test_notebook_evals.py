@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from kernel_harness import KernelSession, data
+
+from tests.notebook.kernel_harness import KernelSession, data
 
 pytestmark = [pytest.mark.kernel, pytest.mark.slow]
 
