@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from devui_harness import REPO, WAIT, DevUIServer, text
 
+from tests.devui.devui_harness import REPO, WAIT, DevUIServer, text
 from tests.store.pg_fixture import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]

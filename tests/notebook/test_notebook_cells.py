@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_harness import KernelSession, data, text
+
+from tests.notebook.kernel_harness import KernelSession, data, text
 
 pytestmark = pytest.mark.kernel
 
