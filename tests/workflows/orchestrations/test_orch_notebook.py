@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-NOTEBOOK = ROOT / "notebooks" / "orchestrations.ipynb"
+NOTEBOOK = ROOT / "notebooks" / "05_orchestrations.ipynb"
 
 
 @pytest.mark.kernel
