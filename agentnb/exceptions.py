@@ -32,6 +32,7 @@ AgentnbError
 ├── WorkflowError                    a workflow cannot be built or run
 │   ├── WorkflowValidationError      the graph is invalid (names the nodes)
 │   ├── WorkflowRunError             an executor failed or a limit was hit during a run
+│   ├── ExecutorInputError           a message no handler of the executor takes (also a TypeError)
 │   └── CheckpointError              a checkpoint cannot be used
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
@@ -63,6 +64,7 @@ __all__ = [
     "CheckpointMismatchError",
     "CheckpointNotFoundError",
     "ContentFilterError",
+    "ExecutorInputError",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -277,6 +279,22 @@ class WorkflowValidationError(WorkflowError):
 
 class WorkflowRunError(WorkflowError):
     """An executor failed, or a limit was reached, while a workflow ran."""
+
+
+class ExecutorInputError(WorkflowError, TypeError):
+    """A message none of an executor's handlers takes (an edited input for re-running one executor).
+
+    Attributes:
+        executor_id: The executor the message was meant for.
+        accepted: The types its handlers take, as readable names.
+        got: The type name of the value given.
+    """
+
+    def __init__(self, message: str, *, executor_id: str, accepted: list[str], got: str) -> None:
+        super().__init__(message)
+        self.executor_id = executor_id
+        self.accepted = accepted
+        self.got = got
 
 
 class CheckpointError(WorkflowError):

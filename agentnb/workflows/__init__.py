@@ -81,6 +81,7 @@ from ._orchestrations import (
     ParticipantReviewResponse,
     SequentialBuilder,
 )
+from ._rerun import EdgeMessage, ExecutorActivity, RerunChange, RerunResult, editable_input, parse_rerun_input
 from ._timetravel import (
     CheckpointDiff,
     CheckpointHistory,
@@ -108,7 +109,9 @@ __all__ = [
     "ConcurrentBuilder",
     "Default",
     "EdgeGroup",
+    "EdgeMessage",
     "Executor",
+    "ExecutorActivity",
     "FanInEdgeGroup",
     "FanOutEdgeGroup",
     "FileCheckpointStorage",
@@ -131,6 +134,8 @@ __all__ = [
     "ParticipantReviewResponse",
     "PendingMessage",
     "PendingRequest",
+    "RerunChange",
+    "RerunResult",
     "RunStoreCheckpointStorage",
     "SQLiteCheckpointStorage",
     "SequentialBuilder",
@@ -151,9 +156,11 @@ __all__ = [
     "WorkflowViz",
     "check_pending_message",
     "checkpoint_tree_svg",
+    "editable_input",
     "editable_state",
     "executor",
     "handler",
     "parse_fork_edits",
+    "parse_rerun_input",
     "response_handler",
 ]

@@ -360,6 +360,23 @@ class RunContext:
             await self._record(self.recorder.flush())
         return True
 
+    async def invoke_alone(
+        self, executor: Executor, deliveries: Sequence[Delivery], sink: Callable[[WorkflowEvent], Any]
+    ) -> Invocation:
+        """Run one executor on ``deliveries`` as the next superstep would, committing nothing.
+
+        What the executor sent, wrote and requested stays in the returned :class:`Invocation` (its ``error``
+        holds a failure); events go to ``sink``. Re-running one executor from a checkpoint uses this, so the
+        handler dispatch and checks are the runner's own.
+        """
+        self._sink = sink
+        self.step += 1
+        return await self._invoke(executor, deliveries)
+
+    async def route_pending(self) -> list[Delivery]:
+        """Route the pending messages (as the next superstep would) and return the deliveries."""
+        return await self._route()
+
     async def _record(self, operation: Coroutine[Any, Any, None]) -> None:
         # The run store is a mirror for viewers: if it fails, say so with an "error" event and run on.
         try:

@@ -29,9 +29,19 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .. import _serialization
 from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError, SerializationError
-from ._checkpoints import CheckpointInfo, CheckpointStorage, PendingMessage, WorkflowCheckpoint, new_id, utc_now
+from ._checkpoints import (
+    CheckpointInfo,
+    CheckpointStorage,
+    PendingMessage,
+    PendingRequest,
+    WorkflowCheckpoint,
+    new_id,
+    utc_now,
+)
 
 if TYPE_CHECKING:
+    from ..store import Store
+    from ._rerun import RerunResult
     from ._workflow import Workflow
 
 __all__ = [
@@ -280,9 +290,59 @@ class CheckpointHistory:
         []
     """
 
-    def __init__(self, storage: CheckpointStorage, workflow: Workflow | None = None) -> None:
+    def __init__(
+        self, storage: CheckpointStorage, workflow: Workflow | None = None, *, run_store: Store | None = None
+    ) -> None:
         self.storage = storage
         self.workflow = workflow
+        self._run_store = run_store
+
+    @property
+    def run_store(self) -> Store | None:
+        """Where the runs' events are (for comparing a re-run with the original): the one given, the storage's
+        own run store, or the workflow's."""
+        if self._run_store is not None:
+            return self._run_store
+        store = getattr(self.storage, "store", None)
+        if store is not None:
+            return store
+        return self.workflow.run_store if self.workflow is not None else None
+
+    async def rerun_executor(self, checkpoint_id: str, executor_id: str, *, input: Any = _MISSING) -> RerunResult:
+        """Run one executor again on what it received after a checkpoint, with every other executor frozen.
+
+        Nothing before or after it runs and nothing is written to the run or this storage; the result tells
+        what the executor would send (per edge) and yield, next to what it did in the original run.
+        ``await result.fork()`` continues from there in a new branch.
+
+        Args:
+            checkpoint_id: The checkpoint before the superstep to replay.
+            executor_id: The executor to run again.
+            input: Run it on this message instead of what it received (checked against its handlers).
+
+        Raises:
+            ValueError: No workflow was given to this history, the executor is unknown, or it receives
+                nothing at that checkpoint and no ``input`` was given.
+            ExecutorInputError: ``input`` fits none of the executor's handlers.
+            CheckpointMismatchError: The checkpoint belongs to another graph.
+            WorkflowError: The workflow is running in this process.
+
+        An error the executor raises is not raised here: it is the result's ``error`` (and ``exception``).
+        """
+        from ._rerun import rerun_executor
+
+        edited = {} if input is _MISSING else {"input": input}
+        return await rerun_executor(self, checkpoint_id, executor_id, **edited)
+
+    async def inputs_at(self, checkpoint_id: str) -> dict[str, list[Any]]:
+        """What each executor receives in the superstep after a checkpoint (the executors due to run next)."""
+        from ._rerun import checkpoint_inputs
+
+        if self.workflow is None:
+            raise ValueError(
+                "Routing a checkpoint's messages needs the workflow: CheckpointHistory(storage, workflow)."
+            )
+        return await checkpoint_inputs(self.workflow, await self.storage.load(checkpoint_id))
 
     async def list(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[CheckpointInfo]:
         """Checkpoint metadata, oldest first."""
@@ -390,6 +450,8 @@ class CheckpointHistory:
         replace_shared_state: bool = False,
         executor_states: Mapping[str, Any] | None = None,
         pending_messages: Sequence[Any] | None = None,
+        pending_requests: Sequence[PendingRequest] | None = None,
+        fan_in_buffers: Mapping[str, Mapping[str, Sequence[Any]]] | None = None,
         label: str | None = None,
     ) -> WorkflowCheckpoint:
         """Copy a checkpoint with edits into a new branch; resume it with ``workflow.run(checkpoint_id=...)``.
@@ -404,6 +466,8 @@ class CheckpointHistory:
             pending_messages: The messages for the next superstep, replacing the checkpoint's:
                 ``PendingMessage``, ``(source_id, data[, target_id])`` or dicts. A message with no source goes
                 straight to its ``target_id``.
+            pending_requests: The outstanding ``request_info`` requests, replacing the checkpoint's.
+            fan_in_buffers: The fan-in buffers (messages held until every source sent), replacing the checkpoint's.
             label: A name for the branch, kept in the fork's metadata.
 
         Returns:
@@ -430,12 +494,23 @@ class CheckpointHistory:
             if self.workflow is not None:
                 for m in pending:
                     check_pending_message(self.workflow, m)
+        requests = dict(source.pending_requests)
+        if pending_requests is not None:
+            for request in pending_requests:
+                if executors is not None and request.executor_id not in executors:
+                    raise ValueError(f"Request {request.request_id!r} names unknown executor {request.executor_id!r}.")
+            requests = {r.request_id: r for r in pending_requests}
+        buffers = source.fan_in_buffers
+        if fan_in_buffers is not None:
+            buffers = {group: {s: list(v) for s, v in b.items()} for group, b in fan_in_buffers.items()}
         edits = [
             name
             for name, given in (
                 ("shared_state", shared_state),
                 ("executor_states", executor_states),
                 ("pending_messages", pending_messages),
+                ("pending_requests", pending_requests),
+                ("fan_in_buffers", fan_in_buffers),
             )
             if given is not None
         ]
@@ -447,6 +522,8 @@ class CheckpointHistory:
             shared_state=state,
             executor_states=states,
             pending_messages=pending,
+            pending_requests=requests,
+            fan_in_buffers=buffers,
             metadata={"forked_from": source.checkpoint_id, "label": label, "edits": edits},
         )
         await self.storage.save(fork)

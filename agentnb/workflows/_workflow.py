@@ -414,6 +414,11 @@ class Workflow:
             self._running = self._streaming = False
 
     @property
+    def is_running(self) -> bool:
+        """Whether a run of this workflow is going on in this process (its executors hold that run's state)."""
+        return self._running
+
+    @property
     def state(self) -> WorkflowRunState | None:
         """The state of the last run in this process (``None`` before the first run)."""
         return None if self._last is None else self._last.state
