@@ -6,10 +6,10 @@ import csv
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -55,7 +55,7 @@ class EvalCase:
     case_id: str
     input: Any
     expected: Any = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict[str, Any])
     position: int = 0
     repetition: int = 0
 
@@ -149,9 +149,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, float):
         return None if math.isnan(value) else value
     if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in cast("Mapping[Any, Any]", value).items()}
     if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
+        return [plain(v) for v in cast("Sequence[Any]", value)]
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return plain(dump(mode="json"))
@@ -178,11 +178,11 @@ def _missing(value: Any) -> bool:
 def _rows(dataset: Any) -> list[Mapping[str, Any]]:
     """The dataset's rows as mappings, from a DataFrame, a list of dicts or a .jsonl / .csv file."""
     if isinstance(dataset, (str, os.PathLike)):
-        path = Path(dataset).expanduser()
+        path = Path(cast("str | os.PathLike[str]", dataset)).expanduser()
         if not path.is_file():
             raise FileNotFoundError(f"Dataset file {str(path)!r} does not exist.")
         if path.suffix == ".jsonl":
-            rows = []
+            rows: list[Mapping[str, Any]] = []
             with path.open(encoding="utf-8") as f:
                 for number, line in enumerate(f, start=1):
                     if not line.strip():
@@ -193,25 +193,24 @@ def _rows(dataset: Any) -> list[Mapping[str, Any]]:
                         raise ValueError(f"{path.name} line {number} is not JSON: {e}") from e
                     if not isinstance(row, dict):
                         raise ValueError(f"{path.name} line {number} must be a JSON object, got {type(row).__name__}.")
-                    rows.append(row)
+                    rows.append(cast("dict[str, Any]", row))
             return rows
         if path.suffix == ".csv":
             with path.open(encoding="utf-8", newline="") as f:
                 return list(csv.DictReader(f))
         raise ValueError(f"Dataset files must be .jsonl or .csv, got {path.name!r}.")
-    to_dict = getattr(dataset, "to_dict", None)
-    if callable(to_dict) and hasattr(dataset, "columns"):  # a pandas DataFrame
-        return list(to_dict("records"))
+    if callable(getattr(dataset, "to_dict", None)) and hasattr(dataset, "columns"):  # a pandas DataFrame
+        return list(dataset.to_dict("records"))
     if isinstance(dataset, Mapping):
         raise TypeError("A dataset is a DataFrame, a list of dicts or a .jsonl / .csv path, not one dict.")
-    rows = list(dataset)
-    for i, row in enumerate(rows):
+    given: list[object] = list(dataset)
+    for i, row in enumerate(given):
         if not isinstance(row, Mapping):
             raise TypeError(
                 f"Dataset row {i} is a {type(row).__name__}, not a dict; give rows like {{'input': ...}} "
                 "(run_batch takes plain inputs)."
             )
-    return rows
+    return cast("list[Mapping[str, Any]]", given)
 
 
 def load_cases(dataset: Any) -> list[EvalCase]:
@@ -253,7 +252,7 @@ def cases_from_inputs(inputs: Iterable[Any]) -> list[EvalCase]:
         return load_cases(inputs)
     if isinstance(inputs, (str, bytes, Mapping)):
         raise TypeError("run_batch takes a list of inputs (or a DataFrame with an 'input' column), not one input.")
-    tolist = getattr(inputs, "tolist", None)  # a pandas Series or numpy array
+    tolist: Callable[[], list[Any]] | None = getattr(inputs, "tolist", None)  # a pandas Series or numpy array
     items = tolist() if callable(tolist) else list(inputs)
     return [EvalCase(case_id=str(i), input=value, position=i) for i, value in enumerate(items)]
 
@@ -278,7 +277,7 @@ def make_frame(records: list[list[Any]] | list[tuple[Any, ...]], columns: list[s
     import pandas as pd
 
     float_columns = set(floats)
-    data = {}
+    data: dict[str, pd.Series[Any]] = {}
     for index, column in enumerate(columns):
         values = [record[index] for record in records]
         if column in float_columns:

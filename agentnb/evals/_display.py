@@ -36,7 +36,7 @@ def summary_html(summary: Any) -> str:
     """The summary DataFrame as an escaped table (empty cells for what does not apply)."""
     columns = ["metric", *summary.columns]
     timed = {i for i, c in enumerate(summary.columns) if c in ("mean", "p50", "p95")}
-    rows = []
+    rows: list[list[Any]] = []
     for index, row in zip(summary.index, summary.itertuples(index=False), strict=True):
         cells = [_fmt(v) for v in row]
         if index == "latency_ms":  # with its unit, so a reader (and a notebook's output check) sees a duration
@@ -91,9 +91,11 @@ def _case_html(row: Any, score_columns: list[str], stored: dict[str, Any]) -> st
         body.append(("error", f"<span class='anb-error'>{h.escape(row['error'])}</span>"))
     if result.get("tool_calls"):
         body.append(("tool calls", h.json_html(result["tool_calls"])))
-    for scorer, note in (data.get("notes") or {}).items():
+    notes: dict[str, str] = data.get("notes") or {}
+    for scorer, note in notes.items():
         body.append((f"{scorer} says", h.escape(note)))
-    for scorer, error in (data.get("scorer_errors") or {}).items():
+    scorer_errors: dict[str, str] = data.get("scorer_errors") or {}
+    for scorer, error in scorer_errors.items():
         body.append((f"{scorer} failed", f"<span class='anb-error'>{h.escape(error)}</span>"))
     body.append(("latency", h.escape(f"{_fmt(row['latency_ms'], 4)} ms")))
     body.append(("run", h.escape(row["run_id"] or "")))
@@ -132,7 +134,7 @@ def experiment_html(experiment: Experiment) -> str:
     ranked = experiment._ranked()  # pyright: ignore[reportPrivateUsage]
     stored = {(r["case_id"], r["repetition"]): r for r in experiment.rows}
     columns = experiment.score_columns
-    cases = []
+    cases: list[str] = []
     failing = int((ranked["_rank"] < 1).sum())
     for _, row in ranked.head(MAX_CASES).iterrows():
         key = (row["case_id"], int(row["repetition"]) if "repetition" in row else 0)

@@ -74,14 +74,14 @@ class Experiment:
         """Every score column, in scorer order."""
         out: list[str] = []
         for scorer in self.scorers:
-            for column in scorer.get("columns") or [scorer["name"]]:
+            for column in _scorer_columns(scorer):
                 if column not in out:
                     out.append(column)
         return out
 
     def _threshold(self, column: str) -> float:
         for scorer in self.scorers:
-            if column in (scorer.get("columns") or [scorer["name"]]):
+            if column in _scorer_columns(scorer):
                 return float(scorer.get("threshold", 0.5))
         return 0.5
 
@@ -96,7 +96,8 @@ class Experiment:
         score_columns = self.score_columns
         metadata_columns: list[str] = []
         for row in self.rows:
-            for key in row["data"].get("metadata") or {}:
+            row_metadata: dict[str, Any] = row["data"].get("metadata") or {}
+            for key in row_metadata:
                 if key not in metadata_columns:
                     metadata_columns.append(key)
         repeated = any(row["repetition"] for row in self.rows)
@@ -104,11 +105,11 @@ class Experiment:
         meta = [c for c in metadata_columns if c not in base]
         scored = [c for c in score_columns if c not in base and c not in meta]
         columns = base + meta + scored
-        records = []
+        records: list[list[Any]] = []
         for row in self.rows:
             data = row["data"]
-            result = data.get("result") or {}
-            metadata = data.get("metadata") or {}
+            result: dict[str, Any] = data.get("result") or {}
+            metadata: dict[str, Any] = data.get("metadata") or {}
             scores = row["scores"]
             record: list[Any] = [row["case_id"]]
             if repeated:
@@ -139,7 +140,7 @@ class Experiment:
         """Results with a ``_rank`` column: failed cases first (lowest score share first), passing last."""
         frame = self.results
         columns = self.score_columns
-        ranks = []
+        ranks: list[float] = []
         for _, row in frame.iterrows():
             if row["status"] != "ok":
                 ranks.append(-1.0)
@@ -158,11 +159,12 @@ class Experiment:
         data: list[list[Any]] = []
         errors: dict[str, int] = {}
         for row in self.rows:
-            for scorer_name in row["data"].get("scorer_errors") or {}:
+            scorer_errors: dict[str, Any] = row["data"].get("scorer_errors") or {}
+            for scorer_name in scorer_errors:
                 errors[scorer_name] = errors.get(scorer_name, 0) + 1
         nan = math.nan
         for scorer in self.scorers:
-            for column in scorer.get("columns") or [scorer["name"]]:
+            for column in _scorer_columns(scorer):
                 if column not in frame:
                     continue
                 values = frame[column].dropna()
@@ -193,7 +195,8 @@ class Experiment:
         judge_in = judge_out = 0
         judged = 0
         for row in self.rows:
-            for pair in (row["data"].get("scorer_tokens") or {}).values():
+            scorer_tokens: dict[str, list[int | None]] = row["data"].get("scorer_tokens") or {}
+            for pair in scorer_tokens.values():
                 judged += 1
                 judge_in += int(pair[0] or 0)
                 judge_out += int(pair[1] or 0)
@@ -222,6 +225,12 @@ class Experiment:
         return {"text/plain": repr(self), "text/html": self._repr_html_()}
 
 
+def _scorer_columns(scorer: dict[str, Any]) -> list[str]:
+    """The score columns one scorer gave: its ``columns``, or just its name."""
+    columns: list[str] = scorer.get("columns") or [scorer["name"]]
+    return columns
+
+
 def _store(store: Any) -> Any:
     from ._run import resolve_store
 
@@ -245,10 +254,10 @@ def experiments(*, store: Any = None, limit: int | None = None) -> pd.DataFrame:
     import pandas as pd
 
     listed = _store(store).list_experiments(limit=limit)
-    records = []
+    records: list[dict[str, Any]] = []
     score_columns: list[str] = []
     for info in listed:
-        means = info["metadata"].get("means") or {}
+        means: dict[str, float] = info["metadata"].get("means") or {}
         for column in means:
             if column not in score_columns:
                 score_columns.append(column)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._cases import BATCH_COLUMNS, CaseResult, EvalCase, cases_from_inputs, load_cases, make_frame, plain
 from ._engine import Progress, Recorder, get_backend
@@ -34,7 +34,7 @@ def resolve_store(store: Any) -> Any:
     if isinstance(store, (str, os.PathLike)):
         from ..store import open_store
 
-        return open_store(store)
+        return open_store(cast("str | os.PathLike[str]", store))
     if not callable(getattr(store, "add_runs", None)):
         raise TypeError(f"store must be a run store, a path or None (the default store), got {type(store).__name__}")
     return store
@@ -165,8 +165,9 @@ async def run_batch(
     return make_frame(complete, list(BATCH_COLUMNS))
 
 
-def _unique_scorers(scorers: Sequence[Any] | Any) -> list[Scorer]:
-    items = [scorers] if callable(scorers) and not isinstance(scorers, (list, tuple)) else list(scorers)
+def _unique_scorers(scorers: Any) -> list[Scorer]:
+    one = callable(scorers) and not isinstance(scorers, (list, tuple))
+    items: list[Any] = [scorers] if one else list(cast("Iterable[Any]", scorers))
     out = [as_scorer(s) for s in items]
     names = [s.name for s in out]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -295,7 +296,9 @@ async def evaluate(
     for scorer in scorer_list:
         columns.setdefault(scorer.name, [])
 
-    def metadata(status_counts: dict[str, int] | None = None, summary: dict[str, float] | None = None) -> dict:
+    def metadata(
+        status_counts: dict[str, int] | None = None, summary: dict[str, float] | None = None
+    ) -> dict[str, Any]:
         return {
             "scorers": [{"name": s.name, "threshold": s.threshold, "columns": columns[s.name]} for s in scorer_list],
             "dataset_size": len(cases) // repetitions,
@@ -348,7 +351,7 @@ async def _reuse(
 ) -> list[EvalCase]:
     """Keep the stored cases that finished on the same input; score them with scorers they lack; return the rest."""
     stored = {(r["case_id"], r["repetition"]): r for r in run_store.list_experiment_cases(name)}
-    todo = []
+    todo: list[EvalCase] = []
     for case in cases:
         row = stored.get((case.case_id, case.repetition))
         if row is None or row["status"] not in _FINISHED or row["data"].get("input") != plain(case.input):

@@ -19,11 +19,11 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .. import _telemetry as tel
 from .._provenance import run_metadata
-from .._types import Message, normalize_messages
+from .._types import Content, Message, normalize_messages
 from ..exceptions import RateLimitError, ServiceTimeoutError
 from ._cases import CaseResult, EvalCase, plain
 
@@ -129,7 +129,7 @@ class _AgentTarget(Target):
             requests = response.user_input_requests
             if not requests:
                 break
-            answers = []
+            answers: list[Content] = []
             for request in requests:
                 verdict = _decide(options.on_approval, request)
                 if verdict is None:
@@ -271,6 +271,7 @@ def _workflow_input(workflow: Any, value: Any) -> Any:
     """Turn a dataset's dict into the start executor's typed input (a pydantic model or dataclass)."""
     if not isinstance(value, Mapping):
         return value
+    value = cast("Mapping[str, Any]", value)
     start = workflow.get_start_executor()
     if start.can_handle(value):
         return value

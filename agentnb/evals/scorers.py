@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ._cases import CaseResult, EvalCase, plain
 
@@ -112,7 +112,8 @@ class Scorer:
 
     def _values(self, value: Any) -> dict[str, float]:
         if isinstance(value, Mapping):
-            return {f"{self.name}.{key}": _number(v, self.name) for key, v in value.items()}
+            scores = cast("Mapping[str, Any]", value)
+            return {f"{self.name}.{key}": _number(v, self.name) for key, v in scores.items()}
         return {self.name: _number(value, self.name)}
 
 
@@ -219,20 +220,24 @@ def json_valid(model_or_schema: Any = None, *, name: str = "json_valid") -> Scor
     if model_or_schema is not None:
         if hasattr(model_or_schema, "model_validate"):
 
-            def validator(value: Any) -> None:
+            def validate_model(value: Any) -> None:
                 model_or_schema.model_validate(value)
 
+            validator = validate_model
         elif isinstance(model_or_schema, Mapping):
             try:
-                import jsonschema
+                from jsonschema.validators import validator_for
             except ImportError as e:  # pragma: no cover - jsonschema comes with the evals extra
                 raise ImportError('json_valid(schema) needs jsonschema: pip install "agentnb[evals]"') from e
-            checker_cls = jsonschema.validators.validator_for(model_or_schema)
-            checker_cls.check_schema(model_or_schema)
-            checker = checker_cls(model_or_schema)
+            schema = dict(cast("Mapping[str, Any]", model_or_schema))
+            checker_cls = validator_for(schema)
+            checker_cls.check_schema(schema)
+            checker = checker_cls(schema)
 
-            def validator(value: Any) -> None:
+            def validate_schema(value: Any) -> None:
                 checker.validate(value)
+
+            validator = validate_schema
 
         else:
             raise TypeError(
@@ -372,7 +377,7 @@ def llm_judge(
         verdict = response.value
         if not isinstance(verdict, Verdict):
             verdict = Verdict.model_validate_json(response.text)
-        usage = response.usage_details or {}
+        usage: Mapping[str, int | None] = response.usage_details or {}
         return Scored(
             {name: float(verdict.score)},
             note=verdict.reason or None,
