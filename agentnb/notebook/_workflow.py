@@ -4,6 +4,9 @@ The graph is the SVG that :class:`agentnb.workflows.WorkflowViz` draws; the view
 executors run, complete, fail or wait for input, keeps an event log, answers ``request_info`` requests,
 and has a checkpoint slider: moving it shows the run as it stood after that superstep (the executors due
 to run next, their state, the shared state), and "Resume from here" starts a new branch from it.
+"Re-run executor", beside the slider, runs one executor of the graph again on what it received there
+(optionally edited as JSON) with its neighbours frozen, and shows what it would do next to what it did
+(``CheckpointHistory.rerun_executor``); "Continue with this output" forks from that result and resumes.
 """
 
 from __future__ import annotations
@@ -265,7 +268,7 @@ class WorkflowView:
         ```
     """
 
-    def __init__(self, workflow: Any, *, checkpoint_storage: Any = None) -> None:
+    def __init__(self, workflow: Any, *, checkpoint_storage: Any = None, run_store: Any = None) -> None:
         import ipywidgets as w
 
         from ..workflows import InMemoryCheckpointStorage
@@ -275,6 +278,15 @@ class WorkflowView:
         if checkpoint_storage is None:
             checkpoint_storage = workflow.checkpoint_storage
         self.storage = checkpoint_storage if checkpoint_storage is not None else InMemoryCheckpointStorage()
+        # The runs' events are kept in a run store so a re-run executor can be compared with what it yielded.
+        self.run_store = run_store if run_store is not None else workflow.run_store
+        if self.run_store is None:
+            from ..store import RunStore
+
+            self.run_store = RunStore(":memory:")
+        self.rerun_result: Any = None
+        self._rerun_inputs: dict[str, list[Any]] = {}
+        self._rerun_prefill = ""
         self.states: dict[str, str] = {}
         self.events: list[Any] = []
         self.outputs: list[Any] = []
@@ -304,8 +316,30 @@ class WorkflowView:
             description="Resume from here", icon="play", disabled=True, layout=w.Layout(width="auto")
         )
         self.resume_button.on_click(lambda _b: self.resume())
+        self.rerun_button = w.Button(
+            description="Re-run executor", icon="redo", disabled=True, layout=w.Layout(width="auto"),
+            tooltip="Run the chosen executor again from this checkpoint, nothing else; nothing is written",
+        )  # fmt: skip
+        self.rerun_button.on_click(lambda _b: self._in_background(self.rerun()))
+        self.rerun_executor = w.Dropdown(
+            options=list(workflow.executors), description="executor", layout=w.Layout(width="260px")
+        )
+        self.rerun_executor.observe(self._on_rerun_executor, names="value")
+        self.rerun_input = w.Textarea(
+            placeholder="Its input at this checkpoint, as JSON (edit to try another)",
+            layout=w.Layout(width="420px", height="80px"),
+        )
+        self.continue_button = w.Button(
+            description="Continue with this output", icon="code-branch", disabled=True, layout=w.Layout(width="auto")
+        )
+        self.continue_button.on_click(lambda _b: self._in_background(self.continue_from_rerun()))
+        self.rerun_html = w.HTML()
         self.checkpoint_html = w.HTML()
-        travel = w.VBox([w.HBox([self.slider, self.resume_button]), self.checkpoint_html])
+        rerun_box = w.VBox(
+            [w.HBox([self.rerun_executor, self.rerun_input]), self.rerun_html, self.continue_button],
+            layout=w.Layout(border="1px solid #d0d7de", padding="4px"),
+        )
+        travel = w.VBox([w.HBox([self.slider, self.resume_button, self.rerun_button]), rerun_box, self.checkpoint_html])
         log = w.Accordion(children=[self.event_log], titles=("event log",))
         self.widget = w.VBox([self.header, self.graph, self.outputs_html, self.requests_box, travel, log])
         self._render()
@@ -361,11 +395,13 @@ class WorkflowView:
         self.status = "running"
         self.error = None
         self.selected = None
+        self.rerun_button.disabled = self.continue_button.disabled = True
         self.states = {}
         self.requests = {}
         self._render()
         try:
-            async for event in self.workflow.run(stream=True, checkpoint_storage=self.storage, **kwargs):
+            runs = self.workflow.run(stream=True, checkpoint_storage=self.storage, run_store=self.run_store, **kwargs)
+            async for event in runs:
                 self._on_event(event)
         except Exception as exc:  # the failure is shown in the view (and kept in .error)
             self.error = exc
@@ -418,7 +454,7 @@ class WorkflowView:
             self.slider.disabled = False
         finally:
             self.slider.observe(self._on_slide, names="value")
-        self.resume_button.disabled = False
+        self.resume_button.disabled = self.rerun_button.disabled = False
 
     # -- time travel ---------------------------------------------------------------------------------------
     async def select(self, index: int) -> Any:
@@ -433,13 +469,95 @@ class WorkflowView:
                 self.slider.observe(self._on_slide, names="value")
         self.selected = await self.storage.load(info.checkpoint_id)
         self.resume_button.disabled = False
+        await self._offer_rerun()
         self._render()
         return self.selected
 
     def _on_slide(self, change: Any) -> None:
-        task = asyncio.get_running_loop().create_task(self.select(int(change["new"])))
+        self._in_background(self.select(int(change["new"])))
+
+    def _in_background(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
         self._aux.add(task)
         task.add_done_callback(self._aux.discard)
+
+    # -- re-running one executor -----------------------------------------------------------------------
+    def _history(self) -> Any:
+        from ..workflows import CheckpointHistory
+
+        return CheckpointHistory(self.storage, self.workflow, run_store=self.run_store)
+
+    async def _offer_rerun(self) -> None:
+        """Pick the executor due next at the selected checkpoint and show its input for editing."""
+        self._rerun_inputs = await self._history().inputs_at(self.selected.checkpoint_id)
+        self.rerun_result = None
+        self.rerun_html.value = ""
+        self.continue_button.disabled = True
+        self.rerun_button.disabled = False
+        due = next(iter(self._rerun_inputs), None)
+        if due is not None and self.rerun_executor.value != due:
+            self.rerun_executor.value = due  # the observer fills the input
+        else:
+            self._fill_rerun_input()
+
+    def _on_rerun_executor(self, _change: Any) -> None:
+        self._fill_rerun_input()
+
+    def _fill_rerun_input(self) -> None:
+        from ..workflows import editable_input
+
+        inputs = self._rerun_inputs.get(self.rerun_executor.value, [])
+        # One message is offered for editing; several (rare) are re-run as they were unless replaced.
+        self._rerun_prefill = editable_input(inputs[0]) if len(inputs) == 1 else ""
+        self.rerun_input.value = self._rerun_prefill
+
+    async def rerun(self, executor_id: str | None = None, input_json: str | None = None) -> Any:
+        """Re-run one executor from the selected checkpoint and show how it compares with the original run.
+
+        Args:
+            executor_id: The executor (default: the one chosen in the view).
+            input_json: Its input as JSON (default: the view's input box; unedited means what it received).
+
+        Returns:
+            The :class:`agentnb.workflows.RerunResult`, or ``None`` when the input was refused (the reason is
+            shown in the view).
+        """
+        from ..workflows import parse_rerun_input
+
+        if self.selected is None:
+            if not self.checkpoints:
+                raise ValueError("No checkpoint to re-run from; run the workflow first.")
+            await self.select(self.slider.value)
+        executor_id = executor_id or self.rerun_executor.value
+        text = self.rerun_input.value if input_json is None else input_json
+        self.rerun_button.disabled = True
+        try:
+            edited: dict[str, Any] = {}
+            if text.strip() and text != self._rerun_prefill:
+                edited["input"] = parse_rerun_input(text, self.workflow, executor_id)
+            result = await self._history().rerun_executor(self.selected.checkpoint_id, executor_id, **edited)
+        except (ValueError, TypeError) as exc:  # bad JSON, an input of the wrong type, nothing to run on
+            self.rerun_result = None
+            self.continue_button.disabled = True
+            self.rerun_html.value = h.wrap(
+                f"<div class='anb-error anb-rerun-refused'>Not re-run: {h.escape(type(exc).__name__)}: "
+                f"{h.escape(exc)}</div>"
+            )
+            return None
+        finally:
+            self.rerun_button.disabled = False
+        self.rerun_result = result
+        self.rerun_html.value = h.wrap(result.to_html())
+        self.continue_button.disabled = result.error is not None
+        return result
+
+    async def continue_from_rerun(self) -> None:
+        """Fork from the shown re-run's result and resume the workflow from the fork (a new branch)."""
+        if self.rerun_result is None:
+            raise ValueError("Nothing re-run yet; click 'Re-run executor' first.")
+        fork = await self.rerun_result.fork()
+        self.continue_button.disabled = True
+        self._start(checkpoint_id=fork.checkpoint_id)
 
     # -- rendering -----------------------------------------------------------------------------------------
     def _render(self) -> None:
@@ -508,9 +626,10 @@ class WorkflowView:
 
 def register_renderers() -> None:
     """Teach :func:`agentnb.notebook.to_html` the workflow types (once ``agentnb.workflows`` is imported)."""
-    from ..workflows import Workflow, WorkflowCheckpoint, WorkflowRunResult
+    from ..workflows import RerunResult, Workflow, WorkflowCheckpoint, WorkflowRunResult
     from ._display import register_renderer
 
     register_renderer(Workflow, workflow_html, workflow_text)
     register_renderer(WorkflowRunResult, run_result_html, run_result_text)
     register_renderer(WorkflowCheckpoint, checkpoint_html, checkpoint_text)
+    register_renderer(RerunResult, lambda r: r.to_html(), str)

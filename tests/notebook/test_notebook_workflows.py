@@ -133,3 +133,41 @@ async def test_failures_are_shown(no_leaks: None) -> None:
     assert "kaput &lt;img" in view.header.value and "<img" not in view.header.value
     assert 'fill="#ffebe9"' in view.graph.value
     view.close()
+
+
+async def test_view_reruns_one_executor_beside_the_slider(no_leaks: None) -> None:
+    view = WorkflowView(shout())
+    view.run("hello", display=False)
+    await view.wait()
+    assert not view.rerun_button.disabled and view.continue_button.disabled
+    checkpoints_before = len(await view.storage.list_checkpoints())
+    view.slider.value = 1  # after "upper": "exclaim" is due, with "HELLO"
+    await view.wait()
+    assert view.rerun_executor.value == "exclaim" and view.rerun_input.value == '"HELLO"'
+    view.rerun_button.click()
+    await view.wait()
+    assert view.rerun_result.is_unchanged and "same as the original" in view.rerun_html.value
+    # Edit the input (as JSON) and re-run: the diff shows the new output, escaped.
+    view.rerun_input.value = '"<i>bye</i>"'
+    view.rerun_button.click()
+    await view.wait()
+    assert view.rerun_result.outputs == ["<i>bye</i>!"]
+    assert "&lt;i&gt;bye&lt;/i&gt;!" in view.rerun_html.value and "<i>bye" not in view.rerun_html.value
+    assert "anb-rerun-changed" in view.rerun_html.value
+    assert len(await view.storage.list_checkpoints()) == checkpoints_before  # nothing written
+    # An input of the wrong type is refused in the view, with the executor's accepted types.
+    view.rerun_input.value = "42"
+    view.rerun_button.click()
+    await view.wait()
+    assert view.rerun_result is None and "ExecutorInputError" in view.rerun_html.value
+    assert "takes str" in view.rerun_html.value and view.continue_button.disabled
+    # Continue from a re-run of "upper" on an edited input: a fork, resumed as a new branch.
+    await view.select(0)
+    assert view.rerun_executor.value == "upper" and view.rerun_input.value == '"hello"'
+    view.rerun_input.value = '"again"'
+    result = await view.rerun()
+    assert result.sent_by_edge() == {"upper → exclaim": ["AGAIN"]} and not view.continue_button.disabled
+    view.continue_button.click()
+    await view.wait()
+    assert view.outputs == ["HELLO!", "AGAIN!"] and view.status == "completed"
+    view.close()
