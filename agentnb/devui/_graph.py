@@ -33,8 +33,10 @@ _REDRAW_SECONDS = 0.15
 _BADGE = {"running": "warn", "completed": "ok", "failed": "err", "waiting": "info"}
 
 
-# Zoom buttons: the factor lives on the pane's host element as a CSS variable, so it survives the redraws
-# that recolour executors (they replace the pane's inner HTML, not its host). The container scrolls to pan.
+# Zoom and pan: the factor lives on the pane's host element as a CSS variable, so it survives the redraws
+# that recolour executors (they replace the pane's inner HTML, not its host). Panning scrolls the nearest
+# scrollable ancestor (the column around the pane), by dragging the graph or with the scroll wheel;
+# Ctrl + wheel (a pinch on a touchpad) zooms.
 _ZOOM_SCRIPT = (
     "const h=this.getRootNode().host;const z=Math.min(4,Math.max(0.05,"
     "(parseFloat(h.style.getPropertyValue('--anb-zoom'))||1)*{factor}));h.style.setProperty('--anb-zoom',z);"
@@ -44,14 +46,33 @@ _FIT_SCRIPT = (
     "const w=parseFloat(g.getAttribute('width'))||g.getBBox().width;"
     "h.style.setProperty('--anb-zoom',Math.min(1,(h.clientWidth-24)/w));"
 )
+_WHEEL_SCRIPT = "if(!event.ctrlKey)return;event.preventDefault();" + _ZOOM_SCRIPT.replace(
+    "{factor}", "(event.deltaY<0?1.1:1/1.1)"
+)
+_PAN_SCRIPT = (
+    "if(event.button!==0)return;const g=this;let s=g.getRootNode().host;"
+    "const can=e=>{const c=getComputedStyle(e);return /auto|scroll/.test(c.overflowX+c.overflowY)"
+    "&&(e.scrollHeight>e.clientHeight+1||e.scrollWidth>e.clientWidth+1);};"
+    "while(s&&!can(s))s=s.parentElement||(s.parentNode&&s.parentNode.host);"
+    "if(!s)return;event.preventDefault();const x=event.clientX,y=event.clientY,l=s.scrollLeft,t=s.scrollTop;"
+    "g.classList.add('anb-panning');"
+    "const mv=e=>{s.scrollLeft=l-(e.clientX-x);s.scrollTop=t-(e.clientY-y);};"
+    "const up=()=>{removeEventListener('pointermove',mv);removeEventListener('pointerup',up);"
+    "g.classList.remove('anb-panning');};"
+    "addEventListener('pointermove',mv);addEventListener('pointerup',up);"
+)
 _ZOOM_TOOLS = (
     "<div class='anb-graph-tools'>"
-    f'<button class="anb-zoom-in" title="Zoom in" onclick="{_ZOOM_SCRIPT.format(factor=1.25)}">+</button>'
+    f'<button class="anb-zoom-in" title="Zoom in (Ctrl+wheel)" onclick="{_ZOOM_SCRIPT.format(factor=1.25)}">+</button>'
     f'<button class="anb-zoom-out" title="Zoom out" onclick="{_ZOOM_SCRIPT.format(factor=0.8)}">−</button>'
     f'<button class="anb-zoom-fit" title="Fit the width" onclick="{_FIT_SCRIPT}">fit</button>'
+    "<span class='anb-muted' style='font-size:11px'>drag to pan</span>"
     "</div>"
 )
+_GRAPH_OPEN = f'<div class="anb-graph" onpointerdown="{_PAN_SCRIPT}" onwheel="{_WHEEL_SCRIPT}">'
 GRAPH_CSS = """
+.anb-graph{cursor:grab;touch-action:none}
+.anb-graph.anb-panning{cursor:grabbing;user-select:none}
 .anb-graph svg{zoom:var(--anb-zoom,1)}
 .anb-graph-tools{position:sticky;top:0;left:0;z-index:2;display:flex;gap:4px;padding:2px 0}
 .anb-graph-tools button{font-size:12px;min-width:28px;padding:1px 6px;cursor:pointer;border-radius:6px;
@@ -136,7 +157,7 @@ class GraphPane:
         self._apply()
 
     def _html(self) -> str:
-        return f"<style>{state_css(self.states)}</style>{_ZOOM_TOOLS}<div class='anb-graph'>{self.svg}</div>"
+        return f"<style>{state_css(self.states)}</style>{_ZOOM_TOOLS}{_GRAPH_OPEN}{self.svg}</div>"
 
     def _apply(self) -> None:
         self._dirty = True

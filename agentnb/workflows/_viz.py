@@ -1,10 +1,9 @@
 """Draw a workflow graph as Mermaid text or as a self-contained SVG (pure Python, no network, no binaries).
 
-The SVG uses a layered layout: back edges of cycles are set aside, nodes are put on layers by their
-longest path from the start, ordered within layers by repeated barycenter sweeps to reduce crossings,
-and edges are drawn as curves. Conditional edges (conditions, switch-case, multi-selection) are dashed
-and labelled; fan-in edges are thick, coloured and meet in a join node before the target. All text is
-escaped. A 200-executor graph lays out in a few milliseconds.
+The SVG uses the layered layout of :mod:`._layout` (layers by longest path, edges through dummy nodes,
+barycenter ordering, exact row placement), so no edge crosses a node box and loops point back up.
+Conditional edges (conditions, switch-case, multi-selection) are dashed and labelled; fan-in edges are
+thick, coloured and meet in a join node before the target. All text is escaped.
 
 ``WorkflowViz`` accepts a :class:`Workflow` or the ``workflow.to_dict()`` description the run store keeps,
 so a process that only has the store (the DevUI) can draw a graph too. :func:`checkpoint_tree_svg` draws a
@@ -19,19 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ._layout import Box, Layout, Route, layered_layout
+
 if TYPE_CHECKING:
     from ._checkpoints import CheckpointInfo
     from ._workflow import Workflow
 
-__all__ = ["WorkflowViz", "checkpoint_tree_svg"]
+__all__ = ["WorkflowViz", "checkpoint_tree_svg", "route_path"]
 
 _NODE_H = 36
-_V_GAP = 56
-_H_GAP = 28
 _CHAR_W = 7.2
 _MIN_W = 80
 _MAX_W = 260
 _JOIN_R = 9
+_LOOP_W = 16  # how far a self-loop reaches right of its node (the layout keeps that much room free)
 
 
 # -- SVG pieces shared by the drawings ------------------------------------------------------------------------
@@ -53,6 +53,27 @@ def _curve(x1: float, y1: float, x2: float, y2: float, *, along: Literal["x", "y
     return f"M{x1:.1f},{y1:.1f} C{mx:.1f},{y1:.1f} {mx:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
 
 
+def route_path(route: Route) -> str:
+    """SVG path data for a route: straight runs inside rows, vertical-tangent curves across the gaps.
+
+    Zero-length runs are left out, so the arrow at the end takes the direction of the last curve.
+    """
+    points = route.points
+    (x0, y0) = points[0]
+    if route.loop:
+        (x1, y1) = points[-1]
+        return f"M{x0:.1f},{y0:.1f} C{x0 + _LOOP_W:.1f},{y0 - 4:.1f} {x1 + _LOOP_W:.1f},{y1 + 4:.1f} {x1:.1f},{y1:.1f}"
+    parts = [f"M{x0:.1f},{y0:.1f}"]
+    for i in range(1, len(points)):
+        (xa, ya), (xb, yb) = points[i - 1], points[i]
+        if i % 2:  # a straight run inside a row
+            if (xa, ya) != (xb, yb):
+                parts.append(f"L{xb:.1f},{yb:.1f}")
+        else:  # a curve across the gap between two rows
+            parts.append(_curve(xa, ya, xb, yb, along="y").partition(" ")[2])
+    return " ".join(parts)
+
+
 def _escape(text: str) -> str:
     return html.escape(text, quote=True)
 
@@ -63,11 +84,6 @@ class _Node:
     label: str
     kind: str  # "executor" | "start" | "join"
     tooltip: str = ""
-    layer: int = 0
-    order: float = 0.0
-    x: float = 0.0
-    y: float = 0.0
-    w: float = 0.0
 
 
 @dataclass
@@ -76,7 +92,6 @@ class _Edge:
     target: str
     style: str  # "normal" | "conditional" | "fan_in"
     label: str | None = None
-    reversed: bool = False
 
 
 @dataclass
@@ -186,115 +201,24 @@ class WorkflowViz:
         return "\n".join(lines) + "\n"
 
     # -- layout ---------------------------------------------------------------------------------------------
-    def _layout(self) -> tuple[float, float]:
-        graph = self._graph
-        nodes = graph.nodes
-        succ: dict[str, list[str]] = {n: [] for n in nodes}
-        for edge in graph.edges:
-            succ[edge.source].append(edge.target)
-        # 1. Set aside back edges (iterative DFS from the start, then from anything left).
-        order = [n for n, node in nodes.items() if node.kind == "start"] + list(nodes)
-        state: dict[str, int] = {}
-        back: set[tuple[str, str]] = set()
-        for root in order:
-            if root in state:
-                continue
-            state[root] = 1
-            stack: list[tuple[str, int]] = [(root, 0)]
-            while stack:
-                node_id, i = stack[-1]
-                children = succ[node_id]
-                if i < len(children):
-                    stack[-1] = (node_id, i + 1)
-                    child = children[i]
-                    mark = state.get(child)
-                    if mark is None:
-                        state[child] = 1
-                        stack.append((child, 0))
-                    elif mark == 1:
-                        back.add((node_id, child))
-                else:
-                    state[node_id] = 2
-                    stack.pop()
-        for edge in graph.edges:
-            edge.reversed = (edge.source, edge.target) in back or edge.source == edge.target
-        # 2. Longest-path layering over the remaining DAG (Kahn's order).
-        forward: dict[str, list[str]] = {n: [] for n in nodes}
-        indegree = dict.fromkeys(nodes, 0)
-        for edge in graph.edges:
-            if not edge.reversed:
-                forward[edge.source].append(edge.target)
-                indegree[edge.target] += 1
-        queue = [n for n in order if indegree[n] == 0]
-        seen_q: set[str] = set()
-        ready = []
-        for n in queue:
-            if n not in seen_q:
-                seen_q.add(n)
-                ready.append(n)
-        head = 0
-        while head < len(ready):
-            n = ready[head]
-            head += 1
-            for t in forward[n]:
-                nodes[t].layer = max(nodes[t].layer, nodes[n].layer + 1)
-                indegree[t] -= 1
-                if indegree[t] == 0:
-                    ready.append(t)
-        layers: dict[int, list[str]] = {}
-        for n in ready:
-            layers.setdefault(nodes[n].layer, []).append(n)
-        # 3. Order within layers: barycenter sweeps down and up.
-        preds: dict[str, list[str]] = {n: [] for n in nodes}
-        for edge in graph.edges:
-            if not edge.reversed:
-                preds[edge.target].append(edge.source)
-        for members in layers.values():
-            for pos, n in enumerate(members):
-                nodes[n].order = pos
-        depth = max(layers) if layers else 0
-        for _ in range(4):
-            for li in range(1, depth + 1):
-                self._sweep(layers.get(li, []), preds)
-            for li in range(depth - 1, -1, -1):
-                self._sweep(layers.get(li, []), forward)
-        # 4. Coordinates.
-        width = 0.0
-        for n in nodes.values():
-            n.w = 2 * _JOIN_R if n.kind == "join" else min(_MAX_W, max(_MIN_W, len(n.label) * _CHAR_W + 24))
-        row_widths = {li: sum(nodes[n].w for n in m) + _H_GAP * (len(m) - 1) for li, m in layers.items()}
-        width = max(row_widths.values(), default=0.0) + 2 * _H_GAP
-        for li, members in layers.items():
-            x = (width - row_widths[li]) / 2
-            for n in members:
-                node = nodes[n]
-                node.x = x + node.w / 2
-                node.y = _H_GAP + li * (_NODE_H + _V_GAP) + _NODE_H / 2
-                x += node.w + _H_GAP
-        height = _H_GAP * 2 + (depth + 1) * _NODE_H + depth * _V_GAP
-        return width + 40, height  # room for back-edge loops on the right
-
-    def _sweep(self, members: list[str], neighbours: dict[str, list[str]]) -> None:
-        if not members:
-            return
-        # Neighbour positions come from the adjacent layer, already placed in this sweep.
-        keyed = []
-        graph_nodes = self._graph.nodes
-        for pos, n in enumerate(members):
-            ns = [graph_nodes[m].order for m in neighbours[n] if m in graph_nodes]
-            keyed.append((sum(ns) / len(ns) if ns else graph_nodes[n].order, pos, n))
-        keyed.sort()
-        members[:] = [n for _, _, n in keyed]
-        for pos, n in enumerate(members):
-            graph_nodes[n].order = pos
+    def layout(self) -> Layout:
+        """The layered layout of the graph: node boxes and edge routes (see :mod:`._layout`)."""
+        nodes = self._graph.nodes
+        sizes = {
+            nid: (2 * _JOIN_R, 2 * _JOIN_R)
+            if node.kind == "join"
+            else (min(_MAX_W, max(_MIN_W, len(node.label) * _CHAR_W + 24)), _NODE_H)
+            for nid, node in nodes.items()
+        }
+        starts = [nid for nid, node in nodes.items() if node.kind == "start"]
+        return layered_layout(sizes, [(e.source, e.target) for e in self._graph.edges], roots=starts)
 
     # -- SVG ------------------------------------------------------------------------------------------------
     def to_svg(self) -> str:
         """The graph as a standalone SVG document (text escaped, no external references)."""
-        width, height = self._layout()
-        nodes = self._graph.nodes
+        layout = self.layout()
         out: list[str] = [
-            _svg_open(width, height, css_class="agentnb-workflow", font_size=12),
+            _svg_open(layout.width, layout.height, css_class="agentnb-workflow", font_size=12),
             "<defs>",
             '<marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '
             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker>',
@@ -305,27 +229,16 @@ class WorkflowViz:
         title = self.description.get("name")
         if title:
             out.append(f"<title>{html.escape(str(title))}</title>")
-        for edge in self._graph.edges:
-            out.append(self._edge_svg(edge, nodes[edge.source], nodes[edge.target], width))
-        for node in nodes.values():
-            out.append(self._node_svg(node))
+        for edge, route in zip(self._graph.edges, layout.routes, strict=True):
+            out.append(self._edge_svg(edge, route))
+        for nid, node in self._graph.nodes.items():
+            out.append(self._node_svg(node, layout.boxes[nid]))
         out.append("</svg>")
         return "\n".join(out)
 
     @staticmethod
-    def _edge_svg(edge: _Edge, a: _Node, b: _Node, width: float) -> str:
-        half = _JOIN_R if a.kind == "join" else _NODE_H / 2
-        half_b = _JOIN_R if b.kind == "join" else _NODE_H / 2
-        if edge.reversed:
-            # Loop back on the right side so cycles stay readable.
-            x1, y1 = a.x + a.w / 2, a.y
-            x2, y2 = b.x + b.w / 2, b.y
-            bulge = max(x1, x2) + 30 + abs(a.y - b.y) * 0.05
-            d = f"M{x1:.1f},{y1:.1f} C{bulge:.1f},{y1:.1f} {bulge:.1f},{y2:.1f} {x2:.1f},{y2:.1f}"
-        else:
-            x1, y1 = a.x, a.y + half
-            x2, y2 = b.x, b.y - half_b
-            d = _curve(x1, y1, x2, y2, along="y")
+    def _edge_svg(edge: _Edge, route: Route) -> str:
+        d = route_path(route)
         if edge.style == "fan_in":
             attrs = 'stroke="#6a1b9a" stroke-width="2.5" marker-end="url(#arrow-fan-in)" class="edge fan-in"'
         elif edge.style == "conditional":
@@ -335,9 +248,14 @@ class WorkflowViz:
             )
         else:
             attrs = 'stroke="#555" stroke-width="1.3" marker-end="url(#arrow)" class="edge"'
-        parts = [f'<path d="{d}" fill="none" {attrs}/>']
+        back = ' data-back="1"' if route.reversed or route.loop else ""
+        parts = [f'<path d="{d}" fill="none" {attrs}{back}/>']
         if edge.label:
+            # Beside the first curve, which runs in the gap below the source.
+            (x1, y1), (x2, y2) = route.points[0 if route.loop else 1], route.points[-1 if route.loop else 2]
             lx, ly = (x1 + x2) / 2 + 4, (y1 + y2) / 2
+            if route.loop:
+                lx += _LOOP_W
             parts.append(
                 f'<text x="{lx:.1f}" y="{ly:.1f}" fill="#444" font-size="10" class="edge-label">'
                 f"{html.escape(edge.label)}</text>"
@@ -345,11 +263,11 @@ class WorkflowViz:
         return "".join(parts)
 
     @staticmethod
-    def _node_svg(node: _Node) -> str:
+    def _node_svg(node: _Node, box: Box) -> str:
         tip = f"<title>{html.escape(node.tooltip)}</title>" if node.tooltip else ""
         if node.kind == "join":
             return (
-                f'<g class="node join">{tip}<circle cx="{node.x:.1f}" cy="{node.y:.1f}" r="{_JOIN_R}" '
+                f'<g class="node join">{tip}<circle cx="{box.x:.1f}" cy="{box.y:.1f}" r="{_JOIN_R}" '
                 'fill="#f3e5f5" stroke="#6a1b9a" stroke-width="2"/></g>'
             )
         fill, stroke, sw = ("#e3f2fd", "#1565c0", 2) if node.kind == "start" else ("#fafafa", "#666", 1)
@@ -357,12 +275,11 @@ class WorkflowViz:
         max_chars = int((_MAX_W - 24) / _CHAR_W)
         if len(label) > max_chars:
             label = label[: max_chars - 1] + "…"
-        x0, y0 = node.x - node.w / 2, node.y - _NODE_H / 2
         return (
             f'<g class="node {node.kind}" data-id="{html.escape(node.id, quote=True)}">{tip}'
-            f'<rect x="{x0:.1f}" y="{y0:.1f}" width="{node.w:.1f}" height="{_NODE_H}" rx="6" '
+            f'<rect x="{box.left:.1f}" y="{box.top:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" rx="6" '
             f'fill="{fill}" stroke="{stroke}" stroke-width="{sw}"/>'
-            f'<text x="{node.x:.1f}" y="{node.y + 4:.1f}" text-anchor="middle">{html.escape(label)}</text></g>'
+            f'<text x="{box.x:.1f}" y="{box.y + 4:.1f}" text-anchor="middle">{html.escape(label)}</text></g>'
         )
 
     def save_svg(self, path: str | os.PathLike[str]) -> str:
