@@ -15,16 +15,18 @@ Conditions and selection functions may be sync or async. They must be pure: the 
 them again when a run resumes from a checkpoint.
 
 Each group routes its own messages (:meth:`EdgeGroup.route`) through a :class:`Router`, the runner's side
-of delivery; a new kind of edge is a new subclass, not a change to the runner.
+of delivery; a new kind of edge is a new subclass, not a change to the runner. Routing runs once per message,
+so it stays synchronous while every condition answers synchronously: only an async condition or selection
+function makes ``route`` return an awaitable (no coroutine per message on the common path).
 """
 
 from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from ..exceptions import WorkflowRunError
 
@@ -94,10 +96,9 @@ class Router(Protocol):
         ...
 
 
-async def _truthy(value: Any) -> bool:
-    if inspect.isawaitable(value):
-        value = await value
-    return bool(value)
+#: What :meth:`EdgeGroup.route` returns: whether the group took the message, or an awaitable of that when an
+#: async condition or selection function had to be awaited.
+Routed: TypeAlias = "bool | Awaitable[bool]"
 
 
 class EdgeGroup:
@@ -128,14 +129,13 @@ class EdgeGroup:
         """A stable description used for the graph signature and for visualization."""
         return {"kind": self.kind, "sources": self.sources, "targets": self.targets}
 
-    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
-        """Route one message sent by ``source`` (to ``target`` only, when set); ``True`` if this group took it."""
-        delivered = False
-        for candidate in self.targets:
-            if (target is None or target == candidate) and router.can_handle(candidate, data):
-                router.deliver(candidate, source, data)
-                delivered = True
-        return delivered
+    def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
+        """Route one message sent by ``source`` (to ``target`` only, when set): whether this group took it.
+
+        Returns a ``bool``, or an awaitable of one when the group had to await an async condition; subclasses
+        may also be ``async def``.
+        """
+        return _deliver_all(self.targets, data, source, target, router)
 
     def may_take(self, data: Any, target: str | None, can_handle: Callable[[str, Any], bool]) -> bool:
         """Whether this group could take ``data`` (conditions aside): a static check, for edited checkpoints."""
@@ -170,11 +170,20 @@ class SingleEdgeGroup(EdgeGroup):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "condition": self.condition is not None}
 
-    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
-        wanted = target is None or target == self.targets[0]
-        if wanted and self.condition is not None and not await _truthy(self.condition(data)):
+    def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
+        only = self.targets[0]
+        if target is not None and target != only:
             return False
-        return await super().route(data, source, target, router)
+        if self.condition is not None:
+            verdict = self.condition(data)
+            if inspect.isawaitable(verdict):
+                return self._route_after(verdict, data, source, router)
+            if not verdict:
+                return False
+        return _deliver_one(only, data, source, router)
+
+    async def _route_after(self, verdict: Awaitable[Any], data: Any, source: str, router: Router) -> bool:
+        return bool(await verdict) and _deliver_one(self.targets[0], data, source, router)
 
 
 class FanOutEdgeGroup(EdgeGroup):
@@ -208,12 +217,22 @@ class FanOutEdgeGroup(EdgeGroup):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "kind": self.kind}
 
-    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+    def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
         if self.selection_func is None:
-            return await super().route(data, source, target, router)
+            return _deliver_all(self.targets, data, source, target, router)
         chosen = self.selection_func(data, list(self.targets))
         if inspect.isawaitable(chosen):
-            chosen = await chosen
+            return self._route_after(chosen, data, source, target, router)
+        return self._deliver_chosen(chosen, data, source, target, router)
+
+    async def _route_after(
+        self, chosen: Awaitable[Sequence[str]], data: Any, source: str, target: str | None, router: Router
+    ) -> bool:
+        return self._deliver_chosen(await chosen, data, source, target, router)
+
+    def _deliver_chosen(
+        self, chosen: Sequence[str], data: Any, source: str, target: str | None, router: Router
+    ) -> bool:
         unknown = [t for t in chosen if t not in self.targets]
         if unknown:
             raise WorkflowRunError(
@@ -221,12 +240,7 @@ class FanOutEdgeGroup(EdgeGroup):
                 f"its targets {self.targets}."
             )
         picked = set(chosen)
-        delivered = False
-        for candidate in self.targets:
-            if candidate in picked and (target is None or target == candidate) and router.can_handle(candidate, data):
-                router.deliver(candidate, source, data)
-                delivered = True
-        return delivered
+        return _deliver_all([t for t in self.targets if t in picked], data, source, target, router)
 
 
 class FanInEdgeGroup(EdgeGroup):
@@ -248,7 +262,7 @@ class FanInEdgeGroup(EdgeGroup):
         """The executor that receives the joined list."""
         return self.targets[0]
 
-    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
+    def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
         if target is not None and target != self.target:
             return False
         buffers = router.fan_in_buffer(self.id)
@@ -302,16 +316,51 @@ class SwitchCaseEdgeGroup(EdgeGroup):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "cases": [t for t, _ in self.cases], "default": self.default}
 
-    async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
-        chosen = self.default
-        for candidate, condition in self.cases:
-            if await _truthy(condition(data)):
-                chosen = candidate
-                break
-        if chosen is None or (target is not None and target != chosen) or not router.can_handle(chosen, data):
+    def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
+        for index, (candidate, condition) in enumerate(self.cases):
+            verdict = condition(data)
+            if inspect.isawaitable(verdict):
+                return self._route_after(index, verdict, data, source, target, router)
+            if verdict:
+                return self._deliver_case(candidate, data, source, target, router)
+        return self._deliver_case(self.default, data, source, target, router)
+
+    async def _route_after(
+        self, index: int, verdict: Awaitable[Any], data: Any, source: str, target: str | None, router: Router
+    ) -> bool:
+        # Cases are tried in order: an async one is awaited before the next is asked.
+        if await verdict:
+            return self._deliver_case(self.cases[index][0], data, source, target, router)
+        for candidate, condition in self.cases[index + 1 :]:
+            verdict = condition(data)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            if verdict:
+                return self._deliver_case(candidate, data, source, target, router)
+        return self._deliver_case(self.default, data, source, target, router)
+
+    @staticmethod
+    def _deliver_case(chosen: str | None, data: Any, source: str, target: str | None, router: Router) -> bool:
+        if chosen is None or (target is not None and target != chosen):
             return False
-        router.deliver(chosen, source, data)
-        return True
+        return _deliver_one(chosen, data, source, router)
+
+
+def _deliver_one(target: str, data: Any, source: str, router: Router) -> bool:
+    if not router.can_handle(target, data):
+        return False
+    router.deliver(target, source, data)
+    return True
+
+
+def _deliver_all(targets: Sequence[str], data: Any, source: str, target: str | None, router: Router) -> bool:
+    """Deliver to every one of ``targets`` (only ``target``, when set) that can handle ``data``."""
+    delivered = False
+    for candidate in targets:
+        if (target is None or target == candidate) and router.can_handle(candidate, data):
+            router.deliver(candidate, source, data)
+            delivered = True
+    return delivered
 
 
 def graph_signature(start_id: str, executors: dict[str, str], groups: Sequence[EdgeGroup]) -> str:

@@ -171,6 +171,7 @@ class RunContext:
         self._sink: Callable[[WorkflowEvent], Any] = _drop
         # Asked between supersteps whether to go on; a streamed run waits here for its reader (False: stop).
         self.gate: Callable[[], Awaitable[bool]] | None = None
+        self._out: list[Delivery] = []  # the deliveries of the superstep being routed
 
     # -- setup --------------------------------------------------------------------------------------------
     def start_fresh(self, message: Any) -> None:
@@ -464,6 +465,9 @@ class RunContext:
             inv.outbox.append((result, None))
 
     # -- routing ------------------------------------------------------------------------------------------
+    # The run is the edge groups' Router (see agentnb.workflows.Router): routing a message costs a lookup of
+    # its source's groups (precomputed by the workflow) and one call per group, with nothing allocated but
+    # the deliveries.
     async def _route(self) -> list[Delivery]:
         out: list[Delivery] = []
         if self.responses:
@@ -471,35 +475,51 @@ class RunContext:
                 out.append(Delivery(request.executor_id, None, value, request))
             self.responses = []
         pending, self.pending = self.pending, []
-        router = _Router(self, out)
+        self._out = out
         workflow = self.workflow
         groups_by_source = workflow.groups_by_source
         executors = workflow.executors
         for msg in pending:
             source = msg.source_id
-            if source is None or source not in groups_by_source:
+            groups = None if source is None else groups_by_source.get(source)
+            if source is None or groups is None:
                 # Workflow input, or a message injected into a checkpoint: straight to its target.
                 target = msg.target_id
                 if source is None and target is not None and target in executors:
                     out.append(Delivery(target, None, msg.data))
                 elif source is not None and source in executors:
-                    self._warn(f"Executor {source!r} sent a {type(msg.data).__qualname__} but has no outgoing edges.")
+                    self.warn(f"Executor {source!r} sent a {type(msg.data).__qualname__} but has no outgoing edges.")
                 else:
-                    self._warn(f"Dropped a message for unknown executor {target!r} (from {source!r}).")
+                    self.warn(f"Dropped a message for unknown executor {target!r} (from {source!r}).")
                 continue
+            data, target = msg.data, msg.target_id
             delivered = False
-            for group in groups_by_source[source]:
-                if await group.route(msg.data, source, msg.target_id, router):
+            for group in groups:
+                taken = group.route(data, source, target, self)
+                if taken is True or (taken is not False and await taken):  # an awaitable: an async condition
                     delivered = True
             if not delivered:
-                where = f" to {msg.target_id!r}" if msg.target_id else ""
-                self._warn(
-                    f"A {type(msg.data).__qualname__} sent by {source!r}{where} was not delivered: no outgoing "
+                where = f" to {target!r}" if target else ""
+                self.warn(
+                    f"A {type(data).__qualname__} sent by {source!r}{where} was not delivered: no outgoing "
                     "edge's target accepts it (or every condition was false)."
                 )
         return out
 
-    def _warn(self, text: str) -> None:
+    def can_handle(self, target: str, data: Any) -> bool:
+        """Whether executor ``target`` has a handler for ``data`` (Router)."""
+        return self.workflow.executors[target].can_handle(data)
+
+    def deliver(self, target: str, source: str | None, data: Any) -> None:
+        """Hand ``data`` to ``target`` in the next superstep (Router)."""
+        self._out.append(Delivery(target, source, data))
+
+    def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
+        """The buffer of fan-in group ``group_id``, part of the run state (Router)."""
+        return self.fan_in_buffers.setdefault(group_id, {})
+
+    def warn(self, text: str) -> None:
+        """Report a routing problem as a ``warning`` event (Router)."""
         self.emit(WorkflowEvent("warning", text, step=self.step))
 
     # -- checkpoints --------------------------------------------------------------------------------------
@@ -546,28 +566,6 @@ class RunContext:
         self.last_checkpoint_id = checkpoint.checkpoint_id
         self.last_checkpointed_step = self.step
         return checkpoint.checkpoint_id
-
-
-class _Router:
-    """The runner's side of routing one superstep's messages (see :class:`~agentnb.workflows.Router`)."""
-
-    __slots__ = ("out", "run")
-
-    def __init__(self, run: RunContext, out: list[Delivery]) -> None:
-        self.run = run
-        self.out = out
-
-    def can_handle(self, target: str, data: Any) -> bool:
-        return self.run.workflow.executors[target].can_handle(data)
-
-    def deliver(self, target: str, source: str | None, data: Any) -> None:
-        self.out.append(Delivery(target, source, data))
-
-    def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
-        return self.run.fan_in_buffers.setdefault(group_id, {})
-
-    def warn(self, text: str) -> None:
-        self.run.emit(WorkflowEvent("warning", text, step=self.run.step))
 
 
 def _drop(event: WorkflowEvent) -> None:

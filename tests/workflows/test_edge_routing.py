@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from agentnb.workflows import FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
-from agentnb.workflows._edges import EdgeGroup, Router
+from agentnb.workflows._edges import EdgeGroup, Routed, Router
 
 
 class Recorder:
@@ -30,18 +31,58 @@ class Recorder:
         self.warnings.append(text)
 
 
-async def test_each_kind_routes_by_its_own_rule() -> None:
+def sync(routed: Routed) -> bool:
+    """The result of a route that needed no await: a plain bool, no coroutine made."""
+    assert isinstance(routed, bool), routed
+    return routed
+
+
+async def awaited(routed: Routed) -> bool:
+    """The result of a route that had to await an async condition."""
+    assert inspect.isawaitable(routed), routed
+    return await routed
+
+
+def test_each_kind_routes_by_its_own_rule() -> None:
     rec = Recorder({"a": int, "b": str, "j": list})
     router: Router = rec  # what the runner passes: the group needs nothing else
-    assert await SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(1, "x", None, router)
-    assert not await SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(-1, "x", None, router)
-    assert await FanOutEdgeGroup("f", "x", ["a", "b"]).route("hi", "x", None, router)  # only b takes a str
+    assert sync(SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(1, "x", None, router))
+    assert not sync(SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(-1, "x", None, router))
+    assert sync(FanOutEdgeGroup("f", "x", ["a", "b"]).route("hi", "x", None, router))  # only b takes a str
     switch = SwitchCaseEdgeGroup("w", "x", [("a", lambda v: isinstance(v, int))], "b")
-    assert await switch.route("text", "x", None, router)
+    assert sync(switch.route("text", "x", None, router))
     join = FanInEdgeGroup("j", ["x", "y"], "j")
-    assert await join.route(1, "x", None, router) and await join.route(2, "y", None, router)
+    assert sync(join.route(1, "x", None, router)) and sync(join.route(2, "y", None, router))
     assert rec.delivered == [("a", "x", 1), ("b", "x", "hi"), ("b", "x", "text"), ("j", None, [1, 2])]
     assert rec.buffers["j"] == {}  # emptied on delivery
+
+
+async def test_async_conditions_and_selection_are_awaited_in_order() -> None:
+    rec = Recorder({"a": int, "b": int, "c": int})
+    asked: list[str] = []
+
+    async def positive(n: int) -> bool:
+        asked.append("positive")
+        return n > 0
+
+    def even(n: int) -> bool:
+        asked.append("even")
+        return n % 2 == 0
+
+    async def pick(n: int, targets: list[str]) -> list[str]:
+        return [t for t in targets if t != "a"]
+
+    assert await awaited(SingleEdgeGroup("s", "x", "a", positive).route(1, "x", None, rec))
+    assert not await awaited(SingleEdgeGroup("s", "x", "a", positive).route(-1, "x", None, rec))
+    # A target the message is not meant for is refused before its condition is asked.
+    assert not sync(SingleEdgeGroup("s", "x", "a", positive).route(1, "x", "b", rec))
+    switch = SwitchCaseEdgeGroup("w", "x", [("a", positive), ("b", even)], "c")
+    asked.clear()
+    assert await awaited(switch.route(-2, "x", None, rec))  # not positive, even: b
+    assert await awaited(switch.route(-3, "x", None, rec))  # neither: the default c
+    assert asked == ["positive", "even", "positive", "even"]  # cases are asked in order, after the await
+    assert await awaited(FanOutEdgeGroup("f", "x", ["a", "b", "c"], pick).route(5, "x", None, rec))
+    assert rec.delivered == [("a", "x", 1), ("b", "x", -2), ("c", "x", -3), ("b", "x", 5), ("c", "x", 5)]
 
 
 async def test_a_new_edge_kind_is_a_subclass() -> None:
@@ -64,7 +105,7 @@ async def test_a_new_edge_kind_is_a_subclass() -> None:
     rec = Recorder({"a": int, "b": int})
     group = EveryOther("e", "x", ["a", "b"])
     for n in range(3):
-        await group.route(n, "x", None, rec)
+        await awaited(group.route(n, "x", None, rec))  # an ``async def route`` is fine too
     assert [t for t, _, _ in rec.delivered] == ["a", "b", "a"]
 
 
