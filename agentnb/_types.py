@@ -12,9 +12,9 @@ import base64
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict, TypeVar
 
 from ._serialization import decode as _decode
 from ._serialization import encode as _encode
@@ -81,7 +81,8 @@ def add_usage_details(a: UsageDetails | None, b: UsageDetails | None) -> UsageDe
     return cast(UsageDetails, total)
 
 
-ResponseModelT = TypeVar("ResponseModelT")
+# Default Any: a response built without a response format says nothing about what `value` parses to.
+ResponseModelT = TypeVar("ResponseModelT", default=Any)
 
 
 class ChatOptions(TypedDict, Generic[ResponseModelT], total=False):

@@ -30,7 +30,9 @@ import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal
+
+from typing_extensions import TypeVar
 
 from .. import _serialization
 
@@ -114,7 +116,8 @@ class WorkflowErrorDetails:
         return cls(**data)
 
 
-DataT = TypeVar("DataT")
+# Default Any: an event named only by its type carries whatever its emitter put in it.
+DataT = TypeVar("DataT", default=Any)
 
 
 class WorkflowEvent(Generic[DataT]):
