@@ -7,6 +7,7 @@ An alias of the orchestration names in :mod:`agentnb.workflows` (the same object
 from __future__ import annotations
 
 from ..workflows import (
+    AgentRequestInfoResponse,
     ConcurrentBuilder,
     GroupChatBuilder,
     GroupChatDecision,
@@ -26,6 +27,7 @@ from ..workflows import (
 )
 
 __all__ = [
+    "AgentRequestInfoResponse",
     "ConcurrentBuilder",
     "GroupChatBuilder",
     "GroupChatDecision",

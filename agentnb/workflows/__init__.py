@@ -64,6 +64,7 @@ from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowEventType, Wor
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
 from ._orchestrations import (
+    AgentRequestInfoResponse,
     ConcurrentBuilder,
     GroupChatBuilder,
     GroupChatDecision,
@@ -100,6 +101,7 @@ __all__ = [
     "AgentExecutor",
     "AgentExecutorRequest",
     "AgentExecutorResponse",
+    "AgentRequestInfoResponse",
     "Case",
     "CheckpointDiff",
     "CheckpointHistory",

@@ -23,6 +23,8 @@ import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
 from regenerate import PORTS, SAMPLES, check
 
+from agentnb.workflows import GroupChatDecision
+
 
 @dataclass
 class Case:
@@ -473,6 +475,37 @@ CASES: dict[str, Case] = {
             "    Input: str: 'HELLO WORLD'",
             "[WORKFLOW OUTPUT] str: 'DLROW OLLEH'",
             "[COMPLETED] reverse_text",
+        ],
+    ),
+    "03-workflows/human-in-the-loop/group_chat_request_info.py": Case(
+        script={
+            "discussion manager": [
+                GroupChatDecision(next_speaker="optimist"),
+                GroupChatDecision(next_speaker="pragmatist"),
+                GroupChatDecision(next_speaker="creative"),
+                GroupChatDecision(terminate=True, final_message="We pilot AI tools with a review in one month."),
+            ],
+            "optimistic team member": ["AI tools can double our output."],
+            "pragmatic team member": [
+                "Start with one team for a month.",
+                _saw("Mention the budget.", "Start with one team for a month, within a small budget."),
+            ],
+            "creative team member": [_saw("within a small budget", "Let people pitch their own AI experiments.")],
+        },
+        inputs=["Mention the budget.", "skip"],
+        expected=[
+            "INPUT REQUESTED",
+            "Agent pragmatist just responded with: 'Start with one team for a month.'. Please provide your feedback.",
+            "Conversation context:",
+            "  [optimist]: AI tools can double our output....",
+            "  [pragmatist]: Start with one team for a month....",
+            "Feedback for pragmatist (or 'skip' to approve): ",
+            "Agent pragmatist just responded with: 'Start with one team for a month, within a small budget.'.",
+            "  [user]: Mention the budget....",
+            "DISCUSSION COMPLETE",
+            "[optimist]: AI tools can double our output.",
+            "[pragmatist]: Start with one team for a month, within a small budget.",
+            "[creative]: Let people pitch their own AI experiments.",
         ],
     ),
 }

@@ -9,7 +9,13 @@ inside any participant surface as the workflow's own ``request_info`` events.
 from __future__ import annotations
 
 from ..._serialization import register_type
-from ._base import OrchestrationBuilder, ParticipantExecutor, ParticipantReviewRequest, ParticipantReviewResponse
+from ._base import (
+    AgentRequestInfoResponse,
+    OrchestrationBuilder,
+    ParticipantExecutor,
+    ParticipantReviewRequest,
+    ParticipantReviewResponse,
+)
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
 from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
@@ -23,6 +29,7 @@ from ._magentic import (
 from ._sequential import SequentialBuilder
 
 __all__ = [
+    "AgentRequestInfoResponse",
     "ConcurrentBuilder",
     "GroupChatBuilder",
     "GroupChatDecision",
@@ -48,6 +55,7 @@ def _register_stable_ids() -> None:
     # Checkpoints name these classes by their public home, so moving a private module never breaks old data
     # (and a reader that has not imported them yet can still find them by importing agentnb.workflows).
     for cls in (
+        AgentRequestInfoResponse,
         GroupChatDecision,
         GroupChatState,
         HandoffUserInputRequest,

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STRUCTURED_OUTPUT_CONFIG",
+    "AgentRequestInfoResponse",
     "ConversationStart",
     "OrchestrationBuilder",
     "OrchestrationOptions",
@@ -154,16 +155,13 @@ class ConversationStart(Executor):
 
 
 @dataclass
-class ParticipantReviewRequest:
+class ParticipantReviewRequest(AgentExecutorResponse):
     """The ``request_info`` payload when a person reviews a participant's turn before it is passed on.
 
-    Answer with ``True`` (or ``ParticipantReviewResponse.approve()``) to pass the turn on, or with feedback
-    (a ``str``, or ``ParticipantReviewResponse.revise(...)``) that the same agent answers again.
-
-    Attributes:
-        participant: The agent whose turn it is.
-        agent_response: What it answered (tool calls and results included).
-        conversation: The conversation including that answer.
+    It is an :class:`AgentExecutorResponse` (``executor_id``, ``agent_response``, ``full_conversation``), as
+    Agent Framework sends for this review. Answer with ``True`` (or ``AgentRequestInfoResponse.approve()``)
+    to pass the turn on, or with feedback (a ``str``, ``AgentRequestInfoResponse.from_strings([...])`` or
+    ``ParticipantReviewResponse.revise(...)``) that the same agent answers again.
 
     Example:
         >>> request = ParticipantReviewRequest("writer", AgentResponse(text="A draft."))
@@ -171,14 +169,38 @@ class ParticipantReviewRequest:
         'A draft.'
     """
 
-    participant: str
-    agent_response: AgentResponse
-    conversation: list[Message] = field(default_factory=new_conversation)
+    #: The whole turn under review (every draft and the feedback so far); ``agent_response`` is the latest answer.
+    turn: AgentResponse | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (the executor response's, plus the turn)."""
+        data = super().to_dict()
+        if self.turn is not None:
+            data["turn"] = self.turn.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParticipantReviewRequest:
+        """Rebuild from :meth:`to_dict` output."""
+        request = cast(ParticipantReviewRequest, super().from_dict(data))
+        if data.get("turn") is not None:
+            request.turn = AgentResponse.from_dict(data["turn"])
+        return request
+
+    @property
+    def participant(self) -> str:
+        """The agent whose turn it is (its executor id)."""
+        return self.executor_id
+
+    @property
+    def conversation(self) -> list[Message]:
+        """The conversation including the turn under review."""
+        return list(self.full_conversation or [])
 
 
 @dataclass
 class ParticipantReviewResponse:
-    """A person's answer to a :class:`ParticipantReviewRequest`.
+    """A person's answer to a :class:`ParticipantReviewRequest` (agentnb's shape; see AgentRequestInfoResponse).
 
     Example:
         >>> ParticipantReviewResponse.revise("Shorter, please.").feedback[0].text
@@ -199,7 +221,34 @@ class ParticipantReviewResponse:
         return cls(False, to_conversation(feedback))
 
 
-ReviewReply = ParticipantReviewResponse | bool | str
+@dataclass
+class AgentRequestInfoResponse:
+    """A person's answer to a reviewed turn, as Agent Framework shapes it: no messages approve the turn.
+
+    Example:
+        >>> AgentRequestInfoResponse.from_strings(["Shorter, please."]).messages[0].role
+        'user'
+    """
+
+    messages: list[Message] = field(default_factory=new_conversation)
+
+    @staticmethod
+    def from_messages(messages: list[Message]) -> AgentRequestInfoResponse:
+        """Feedback messages the agent answers (an empty list approves)."""
+        return AgentRequestInfoResponse(list(messages))
+
+    @staticmethod
+    def from_strings(texts: list[str]) -> AgentRequestInfoResponse:
+        """Feedback as user messages, one per text."""
+        return AgentRequestInfoResponse([Message("user", [text]) for text in texts])
+
+    @staticmethod
+    def approve() -> AgentRequestInfoResponse:
+        """Pass the turn on as it is."""
+        return AgentRequestInfoResponse([])
+
+
+ReviewReply = ParticipantReviewResponse | AgentRequestInfoResponse | bool | str
 
 
 class ParticipantExecutor(Executor):
@@ -302,7 +351,15 @@ class ParticipantExecutor(Executor):
             additional_properties=response.additional_properties,
         )
         if self.review:
-            request = ParticipantReviewRequest(self.id, result, [*self._input, *new_messages])
+            # The reviewer sees the agent's latest answer (as Agent Framework shows it); approving passes the
+            # whole turn on, earlier drafts and the feedback included.
+            latest = AgentResponse(
+                messages=strip_approvals(response.messages),
+                response_id=response.response_id,
+                agent_id=response.agent_id,
+                model_id=response.model_id,
+            )
+            request = ParticipantReviewRequest(self.id, latest, [*self._input, *new_messages], turn=result)
             await ctx.request_info(request_data=request, response_type=ReviewReply)
             return
         await self._emit(result, ctx)
@@ -314,8 +371,10 @@ class ParticipantExecutor(Executor):
             reply = ParticipantReviewResponse(True) if reply else ParticipantReviewResponse.revise("Please revise.")
         elif isinstance(reply, str):
             reply = ParticipantReviewResponse.revise(reply) if reply.strip() else ParticipantReviewResponse(True)
+        elif isinstance(reply, AgentRequestInfoResponse):
+            reply = ParticipantReviewResponse(not reply.messages, list(reply.messages))
         if reply.approved and not reply.feedback:
-            await self._emit(request.agent_response, ctx)
+            await self._emit(request.turn or request.agent_response, ctx)
             return
         self._turn.extend(reply.feedback or [Message("user", ["Please revise."])])
         await self._run(ctx)

@@ -80,6 +80,20 @@ Fill in the progress ledger for the conversation so far: is the task fully done,
 itself, is it making progress, who should act next (one of: {names}) and the instruction or question for
 them."""
 
+PLAN_REVIEW_TEXT = """The task:
+{task}
+
+The team:
+{team}
+
+Facts:
+{facts}
+
+Plan:
+{plan}"""
+
+REJECTED = "The plan was rejected; propose a different one."
+
 FINAL_PROMPT = """The task is done. Write the final answer to the task for the user, using the conversation above."""
 
 
@@ -114,46 +128,89 @@ class MagenticProgressLedger(BaseModel):
     instruction: str = Field(default="", description="The instruction or question for the next speaker.")
     reason: str = Field(default="", description="Why, in one or two sentences.")
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ledger as a JSON-safe dict (what a review screen shows)."""
+        return self.model_dump(mode="json")
+
 
 @dataclass
-class MagenticPlanReviewRequest:
-    """The ``request_info`` payload asking a person to review the manager's plan.
+class MagenticPlanReviewResponse:
+    """A person's answer to a :class:`MagenticPlanReviewRequest`: no review messages approve the plan.
 
-    Answer with ``MagenticPlanReviewResponse.approve()`` (or ``True``), with an edited plan
-    (``approve(plan=[...])``), or with ``MagenticPlanReviewResponse.revise("feedback")`` to re-plan.
-
-    Example:
-        >>> MagenticPlanReviewRequest("Plan a trip", "None yet.", ["agent: book"]).plan
-        ['agent: book']
-    """
-
-    task: str
-    facts: str
-    plan: list[str] = field(default_factory=lambda: list[str]())
-    revision: int = 0
-
-
-class MagenticPlanReviewResponse(BaseModel):
-    """A person's answer to a :class:`MagenticPlanReviewRequest`.
+    ``review`` holds the feedback (user messages) the manager re-plans with, as in Agent Framework; agentnb
+    adds ``plan``, an edited list of steps the team follows instead of the manager's (with an approval).
 
     Example:
         >>> MagenticPlanReviewResponse.revise("Ask the critic first.").approved
         False
     """
 
-    approved: bool
-    feedback: str | None = None
+    review: list[Message] = field(default_factory=lambda: list[Message]())
     plan: list[str] | None = None
+
+    @property
+    def approved(self) -> bool:
+        """True when there is no feedback: the team goes on with the plan."""
+        return not self.review
+
+    @property
+    def feedback(self) -> str | None:
+        """The feedback's text (``None`` for an approval)."""
+        return "\n".join(m.text for m in self.review) or None
 
     @classmethod
     def approve(cls, plan: list[str] | None = None) -> MagenticPlanReviewResponse:
-        """Accept the plan (or replace it with ``plan``)."""
-        return cls(approved=True, plan=plan)
+        """Accept the plan (or replace its steps with ``plan``)."""
+        return cls(plan=list(plan) if plan is not None else None)
 
     @classmethod
-    def revise(cls, feedback: str) -> MagenticPlanReviewResponse:
+    def revise(cls, feedback: str | Message | Sequence[str | Message]) -> MagenticPlanReviewResponse:
+        """Ask the manager for a new plan that takes ``feedback`` (text or user messages) into account."""
+        items: Sequence[str | Message] = [feedback] if isinstance(feedback, (str, Message)) else feedback
+        review = [item if isinstance(item, Message) else Message("user", [item]) for item in items]
+        if not review:
+            raise ValueError("revise() needs feedback; use approve() to accept the plan.")
+        return cls(review=review)
+
+
+@dataclass
+class MagenticPlanReviewRequest:
+    """The ``request_info`` payload asking a person to review the manager's plan.
+
+    Answer with ``request.approve()`` (or ``True``), ``request.approve(plan=[...])`` to replace the steps,
+    or ``request.revise("feedback")`` to have the manager re-plan.
+
+    Attributes:
+        plan: The plan as the manager's message (task, team, facts and steps as text).
+        current_progress: The latest progress ledger; ``None`` for the first plan, set when a stall
+            caused this re-plan.
+        is_stalled: True when the team stalled and this is the re-plan.
+        task: The task's text.
+        facts: The ledger's facts.
+        steps: The ledger's plan steps.
+        revision: 1 for the first plan, counting up with every re-plan.
+
+    Example:
+        >>> request = MagenticPlanReviewRequest(Message("assistant", ["1. agent: book"]), steps=["agent: book"])
+        >>> request.revise("Book a train instead.").approved
+        False
+    """
+
+    plan: Message
+    current_progress: MagenticProgressLedger | None = None
+    is_stalled: bool = False
+    task: str = ""
+    facts: str = ""
+    steps: list[str] = field(default_factory=lambda: list[str]())
+    revision: int = 0
+
+    def approve(self, plan: list[str] | None = None) -> MagenticPlanReviewResponse:
+        """Accept the plan (or replace its steps with ``plan``)."""
+        return MagenticPlanReviewResponse.approve(plan)
+
+    def revise(self, feedback: str | Message | Sequence[str | Message]) -> MagenticPlanReviewResponse:
         """Ask the manager for a new plan that takes ``feedback`` into account."""
-        return cls(approved=False, feedback=feedback)
+        return MagenticPlanReviewResponse.revise(feedback)
 
 
 OrchestratorCtx = WorkflowContext[list[Message], list[Message]]
@@ -205,7 +262,7 @@ class MagenticOrchestrator(ConversationStart):
             )
         return response
 
-    async def _plan(self, ctx: OrchestratorCtx, feedback: str | None = None) -> None:
+    async def _plan(self, ctx: OrchestratorCtx, feedback: str | None = None, *, stalled: bool = False) -> None:
         note = f"\n\nFeedback on the previous plan: {feedback}" if feedback else ""
         if self._ledger is None:
             prompt = PLAN_PROMPT.format(team=self._team(), feedback=note)
@@ -221,20 +278,30 @@ class MagenticOrchestrator(ConversationStart):
         self._revision += 1
         await ctx.add_event(WorkflowEvent("magentic_plan", ledger))
         if self.plan_review:
+            task = "\n".join(m.text for m in self._task)
             request = MagenticPlanReviewRequest(
-                "\n".join(m.text for m in self._task), ledger.facts, list(ledger.plan), self._revision
+                Message("assistant", [self._plan_text(task, ledger)], author_name=self.manager_name),
+                current_progress=self._progress if stalled else None,
+                is_stalled=stalled,
+                task=task,
+                facts=ledger.facts,
+                steps=list(ledger.plan),
+                revision=self._revision,
             )
             await ctx.request_info(request_data=request, response_type=ReviewReply)
             return
         await self._round(ctx)
 
+    def _plan_text(self, task: str, ledger: MagenticTaskLedger) -> str:
+        return PLAN_REVIEW_TEXT.format(task=task, team=self._team(), facts=ledger.facts, plan=_steps(ledger.plan))
+
     @response_handler
     async def on_review(self, request: MagenticPlanReviewRequest, reply: ReviewReply, ctx: OrchestratorCtx) -> None:
         """A person's review of the plan: go on, go on with their edited plan, or re-plan with their feedback."""
         if isinstance(reply, bool):
-            reply = MagenticPlanReviewResponse(approved=reply)
+            reply = MagenticPlanReviewResponse.approve() if reply else MagenticPlanReviewResponse.revise(REJECTED)
         if not reply.approved:
-            await self._plan(ctx, feedback=reply.feedback or "The plan was rejected; propose a different one.")
+            await self._plan(ctx, feedback=reply.feedback or REJECTED, stalled=request.is_stalled)
             return
         if reply.plan is not None and self._ledger is not None:
             self._ledger = MagenticTaskLedger(facts=self._ledger.facts, plan=list(reply.plan))
@@ -253,6 +320,7 @@ class MagenticOrchestrator(ConversationStart):
         progress = response.value
         if not isinstance(progress, MagenticProgressLedger):
             raise WorkflowRunError(f"The manager agent {self.manager_name!r} did not return a MagenticProgressLedger.")
+        self._progress = progress
         await ctx.add_event(WorkflowEvent("magentic_progress", progress))
         if progress.is_request_satisfied:
             final = await self._ask(FINAL_PROMPT, None)
@@ -277,7 +345,7 @@ class MagenticOrchestrator(ConversationStart):
                 return
             self._stalls = 0
             await ctx.add_event(WorkflowEvent("magentic_replan", {"resets": self._resets, "round": self._rounds}))
-            await self._plan(ctx)
+            await self._plan(ctx, stalled=True)
             return
         speaker = progress.next_speaker
         if speaker not in self.participants:
@@ -314,6 +382,7 @@ class MagenticOrchestrator(ConversationStart):
         self._task: list[Message] = []
         self._conversation: list[Message] = []
         self._ledger: MagenticTaskLedger | None = None
+        self._progress: MagenticProgressLedger | None = None
         self._rounds = 0
         self._stalls = 0
         self._resets = 0
@@ -329,6 +398,7 @@ class MagenticOrchestrator(ConversationStart):
             "task": list(self._task),
             "conversation": list(self._conversation),
             "ledger": self._ledger,
+            "progress": self._progress,
             "rounds": self._rounds,
             "stalls": self._stalls,
             "resets": self._resets,
@@ -339,6 +409,7 @@ class MagenticOrchestrator(ConversationStart):
         self._task = list(state.get("task", []))
         self._conversation = list(state.get("conversation", []))
         self._ledger = state.get("ledger")
+        self._progress = state.get("progress")
         self._rounds = int(state.get("rounds", 0))
         self._stalls = int(state.get("stalls", 0))
         self._resets = int(state.get("resets", 0))

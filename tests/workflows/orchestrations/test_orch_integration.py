@@ -12,6 +12,7 @@ from agentnb.workflows import (
     HandoffUserInputRequest,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
+    MagenticProgressLedger,
     MagenticTaskLedger,
     WorkflowViz,
 )
@@ -60,7 +61,9 @@ async def test_runs_and_orchestration_events_are_mirrored_into_the_run_store() -
 def test_request_payloads_round_trip_through_tagged_json() -> None:
     values = [
         HandoffUserInputRequest("billing", AgentResponse(text="Which order?"), [Message("user", ["refund"])]),
-        MagenticPlanReviewRequest("task", "facts", ["a: b"], 2),
+        MagenticPlanReviewRequest(
+            Message("assistant", ["1. a: b"]), MagenticProgressLedger(is_request_satisfied=False), True, steps=["a: b"]
+        ),
         MagenticPlanReviewResponse.revise("more detail"),
         MagenticTaskLedger(facts="f", plan=["x"]),
         GroupChatState(1, {"a": ""}, [Message("user", ["hi"])], "a"),

@@ -152,8 +152,11 @@ async def test_plan_review_revise_then_approve_with_an_edited_plan() -> None:
     result = await workflow.run("Build it")
     (request,) = result.get_request_info_events()
     assert isinstance(request.data, MagenticPlanReviewRequest)
-    assert (request.data.task, request.data.plan, request.data.revision) == ("Build it", ["researcher: plan 1"], 1)
-    result = await workflow.run(responses={request.request_id: MagenticPlanReviewResponse.revise("Use the coder.")})
+    assert (request.data.task, request.data.steps, request.data.revision) == ("Build it", ["researcher: plan 1"], 1)
+    assert request.data.plan.role == "assistant" and request.data.plan.author_name == "boss"
+    assert "1. researcher: plan 1" in request.data.plan.text and "Build it" in request.data.plan.text
+    assert (request.data.current_progress, request.data.is_stalled) == (None, False)
+    result = await workflow.run(responses={request.request_id: request.data.revise("Use the coder.")})
     (request,) = result.get_request_info_events()
     assert "Feedback on the previous plan: Use the coder." in prompts[-1]
     assert request.data.revision == 2
@@ -192,3 +195,50 @@ def test_builder_validation() -> None:
         MagenticBuilder(participants=agents, manager_agent=boss, max_reset_count=-1)
     with pytest.raises(ValueError, match="needs a name"):
         MagenticBuilder(participants=agents, manager_agent=Agent(FunctionChatClient(lambda m, o: "")))
+
+
+async def test_a_stall_replan_is_reviewed_with_the_progress_that_caused_it() -> None:
+    calls = {"progress": 0}
+
+    def manager(messages: list[Message], options: dict) -> Any:
+        fmt = options.get("response_format")
+        if fmt is MagenticTaskLedger:
+            return MagenticTaskLedger(facts="F", plan=["researcher: look"])
+        if fmt is MagenticProgressLedger:
+            calls["progress"] += 1
+            if calls["progress"] == 1:
+                return MagenticProgressLedger(
+                    is_request_satisfied=False, is_progress_being_made=False, next_speaker="researcher", reason="stuck"
+                )
+            return MagenticProgressLedger(is_request_satisfied=True)
+        return "Done."
+
+    workflow = MagenticBuilder(
+        participants=magentic_agents(),
+        manager_agent=Agent(FunctionChatClient(manager), name="boss"),
+        enable_plan_review=True,
+        max_stall_count=0,
+    ).build()
+    result = await workflow.run("Build it")
+    (first,) = result.get_request_info_events()
+    assert first.request_type is MagenticPlanReviewRequest
+    result = await workflow.run(responses={first.request_id: first.data.approve()})
+    (replan,) = result.get_request_info_events()
+    assert replan.data.is_stalled and replan.data.revision == 2
+    assert replan.data.current_progress is not None
+    assert replan.data.current_progress.to_dict()["reason"] == "stuck"
+    # Feedback on a stall re-plan keeps the request marked as stalled.
+    result = await workflow.run(responses={replan.request_id: MagenticPlanReviewResponse.revise(["Try", "harder"])})
+    (again,) = result.get_request_info_events()
+    assert again.data.is_stalled and again.data.revision == 3
+    result = await workflow.run(responses={again.request_id: True})
+    assert result.get_outputs()[0][-1].text == "Done."
+
+
+def test_plan_review_responses_in_the_reference_shape() -> None:
+    assert MagenticPlanReviewResponse(review=[]).approved
+    revised = MagenticPlanReviewResponse.revise(Message("user", ["Shorter."]))
+    assert (revised.approved, revised.feedback, revised.review[0].role) == (False, "Shorter.", "user")
+    assert MagenticPlanReviewResponse.approve(plan=["a: b"]).plan == ["a: b"]
+    with pytest.raises(ValueError, match="needs feedback"):
+        MagenticPlanReviewResponse.revise([])

@@ -87,7 +87,7 @@ async def test_plan_review_answered_in_fresh_process(tmp_path: Path) -> None:
     paused = await workflow.run("quarterly sales")
     (request,) = paused.get_request_info_events()
     assert isinstance(request.data, MagenticPlanReviewRequest)
-    assert request.data.plan == ["researcher: gather numbers", "coder: plot them"]
+    assert request.data.steps == ["researcher: gather numbers", "coder: plot them"]
     assert paused.get_outputs() == []
     resumed = _resume("magentic", tmp_path, paused.checkpoint_id or "", {request.request_id: True})
     assert resumed["state"] == "idle"

@@ -6,6 +6,8 @@ import pytest
 
 from agentnb import Message
 from agentnb.workflows import (
+    AgentExecutorResponse,
+    AgentRequestInfoResponse,
     ConcurrentBuilder,
     GroupChatBuilder,
     ParticipantReviewRequest,
@@ -72,3 +74,37 @@ async def test_review_in_a_group_chat_and_revise_helpers() -> None:
 def test_unknown_agents_are_refused() -> None:
     with pytest.raises(ValueError, match="not a participant"):
         ConcurrentBuilder(participants=concurrent_agents()).with_request_info(agents=["nobody"])
+
+
+async def test_review_in_the_reference_shape_agent_executor_response_and_agent_request_info_response() -> None:
+    from tests.workflows.orchestrations.orch_scenarios import group_chat_agents
+
+    writer, critic = group_chat_agents()
+    workflow = (
+        GroupChatBuilder(participants=[writer, critic], selection_func=lambda s: "writer", max_rounds=1)
+        .with_request_info(agents=[writer])
+        .build()
+    )
+    (request,) = (await workflow.run("x")).get_request_info_events()
+    assert isinstance(request.data, AgentExecutorResponse)
+    assert request.data.executor_id == "writer"
+    assert [m.text for m in request.data.full_conversation or []] == ["x", request.data.agent_response.text]
+    feedback = AgentRequestInfoResponse.from_strings(["Add a rhyme."])
+    (request,) = (await workflow.run(responses={request.request_id: feedback})).get_request_info_events()
+    assert request.data.conversation[-2].text == "Add a rhyme."
+    result = await workflow.run(responses={request.request_id: AgentRequestInfoResponse.approve()})
+    (conversation,) = result.get_outputs()
+    assert [m.text for m in conversation][-1] == "Slogan v2: Fresh every day."
+    assert AgentRequestInfoResponse.from_messages([Message("user", ["hi"])]).messages[0].text == "hi"
+
+
+def test_a_review_request_keeps_the_whole_turn_through_tagged_json() -> None:
+    from agentnb import AgentResponse, _serialization
+
+    turn = AgentResponse(messages=[Message("assistant", ["Draft 1"]), Message("user", ["More"])])
+    request = ParticipantReviewRequest("writer", AgentResponse(text="Draft 2"), [Message("user", ["x"])], turn=turn)
+    back = _serialization.loads(_serialization.dumps(request))
+    assert type(back) is ParticipantReviewRequest
+    assert (back.participant, back.agent_response.text) == ("writer", "Draft 2")
+    assert [m.text for m in back.conversation] == ["x"]
+    assert back.turn is not None and [m.text for m in back.turn.messages] == ["Draft 1", "More"]
