@@ -1,5 +1,9 @@
 """The time-travel view: a run's checkpoints as a timeline and a tree, inspection, diffs, resume and forks.
 
+"Re-run executor" runs one executor of the graph again from the inspected checkpoint, on what it received
+there or an edited input, with every other executor frozen, and shows the comparison with the original run
+(``CheckpointHistory.rerun_executor``); "Continue with this output" forks from the result and resumes it.
+
 Everything goes through the workflow engine's own API (:class:`agentnb.workflows.CheckpointHistory` and
 ``workflow.run(checkpoint_id=...)``); checkpoints live in the run store, so runs made by a notebook in
 another process can be inspected here too. Resuming or forking needs the workflow object itself (the
@@ -18,7 +22,13 @@ from typing import Any
 import panel as pn
 
 from agentnb._html import badge, escape, json_html
-from agentnb.workflows import checkpoint_tree_svg, editable_state, parse_fork_edits
+from agentnb.workflows import (
+    checkpoint_tree_svg,
+    editable_input,
+    editable_state,
+    parse_fork_edits,
+    parse_rerun_input,
+)
 
 from ._discovery import Catalog, Entity
 from ._guard import view_callback
@@ -121,6 +131,26 @@ class TimeTravelView:
         self.fork_button = pn.widgets.Button(
             label="Fork and resume", color="warning", width=160, disabled=True, css_classes=["anb-fork"]
         )
+        self.rerun_executor = pn.widgets.Select(
+            label="Executor", options=[], width=200, disabled=True, css_classes=["anb-rerun-executor"]
+        )
+        self.rerun_input = pn.widgets.TextAreaInput(
+            label="Its input here (JSON; edit it to try another)",
+            height=90,
+            sizing_mode="stretch_width",
+            disabled=True,
+            css_classes=["anb-rerun-input"],
+        )
+        self.rerun_button = pn.widgets.Button(
+            label="Re-run executor", color="primary", width=160, disabled=True, css_classes=["anb-rerun"]
+        )
+        self.rerun_out = html_pane("", css_classes=["anb-rerun-out"])
+        self.continue_button = pn.widgets.Button(
+            label="Continue with this output", width=200, disabled=True, css_classes=["anb-rerun-continue"]
+        )
+        self.rerun_result: Any = None
+        self._rerun_inputs: dict[str, list[Any]] = {}
+        self._rerun_prefill = ""
         self.action_result = pn.Column(sizing_mode="stretch_width", css_classes=["anb-tt-result"])
         self.diff_a = pn.widgets.Select(label="Diff from", options={}, width=260)
         self.diff_b = pn.widgets.Select(label="to", options={}, width=260)
@@ -137,6 +167,9 @@ class TimeTravelView:
         self.resume_button.on_click(self._on_resume)
         self.fork_button.on_click(self._on_fork)
         self.diff_button.on_click(self._on_diff)
+        self.rerun_executor.param.watch(lambda _e: self._fill_rerun_input(), "value")
+        self.rerun_button.on_click(self._on_rerun)
+        self.continue_button.on_click(self._on_continue)
         self.branch_a.param.watch(lambda _e: self._show_branches(), "value")
         self.branch_b.param.watch(lambda _e: self._show_branches(), "value")
 
@@ -155,6 +188,11 @@ class TimeTravelView:
             pn.Row(self.resume_button),
             self.fork_editor,
             pn.Row(self.fork_label, pn.Column(pn.Spacer(height=18), self.fork_button)),
+            html_pane("<div class='anb-role'>Re-run one executor (nothing else runs, nothing is written)</div>"),
+            pn.Row(self.rerun_executor, pn.Column(pn.Spacer(height=18), self.rerun_button)),
+            self.rerun_input,
+            self.rerun_out,
+            pn.Row(self.continue_button),
             self.action_result,
             sizing_mode="stretch_width",
         )
@@ -354,7 +392,88 @@ class TimeTravelView:
         self.fork_editor.value = editable_state(checkpoint)
         self.resume_button.disabled = not can_act
         self.fork_button.disabled = not can_act
+        self.rerun_result = None
+        self.rerun_out.object = ""
+        self.continue_button.disabled = True
+        self.rerun_executor.disabled = self.rerun_input.disabled = self.rerun_button.disabled = not can_act
+        self._rerun_inputs = {}
         self._draw_tree()
+        if can_act:
+            pn.state.execute(self.offer_rerun)  # routing the checkpoint's messages is async: after this returns
+
+    # ----------------------------------------------------------------------------------------------- re-run
+    def _history(self) -> Any:
+        from agentnb.workflows import CheckpointHistory
+
+        from ._workflow import WorkflowRunner
+
+        checkpoint = self._checkpoint
+        entity = self._entity_for(checkpoint.workflow_name) if checkpoint is not None else None
+        if checkpoint is None or entity is None:
+            return None
+        return CheckpointHistory(WorkflowRunner(entity.obj, self.store).storage(), entity.obj)
+
+    @view_callback("Cannot offer a re-run")
+    async def offer_rerun(self) -> None:
+        """List the graph's executors, choose the one due next at the inspected checkpoint, show its input."""
+        history = self._history()
+        if history is None:
+            return
+        self._rerun_inputs = await history.inputs_at(self._checkpoint.checkpoint_id)
+        executors = list(history.workflow.executors)
+        due = next(iter(self._rerun_inputs), executors[0] if executors else None)
+        if self.rerun_executor.options != executors:
+            self.rerun_executor.options = executors
+        if self.rerun_executor.value != due:
+            self.rerun_executor.value = due  # the watcher fills the input
+        else:
+            self._fill_rerun_input()
+
+    def _fill_rerun_input(self) -> None:
+        inputs = self._rerun_inputs.get(self.rerun_executor.value or "", [])
+        # One message is offered for editing; several (rare) are re-run as they were unless replaced.
+        self._rerun_prefill = editable_input(inputs[0]) if len(inputs) == 1 else ""
+        self.rerun_input.value = self._rerun_prefill
+        self.rerun_input.value_input = self._rerun_prefill  # so an edit typed for another checkpoint is not taken
+
+    @view_callback("Re-run failed")
+    async def _on_rerun(self, _event: Any = None) -> None:
+        history = self._history()
+        executor_id = self.rerun_executor.value
+        if history is None or not executor_id:
+            return
+        # The browser updates value_input on every key and value on blur; code sets value: take the edited one.
+        typed, value = self.rerun_input.value_input, self.rerun_input.value
+        text = typed if typed and typed != self._rerun_prefill else value
+        self.rerun_button.disabled = True
+        try:
+            edited: dict[str, Any] = {}
+            if text.strip() and text != self._rerun_prefill:
+                edited["input"] = parse_rerun_input(text, history.workflow, executor_id)
+            result = await history.rerun_executor(self._checkpoint.checkpoint_id, executor_id, **edited)
+        except (ValueError, TypeError) as exc:  # bad JSON, an input of the wrong type, nothing to run on
+            self.rerun_result = None
+            self.continue_button.disabled = True
+            set_html(
+                self.rerun_out,
+                f"<div class='anb-card anb-error anb-rerun-refused'>Not re-run: {escape(type(exc).__name__)}: "
+                f"{escape(exc)}</div>",
+            )
+            return
+        finally:
+            self.rerun_button.disabled = False
+        self.rerun_result = result
+        set_html(self.rerun_out, result.to_html())
+        self.continue_button.disabled = result.error is not None
+
+    @view_callback("Continue not started")
+    async def _on_continue(self, _event: Any = None) -> None:
+        result = self.rerun_result
+        if result is None:
+            return
+        self.continue_button.disabled = True
+        fork = await result.fork()
+        await self._resume(fork.checkpoint_id, title=f"Continue from the re-run of {result.executor_id}")
 
     @view_callback("Resume failed")
     async def _on_resume(self, _event: Any = None) -> None:
