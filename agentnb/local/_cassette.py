@@ -22,10 +22,11 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._clients import BaseChatClient
 from .._files import private_dir
+from .._json import is_json_array, is_json_object
 from .._serialization import encode, parse_json
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ..exceptions import CassetteError, CassetteMissError, SerializationError
@@ -62,15 +63,16 @@ def _env_secrets() -> list[str]:
 
 def _redact(value: Any, secrets: Sequence[str]) -> Any:
     if isinstance(value, Mapping):
+        mapping = cast("Mapping[Any, Any]", value)
         return {
             k: (
                 REDACTED
                 if isinstance(k, str) and isinstance(v, str) and v and _SECRET_KEYS.search(k)
                 else _redact(v, secrets)
             )
-            for k, v in value.items()
+            for k, v in mapping.items()
         }
-    if isinstance(value, list):
+    if is_json_array(value):
         return [_redact(v, secrets) for v in value]
     if isinstance(value, str):
         for secret in secrets:
@@ -97,7 +99,7 @@ def _content_key(content: Content) -> dict[str, Any]:
 
 
 def _tool_key(tool: Any) -> Any:
-    if isinstance(tool, Mapping):
+    if is_json_object(tool):
         return encode(dict(tool))
     parameters = tool.parameters() if callable(getattr(tool, "parameters", None)) else None
     return {
@@ -116,7 +118,7 @@ def _format_key(response_format: Any) -> Any:
 
 def normalize_request(messages: Sequence[Message], options: Mapping[str, Any]) -> dict[str, Any]:
     """The content of a model request, as a cassette stores and matches it (ids and timestamps left out)."""
-    normalized_messages = []
+    normalized_messages: list[dict[str, Any]] = []
     for message in messages:
         entry: dict[str, Any] = {"role": message.role, "contents": [_content_key(c) for c in message.contents]}
         if message.author_name:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from typing import Any
+from typing import Any, cast
 
 from .._clients import BaseChatClient
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
@@ -16,7 +16,7 @@ __all__ = ["FunctionChatClient"]
 
 def _as_response(reply: Any, messages: list[Message], model_id: str | None) -> ChatResponse:
     if isinstance(reply, ChatResponse):
-        return reply
+        return cast(ChatResponse, reply)
     contents = reply_to_contents(reply)
     has_calls = any(c.type == "function_call" for c in contents)
     return ChatResponse(

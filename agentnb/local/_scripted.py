@@ -6,9 +6,10 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._clients import BaseChatClient
+from .._json import is_list_or_tuple
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message, UsageDetails
 from ..exceptions import ChatClientError
 
@@ -53,7 +54,7 @@ def reply_to_contents(reply: Any) -> list[Content]:
         return [reply]
     if isinstance(reply, Message):
         return list(reply.contents)
-    if isinstance(reply, (list, tuple)) and all(isinstance(r, (Content, str)) for r in reply):
+    if is_list_or_tuple(reply) and all(isinstance(r, (Content, str)) for r in reply):
         return [Content.from_text(r) if isinstance(r, str) else r for r in reply]
     dump = getattr(reply, "model_dump_json", None)
     if callable(dump):
@@ -132,7 +133,7 @@ class ScriptedChatClient(BaseChatClient):
         if isinstance(reply, BaseException):
             raise reply
         if isinstance(reply, ChatResponse):
-            return reply
+            return cast(ChatResponse, reply)
         contents = reply_to_contents(reply)
         has_calls = any(c.type == "function_call" for c in contents)
         return ChatResponse(
@@ -159,7 +160,7 @@ class ScriptedChatClient(BaseChatClient):
 def stream_response(response: ChatResponse, chunk_size: int | None = None) -> list[ChatResponseUpdate]:
     """Cut a whole response into the updates a streaming model would send (text word by word)."""
     updates: list[ChatResponseUpdate] = []
-    common = {"response_id": response.response_id, "model_id": response.model_id}
+    common: dict[str, Any] = {"response_id": response.response_id, "model_id": response.model_id}
     for message in response.messages:
         for content in message.contents:
             if content.type in ("text", "text_reasoning") and content.text:

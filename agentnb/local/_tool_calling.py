@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from .._clients import BaseChatClient
+from .._json import is_json_array
 from .._tools import FunctionTool, result_to_text
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._scripted import estimate_usage, stream_response
@@ -44,7 +45,7 @@ def example_arguments(schema: dict[str, Any], hint: str | None = None) -> dict[s
                 options = [o for o in node[key] if o.get("type") != "null"] or node[key]
                 return sample(options[0], name)
         kind = node.get("type")
-        if isinstance(kind, list):
+        if is_json_array(kind):
             kind = next((k for k in kind if k != "null"), "null")
         if kind == "object" or "properties" in node:
             props = node.get("properties", {})

@@ -15,7 +15,7 @@ import logging
 import sys
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -252,6 +252,10 @@ def connection_error(server: str, exc: BaseException, *, during: str, detail: st
 
 def leaf_exception(exc: BaseException) -> BaseException:
     """The first non-group exception inside (possibly nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+    while True:
+        if not isinstance(exc, BaseExceptionGroup):
+            return exc
+        group = cast("BaseExceptionGroup[BaseException]", exc)
+        if not group.exceptions:
+            return group
+        exc = group.exceptions[0]

@@ -7,6 +7,7 @@ import binascii
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agentnb._json import is_json_array
 from agentnb._types import Content, Message
 
 __all__ = [
@@ -104,7 +105,8 @@ def messages_from_sampling(params: Any) -> list[Message]:
     if params.system_prompt:
         messages.append(Message("system", [params.system_prompt]))
     for message in params.messages:
-        blocks = message.content if isinstance(message.content, list) else [message.content]
+        content: Any = message.content
+        blocks: list[Any] = content if is_json_array(content) else [content]
         contents = [content_from_mcp(block) for block in blocks if getattr(block, "type", None) != "tool_use"]
         messages.append(Message(message.role, contents))
     return messages

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +69,7 @@ class MCPStreamableHTTPTool(MCPTool):
         return self._open_transport()
 
     @asynccontextmanager
-    async def _open_transport(self) -> AsyncIterator[Any]:
+    async def _open_transport(self) -> AsyncGenerator[Any, None]:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -80,13 +80,12 @@ class MCPStreamableHTTPTool(MCPTool):
             else:
                 # Our own httpx2 client carries the extra headers; it relays through the user's client when one
                 # was given, so that client's auth, hooks and transport still apply.
-                client = await stack.enter_async_context(
-                    httpx2.AsyncClient(
-                        headers=self.headers,
-                        timeout=httpx2.Timeout(_CONNECT_TIMEOUT, read=_SSE_READ_TIMEOUT),
-                        transport=_relay(given) if given is not None else None,
-                    )
+                client = httpx2.AsyncClient(
+                    headers=self.headers,
+                    timeout=httpx2.Timeout(_CONNECT_TIMEOUT, read=_SSE_READ_TIMEOUT),
+                    transport=_relay(given) if given is not None else None,
                 )
+                await stack.enter_async_context(client)
             streams = await stack.enter_async_context(
                 streamable_http_client(self.url, http_client=client, terminate_on_close=self.terminate_on_close)
             )

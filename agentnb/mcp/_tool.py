@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agentnb._tools import ApprovalMode, FunctionTool
 from agentnb._types import Content, Message
@@ -38,6 +39,7 @@ a mapping of tool name to mode, or ``{"always_require_approval": [...], "never_r
 
 _INVALID_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME_LENGTH = 64
+_T = TypeVar("_T")
 _RESERVED_ARGUMENTS = frozenset({"_meta"})
 # Extra seconds the caller waits beyond the SDK's own request timeout before giving up itself.
 _TIMEOUT_SLACK = 2.0
@@ -239,7 +241,7 @@ class MCPTool:
             )
             self.sampling.new_session()
             # Load the SDK before the clock starts: connect_timeout is for the server, not for our imports.
-            import mcp.client.client  # noqa: F401
+            importlib.import_module("mcp.client.client")
 
             await connection.open()
             self._connection = connection
@@ -279,7 +281,7 @@ class MCPTool:
         return list(self._functions)
 
     # -- requests -----------------------------------------------------------------------------------------
-    async def _request(self, what: str, send: Any) -> Any:
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
         """Run one request over a live session, translating SDK failures into typed, server-named errors."""
         import anyio
         from mcp.shared.exceptions import MCPError as SDKError
@@ -517,6 +519,7 @@ class _ApprovalPolicy:
                 raise ValueError(f"approval_mode must be 'always_require' or 'never_require', got {setting!r}")
             self.default = setting  # type: ignore[assignment]
         elif isinstance(setting, Mapping):
+            setting = cast("Mapping[str, Any]", setting)
             if set(setting) <= {"always_require_approval", "never_require_approval"}:
                 for name in setting.get("always_require_approval", ()) or ():
                     self.per_tool[name] = "always_require"

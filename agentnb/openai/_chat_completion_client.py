@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._json import is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._base import OpenAIClientBase
 from ._shared import (
@@ -99,7 +100,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                     "type": "json_schema",
                     "json_schema": {"name": name, "schema": json_schema, "strict": True},
                 }
-            elif isinstance(response_format, Mapping):
+            elif is_json_object(response_format):
                 params["response_format"] = dict(response_format)
             else:
                 raise TypeError(
@@ -213,7 +214,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 contents.append(Content.from_text(message.content, raw_representation=message))
             if message.refusal:
                 contents.append(Content.from_text(message.refusal, additional_properties={"refusal": True}))
-            for call in message.tool_calls or []:
+            for call in message.tool_calls or ():
                 function = getattr(call, "function", None)
                 if function is None:  # custom (non-function) tool calls have no agentnb equivalent
                     continue
@@ -268,7 +269,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                         contents.append(Content.from_text(delta.content))
                     if delta.refusal:
                         contents.append(Content.from_text(delta.refusal, additional_properties={"refusal": True}))
-                    for fragment in delta.tool_calls or []:
+                    for fragment in delta.tool_calls or ():
                         call = calls.setdefault(fragment.index, {"id": "", "name": "", "arguments": ""})
                         call["id"] = fragment.id or call["id"]
                         if fragment.function is not None:
@@ -319,7 +320,7 @@ def _flush(calls: dict[int, dict[str, str]]) -> list[Content]:
 
 def _reasoning_of(message: Any) -> str | None:
     """Reasoning text from the extensions servers use (vLLM/DeepSeek ``reasoning_content``, others ``reasoning``)."""
-    extra = getattr(message, "model_extra", None) or {}
+    extra: Mapping[str, Any] = getattr(message, "model_extra", None) or {}
     for key in ("reasoning_content", "reasoning"):
         value = extra.get(key)
         if isinstance(value, str) and value:

@@ -11,6 +11,7 @@ import warnings
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._json import is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ..exceptions import ServiceResponseError
 from ._base import OpenAIClientBase
@@ -190,7 +191,7 @@ class OpenAIChatClient(OpenAIClientBase):
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         contents: list[Content] = []
-        for item in response.output or []:
+        for item in response.output or ():
             contents.extend(_item_contents(item))
         finish_reason = _finish(response, contents)
         return ChatResponse(
@@ -201,9 +202,7 @@ class OpenAIChatClient(OpenAIClientBase):
             created_at=float(response.created_at) if response.created_at else None,
             finish_reason=finish_reason,
             usage_details=_usage(response.usage),
-            response_format=options.get("response_format")
-            if isinstance(options.get("response_format"), type)
-            else None,
+            response_format=_value_format(options),
             raw_representation=response,
         )
 
@@ -365,7 +364,7 @@ def _item_contents(item: Any) -> list[Content]:
                 contents.append(Content.from_text(part.refusal, additional_properties={"refusal": True}))
         return contents
     if kind == "reasoning":
-        texts = [s.text for s in item.summary or []] + [c.text for c in item.content or []]
+        texts: list[str | None] = [s.text for s in item.summary or ()] + [c.text for c in item.content or ()]
         return [
             Content.from_reasoning(
                 "\n\n".join(t for t in texts if t),
@@ -429,9 +428,9 @@ def _text_format(response_format: Any) -> dict[str, Any]:
     if schema is not None:
         name, json_schema = schema
         return {"type": "json_schema", "name": name, "schema": json_schema, "strict": True}
-    if isinstance(response_format, Mapping):
+    if is_json_object(response_format):
         fmt = dict(response_format)
-        if fmt.get("type") == "json_schema" and isinstance(fmt.get("json_schema"), Mapping):
+        if fmt.get("type") == "json_schema" and is_json_object(fmt.get("json_schema")):
             # Accept the Chat Completions shape too.
             return {"type": "json_schema", **fmt["json_schema"]}
         return fmt

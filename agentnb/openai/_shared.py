@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal, NoReturn, cast
 
+from .._json import is_json_array, is_json_object
 from .._tools import result_to_text
 from .._types import Content, UsageDetails
 from ..exceptions import (
@@ -44,7 +45,7 @@ _CONTENT_FILTER_CODES = frozenset({"content_filter", "content_policy_violation",
 
 def _server_message(error: Any) -> str:
     body = getattr(error, "body", None)
-    if isinstance(body, Mapping):
+    if is_json_object(body):
         message = body.get("message")
         if isinstance(message, str) and message:
             return message
@@ -53,7 +54,7 @@ def _server_message(error: Any) -> str:
 
 def _error_code(error: Any) -> str | None:
     body = getattr(error, "body", None)
-    code = getattr(error, "code", None) or (body.get("code") if isinstance(body, Mapping) else None)
+    code = getattr(error, "code", None) or (body.get("code") if is_json_object(body) else None)
     return str(code) if code else None
 
 
@@ -201,12 +202,13 @@ def strict_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     result = copy.deepcopy(dict(schema))
 
     def visit(node: Any) -> bool:
-        if isinstance(node, list):
+        if is_json_array(node):
             return all(visit(item) for item in node)
         if not isinstance(node, dict):
             return True
+        node = cast("dict[str, Any]", node)
         if node.get("type") == "object" or "properties" in node:
-            props = node.get("properties") or {}
+            props: dict[str, Any] = node.get("properties") or {}
             if set(node.get("required") or []) != set(props):
                 return False
             extra = node.get("additionalProperties")
@@ -223,15 +225,15 @@ def strict_tool_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 def _tool_parts(tool: Any) -> tuple[str, str, dict[str, Any]]:
     name = tool.name
     description = getattr(tool, "description", None) or ""
-    parameters = tool.parameters() if callable(getattr(tool, "parameters", None)) else {}
+    parameters: Mapping[str, Any] | None = tool.parameters() if callable(getattr(tool, "parameters", None)) else None
     return name, description, dict(parameters or {"type": "object", "properties": {}})
 
 
 def tool_specs(tools: Any, api: Literal["chat", "responses"]) -> list[dict[str, Any]]:
     """Turn agentnb tools (and raw dicts, passed through) into the API's tool list."""
     specs: list[dict[str, Any]] = []
-    for tool in tools or []:
-        if isinstance(tool, Mapping):
+    for tool in tools or ():
+        if is_json_object(tool):
             specs.append(dict(tool))
             continue
         if not hasattr(tool, "name"):
@@ -251,12 +253,12 @@ def tool_choice_param(choice: Any, api: Literal["chat", "responses"]) -> Any:
         if choice in (None, "auto", "none", "required"):
             return choice
         name = choice
-    elif isinstance(choice, Mapping):
+    elif is_json_object(choice):
         function = choice.get("function")
         name = (
             choice.get("required_function_name")
             or choice.get("name")
-            or (function.get("name") if isinstance(function, Mapping) else None)
+            or (function.get("name") if is_json_object(function) else None)
         )
         if not name:
             mode = choice.get("mode")
@@ -279,12 +281,13 @@ def response_format_schema(response_format: Any) -> tuple[str, dict[str, Any]] |
         from openai.lib._pydantic import to_strict_json_schema
     except ImportError:  # pragma: no cover - older or newer SDK layouts
         to_strict_json_schema = None
-    target: Any = response_format if issubclass(response_format, BaseModel) else TypeAdapter(response_format)
+    kind = cast("type[Any]", response_format)
+    target: type[BaseModel] | TypeAdapter[Any] = kind if issubclass(kind, BaseModel) else TypeAdapter(kind)
     if to_strict_json_schema is not None:
         schema = to_strict_json_schema(target)
     else:  # pragma: no cover
         schema = target.model_json_schema() if isinstance(target, type) else target.json_schema()
-    return response_format.__name__, schema
+    return kind.__name__, schema
 
 
 # --- messages -----------------------------------------------------------------------------------------

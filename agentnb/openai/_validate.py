@@ -13,6 +13,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from .._json import is_json_object
 from ..exceptions import ServiceResponseError
 
 __all__ = ["checked_create", "checked_events", "invalid_response"]
@@ -65,7 +66,7 @@ async def checked_create(resource: Any, params: dict[str, Any], *, api: str) -> 
     except (ValueError, RecursionError):
         raise invalid_response(api, url, "the body is not JSON", body) from None
     key = "choices" if _is_chat(api) else "output"
-    if not isinstance(data, dict) or not isinstance(data.get(key), list):
+    if not is_json_object(data) or not isinstance(data.get(key), list):
         raise invalid_response(api, url, f"the JSON has no {key!r} list", body)
     if _is_chat(api) and not data[key]:
         raise invalid_response(api, url, "'choices' is empty (no answer at all)", body)
