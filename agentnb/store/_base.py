@@ -4,20 +4,27 @@ A backend (:class:`~agentnb.store.RunStore` for SQLite, :class:`~agentnb.store.P
 connections and transactions: ``_write()`` yields a connection for one transaction, ``_read()`` runs one
 query. Statements here use ``?`` placeholders and portable SQL (upserts as ``ON CONFLICT ... DO``), so a
 method written once works on both backends.
+
+The operations that async code awaits (checkpoints, run mirroring) are written as programs
+(:mod:`agentnb.store._program`): the blocking method and its ``a``-prefixed coroutine twin run the same
+program, so their SQL exists once. A backend with async connections runs them on those; the others run the
+blocking method in a worker thread.
 """
 
 from __future__ import annotations
 
 import abc
+import asyncio
 import datetime as _dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
+from ._program import Program, Statement, drive, perform
 from ._schema import MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
 __all__ = [
@@ -30,6 +37,8 @@ __all__ = [
     "to_iso",
     "to_ns",
 ]
+
+T = TypeVar("T")
 
 MEMORY = ":memory:"
 """Pass as ``path`` for a store that lives only in this process (tests, nothing on disk)."""
@@ -81,6 +90,26 @@ SPAN_COLUMNS: tuple[str, ...] = (
     "attributes",
     "events",
     "resource",
+)
+_START_RUN_SQL = (
+    "INSERT INTO runs (run_id, kind, name, status, started_at, metadata, rev) "
+    "VALUES (?, ?, ?, 'running', ?, ?, (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs)) "
+    "ON CONFLICT (run_id) DO UPDATE SET status = 'running', ended_at = NULL, error = NULL, "
+    "kind = excluded.kind, name = excluded.name, "
+    "metadata = CASE WHEN CAST(? AS TEXT) IS NULL THEN runs.metadata ELSE excluded.metadata END, "
+    "rev = excluded.rev"
+)
+_FINISH_RUN_SQL = (
+    "UPDATE runs SET status = ?, ended_at = ?, error = ?, "
+    "rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs) WHERE run_id = ?"
+)
+_NEXT_SEQ_SQL = "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE run_id = ?"
+_EVENT_INSERT_SQL = "INSERT INTO events (run_id, seq, type, executor_id, timestamp, data) VALUES (?, ?, ?, ?, ?, ?)"
+_PUT_CHECKPOINT_SQL = (
+    "INSERT INTO checkpoints (checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (checkpoint_id) DO UPDATE SET "
+    "run_id = excluded.run_id, workflow_name = excluded.workflow_name, parent_id = excluded.parent_id, "
+    "step = excluded.step, created_at = excluded.created_at, data = excluded.data"
 )
 _SPAN_INSERT_COLUMNS = SPAN_COLUMNS[1:]
 _SPAN_INSERT_SQL = (
@@ -195,6 +224,32 @@ def _json_text(value: Any, *, what: str) -> str:
     return _tagged_dumps(value)
 
 
+def _get_checkpoint(checkpoint_id: str) -> Program[str | None]:
+    rows = yield Statement("SELECT data FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,), result="all")
+    return rows[0][0] if rows else None
+
+
+def _prepare_events(run_id: str, events: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[Any, ...]], list[int | None]]:
+    """Check and encode events for :meth:`Store.add_events`: their rows without ``seq``, and the given seqs."""
+    prepared: list[tuple[Any, ...]] = []
+    explicit: list[int | None] = []
+    for event in events:
+        if "type" not in event:
+            raise ValueError(f"Every event needs a 'type'; got keys {sorted(event)}.")
+        seq = event.get("seq")
+        explicit.append(None if seq is None else int(seq))
+        prepared.append(
+            (
+                run_id,
+                str(event["type"]),
+                event.get("executor_id"),
+                to_iso(event.get("timestamp")),
+                _json_text(event.get("data"), what="Event data"),
+            )
+        )
+    return prepared, explicit
+
+
 def _plain_json(value: Any, default: str) -> str:
     if value is None:
         return default
@@ -233,18 +288,45 @@ class Store(abc.ABC):
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one query and return its rows."""
 
-    def _serialize(self, conn: Any, table: str) -> None:  # noqa: B027 - a hook only some backends need
-        """Declare, first thing in a write transaction, that it changes ``table``.
+    def _turn(self, table: str) -> tuple[Statement, ...]:
+        """The statements that open a write transaction changing ``table`` (none by default).
 
         A backend may make writers of the table take turns (so ids and revisions grow in commit order and a
         poller asking for "after N" never skips a row) and tell watchers when the transaction commits.
         SQLite's ``BEGIN IMMEDIATE`` already serializes writers; PostgreSQL takes an advisory lock and
-        sends a ``NOTIFY``.
+        sends a ``NOTIFY``. Programs open with ``yield from self._turn(table)`` (the statements return nothing).
         """
+        return ()
+
+    def _serialize(self, conn: Any, table: str) -> None:
+        """Run :meth:`_turn`'s statements, first thing in the write transaction on ``conn``."""
+        for statement in self._turn(table):
+            perform(conn, statement)
+
+    def _transact(self, program: Program[T]) -> T:
+        """Run a program that writes, in one transaction."""
+        with self._write() as conn:
+            return drive(program, lambda statement: perform(conn, statement))
+
+    def _query(self, program: Program[T]) -> T:
+        """Run a program that only reads (each statement's result is its rows)."""
+        return drive(program, lambda statement: self._read(statement.sql, statement.params))
+
+    async def _atransact(self, program: Program[T]) -> T:
+        """Await a writing program; this default runs it on a worker thread (sqlite3 has no async API)."""
+        return await asyncio.to_thread(self._transact, program)
+
+    async def _aquery(self, program: Program[T]) -> T:
+        """Await a reading program; this default runs it on a worker thread."""
+        return await asyncio.to_thread(self._query, program)
 
     @abc.abstractmethod
     def close(self) -> None:
         """Release the connection(s); closing twice is harmless."""
+
+    async def aclose(self) -> None:
+        """Close the store from async code (a backend with async connections waits for them to close)."""
+        await asyncio.to_thread(self.close)
 
     @property
     @abc.abstractmethod
@@ -333,18 +415,27 @@ class Store(abc.ABC):
             started_at: A datetime, epoch seconds or ISO string; ``None`` means now.
             metadata: JSON-serializable extra data.
         """
+        self._transact(self._start_run(run_id, kind, name, started_at, metadata))
+
+    async def astart_run(
+        self,
+        run_id: str,
+        *,
+        kind: str,
+        name: str,
+        started_at: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Await :meth:`start_run` (on PostgreSQL over an async connection; the event loop never blocks)."""
+        await self._atransact(self._start_run(run_id, kind, name, started_at, metadata))
+
+    def _start_run(
+        self, run_id: str, kind: str, name: str, started_at: Any, metadata: Mapping[str, Any] | None
+    ) -> Program[None]:
         meta = _tagged_dumps(dict(metadata)) if metadata is not None else None
-        with self._write() as conn:
-            self._serialize(conn, "runs")
-            conn.execute(
-                "INSERT INTO runs (run_id, kind, name, status, started_at, metadata, rev) "
-                "VALUES (?, ?, ?, 'running', ?, ?, (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs)) "
-                "ON CONFLICT (run_id) DO UPDATE SET status = 'running', ended_at = NULL, error = NULL, "
-                "kind = excluded.kind, name = excluded.name, "
-                "metadata = CASE WHEN CAST(? AS TEXT) IS NULL THEN runs.metadata ELSE excluded.metadata END, "
-                "rev = excluded.rev",
-                (run_id, kind, name, to_iso(started_at), meta or "{}", meta),
-            )
+        params = (run_id, kind, name, to_iso(started_at), meta or "{}", meta)
+        yield from self._turn("runs")
+        yield Statement(_START_RUN_SQL, params)
 
     def finish_run(self, run_id: str, *, status: str, ended_at: Any = None, error: str | None = None) -> None:
         """Record that a run ended with ``status`` (e.g. ``"completed"``, ``"failed"``, ``"cancelled"``).
@@ -352,15 +443,18 @@ class Store(abc.ABC):
         Raises:
             StoreError: No run has this id.
         """
-        with self._write() as conn:
-            self._serialize(conn, "runs")
-            cur = conn.execute(
-                "UPDATE runs SET status = ?, ended_at = ?, error = ?, "
-                "rev = (SELECT COALESCE(MAX(rev), 0) + 1 FROM runs) WHERE run_id = ?",
-                (status, to_iso(ended_at), error, run_id),
-            )
-            if cur.rowcount == 0:
-                raise StoreError(f"No run {run_id!r} in the run store; call start_run() first.")
+        self._transact(self._finish_run(run_id, status, ended_at, error))
+
+    async def afinish_run(self, run_id: str, *, status: str, ended_at: Any = None, error: str | None = None) -> None:
+        """Await :meth:`finish_run`."""
+        await self._atransact(self._finish_run(run_id, status, ended_at, error))
+
+    def _finish_run(self, run_id: str, status: str, ended_at: Any, error: str | None) -> Program[None]:
+        params = (status, to_iso(ended_at), error, run_id)
+        yield from self._turn("runs")
+        changed = yield Statement(_FINISH_RUN_SQL, params, result="rowcount")
+        if changed == 0:
+            raise StoreError(f"No run {run_id!r} in the run store; call start_run() first.")
 
     def update_run(self, run_id: str, *, status: str | None = None, metadata: Mapping[str, Any] | None = None) -> None:
         """Change a run's status (e.g. ``"paused"``) or merge keys into its metadata while it runs."""
@@ -513,42 +607,34 @@ class Store(abc.ABC):
             StoreError: A ``seq`` is already taken in this run (nothing of the batch is written).
             ValueError: An event has no ``type`` or invalid JSON ``data``.
         """
-        prepared: list[tuple[Any, ...]] = []
-        explicit: list[int | None] = []
-        for event in events:
-            if "type" not in event:
-                raise ValueError(f"Every event needs a 'type'; got keys {sorted(event)}.")
-            seq = event.get("seq")
-            explicit.append(None if seq is None else int(seq))
-            prepared.append(
-                (
-                    run_id,
-                    str(event["type"]),
-                    event.get("executor_id"),
-                    to_iso(event.get("timestamp")),
-                    _json_text(event.get("data"), what="Event data"),
-                )
-            )
+        prepared, explicit = _prepare_events(run_id, events)
         if not prepared:
             return []
-        with self._write() as conn:
-            self._serialize(conn, "events")
-            next_seq = conn.execute(
-                "SELECT COALESCE(MAX(seq), -1) + 1 FROM events WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-            seqs: list[int] = []
-            for given in explicit:
-                if given is None:
-                    given = next_seq
-                seqs.append(given)
-                next_seq = max(next_seq, given + 1)
-            try:
-                conn.executemany(
-                    "INSERT INTO events (run_id, seq, type, executor_id, timestamp, data) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(p[0], seq, *p[1:]) for p, seq in zip(prepared, seqs, strict=True)],
-                )
-            except self._integrity_errors as e:
-                raise StoreError(f"Run {run_id!r} already has an event with one of the seq numbers {seqs}.") from e
+        return self._transact(self._add_events(run_id, prepared, explicit))
+
+    async def aadd_events(self, run_id: str, events: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Await :meth:`add_events`."""
+        prepared, explicit = _prepare_events(run_id, events)
+        if not prepared:
+            return []
+        return await self._atransact(self._add_events(run_id, prepared, explicit))
+
+    def _add_events(
+        self, run_id: str, prepared: list[tuple[Any, ...]], explicit: list[int | None]
+    ) -> Program[list[int]]:
+        yield from self._turn("events")
+        next_seq = (yield Statement(_NEXT_SEQ_SQL, (run_id,), result="one"))[0]
+        seqs: list[int] = []
+        for given in explicit:
+            if given is None:
+                given = next_seq
+            seqs.append(given)
+            next_seq = max(next_seq, given + 1)
+        rows = [(p[0], seq, *p[1:]) for p, seq in zip(prepared, seqs, strict=True)]
+        try:
+            yield Statement(_EVENT_INSERT_SQL, rows, many=True)
+        except self._integrity_errors as e:
+            raise StoreError(f"Run {run_id!r} already has an event with one of the seq numbers {seqs}.") from e
         return seqs
 
     def list_events(
@@ -808,23 +894,47 @@ class Store(abc.ABC):
         data: str,
     ) -> None:
         """Store a checkpoint's JSON text (replacing one with the same id)."""
+        self._transact(self._put_checkpoint(checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data))
+
+    async def aput_checkpoint(
+        self,
+        checkpoint_id: str,
+        *,
+        run_id: str | None,
+        workflow_name: str | None,
+        parent_id: str | None,
+        step: int | None,
+        created_at: Any = None,
+        data: str,
+    ) -> None:
+        """Await :meth:`put_checkpoint` (on PostgreSQL over an async connection)."""
+        await self._atransact(
+            self._put_checkpoint(checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data)
+        )
+
+    def _put_checkpoint(
+        self,
+        checkpoint_id: str,
+        run_id: str | None,
+        workflow_name: str | None,
+        parent_id: str | None,
+        step: int | None,
+        created_at: Any,
+        data: str,
+    ) -> Program[None]:
         if not isinstance(data, str):
             raise TypeError(f"Checkpoint data must be JSON text (str), got {type(data).__name__}.")
-        with self._write() as conn:
-            self._serialize(conn, "checkpoints")
-            conn.execute(
-                "INSERT INTO checkpoints "
-                "(checkpoint_id, run_id, workflow_name, parent_id, step, created_at, data) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (checkpoint_id) DO UPDATE SET "
-                "run_id = excluded.run_id, workflow_name = excluded.workflow_name, parent_id = excluded.parent_id, "
-                "step = excluded.step, created_at = excluded.created_at, data = excluded.data",
-                (checkpoint_id, run_id, workflow_name, parent_id, step, to_iso(created_at), data),
-            )
+        params = (checkpoint_id, run_id, workflow_name, parent_id, step, to_iso(created_at), data)
+        yield from self._turn("checkpoints")
+        yield Statement(_PUT_CHECKPOINT_SQL, params)
 
     def get_checkpoint(self, checkpoint_id: str) -> str | None:
         """Return a checkpoint's JSON text, or ``None`` when there is no such checkpoint."""
-        rows = self._read("SELECT data FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,))
-        return rows[0][0] if rows else None
+        return self._query(_get_checkpoint(checkpoint_id))
+
+    async def aget_checkpoint(self, checkpoint_id: str) -> str | None:
+        """Await :meth:`get_checkpoint`."""
+        return await self._aquery(_get_checkpoint(checkpoint_id))
 
     def get_checkpoint_info(self, checkpoint_id: str) -> dict[str, Any] | None:
         """Return a checkpoint's metadata row (no data), or ``None``."""
@@ -838,6 +948,15 @@ class Store(abc.ABC):
 
         Each row has ``checkpoint_id, run_id, workflow_name, parent_id, step, created_at`` (no data).
         """
+        return self._query(self._list_checkpoints(run_id, workflow_name))
+
+    async def alist_checkpoints(
+        self, *, run_id: str | None = None, workflow_name: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Await :meth:`list_checkpoints`."""
+        return await self._aquery(self._list_checkpoints(run_id, workflow_name))
+
+    def _list_checkpoints(self, run_id: str | None, workflow_name: str | None) -> Program[list[dict[str, Any]]]:
         where, params = [], []
         if run_id is not None:
             where.append("run_id = ?")
@@ -849,13 +968,22 @@ class Store(abc.ABC):
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY created_at, {self._insert_order}"
-        return [dict(zip(_CHECKPOINT_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
+        rows = yield Statement(sql, params, result="all")
+        return [dict(zip(_CHECKPOINT_COLUMNS, row, strict=True)) for row in rows]
 
     def delete_checkpoint(self, checkpoint_id: str) -> bool:
         """Delete a checkpoint; return whether it existed."""
-        with self._write() as conn:
-            self._serialize(conn, "checkpoints")
-            return conn.execute("DELETE FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,)).rowcount > 0
+        return self._transact(self._delete_checkpoint(checkpoint_id))
+
+    async def adelete_checkpoint(self, checkpoint_id: str) -> bool:
+        """Await :meth:`delete_checkpoint`."""
+        return await self._atransact(self._delete_checkpoint(checkpoint_id))
+
+    def _delete_checkpoint(self, checkpoint_id: str) -> Program[bool]:
+        yield from self._turn("checkpoints")
+        sql = "DELETE FROM checkpoints WHERE checkpoint_id = ?"
+        deleted = yield Statement(sql, (checkpoint_id,), result="rowcount")
+        return bool(deleted > 0)
 
     # ------------------------------------------------------------------ sessions
 

@@ -2,6 +2,10 @@
 
 Every method comes from :class:`~agentnb.store.Store`; this module supplies the connections. A
 ``psycopg_pool`` pool hands each call its own connection, so threads never wait on one another's queries.
+Coroutines (``await store.aput_checkpoint(...)``, what workflows and checkpoint storage call) run on
+``psycopg``'s async connections instead, from an async pool per event loop, so the loop keeps running while
+the server works; that pool closes when its loop shuts down (``asyncio.run`` cancels its tasks) or when the
+store closes.
 Writes that need ids in commit order (runs, events, spans) take a transaction-scoped advisory lock, and
 every write sends a ``NOTIFY`` when it commits: :meth:`PostgresStore.watermark` listens for those on a
 connection of its own and answers from memory until something changes, so a DevUI polling it costs the
@@ -13,6 +17,7 @@ The URL's password (or libpq's ``PGPASSWORD`` / password file) is used to connec
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
@@ -28,7 +33,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..exceptions import StoreError
 from ._base import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, Store
+from ._loop_pool import LoopPool
 from ._open import redact_url
+from ._program import Program, Statement, adrive
 
 __all__ = ["PostgresStore"]
 
@@ -63,6 +70,23 @@ _SUMMARIZE_SQL = TRACE_UPSERT_SQL.replace(
 )
 
 
+def _turn_statements(table: str) -> tuple[Statement, ...]:
+    key = (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table)
+    if table == "spans":
+        # Spans are telemetry written in batches off the hot path: their commits skip the wait for the disk
+        # flush (a server crash may drop the last fraction of a second of spans, never corrupt).
+        sql = "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?), set_config('synchronous_commit', 'off', true)"
+        return (Statement(sql, key),)
+    if table in _ORDERED:
+        return (Statement("SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?)", key),)
+    return (Statement("SELECT pg_notify(?, ?)", (CHANNEL, table)),)
+
+
+# One round trip opens each write: take the table's turn (ids and revisions then grow in commit order, so
+# pollers that ask for "after id N" never skip a row) and queue the notification, which is sent on commit.
+_TURNS = {table: _turn_statements(table) for table in _LOCK_KEYS if table != "schema"}
+
+
 @functools.lru_cache(maxsize=512)
 def _pg_sql(sql: str) -> str:
     """Turn the shared ``?`` placeholders into psycopg's ``%s`` (escaping literal ``%``)."""
@@ -89,6 +113,23 @@ class _Connection:
         cur = self._conn.cursor()
         cur.executemany(_pg_sql(sql), rows)
         return cur
+
+
+async def _aperform(conn: psycopg.AsyncConnection[Any], statement: Statement) -> Any:
+    """Execute one program statement on an async connection (the async twin of ``_program.perform``)."""
+    sql = _pg_sql(statement.sql)
+    if statement.many:
+        cursor = conn.cursor()
+        await cursor.executemany(sql, statement.params)
+    else:
+        cursor = await conn.execute(sql, statement.params)
+    if statement.result == "one":
+        return await cursor.fetchone()
+    if statement.result == "all":
+        return await cursor.fetchall()
+    if statement.result == "rowcount":
+        return cursor.rowcount
+    return None
 
 
 def _describe(url: str) -> str:
@@ -145,6 +186,10 @@ class PostgresStore(Store):
         self._listening = False
         self._listen_lock = threading.Lock()
         self._stop = threading.Event()
+        self._max_size = max_size
+        # Per event loop: its async connections and the task that closes them when the loop shuts down.
+        self._loop_pools: dict[asyncio.AbstractEventLoop, tuple[LoopPool, asyncio.Task[None]]] = {}
+        self._loop_pools_lock = threading.Lock()
         connect_timeout = max(1, round(timeout))
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout) as conn:
@@ -219,22 +264,58 @@ class PostgresStore(Store):
         except PoolTimeout as e:
             raise self._error("Cannot reach", e) from None
 
-    def _serialize(self, conn: Any, table: str) -> None:
-        # One round trip: take the table's turn (ids and revisions then grow in commit order, so pollers that
-        # ask for "after id N" never skip a row) and queue the notification, which is sent on commit.
-        if table == "spans":
-            # Spans are telemetry written in batches off the hot path: their commits skip the wait for the
-            # disk flush (a server crash may drop the last fraction of a second of spans, never corrupt).
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?), set_config('synchronous_commit', 'off', true)",
-                (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table),
-            )
-        elif table in _ORDERED:
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?)", (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table)
-            )
-        else:
-            conn.execute("SELECT pg_notify(?, ?)", (CHANNEL, table))
+    def _turn(self, table: str) -> tuple[Statement, ...]:
+        return _TURNS[table]
+
+    # ------------------------------------------------------------------ async connections
+
+    async def _async_pool(self) -> LoopPool:
+        """The running loop's async connections, made on first use and closed when the loop shuts down."""
+        self._check_open()
+        loop = asyncio.get_running_loop()
+        with self._loop_pools_lock:
+            entry = self._loop_pools.get(loop)
+            if entry is not None:
+                return entry[0]
+            pool = LoopPool(self._aconnect, max_size=self._max_size, timeout=self._timeout, name="agentnb-store-async")
+            keeper = loop.create_task(self._keep(loop, pool), name="agentnb-store-async-pool")
+            self._loop_pools[loop] = (pool, keeper)
+            return pool
+
+    async def _aconnect(self) -> psycopg.AsyncConnection[Any]:
+        return await psycopg.AsyncConnection.connect(
+            self.__url, autocommit=True, connect_timeout=max(1, round(self._timeout))
+        )
+
+    async def _keep(self, loop: asyncio.AbstractEventLoop, pool: LoopPool) -> None:
+        # Waits until cancelled: by asyncio.run() shutting the loop down, or by close(); then closes the
+        # connections on their own loop, so none outlives it.
+        try:
+            await loop.create_future()
+        finally:
+            with self._loop_pools_lock:
+                self._loop_pools.pop(loop, None)
+            await pool.close()
+
+    async def _atransact(self, program: Program[Any]) -> Any:
+        pool = await self._async_pool()
+        try:
+            async with pool.connection() as conn, conn.transaction():
+                return await adrive(program, functools.partial(_aperform, conn))
+        except psycopg.Error as e:
+            raise self._error("Cannot write to", e) from None
+        except PoolTimeout as e:
+            raise self._error("Cannot reach", e) from None
+
+    async def _aquery(self, program: Program[Any]) -> Any:
+        pool = await self._async_pool()
+        try:
+            async with pool.connection() as conn:
+                return await adrive(program, functools.partial(_aperform, conn))
+        except psycopg.Error as e:
+            raise self._error("Cannot read", e) from None
+        except PoolTimeout as e:
+            raise self._error("Cannot reach", e) from None
 
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
         """Write span tuples (see :meth:`Store.add_span_records`) with ``COPY``, the server's bulk path.
@@ -259,14 +340,31 @@ class PostgresStore(Store):
             return added
 
     def close(self) -> None:
-        """Close the pool and the listener; closing twice is harmless."""
+        """Close the pools and the listener; closing twice is harmless.
+
+        An event loop's async pool closes on that loop, as soon as it runs again; ``await store.aclose()``
+        from async code also waits for the running loop's pool to be closed.
+        """
         if self._closed:
             return
         self._closed = True
         self._stop.set()
+        with self._loop_pools_lock:
+            keepers = [(loop, keeper) for loop, (_, keeper) in self._loop_pools.items()]
+        for loop, keeper in keepers:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(keeper.cancel)
         self._pool.close()
         if self._listener is not None:
             self._listener.join(timeout=self._timeout + 2)
+
+    async def aclose(self) -> None:
+        """Close the store from async code: :meth:`close`, then wait until this loop's connections are closed."""
+        with self._loop_pools_lock:
+            entry = self._loop_pools.get(asyncio.get_running_loop())
+        await asyncio.to_thread(self.close)
+        if entry is not None:
+            await asyncio.wait([entry[1]])
 
     @property
     def closed(self) -> bool:

@@ -19,7 +19,6 @@ Storage implementations share one async interface, :class:`CheckpointStorage`:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as _dt
 import json
@@ -549,8 +548,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
 
     async def save(self, checkpoint: WorkflowCheckpoint) -> str:
         text = checkpoint.to_json()
-        await asyncio.to_thread(
-            self.store.put_checkpoint,
+        await self.store.aput_checkpoint(
             checkpoint.checkpoint_id,
             run_id=checkpoint.run_id,
             workflow_name=checkpoint.workflow_name,
@@ -562,7 +560,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
         return checkpoint.checkpoint_id
 
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
-        text = await asyncio.to_thread(self.store.get_checkpoint, checkpoint_id)
+        text = await self.store.aget_checkpoint(checkpoint_id)
         if text is None:
             raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in the run store.")
         return _parse(text, f"{checkpoint_id!r} in the run store")
@@ -570,7 +568,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
     async def list_checkpoint_infos(
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
-        rows = await asyncio.to_thread(self.store.list_checkpoints, run_id=run_id, workflow_name=workflow_name)
+        rows = await self.store.alist_checkpoints(run_id=run_id, workflow_name=workflow_name)
         infos = [
             CheckpointInfo(
                 checkpoint_id=r["checkpoint_id"],
@@ -585,7 +583,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
         return _filter(infos, workflow_name, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
-        return bool(await asyncio.to_thread(self.store.delete_checkpoint, checkpoint_id))
+        return await self.store.adelete_checkpoint(checkpoint_id)
 
 
 class SQLiteCheckpointStorage(RunStoreCheckpointStorage):

@@ -109,8 +109,7 @@ class _StoreRecorder:
         self.buffer: list[dict[str, Any]] = []
 
     async def start(self, workflow: Workflow, metadata: dict[str, Any]) -> None:
-        await asyncio.to_thread(
-            self.store.start_run,
+        await self.store.astart_run(
             self.run_id,
             kind="workflow",
             name=workflow.name,
@@ -127,10 +126,14 @@ class _StoreRecorder:
     async def flush(self) -> None:
         if self.buffer:
             rows, self.buffer = self.buffer, []
-            await asyncio.to_thread(self.store.add_events, self.run_id, rows)
+            await self.store.aadd_events(self.run_id, rows)
+
+    async def finish(self, status: str, error: str | None) -> None:
+        await self.flush()
+        await self.store.afinish_run(self.run_id, status=status, ended_at=utc_now(), error=error)
 
     def finish_sync(self, status: str, error: str | None) -> None:
-        # Synchronous so it also runs while a cancelled task unwinds.
+        # Synchronous so it also runs while a cancelled task unwinds (an await there could be cancelled again).
         rows, self.buffer = self.buffer, []
         if rows:
             self.store.add_events(self.run_id, rows)
@@ -293,8 +296,12 @@ class RunContext:
             raise WorkflowRunError(f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
+                reason = None if error is None else f"{type(error).__name__}: {error}"
                 try:
-                    self.recorder.finish_sync(status, None if error is None else f"{type(error).__name__}: {error}")
+                    if isinstance(error, asyncio.CancelledError):
+                        self.recorder.finish_sync(status, reason)
+                    else:
+                        await self.recorder.finish(status, reason)
                 except Exception as store_error:  # the run's own outcome matters more than its mirror
                     logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
             _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.step})

@@ -57,3 +57,26 @@ def test_a_server_stopped_mid_run_fails_typed_and_writes_resume_when_it_is_back(
         assert store.get_run("r")["status"] == "completed"
     finally:
         store.close()
+
+
+@pytest.mark.slow
+async def test_async_writes_fail_typed_while_the_server_is_down_and_resume_after(own_server: PostgresServer) -> None:
+    store = open_store(own_server.url(), timeout=2)
+    try:
+        await store.astart_run("r", kind="workflow", name="flow")
+        await store.aput_checkpoint("c0", run_id="r", workflow_name="flow", parent_id=None, step=0, data="{}")
+
+        own_server.stop("immediate")
+        with pytest.raises(StoreError) as info:
+            await store.aadd_events("r", [{"type": "step", "data": {"lost": True}}])
+        message = str(info.value)
+        assert "database 'agentnb' on host '127.0.0.1'" in message and PASSWORD not in message
+
+        own_server.start()
+        # The broken connection was dropped with the idle ones: the first write after the restart succeeds.
+        assert await store.aadd_events("r", [{"type": "step", "data": {"after": 1}}]) == [0]
+        await store.afinish_run("r", status="completed")
+        assert await store.aget_checkpoint("c0") == "{}"
+        assert [e["data"] for e in store.list_events("r")] == [json.dumps({"after": 1})]
+    finally:
+        await store.aclose()

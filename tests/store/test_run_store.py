@@ -421,3 +421,31 @@ def pd_na() -> object:
     import pandas as pd
 
     return pd.NA
+
+
+async def test_async_twins_write_and_read_what_the_blocking_methods_do(store: Store) -> None:
+    await store.astart_run("r", kind="workflow", name="flow", metadata={"who": "async"})
+    assert await store.aadd_events("r", [{"type": "a"}, {"type": "b", "data": {"x": 1}}]) == [0, 1]
+    assert store.add_events("r", [{"type": "c"}]) == [2]
+    with pytest.raises(StoreError, match="already has an event"):
+        await store.aadd_events("r", [{"type": "d", "seq": 1}])
+    assert [e["type"] for e in store.list_events("r")] == ["a", "b", "c"]  # the failed batch left nothing
+    await store.aput_checkpoint("c1", run_id="r", workflow_name="flow", parent_id=None, step=1, data='{"n": 1}')
+    await store.aput_checkpoint("c1", run_id="r", workflow_name="flow", parent_id=None, step=2, data='{"n": 2}')
+    assert await store.aget_checkpoint("c1") == '{"n": 2}' == store.get_checkpoint("c1")
+    assert await store.aget_checkpoint("missing") is None
+    assert [c["step"] for c in await store.alist_checkpoints(run_id="r")] == [2]
+    assert await store.alist_checkpoints(workflow_name="other") == []
+    with pytest.raises(TypeError, match="JSON text"):
+        await store.aput_checkpoint("c2", run_id="r", workflow_name="flow", parent_id=None, step=1, data={})  # type: ignore[arg-type]
+    assert await store.adelete_checkpoint("c1") is True
+    assert await store.adelete_checkpoint("c1") is False
+    await store.afinish_run("r", status="completed")
+    with pytest.raises(StoreError, match="No run 'nope'"):
+        await store.afinish_run("nope", status="completed")
+    run = store.get_run("r")
+    assert run is not None and run["status"] == "completed" and run["metadata"] == {"who": "async"}
+    await store.aclose()
+    assert store.closed
+    with pytest.raises(StoreError, match="closed"):
+        await store.aget_checkpoint("c1")
