@@ -26,6 +26,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
@@ -157,7 +158,12 @@ _state = {
 _tracer: Any = None
 _instruments: dict[str, Any] = {}
 _meter_live = False
+# The API modules, imported on first use (``import agentnb`` stays free of OpenTelemetry).
+_trace_api: Any = None
 _metrics_api: Any = None
+_UNKNOWN = object()
+# What a span passes on to the spans started inside it (see _INHERITED), set while it is current.
+_inherited: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inherited_attributes", default=None)
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -185,17 +191,39 @@ def sensitive_data_enabled() -> bool:
     return bool(_state["enabled"] and _state["sensitive"])
 
 
+def _global_provider(module: Any, name: str) -> Any:
+    """The provider an OpenTelemetry API module holds in its global ``name`` (``None`` while none is set).
+
+    While instrumentation is on but no provider is set, every traced call asks this. The API's public
+    getters cost about a microsecond each (they look the environment up on every call), a fifth of a whole
+    turn's budget, and the API offers no notice when a provider is set; so the global the setter writes is
+    read directly. Should the API ever drop that name, ``_UNKNOWN`` sends the caller to the public getter.
+    """
+    return getattr(module, name, _UNKNOWN)
+
+
 def _resolve_tracer() -> Any:
     """Return agentnb's tracer, or ``None`` while no tracer provider is set (only the API's no-op one).
 
     Without a provider every span would be a non-recording one: skipping them entirely is what makes
-    instrumentation that is on but has nowhere to send spans cost next to nothing.
+    instrumentation that is on but has nowhere to send spans cost next to nothing. The first call goes
+    through the public ``get_tracer_provider()``, which also loads a provider named by
+    ``OTEL_PYTHON_TRACER_PROVIDER``; later calls look at the API's global only (see :func:`_global_provider`).
     """
-    global _tracer
-    from opentelemetry import trace
+    global _tracer, _trace_api
+    api = _trace_api
+    if api is None:
+        from opentelemetry import trace as api
 
-    provider = trace.get_tracer_provider()
-    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        provider = api.get_tracer_provider()
+        _trace_api = api
+    else:
+        provider = _global_provider(api, "_TRACER_PROVIDER")
+        if provider is None:
+            return None
+        if provider is _UNKNOWN:
+            provider = api.get_tracer_provider()
+    if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
         return None
     _tracer = provider.get_tracer("agentnb")
     return _tracer
@@ -209,8 +237,8 @@ def recording() -> bool:
 def _metrics_on() -> bool:
     """Whether a meter provider is set (before that, recording a measurement would reach nobody).
 
-    Runs at the end of every span, so it reads the API's own global (set by ``set_meter_provider``) rather
-    than asking ``get_meter_provider()``, which costs more than the measurement it would save.
+    Runs at the end of every span until a meter provider is set, so it reads the API's global the way
+    :func:`_resolve_tracer` does.
     """
     global _meter_live, _metrics_api
     if _meter_live:
@@ -219,12 +247,14 @@ def _metrics_on() -> bool:
         from opentelemetry.metrics import _internal
 
         _metrics_api = _internal
-    provider = getattr(_metrics_api, "_METER_PROVIDER", None)
+    provider = _global_provider(_metrics_api, "_METER_PROVIDER")
     if provider is None:
         return False
     from opentelemetry import metrics
 
-    _meter_live = not isinstance(provider, metrics.NoOpMeterProvider)
+    if provider is _UNKNOWN:
+        provider = metrics.get_meter_provider()
+    _meter_live = not isinstance(provider, metrics.NoOpMeterProvider) and "Proxy" not in type(provider).__name__
     return _meter_live
 
 
@@ -291,19 +321,12 @@ def _api() -> type[_Api]:
     return _Api if _Api.loaded else _Api.load()
 
 
-def _attributes_of(span: Any) -> Mapping[str, Any] | None:
-    # An SDK span keeps its attributes in a plain dict behind a locked mapping; reading the dict directly
-    # is several times faster per key, and only this thread writes to a span it is inside of.
-    inner = getattr(getattr(span, "_attributes", None), "_dict", None)
-    return inner if isinstance(inner, dict) else getattr(span, "attributes", None)
-
-
 def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str = "internal") -> Any:
     """Start a span as a child of the current one; ``None`` when nothing would record it.
 
     ``None`` attribute values are dropped. The agent id and name, conversation id and run id of the
-    current span are inherited unless ``attributes`` sets them; the OpenInference span kind is ``CHAIN``
-    unless ``attributes`` names another.
+    enclosing agentnb span are inherited unless ``attributes`` sets them; the OpenInference span kind is
+    ``CHAIN`` unless ``attributes`` names another.
     """
     if not _state["enabled"]:
         return None
@@ -314,29 +337,47 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
     clean = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
     if OPENINFERENCE_SPAN_KIND not in clean:
         clean[OPENINFERENCE_SPAN_KIND] = "CHAIN"  # a workflow step: OpenInference's name for any other step
-    parent = _attributes_of(api.get_current_span())
+    parent = _inherited.get()
     if parent:
-        for key in _INHERITED:
+        for key, value in parent.items():
             if key not in clean:
-                value = parent.get(key)
-                if value is not None:
-                    clean[key] = value
+                clean[key] = value
     return tracer.start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
 
 
-class _Current:
-    """Make a span the current one for a block (``opentelemetry.trace.use_span`` without its generator)."""
+def _plain_attributes(span: Any) -> dict[str, Any]:
+    """A span's attributes as a plain dict (an SDK span's read-only mapping copies itself in one C call)."""
+    attributes = getattr(span, "attributes", None)  # API spans that record nothing have none
+    if not attributes:
+        return {}
+    try:
+        return attributes.copy()
+    except AttributeError:
+        return dict(attributes)
 
-    __slots__ = ("_context", "_token")
+
+class _Current:
+    """Make a span the current one for a block (``opentelemetry.trace.use_span`` without its generator).
+
+    It also makes the span's inheritable attributes (``_INHERITED``) what spans started inside take over,
+    kept in a context variable of their own so that starting a span never reads another span's attributes.
+    """
+
+    __slots__ = ("_context", "_inherit", "_inherit_token", "_token")
 
     def __init__(self, span: Any) -> None:
         self._context = _api().set_span_in_context(span)
+        own = _plain_attributes(span)
+        self._inherit = {key: own[key] for key in _INHERITED if key in own} or None
         self._token: Any = None
+        self._inherit_token: Any = None
 
     def __enter__(self) -> None:
         self._token = _Api.attach(self._context)
+        self._inherit_token = _inherited.set(self._inherit)
 
     def __exit__(self, *exc: object) -> None:
+        _inherited.reset(self._inherit_token)
         _Api.detach(self._token)
 
 
@@ -364,7 +405,7 @@ def end_span(span: Any, *, error: BaseException | None = None, attributes: dict[
     span.end()
     if _meter_live or _metrics_on():
         start_ns = getattr(span, "start_time", None)
-        recorded = _attributes_of(span)
+        recorded = _plain_attributes(span)
         if recorded and start_ns and recorded.get(GEN_AI_OPERATION_NAME) in _GEN_AI_OPERATIONS:
             _record_metrics(recorded, (time.time_ns() - start_ns) / 1e9)
 
