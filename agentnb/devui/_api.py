@@ -440,17 +440,30 @@ class _Turn:
         workflow = self.entity.obj
         answers = value if isinstance(value, _Answers) else None
         stream = workflow.run(responses=dict(answers), stream=True) if answers else workflow.run(value, stream=True)
+        streaming_from: str | None = None  # the executor whose streamed updates the open message holds
         async for event in stream:
             yield self.event("response.workflow_event", event=event_summary(event))
-            if event.type == "output":
+            if event.type == "output" and isinstance(event.data, AgentResponseUpdate):
+                # A streamed agent: its updates are deltas of one message, until another executor outputs.
+                if streaming_from != event.executor_id:
+                    for item in self._end_text():
+                        yield item
+                    streaming_from = event.executor_id
+                if event.data.text:
+                    for item in self._text(event.data.text):
+                        yield item
+            elif event.type == "output":
+                streaming_from = None
                 data = event.data
                 text = data if isinstance(data, str) else _result_text(data)
-                for item in self._text(text):
-                    yield item
-                for item in self._end_text():
+                for item in self._end_text() + self._text(text) + self._end_text():
                     yield item
             elif event.type == "request_info":
                 from ._forms import type_label
+
+                streaming_from = None
+                for item in self._end_text():
+                    yield item
 
                 request_id = str(event.request_id)
                 response_type = event.response_type if event.response_type is not None else str
@@ -468,6 +481,8 @@ class _Turn:
             elif event.type == "failed":
                 details = event.data
                 raise RuntimeError(details.message if isinstance(details, WorkflowErrorDetails) else str(details))
+        for item in self._end_text():
+            yield item
 
 
 class _Answers(dict[str, Any]):

@@ -21,11 +21,13 @@ from typing import Any
 
 import panel as pn
 
+from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._html import badge, escape, json_html
 from agentnb.workflows import (
     checkpoint_tree_svg,
     editable_input,
     editable_state,
+    merge_streamed_outputs,
     parse_fork_edits,
     parse_rerun_input,
 )
@@ -525,17 +527,32 @@ class TimeTravelView:
         outputs = pn.Column(sizing_mode="stretch_width")
         self.action_result.objects = [status, outputs]
         run_id = None
+        # A streamed agent yields update by update: its card shows once its turn is over, as one reply.
+        streams: dict[str | None, list[AgentResponseUpdate]] = {}
+
+        def show(executor_id: str | None, value: Any) -> None:
+            outputs.append(
+                html_pane(
+                    f"<div class='anb-card anb-branch-output'>{badge(executor_id or 'output', 'ok')}"
+                    f"{json_html(jsonable(value))}</div>"
+                )
+            )
+
+        def end_stream(executor_id: str | None) -> None:
+            updates = streams.pop(executor_id, None)
+            if updates:
+                show(executor_id, AgentResponse.from_updates(updates))
+
         try:
             async for event in WorkflowRunner(entity.obj, self.store).stream(checkpoint_id=checkpoint_id):
                 if event.type == "started" and isinstance(event.data, str):
                     run_id = event.data
+                elif event.type == "output" and isinstance(event.data, AgentResponseUpdate):
+                    streams.setdefault(event.executor_id, []).append(event.data)
+                elif event.type == "executor_completed":
+                    end_stream(event.executor_id)
                 elif event.type == "output":
-                    outputs.append(
-                        html_pane(
-                            f"<div class='anb-card anb-branch-output'>{badge(event.executor_id or 'output', 'ok')}"
-                            f"{json_html(jsonable(event.data))}</div>"
-                        )
-                    )
+                    show(event.executor_id, event.data)
                 elif event.type == "request_info":
                     outputs.append(
                         html_pane(
@@ -553,6 +570,8 @@ class TimeTravelView:
                 f"{escape((run_id or '')[:8])}</span>",
             )
         finally:
+            for executor_id in list(streams):
+                end_stream(executor_id)
             self.resume_button.disabled = self.fork_button.disabled = False
         self.refresh_runs()
         if run_id and self.store.list_checkpoints(run_id=run_id):
@@ -615,7 +634,8 @@ class TimeTravelView:
                 current = by_id.get(current.parent_id) if current.parent_id else None
             path.reverse()
             # A branch's result is what the run that wrote its last checkpoint yielded.
-            outputs = [_event_value(e.get("data")) for e in self.store.list_events(leaf.run_id, types=["output"])]
+            stored = [_decoded(e.get("data")) for e in self.store.list_events(leaf.run_id, types=["output"])]
+            outputs = [jsonable(o) for o in merge_streamed_outputs(stored)]
             steps = " → ".join(f"s{i.step}" + ("*" if i.run_id != path[0].run_id else "") for i in path)
             body = "".join(json_html(o) for o in outputs) or "<span class='anb-muted'>no outputs</span>"
             columns.append(
@@ -629,7 +649,8 @@ class TimeTravelView:
         self.branches_out.objects = columns
 
 
-def _event_value(data: Any) -> Any:
+def _decoded(data: Any) -> Any:
+    """A stored event's data as the value it was (its tagged JSON decoded), or as stored when that fails."""
     from agentnb import _serialization
 
     if isinstance(data, str):
@@ -638,7 +659,7 @@ def _event_value(data: Any) -> Any:
         except ValueError:
             return data
     try:
-        return jsonable(_serialization.decode(data))
+        return _serialization.decode(data)
     except Exception:
         return data
 

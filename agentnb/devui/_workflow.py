@@ -3,6 +3,9 @@
 Runs go through the ordinary API: ``workflow.run(message, stream=True, checkpoint_storage=..., run_store=...)``
 for a fresh run and ``workflow.run(responses={request_id: value}, ...)`` to answer ``request_info``. Every run
 is checkpointed into the run store, so the time-travel view can list, inspect and fork it.
+
+A streamed agent yields one ``output`` event per ``AgentResponseUpdate``; the view grows one card per agent
+as its text arrives and shows the whole reply in it once the agent's executor completes.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from typing import Any
 
 import panel as pn
 
+from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._html import badge, escape, json_html, kv_table
-from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent
+from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent, merge_streamed_outputs
 
 from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
@@ -49,6 +53,10 @@ def fields_html(value: Any) -> str:
             for k, v in plain.items()
         )
     return json_html(plain)
+
+
+def _output_card(eid: str | None, value: Any) -> str:
+    return f"<div class='anb-card anb-output'>{badge(eid or 'output', 'ok')}{json_html(jsonable(value))}</div>"
 
 
 def _failure_html(title: str, details: WorkflowErrorDetails | Any) -> str:
@@ -150,6 +158,8 @@ class WorkflowView:
         self.banner = html_pane("", visible=False, css_classes=["anb-hitl-banner"])
         # Each executor's last input, output and error, shown for the executor picked here.
         self._last: dict[str, dict[str, Any]] = {}
+        # Each streaming agent's updates so far and the output card that grows with them.
+        self._streams: dict[str | None, tuple[list[AgentResponseUpdate], pn.pane.HTML]] = {}
         self.node_select = pn.widgets.Select(
             label="Executor", options=list(self.graph.executor_ids), sizing_mode="stretch_width",
             css_classes=["anb-node-select"],
@@ -234,6 +244,7 @@ class WorkflowView:
         if fresh:
             self.graph.reset()
             self.outputs.objects = []
+            self._streams = {}
             self.requests.objects = []
             self._rows, self._pending_rows, self._frame = [], [], None
             self.log.value = events_frame([])
@@ -256,6 +267,8 @@ class WorkflowView:
                 f"{escape((self.run_id or '')[:8])}</span>",
             )
         finally:
+            for eid in list(self._streams):  # a failed or paused turn still shows what it streamed
+                self._end_stream(eid)
             self._flush(force=True)
             self._show_banner()
             self._busy = False
@@ -271,18 +284,17 @@ class WorkflowView:
         elif kind == "executor_invoked":
             self.graph.set_state(eid, "running")
         elif kind == "executor_completed":
+            self._end_stream(eid)
             if self.graph.states.get(eid) != "waiting":
                 self.graph.set_state(eid, "completed")
         elif kind == "executor_failed":
             self.graph.set_state(eid, "failed")
             self.errors.append(html_pane(_failure_html(f"{eid} failed", event.data)))
         elif kind == "output":
-            self.outputs.append(
-                html_pane(
-                    f"<div class='anb-card anb-output'>{badge(eid or 'output', 'ok')}"
-                    f"{json_html(jsonable(event.data))}</div>"
-                )
-            )
+            if isinstance(event.data, AgentResponseUpdate):
+                self._stream_output(eid, event.data)
+            else:
+                self.outputs.append(html_pane(_output_card(eid, event.data)))
         elif kind == "request_info":
             self.graph.set_state(eid, "waiting")
             self.requests.append(self._request_form(event))
@@ -291,6 +303,29 @@ class WorkflowView:
         self._remember(event)
         self._pending_rows.append(event_row(event, len(self._rows) + len(self._pending_rows)))
         self._flush()
+
+    def _stream_output(self, eid: str | None, update: AgentResponseUpdate) -> None:
+        """Grow the agent's output card by one streamed update (its text so far, escaped)."""
+        stream = self._streams.get(eid)
+        if stream is None:
+            stream = ([], html_pane(""))
+            self._streams[eid] = stream
+            self.outputs.append(stream[1])
+        updates, pane = stream
+        updates.append(update)
+        text = "".join(u.text for u in updates)
+        set_html(
+            pane,
+            f"<div class='anb-card anb-output anb-streaming'>{badge(eid or 'output', 'info')}"
+            f"<div class='anb-stream-text'>{escape(text)}</div></div>",
+        )
+
+    def _end_stream(self, eid: str | None) -> None:
+        """The agent's turn is over: show its whole reply like any other output."""
+        stream = self._streams.pop(eid, None)
+        if stream is not None:
+            updates, pane = stream
+            set_html(pane, _output_card(eid, AgentResponse.from_updates(updates)))
 
     def _flush(self, *, force: bool = False) -> None:
         """Show buffered events at most every ~150 ms (a 10,000-event run must not flood the page)."""
@@ -336,7 +371,7 @@ class WorkflowView:
             return
         state = self.graph.states.get(eid, "idle")
         parts = [badge(state), "<div class='anb-role'>Last input</div>", fields_html(last.get("input"))]
-        for output in last.get("outputs", []):
+        for output in merge_streamed_outputs(last.get("outputs", [])):
             parts += ["<div class='anb-role'>Output</div>", fields_html(output)]
         if "request" in last:
             parts += ["<div class='anb-role'>Asked for input</div>", fields_html(last["request"])]

@@ -139,7 +139,7 @@ def run_result_html(result: Any) -> str:
     head = f"<span class='anb-title'>WorkflowRunResult</span> {h.badge(state, kind)} {h.badge(f'{len(result)} events')}"
     if result.run_id:
         head += f" <span class='anb-muted'>run <code>{h.escape(result.run_id)}</code></span>"
-    outputs = result.get_outputs()
+    outputs = _readable_outputs(result.get_outputs())
     body = ""
     if outputs:
         items = "".join(f"<li>{_output_html(o)}</li>" for o in outputs)
@@ -162,6 +162,13 @@ def run_result_html(result: Any) -> str:
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{body}</div>"
 
 
+def _readable_outputs(outputs: Sequence[Any]) -> list[Any]:
+    """Outputs with each agent's streamed updates joined into one reply (a streamed run yields one per token)."""
+    from ..workflows import merge_streamed_outputs
+
+    return merge_streamed_outputs(outputs)
+
+
 def _output_html(value: Any) -> str:
     from ._display import to_html
 
@@ -174,7 +181,7 @@ def _output_html(value: Any) -> str:
 def run_result_text(result: Any) -> str:
     """A workflow run result as text."""
     lines = [f"WorkflowRunResult · {result.get_final_state().value} · {len(result)} events"]
-    for output in result.get_outputs():
+    for output in _readable_outputs(result.get_outputs()):
         lines.append(f"  output: {_value_text(output, 200)}")
     for request in result.get_request_info_events():
         lines.append(f"  waiting for input: {request.executor_id}: {_value_text(request.data)}")
@@ -570,7 +577,7 @@ class WorkflowView:
         states = _next_states(self.selected, self.workflow) if self.selected is not None else self.states
         self.graph.value = h.wrap(_svg(self.workflow, states) + _legend())
         if self.outputs:
-            items = "".join(f"<li>{_output_html(o)}</li>" for o in self.outputs)
+            items = "".join(f"<li>{_output_html(o)}</li>" for o in _readable_outputs(self.outputs))
             self.outputs_html.value = h.wrap(f"<div><b>outputs</b><ul>{items}</ul></div>")
         self.event_log.value = h.wrap(_events_table(self.events))
         if self.selected is not None:
@@ -602,7 +609,7 @@ class WorkflowView:
     def to_text(self) -> str:
         """A text summary of the run (what notebooks store as ``text/plain``)."""
         lines = [f"WorkflowView {self.workflow.name} · {self.status} · {len(self.events)} events"]
-        lines += [f"  output: {_value_text(o, 200)}" for o in self.outputs]
+        lines += [f"  output: {_value_text(o, 200)}" for o in _readable_outputs(self.outputs)]
         lines += [f"  waiting for input: {e.executor_id}: {_value_text(e.data)}" for e in self.requests.values()]
         if self.checkpoints:
             lines.append(f"  checkpoints: {len(self.checkpoints)}")

@@ -12,7 +12,8 @@ Extension points (what orchestrations and custom executors build on):
   answers arrive through ``workflow.run(responses=...)``, also after a restart from a checkpoint.
 - ``ctx.set_state`` / ``ctx.get_state``: shared state, committed per superstep in executor order, checkpointed.
 - :class:`AgentExecutor`: subclass and override ``prepare_messages()`` / ``emit_response()`` to change what an
-  agent sees or sends on; streaming (``agent_update`` events) and tool approvals come with it.
+  agent sees or sends on; streaming (one ``output`` event per ``AgentResponseUpdate``, joined back by
+  :func:`merge_streamed_outputs`) and tool approvals come with it.
 - ``Executor.register_handler`` for handlers whose types depend on constructor arguments,
   ``on_checkpoint_save`` / ``on_checkpoint_restore`` for executor state, ``reset`` for per-run state.
 - ``ctx.add_event(WorkflowEvent("my_type", data))`` for custom events; ``ctx.outgoing_executor_ids``.
@@ -60,7 +61,14 @@ from ._edges import (
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
 )
-from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowEventType, WorkflowRunResult, WorkflowRunState
+from ._events import (
+    WorkflowErrorDetails,
+    WorkflowEvent,
+    WorkflowEventType,
+    WorkflowRunResult,
+    WorkflowRunState,
+    merge_streamed_outputs,
+)
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
 from ._orchestrations import (
@@ -162,6 +170,7 @@ __all__ = [
     "editable_state",
     "executor",
     "handler",
+    "merge_streamed_outputs",
     "parse_fork_edits",
     "parse_rerun_input",
     "response_handler",

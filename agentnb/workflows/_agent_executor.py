@@ -4,11 +4,15 @@ An agent placed in a graph directly (``builder.add_edge(writer_agent, reviewer_a
 ``AgentExecutor``. It accepts ``str``, ``Message``, ``list[Message]``, :class:`AgentExecutorRequest`,
 :class:`AgentExecutorResponse` (the previous agent's answer, whose full conversation it continues) and a
 fan-in ``list[AgentExecutorResponse]``. After its agent answers it sends an
-:class:`AgentExecutorResponse` downstream and, when it has no outgoing edges (or ``output_response=True``),
-yields the ``AgentResponse`` as a workflow output.
+:class:`AgentExecutorResponse` downstream and yields the answer as a workflow output, as the reference does
+(every agent in a graph publishes; choose which ones with the builder's ``output_from=`` /
+``intermediate_output_from=``, or pass ``output_response=False``).
 
-When the caller streams the workflow, the agent runs in streaming mode and every ``AgentResponseUpdate``
-becomes an ``agent_update`` event. A tool that needs approval turns into a ``request_info`` event whose
+What it yields follows how the caller runs the workflow: ``workflow.run(...)`` gives one ``AgentResponse``;
+``workflow.run(..., stream=True)`` runs the agent streaming and yields every ``AgentResponseUpdate`` instead
+(``event.executor_id`` and ``update.author_name`` name the agent), so a reader prints tokens as they come;
+:func:`~agentnb.workflows.merge_streamed_outputs` joins them into one reply. The executor sent on downstream
+is always the complete response. A tool that needs approval turns into a ``request_info`` event whose
 data is the ``function_approval_request`` content; answer it with
 ``workflow.run(responses={request_id: request.to_function_approval_response(True)})`` (or just ``True``).
 
@@ -19,12 +23,13 @@ agent call, streaming and approval handling.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._agents import SupportsAgentRun
 from .._conversation import ApprovalGate
-from .._types import AgentResponse, Content, Message
+from .._types import AgentResponse, AgentResponseUpdate, Content, Message
 from ._context import WorkflowContext
 from ._events import WorkflowEvent
 from ._executor import Executor
@@ -91,7 +96,7 @@ class AgentExecutorResponse:
         )
 
 
-AgentCtx = WorkflowContext[AgentExecutorResponse, AgentResponse]
+AgentCtx = WorkflowContext[AgentExecutorResponse, AgentResponse | AgentResponseUpdate]
 
 
 class AgentExecutor(Executor):
@@ -101,8 +106,8 @@ class AgentExecutor(Executor):
         agent: The agent (anything implementing ``SupportsAgentRun``).
         id: The executor id (default: the agent's name, else its id). Give agents a ``name`` (or pass
             ``id``) when checkpoints must resume in another process: ids are part of the graph signature.
-        output_response: Yield the agent's response as a workflow output: ``True``, ``False``, or ``None``
-            (the default) for "only when this executor has no outgoing edges".
+        output_response: Yield the agent's answer (its response, or its updates when streaming) as a workflow
+            output (the default ``True``, as the reference); ``False`` only sends it on.
 
     Example:
         >>> from agentnb import Agent
@@ -114,7 +119,7 @@ class AgentExecutor(Executor):
         'A draft.'
     """
 
-    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, output_response: bool | None = None) -> None:
+    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, output_response: bool = True) -> None:
         super().__init__(id or getattr(agent, "name", None) or agent.id)
         self.agent = agent
         self.output_response = output_response
@@ -189,14 +194,14 @@ class AgentExecutor(Executor):
         return list(self._conversation)
 
     async def emit_response(self, response: AgentResponse, ctx: AgentCtx) -> None:
-        """Send the response on and yield it as output when configured (see ``output_response``)."""
-        has_edges = bool(ctx.outgoing_executor_ids)
-        if has_edges:
+        """Send the complete response on (when this executor has edges).
+
+        In a run that is not streamed the response is also yielded as output (see ``output_response``); a
+        streamed run has already yielded it update by update.
+        """
+        if ctx.outgoing_executor_ids:
             await ctx.send_message(AgentExecutorResponse(self.id, response, list(self._conversation)))
-        output = self.output_response
-        if output is None:
-            output = not has_edges
-        if output:
+        if self.output_response and not ctx.is_streaming:
             await ctx.yield_output(response)
 
     # -- the agent call ---------------------------------------------------------------------------------
@@ -205,7 +210,7 @@ class AgentExecutor(Executor):
         if ctx.is_streaming:
             stream: Any = self.agent.run(messages, stream=True)
             async for update in stream:
-                await ctx.add_event(WorkflowEvent("agent_update", update))
+                await yield_update(self, update, ctx, output=self.output_response)
             response: AgentResponse = await stream.get_final_response()
         else:
             response = await self.agent.run(messages)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
@@ -234,3 +239,18 @@ class AgentExecutor(Executor):
     def conversation(self) -> list[Message]:
         """The conversation this executor holds (its input plus its agent's answers)."""
         return list(self._conversation)
+
+
+async def yield_update(executor: Executor, update: AgentResponseUpdate, ctx: Any, *, output: bool = True) -> None:
+    """Yield one streamed update of an agent executor as workflow output, the way the reference does.
+
+    The update names its author (the agent's name, else the executor id) so readers of interleaved streams can
+    tell agents apart. An update asking for approval is not yielded: it becomes a ``request_info`` event once
+    the agent's turn ends, and one payload must not arrive as two kinds of event.
+    """
+    if not output or update.user_input_requests:
+        return
+    if update.author_name is None:
+        update = copy.copy(update)
+        update.author_name = getattr(getattr(executor, "agent", None), "name", None) or executor.id
+    await ctx.yield_output(update)

@@ -10,7 +10,6 @@ all views over the same ``WorkflowEvent`` objects, told apart by ``event.type``:
 ``executor_invoked``     an executor received a message (``executor_id``; ``data`` is the message)
 ``executor_completed``   an executor's handler returned
 ``executor_failed``      an executor's handler raised (``data`` is a :class:`WorkflowErrorDetails`)
-``agent_update``         a streaming update from an agent executor (``data`` is an AgentResponseUpdate)
 ``intermediate``         an executor yielded a value that is progress, not a workflow output
 ``output``               an executor yielded a workflow output (``data``)
 ``request_info``         an executor asked for outside input (``request_id``, ``data``, ``response_type``)
@@ -21,6 +20,13 @@ all views over the same ``WorkflowEvent`` objects, told apart by ``event.type``:
 =======================  ===========================================================================
 
 Custom executors may emit their own events with ``ctx.add_event(WorkflowEvent("my_type", data))``.
+
+Agents in a workflow publish their answers through ``yield_output`` like any executor, as the reference
+does: a streamed run gives one ``output`` (or ``intermediate``) event per ``AgentResponseUpdate``, each with
+``executor_id`` and the update's ``author_name`` set; a run that is not streamed gives one event with the
+``AgentResponse``. :func:`merge_streamed_outputs` joins the updates back into one reply per agent for views.
+(Runs stored by versions before this carried the updates as ``agent_update`` events; views show those as any
+custom event.)
 """
 
 from __future__ import annotations
@@ -35,8 +41,16 @@ from typing import Any, Generic, Literal
 from typing_extensions import TypeVar
 
 from .. import _serialization
+from .._types import AgentResponse, AgentResponseUpdate
 
-__all__ = ["WorkflowErrorDetails", "WorkflowEvent", "WorkflowEventType", "WorkflowRunResult", "WorkflowRunState"]
+__all__ = [
+    "WorkflowErrorDetails",
+    "WorkflowEvent",
+    "WorkflowEventType",
+    "WorkflowRunResult",
+    "WorkflowRunState",
+    "merge_streamed_outputs",
+]
 
 WorkflowEventType = Literal[
     "started",
@@ -50,7 +64,6 @@ WorkflowEventType = Literal[
     "executor_invoked",
     "executor_completed",
     "executor_failed",
-    "agent_update",
     "warning",
     "error",
 ]
@@ -221,6 +234,37 @@ class WorkflowEvent(Generic[DataT]):
         if self.state is not None:
             record["state"] = self.state.value
         return record
+
+
+def merge_streamed_outputs(values: Iterable[Any]) -> list[Any]:
+    """Workflow outputs as a reader wants them: each agent's streamed updates joined into one ``AgentResponse``.
+
+    A streamed run publishes an agent's answer as many ``AgentResponseUpdate`` outputs, and agents running in
+    the same superstep stream at once, so their updates interleave. Within an unbroken stretch of updates they
+    are grouped by ``author_name`` (in order of first appearance); any other value ends the stretch and is kept
+    as it is.
+
+    Example:
+        >>> from agentnb import AgentResponseUpdate
+        >>> parts = [AgentResponseUpdate(contents=[t], role="assistant", author_name="w") for t in ("Hel", "lo")]
+        >>> [r.text for r in merge_streamed_outputs([*parts, "done"])]
+        ['Hello', 'done']
+    """
+    merged: list[Any] = []
+    stretch: dict[str | None, list[Any]] = {}
+
+    def close() -> None:
+        merged.extend(AgentResponse.from_updates(updates) for updates in stretch.values())
+        stretch.clear()
+
+    for value in values:
+        if isinstance(value, AgentResponseUpdate):
+            stretch.setdefault(value.author_name, []).append(value)
+            continue
+        close()
+        merged.append(value)
+    close()
+    return merged
 
 
 def safe_encode(value: Any) -> Any:

@@ -1,9 +1,12 @@
 """``workflow.as_agent()``: a workflow behind the agent interface.
 
 The agent's input messages become the workflow input (``list[Message]``, a ``Message`` or their text,
-whichever the start executor accepts); the workflow's outputs become the agent's answer (an
-``AgentResponse`` output contributes its messages, a ``Message`` or ``list[Message]`` itself, anything
-else its text). A ``request_info`` request becomes a ``function_approval_request`` content whose ``id`` is
+whichever the start executor accepts); the workflow's ``output`` events become the agent's answer, as in
+the reference: an ``AgentResponse`` output contributes its messages, an ``AgentResponseUpdate`` (a streamed
+agent in the workflow) itself, a ``Message`` or ``list[Message]`` themselves, anything else its text. So an
+orchestration whose output is its last agent's reply answers with that reply only. ``intermediate`` events
+arrive as reasoning content (``response.text`` stays the output). Each update names its author (the agent,
+else the executor). A ``request_info`` request becomes a ``function_approval_request`` content whose ``id`` is
 the request id: answer it on the next run with ``request.to_function_approval_response(True)`` (the
 response is ``True``/``False``, or the approval content itself when the request expects a content), or with
 ``Content.from_function_result(call_id=request_id, result=value)`` for any other value.
@@ -102,80 +105,65 @@ class WorkflowAgent(BaseAgent):
     async def _updates(self, messages: Any, *, streaming: bool) -> AsyncIterator[AgentResponseUpdate]:
         normalized = normalize_messages(messages)
         responses, rest = self._responses_from(normalized)
-        if responses:
-            events = self.workflow.run(responses=responses, stream=True)
-        else:
-            events = self.workflow.run(self._input_for(rest), stream=True)
-        streamed_by: set[str] = set()
-        async for event in events:
-            for update in self._convert(event, streaming, streamed_by):
+        # The workflow runs the way the agent is run, as in the reference: streamed, its agents yield updates
+        # that go out as they come; not streamed, each agent yields its whole response.
+        kwargs: dict[str, Any] = {"responses": responses} if responses else {"message": self._input_for(rest)}
+        if streaming:
+            async for event in self.workflow.run(stream=True, **kwargs):
+                for update in self._convert(event):
+                    yield update
+            return
+        for event in await self.workflow.run(**kwargs):
+            for update in self._convert(event):
                 yield update
 
-    def _convert(self, event: WorkflowEvent, streaming: bool, streamed_by: set[str]) -> list[AgentResponseUpdate]:
-        author = self.name
-        if event.type == "agent_update" and streaming and isinstance(event.data, AgentResponseUpdate):
-            if event.executor_id:
-                streamed_by.add(event.executor_id)
-            return [event.data]
+    def _convert(self, event: WorkflowEvent) -> list[AgentResponseUpdate]:
+        """The agent updates one workflow event contributes: outputs as they are, progress as reasoning."""
+        if event.type == "output":
+            return self._as_updates(event.data, event.executor_id)
         if event.type == "intermediate":
             # Progress, not the answer: it travels as reasoning content so ``response.text`` stays the output.
-            text = _text_of(event.data)
-            if not text:
-                return []
-            return [
-                AgentResponseUpdate(
-                    contents=[Content.from_reasoning(text)],
-                    role="assistant",
-                    author_name=event.executor_id or author,
-                    agent_id=self.id,
-                    message_id=uuid.uuid4().hex,
-                )
-            ]
-        if event.type == "output":
-            data = event.data
-            if isinstance(data, AgentResponse):
-                if event.executor_id in streamed_by:
-                    return []  # its text already went out as agent_update events
-                messages = data.messages
-            elif isinstance(data, Message):
-                messages = [data]
-            elif isinstance(data, list) and all(isinstance(m, Message) for m in data):
-                messages = data
-            else:
-                text = data if isinstance(data, str) else getattr(data, "text", None) or str(data)
-                messages = [Message("assistant", [text], author_name=author)]
-            return [
-                AgentResponseUpdate(
-                    contents=m.contents,
-                    role=m.role,
-                    author_name=m.author_name,
-                    agent_id=self.id,
-                    message_id=m.message_id or uuid.uuid4().hex,
-                )
-                for m in messages
-            ]
+            return [_as_reasoning(u) for u in self._as_updates(event.data, event.executor_id) if u.text]
         if event.type == "request_info" and event.request_id:
             call = Content.from_function_call(
                 event.request_id, "request_info", {"executor_id": event.executor_id, "data": safe_encode(event.data)}
             )
             request = Content.from_function_approval_request(event.request_id, call)
-            return [
-                AgentResponseUpdate(
-                    contents=[request],
-                    role="assistant",
-                    author_name=author,
-                    agent_id=self.id,
-                    message_id=uuid.uuid4().hex,
-                )
-            ]
+            return [self._update([request], "assistant", self.name, None)]
         return []
 
+    def _as_updates(self, data: Any, executor_id: str | None) -> list[AgentResponseUpdate]:
+        author = executor_id or self.name
+        if isinstance(data, AgentResponseUpdate):
+            update = self._update(data.contents, data.role, data.author_name or author, None, data)
+            update.message_id = data.message_id  # pieces of one streamed message keep joining
+            return [update]
+        if isinstance(data, AgentResponse):
+            messages = data.messages
+        elif isinstance(data, Message):
+            messages = [data]
+        elif isinstance(data, list) and data and all(isinstance(m, Message) for m in data):
+            messages = data
+        elif isinstance(data, Content):
+            return [self._update([data], "assistant", author, None, data)]
+        else:
+            text = data if isinstance(data, str) else getattr(data, "text", None) or str(data)
+            return [self._update([Content.from_text(text)], "assistant", author, None, data)]
+        return [self._update(m.contents, m.role, m.author_name or author, m.message_id, m) for m in messages]
 
-def _text_of(data: Any) -> str:
-    if isinstance(data, str):
-        return data
-    if isinstance(data, (AgentResponse, AgentResponseUpdate, Message)):
-        return data.text
-    if isinstance(data, list) and all(isinstance(m, Message) for m in data):
-        return "\n".join(m.text for m in data)
-    return str(data)
+    def _update(
+        self, contents: list[Content], role: Any, author: str | None, message_id: str | None, raw: Any = None
+    ) -> AgentResponseUpdate:
+        return AgentResponseUpdate(
+            contents=list(contents),
+            role=role,
+            author_name=author,
+            agent_id=self.id,
+            message_id=message_id or uuid.uuid4().hex,
+            raw_representation=raw,
+        )
+
+
+def _as_reasoning(update: AgentResponseUpdate) -> AgentResponseUpdate:
+    update.contents = [Content.from_reasoning(update.text)]
+    return update

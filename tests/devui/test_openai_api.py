@@ -17,8 +17,9 @@ import pytest
 from agentnb import Agent, Message
 from agentnb.devui import Entity, serve, stop
 from agentnb.devui.demos import demo_catalog
-from agentnb.local import FunctionChatClient
+from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.store import RunStore
+from agentnb.workflows import WorkflowBuilder
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -35,6 +36,10 @@ def server() -> Iterator[str]:
     catalog = demo_catalog()
     echo = Agent(FunctionChatClient(echo_model), name="echo")
     catalog.entities.append(Entity(id="echo", name="echo", kind="agent", obj=echo))
+    writer = Agent(FunctionChatClient(echo_model), name="writer")
+    reviewer = Agent(ScriptedChatClient(["Looks good to me."], chunk_size=4), name="reviewer")
+    pair = WorkflowBuilder(start_executor=writer, name="pair").add_edge(writer, reviewer).build()
+    catalog.entities.append(Entity(id="pair", name="pair", kind="workflow", obj=pair))
     url = serve(catalog, store=RunStore(":memory:"), token=TOKEN)
     try:
         yield url
@@ -135,6 +140,19 @@ def test_a_workflow_streams_its_events_and_answers_with_its_output(client: opena
     invoked = [e["executor_id"] for e in workflow_events if e["type"] == "executor_invoked"]
     assert invoked == ["prepare", "shout", "decorate"]
     assert not any("__agentnb__" in json.dumps(e) for e in workflow_events)
+
+
+def test_streamed_agents_in_a_workflow_answer_one_message_each(client: openai.OpenAI) -> None:
+    deltas = 0
+    with client.responses.create(model="pair", input="hi", stream=True) as stream:
+        for event in stream:
+            deltas += event.type == "response.output_text.delta"
+            if event.type == "response.completed":
+                final = event.response
+    messages = items_of(final, "message")
+    # Each agent's updates are deltas of its own message, not one message per update.
+    assert [m.content[0].text for m in messages] == ["You said: hi ", "Looks good to me."]
+    assert deltas > len(messages)
 
 
 def test_a_workflow_asks_for_input_and_continues_with_the_answer(client: openai.OpenAI) -> None:

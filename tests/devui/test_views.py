@@ -255,6 +255,23 @@ async def test_workflow_view_runs_and_loads_a_large_checkpoint_fast(store: RunSt
     assert elapsed < 0.2 * BUDGET_SCALE, f"{elapsed * 1000:.0f} ms"
 
 
+async def test_workflow_view_grows_one_output_card_per_streaming_agent(store: RunStore) -> None:
+    from agentnb.devui import Entity
+
+    writer = Agent(ScriptedChatClient(["<b>Draft</b> about agents"], chunk_size=3), name="writer")
+    reviewer = Agent(ScriptedChatClient(["Fine."], chunk_size=2), name="reviewer")
+    workflow = WorkflowBuilder(start_executor=writer, name="pair").add_edge(writer, reviewer).build()
+    view = WorkflowView(Entity(id="pair", name="pair", kind="workflow", obj=workflow), store=store)
+    await view.run(message="go")
+    cards = [str(pane.object) for pane in view.outputs.objects]
+    assert len(cards) == 2  # one card per agent, not one per streamed update
+    assert "writer" in cards[0] and "reviewer" in cards[1]
+    assert "&lt;b&gt;Draft&lt;/b&gt; about agents" in cards[0] and "<b>Draft" not in cards[0]  # escaped
+    assert "Fine." in cards[1]
+    view.node_select.value = "writer"
+    assert "about agents" in str(view.node_info.object)
+
+
 def test_fork_edits_are_validated_before_anything_runs() -> None:
     from agentnb.workflows import parse_fork_edits
 

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 import ipywidgets.widgets.widget as widget_module
 import pytest
 
+from agentnb import Agent, AgentResponseUpdate
 from agentnb.exceptions import WorkflowError
+from agentnb.local import ScriptedChatClient
 from agentnb.notebook import WorkflowView, to_html, to_text
 from agentnb.notebook._workflow import colour_svg
 from agentnb.workflows import (
@@ -98,6 +100,18 @@ async def test_view_runs_colours_and_travels_back(no_leaks: None) -> None:
     assert view.outputs == ["HELLO!", "HELLO!"]
     assert len(await view.storage.list_checkpoints()) == 5
     assert view.to_text().startswith("WorkflowView shout · completed · 24 events")
+    view.close()
+
+
+async def test_view_shows_each_streaming_agent_as_one_reply(no_leaks: None) -> None:
+    writer = Agent(ScriptedChatClient(["Fresh bread, every morning."], chunk_size=4), name="writer")
+    critic = Agent(ScriptedChatClient(["Good."]), name="critic")
+    view = WorkflowView(WorkflowBuilder(start_executor=writer, name="duo").add_edge(writer, critic).build())
+    view.run("slogan", display=False)
+    await view.wait()
+    assert len(view.outputs) > 2 and all(isinstance(o, AgentResponseUpdate) for o in view.outputs)  # as streamed
+    assert view.to_text().splitlines()[1:3] == ["  output: Fresh bread, every morning.", "  output: Good."]
+    assert view.outputs_html.value.count("<li>") == 2
     view.close()
 
 

@@ -15,6 +15,7 @@ from agentnb.workflows import (
     WorkflowBuilder,
     WorkflowContext,
     executor,
+    merge_streamed_outputs,
 )
 
 
@@ -31,9 +32,12 @@ async def test_agents_placed_directly_form_a_conversation_chain() -> None:
     workflow = WorkflowBuilder(start_executor=writer).add_edge(writer, editor).build()
     assert isinstance(workflow.executors["writer"], AgentExecutor)
     result = await workflow.run("a haiku")
-    (response,) = result.get_outputs()  # only the last agent (no outgoing edges) yields output
-    assert result.get_events("warning") == []  # and it sends nothing into the void
-    assert isinstance(response, AgentResponse)
+    # As in the reference, every agent yields its response; the last one sends nothing into the void.
+    draft, response = result.get_outputs()
+    assert result.get_events("warning") == []
+    assert isinstance(draft, AgentResponse) and isinstance(response, AgentResponse)
+    assert [e.executor_id for e in result.get_events("output")] == ["writer", "editor"]
+    assert draft.text == "draft(a haiku)"
     assert response.text == "edit(draft(a haiku))"
     editor_exec = workflow.executors["editor"]
     assert isinstance(editor_exec, AgentExecutor)
@@ -50,19 +54,61 @@ async def test_agent_executor_accepts_messages_and_fan_in_responses() -> None:
         await ctx.send_message([Message("user", [text])])
 
     workflow = (
-        WorkflowBuilder(start_executor=ask).add_fan_out_edges(ask, [a, b]).add_fan_in_edges([a, b], judge).build()
+        WorkflowBuilder(start_executor=ask, output_from=[judge])
+        .add_fan_out_edges(ask, [a, b])
+        .add_fan_in_edges([a, b], judge)
+        .build()
     )
-    (response,) = (await workflow.run("q")).get_outputs()
+    (response,) = (await workflow.run("q")).get_outputs()  # output_from names the agent whose answer is output
     assert response.text == "A(q) | B(q)"
 
 
+async def test_agent_executor_output_response_false_only_sends_on() -> None:
+    writer = AgentExecutor(Agent(_echo_client("draft"), name="writer"), output_response=False)
+    editor = Agent(_echo_client("edit"), name="editor")
+    workflow = WorkflowBuilder(start_executor=writer).add_edge(writer, editor).build()
+    assert [o.text for o in (await workflow.run("x")).get_outputs()] == ["edit(draft(x))"]
+    streamed = [e async for e in workflow.run("y", stream=True) if e.type == "output"]
+    assert {e.executor_id for e in streamed} == {"editor"}
+
+
 async def test_streaming_workflow_streams_agent_updates() -> None:
-    agent = Agent(ScriptedChatClient(["Hello there, streaming world"], chunk_size=5), name="talker")
+    agent = Agent(ScriptedChatClient(["Hello there, streaming world", "Once more"], chunk_size=5), name="talker")
     workflow = WorkflowBuilder(start_executor=agent).build()
-    updates = [e async for e in workflow.run("hi", stream=True) if e.type == "agent_update"]
+    updates = [e async for e in workflow.run("hi", stream=True) if e.type == "output"]
+    # The reference's shape: one output event per update (not one more with the whole response).
     assert len(updates) > 2
     assert all(isinstance(e.data, AgentResponseUpdate) and e.executor_id == "talker" for e in updates)
+    assert {e.data.author_name for e in updates} == {"talker"}
     assert "".join(e.data.text for e in updates) == "Hello there, streaming world"
+    (merged,) = merge_streamed_outputs(e.data for e in updates)
+    assert isinstance(merged, AgentResponse) and merged.text == "Hello there, streaming world"
+    # Not streamed, the same workflow yields the whole response once.
+    (response,) = (await workflow.run("again")).get_outputs()
+    assert isinstance(response, AgentResponse)
+
+
+async def test_streamed_agents_in_one_superstep_stay_apart_and_tool_updates_name_their_agent() -> None:
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: sunny"
+
+    a = Agent(
+        ScriptedChatClient([ScriptedChatClient.call("lookup", city="Oslo"), "Oslo is sunny"]), name="a", tools=[lookup]
+    )
+    b = Agent(ScriptedChatClient(["B speaks at length"], chunk_size=3), name="b")
+
+    @executor(id="ask")
+    async def ask(text: str, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(text)
+
+    workflow = WorkflowBuilder(start_executor=ask).add_fan_out_edges(ask, [a, b]).build()
+    outputs = [e async for e in workflow.run("go", stream=True) if e.type == "output"]
+    assert all(e.data.author_name == e.executor_id for e in outputs)  # tool-result updates included
+    assert any(c.type == "function_result" for e in outputs for c in e.data.contents)
+    merged = {r.messages[-1].author_name: r.text for r in merge_streamed_outputs(e.data for e in outputs)}
+    assert merged == {"a": "Oslo is sunny", "b": "B speaks at length"}
 
 
 async def test_tool_approval_inside_a_workflow_becomes_request_info() -> None:

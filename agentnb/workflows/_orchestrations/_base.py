@@ -28,8 +28,8 @@ from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
 from ..._conversation import ApprovalGate, strip_approvals
-from ..._types import AgentResponse, Content, Message
-from .._agent_executor import AgentExecutorResponse
+from ..._types import AgentResponse, AgentResponseUpdate, Content, Message
+from .._agent_executor import AgentExecutorResponse, yield_update
 from .._builder import WorkflowBuilder
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
@@ -55,7 +55,7 @@ __all__ = [
     "to_conversation",
 ]
 
-ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentResponse]
+ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentResponse | AgentResponseUpdate]
 ConversationCtx = WorkflowContext[list[Message], list[Message]]
 #: A termination condition: ``(conversation) -> bool``, sync or async.
 Condition = Callable[[list[Message]], bool | Awaitable[bool]]
@@ -329,7 +329,7 @@ class ParticipantExecutor(Executor):
         if ctx.is_streaming:
             stream: Any = self.agent.run(messages, stream=True, tools=tools)
             async for update in stream:
-                await ctx.add_event(WorkflowEvent("agent_update", update))
+                await yield_update(self, update, ctx)
             response: AgentResponse = await stream.get_final_response()
         else:
             response = await self.agent.run(messages, tools=tools)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
@@ -380,7 +380,8 @@ class ParticipantExecutor(Executor):
         await self._run(ctx)
 
     async def _emit(self, result: AgentResponse, ctx: ParticipantCtx) -> None:
-        await ctx.yield_output(result)
+        if not ctx.is_streaming:  # a streamed turn was yielded update by update, as the reference does
+            await ctx.yield_output(result)
         conversation = [*self._input, *result.messages]
         if self.send_conversation:
             await ctx.send_message(conversation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentnb import Content
+from agentnb import AgentResponseUpdate, Content
 from agentnb.workflows import HandoffUserInputRequest, WorkflowRunState
 from tests.workflows.orchestrations.orch_scenarios import DEPLOYS, approval_workflow
 
@@ -73,7 +73,7 @@ async def test_streaming_run_surfaces_the_request_and_resumes_streaming() -> Non
         )
     ]
     assert DEPLOYS == ["1.2"]
-    assert any(e.type == "agent_update" and e.executor_id == "ops" for e in events)
+    assert any(isinstance(e.data, AgentResponseUpdate) and e.executor_id == "ops" for e in events)
     (output,) = [e.data for e in events if e.type == "output"]
     assert output[-1].text == "Deploy finished: version 1.2 is live"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentnb import Agent, AgentResponse, Message
+from agentnb import Agent, AgentResponse, AgentResponseUpdate, Message
 from agentnb.exceptions import WorkflowRunError, WorkflowValidationError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.workflows import (
@@ -61,7 +61,8 @@ async def test_intermediate_outputs_can_be_hidden_and_the_result_is_an_ordinary_
 
 async def test_streaming_emits_each_agents_updates_and_the_same_output() -> None:
     events = [e async for e in sequential().run("wind", stream=True)]
-    updates = [e for e in events if e.type == "agent_update"]
+    updates = [e for e in events if isinstance(e.data, AgentResponseUpdate)]
+    assert {e.type for e in updates} == {"intermediate"}  # each participant's turn is progress
     assert updates[0].executor_id == "writer"
     assert {e.executor_id for e in updates} == {"writer", "reviewer", "editor"}
     assert "".join(e.data.text for e in updates if e.executor_id == "writer") == "Draft about wind."
