@@ -531,7 +531,10 @@ async def _on_edges(
         taken = False
         for group in groups:
             recorder = _EdgeRecorder(workflow)
-            if await group.route(data, executor_id, target, recorder):
+            routed = group.route(data, executor_id, target, recorder)
+            if inspect.isawaitable(routed):  # only when a condition or selection function is async
+                routed = await routed
+            if routed:
                 taken = True
                 if recorder.targets:
                     out.extend(EdgeMessage(executor_id, t, data) for t in recorder.targets)

@@ -364,3 +364,31 @@ async def test_inputs_at_lists_what_each_executor_receives_next() -> None:
     timeline = await history.timeline(run_id=result.run_id)
     assert await history.inputs_at(timeline[0].checkpoint_id) == {"split": [[1, 2]]}
     assert await history.inputs_at(timeline[1].checkpoint_id) == {"odds": [1], "evens": [2]}
+
+
+async def test_async_edge_conditions_decide_where_a_rerun_sends() -> None:
+    storage = InMemoryCheckpointStorage()
+
+    async def is_big(n: int) -> bool:
+        return n > 10
+
+    @executor(id="source")
+    async def source(n: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(n)
+
+    @executor(id="big")
+    async def big(n: int, ctx: WorkflowContext[Never, int]) -> None:
+        await ctx.yield_output(n)
+
+    workflow = (
+        WorkflowBuilder(start_executor=source, checkpoint_storage=storage, name="async-cond")
+        .add_edge(source, big, condition=is_big)
+        .build()
+    )
+    result = await workflow.run(50)
+    history = CheckpointHistory(storage, workflow)
+    timeline = await history.timeline(run_id=result.run_id)
+    assert (await history.rerun_executor(timeline[0].checkpoint_id, "source")).sent_by_edge() == {"source → big": [50]}
+    small = await history.rerun_executor(timeline[0].checkpoint_id, "source", input=3)
+    assert [(m.target_id, m.data) for m in small.sent] == [(None, 3)]  # no edge takes it
+    assert small.sent[0].edge == "source → (no edge)"
