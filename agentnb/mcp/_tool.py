@@ -23,6 +23,7 @@ from ._content import (
     resource_contents_to_content,
     tool_result_value,
 )
+from ._disclosure import ProgressiveDisclosure
 from ._sampling import SamplingApprovalCallback, SamplingGate
 
 if TYPE_CHECKING:
@@ -85,6 +86,11 @@ class MCPTool:
         sampling_max_requests: Sampling requests allowed per MCP session.
         sampling_max_tokens: Cap on ``max_tokens`` for each approved sampling request.
         description: A description of the server (informational).
+        use_progressive_disclosure: Offer the model only three loader tools at first (``list_mcp_tools``,
+            ``load_tool``, ``unload_tool``, prefixed like the server's tools) plus the ``always_load`` tools; the
+            model lists the server's tools (names, descriptions, schemas) and loads the ones it needs, which
+            it can call from its next iteration on. Keeps a large server's schemas out of every request.
+        always_load: Tool names (remote or local) offered from the start under progressive disclosure.
 
     Example:
         ```python
@@ -115,6 +121,8 @@ class MCPTool:
         sampling_max_requests: int = 10,
         sampling_max_tokens: int = 1024,
         description: str | None = None,
+        use_progressive_disclosure: bool = False,
+        always_load: Collection[str] | None = None,
     ) -> None:
         if not name or not isinstance(name, str):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
@@ -128,6 +136,8 @@ class MCPTool:
             raise ValueError(f"on_tool_error must be 'return' or 'raise', got {on_tool_error!r}")
         if isinstance(allowed_tools, str):
             raise TypeError("allowed_tools must be a collection of tool names, not a single string")
+        if isinstance(always_load, str):
+            raise TypeError("always_load must be a collection of tool names, not a single string")
         self.name = name
         self.description = description or ""
         self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
@@ -155,6 +165,13 @@ class MCPTool:
         self._listing_version = 0
         self._tools_stale = False
         self.connect_count = 0
+        self.use_progressive_disclosure = use_progressive_disclosure
+        self.always_load = frozenset(always_load or ())
+        self._disclosure = (
+            ProgressiveDisclosure(self, lambda base: _local_name(base, self.tool_name_prefix))
+            if use_progressive_disclosure
+            else None
+        )
 
     @property
     def approval_mode(self) -> ApprovalModeSetting | None:
@@ -184,7 +201,17 @@ class MCPTool:
 
     @property
     def functions(self) -> list[FunctionTool]:
-        """The FunctionTools ``get_tools()`` last returned (empty before the first call)."""
+        """The FunctionTools offered to the model (empty before the first ``get_tools()``).
+
+        Under progressive disclosure: the loader tools, the ``always_load`` tools and the tools loaded so far.
+        """
+        if self._disclosure is not None:
+            return self._disclosure.offered()
+        return list(self._functions)
+
+    @property
+    def all_functions(self) -> list[FunctionTool]:
+        """Every allowed tool of the server as a FunctionTool, offered or not (empty before ``get_tools()``)."""
         return list(self._functions)
 
     def _get_lock(self) -> asyncio.Lock:
@@ -278,7 +305,7 @@ class MCPTool:
         if key != self._functions_key:
             self._functions = self._build_functions()
             self._functions_key = key
-        return list(self._functions)
+        return self.functions
 
     # -- requests -----------------------------------------------------------------------------------------
     async def _request(self, what: str, send: Callable[[Client], Awaitable[_T]]) -> _T:
@@ -379,6 +406,8 @@ class MCPTool:
                 )
             owners[local] = remote.name
             functions.append(self._function_for(remote, local))
+        if self._disclosure is not None:
+            self._disclosure.check_names(functions)
         return functions
 
     async def _listing(self, connection: Connection, cursor: str | None) -> Any:
