@@ -1,8 +1,11 @@
 """The agent chat view: streaming answers, tool-call cards, approvals, sessions, token usage, the model.
 
-The conversation pane scrolls by itself; the message box and any approval card waiting for an answer stay
-docked below it. A side panel (collapsible, resizable) shows the agent's tools, a context inspector (tokens
-per turn, messages by role), the session's events and a link to the last turn's trace.
+The conversation is Panel's own ``ChatFeed``: one ``ChatMessage`` per user message, answer, tool call,
+approval and error, each holding markup the DevUI built from escaped or sanitized parts (never a raw
+string Panel would render as Markdown, which would pass model HTML through). The feed scrolls by itself;
+Panel's ``ChatAreaInput`` and any approval card waiting for an answer stay docked below it. A side panel
+(collapsible, resizable) shows the agent's tools, a context inspector (tokens per turn, messages by role),
+the session's events and a link to the last turn's trace.
 
 Approval is data here as everywhere: Approve / Deny turn the pending ``function_approval_request`` into a
 ``function_approval_response`` sent on the same session, and the agent runs again. "Always allow" only
@@ -12,6 +15,7 @@ answers later requests for that tool the same way, on the user's behalf; it adds
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 import uuid
@@ -24,6 +28,7 @@ import panel as pn
 from agentnb._agents import Agent
 from agentnb._html import badge, escape, json_html, render_markdown, table
 from agentnb._sessions import AgentSession
+from agentnb._tools import FunctionTool, SupportsToolExpansion
 from agentnb._types import AgentResponse, Content, Message
 
 from ._discovery import Entity
@@ -32,9 +37,17 @@ from ._widgets import error_card, highlight_code, html_pane, readable, set_html
 __all__ = ["ChatView", "model_label", "stored_session_label"]
 
 #: The transcript fills the window below the page header, the chat header and above the docked message box.
-_TRANSCRIPT_HEIGHT = "calc(100vh - 330px)"
+#: While approval cards wait in the dock, the transcript gives up their height (a CSS variable set on the view,
+#: inherited through Panel's shadow roots), so the cards' buttons stay on screen.
+_TRANSCRIPT_HEIGHT = "calc(100vh - 330px - var(--anb-dock-h, 0px))"
+_DOCK_HEIGHT = 230
 _SIDE_HEIGHT = "calc(100vh - 190px)"
 _MAX_EVENTS = 200
+#: Messages the feed keeps rendered around the visible ones (Panel's default, 50, would drop older turns).
+_LOAD_BUFFER = 1000
+#: Avatars by kind of message, one character each (text, not emoji, which many fonts lack). Set explicitly,
+#: so no author name ever maps to one of Panel's logo images.
+_AVATARS = {"user": "Y", "tool": "⚙", "error": "!", "system": "S", "reasoning": "…"}
 
 
 def model_label(agent: Any) -> str:
@@ -70,6 +83,7 @@ class _ToolCard:
     started: float
     card: pn.Card
     body: pn.pane.HTML
+    message: pn.chat.ChatMessage
     result: Any = None
     exception: str | None = None
     duration: float | None = None
@@ -101,7 +115,7 @@ class _SessionView:
 
     session: AgentSession
     label: str
-    transcript: pn.Column
+    transcript: pn.chat.ChatFeed
     dock: pn.Column
     usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
     turn_usage: list[tuple[int, int, int]] = field(default_factory=list)  # (input, output, total) per turn
@@ -112,6 +126,7 @@ class _SessionView:
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (clock, kind, detail)
     last_run_id: str | None = None
     turns: int = 0
+    last_answer: pn.chat.ChatMessage | None = None  # the turn's last assistant message (its footer: tokens)
 
     def log(self, kind: str, detail: str) -> None:
         self.events.append((time.strftime("%H:%M:%S"), kind, detail))
@@ -142,6 +157,7 @@ class ChatView:
         self._current: _SessionView | None = None
         self._busy = False
         self._layout: pn.viewable.Viewable | None = None
+        self._main: pn.Column | None = None
 
         self.model_info = html_pane("", css_classes=["anb-model"])
         self.usage_info = html_pane("", css_classes=["anb-usage"])
@@ -151,8 +167,13 @@ class ChatView:
             label="Stored sessions", options={}, width=300, css_classes=["anb-stored-sessions"]
         )
         self.resume_button = pn.widgets.Button(label="Resume", width=80)
-        self.input = pn.widgets.TextInput(
-            placeholder=f"Message {entity.name}…", sizing_mode="stretch_width", css_classes=["anb-chat-input"]
+        self.input = pn.chat.ChatAreaInput(
+            placeholder=f"Message {entity.name}…",
+            sizing_mode="stretch_width",
+            rows=1,
+            auto_grow=True,
+            max_rows=8,
+            css_classes=["anb-chat-input"],
         )
         self.send_button = pn.widgets.Button(label="Send", color="primary", width=90, css_classes=["anb-chat-send"])
         self.status = html_pane("", css_classes=["anb-chat-status"])
@@ -175,7 +196,7 @@ class ChatView:
         self.new_session_button.on_click(lambda _e: self.new_session())
         self.session_select.param.watch(self._on_switch, "value")
         self.send_button.on_click(self._on_send)
-        self.input.param.watch(self._on_enter, "enter_pressed")
+        self.input.param.watch(self._on_enter, "value")
         self.resume_button.on_click(self._on_resume)
         self.trace_button.on_click(self._on_open_trace)
         self._refresh_model()
@@ -202,7 +223,7 @@ class ChatView:
             pn.Column(pn.Spacer(height=18), self.resume_button),
             sizing_mode="stretch_width",
         )
-        main = pn.Column(
+        main = self._main = pn.Column(
             header,
             pn.Row(self.model_info, self.usage_info, self.panel_toggle, sizing_mode="stretch_width"),
             controls,
@@ -231,14 +252,7 @@ class ChatView:
         tools = self.agent.tools if isinstance(self.agent, Agent) else []
         if not tools:
             return "<span class='anb-muted'>This agent has no tools.</span>"
-        rows = []
-        for tool in tools:
-            name = str(getattr(tool, "name", type(tool).__name__))  # tools may be any callable or MCP server
-            mode = getattr(tool, "approval_mode", "never_require")
-            needs = badge("needs approval", "warn") if mode == "always_require" else ""
-            text = escape(getattr(tool, "description", "") or "")
-            rows.append(f"<div class='anb-tool'><b>{escape(name)}</b> {needs}<div class='anb-muted'>{text}</div></div>")
-        return "".join(rows)
+        return "".join(_tool_html(item) for item in tools)
 
     # --------------------------------------------------------------------------------------------- sessions
     def new_session(self) -> None:
@@ -248,20 +262,28 @@ class ChatView:
         self._add_session(session, label)
 
     def _add_session(self, session: AgentSession, label: str) -> _SessionView:
-        transcript = pn.Column(
+        transcript = pn.chat.ChatFeed(
             sizing_mode="stretch_width",
-            scroll=True,
+            height=None,
             auto_scroll_limit=400,
-            styles={"height": _TRANSCRIPT_HEIGHT, "min-height": "240px"},
+            load_buffer=_LOAD_BUFFER,
+            show_activity_dot=False,
+            card_params={"styles": {"height": _TRANSCRIPT_HEIGHT, "min-height": "240px", "padding": "0px"}},
             css_classes=["anb-transcript"],
         )
         dock = pn.Column(sizing_mode="stretch_width")
+        dock.param.watch(lambda _e: self._fit_dock(), "objects")
         view = _SessionView(session=session, label=label, transcript=transcript, dock=dock)
         self._sessions[label] = view
         self.session_select.options = list(self._sessions)
         self.session_select.value = label
         self._show(view)
         return view
+
+    def _fit_dock(self) -> None:
+        waiting = self._current is not None and len(self._current.dock.objects) > 0
+        if self._main is not None:
+            self._main.styles = {**self._main.styles, "--anb-dock-h": f"{_DOCK_HEIGHT if waiting else 0}px"}
 
     def _on_switch(self, event: Any) -> None:
         view = self._sessions.get(event.new)
@@ -272,6 +294,7 @@ class ChatView:
         self._current = view
         self.transcript_holder.objects = [view.transcript]
         self.dock_holder.objects = [view.dock]
+        self._fit_dock()
         self._refresh_usage()
 
     def refresh_stored_sessions(self, limit: int = 50) -> None:
@@ -320,7 +343,7 @@ class ChatView:
             session = AgentSession.from_dict(json.loads(data))
             pending = await pending_approval_requests(session, agent=self.agent)
         except Exception as exc:  # the view's boundary: a bad stored session shows its error
-            self._require_view().transcript.append(error_card(exc, title="Cannot resume session"))
+            _post(self._require_view(), error_card(exc, title="Cannot resume session"), "error", "error")
             return
         view = self._add_session(session, f"resumed · {session_id[:8]}")
         for message in session.messages:
@@ -341,21 +364,22 @@ class ChatView:
         self.refresh_stored_sessions()
 
     # ------------------------------------------------------------------------------------------------ turns
-    def _on_enter(self, _event: Any) -> None:
-        pn.state.execute(self._on_send)
+    def _on_enter(self, event: Any) -> None:
+        # ChatAreaInput sets ``value`` when Enter sends (and clears its box); Shift+Enter adds a line.
+        if event.new:
+            pn.state.execute(functools.partial(self._on_send, text=event.new))
 
-    async def _on_send(self, _event: Any = None) -> None:
-        text = (self.input.value_input or self.input.value or "").strip()
+    async def _on_send(self, _event: Any = None, *, text: str | None = None) -> None:
+        text = (text if text is not None else self.input.value_input or self.input.value or "").strip()
         if not text or self._busy:
             return
-        self.input.value = ""
-        self.input.value_input = ""
+        self.input.param.update(value="", value_input="")
         await self.send(text)
 
     async def send(self, text: str) -> None:
         """Send a user message on the current session and stream the answer."""
         view = self._require_view()
-        view.transcript.append(_bubble("user", render_markdown(text)))
+        _post(view, _bubble("user", render_markdown(text)), "You", "user")
         await self._run_turn(view, Message("user", text))
 
     def _require_view(self) -> _SessionView:
@@ -377,6 +401,7 @@ class ChatView:
         span = _telemetry.start_span(f"devui.chat {self.entity.name}", {_telemetry.WORKFLOW_RUN_ID: record.run_id})
         bubble: pn.pane.HTML | None = None
         text = ""
+        view.last_answer = None
         started = time.perf_counter()
         try:
             with _telemetry.use_span(span):
@@ -386,14 +411,15 @@ class ChatView:
                     for content in update.contents:
                         if content.type == "text" and content.text:
                             if bubble is None:
-                                bubble = _bubble("assistant", "", author=author)
-                                view.transcript.append(bubble)
+                                bubble = _bubble("assistant", "")
+                                view.last_answer = _post(view, bubble, author, "assistant")
                             text += content.text
-                            set_html(bubble, _bubble_html("assistant", _answer_html(text), author))
+                            set_html(bubble, _bubble_html("assistant", _answer_html(text)))
                         elif content.type == "text_reasoning" and content.text:
-                            view.transcript.append(
-                                html_pane(f"<div class='anb-reasoning'>{escape(content.text)}</div>")
+                            reasoning = html_pane(
+                                f"<div class='anb-reasoning'>{escape(content.text)}</div>", css_classes=["anb-note"]
                             )
+                            _post(view, reasoning, author, "reasoning")
                         elif content.type == "function_call":
                             self._on_call(view, content)
                             bubble, text = None, ""  # text after tool calls starts a new bubble
@@ -401,15 +427,17 @@ class ChatView:
                             self._on_result(view, content)
                         elif content.type == "error":
                             view.log("error", content.message or "")
-                            view.transcript.append(
-                                html_pane(f"<div class='anb-error'>⚠ {escape(content.message or '')}</div>")
+                            failure = html_pane(
+                                f"<div class='anb-error'>⚠ {escape(content.message or '')}</div>",
+                                css_classes=["anb-note"],
                             )
+                            _post(view, failure, author, "error")
                 final: AgentResponse[Any] = await stream.get_final_response()
         except Exception as exc:  # the view's boundary: the failure is shown, the session is kept
             _telemetry.end_span(span, error=exc)
             record.finish("failed", error=f"{type(exc).__name__}: {exc}")
             view.log("failed", f"{type(exc).__name__}: {exc}")
-            view.transcript.append(error_card(exc, title=f"{self.entity.name} failed"))
+            _post(view, error_card(exc, title=f"{self.entity.name} failed"), self.entity.name, "error")
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
             self._refresh_side(view)
             return
@@ -437,20 +465,21 @@ class ChatView:
         call_id = str(content.call_id or "")
         card = view.cards.get(call_id)
         if card is None:
-            body = html_pane("")
+            body = html_pane("", css_classes=["anb-tool-body"])
             panel_card = pn.Card(
                 body, collapsed=True, sizing_mode="stretch_width", css_classes=["anb-tool-card"], title=""
             )
+            name = content.name or "tool"
             card = _ToolCard(
                 call_id=call_id,
-                name=content.name or "tool",
+                name=name,
                 arguments=content.arguments,
                 started=time.perf_counter(),
                 card=panel_card,
                 body=body,
+                message=_post(view, panel_card, f"{self.entity.name} · tool call", "tool"),
             )
             view.cards[call_id] = card
-            view.transcript.append(panel_card)
             view.log("tool call", card.name)
         else:
             card.arguments = _merge_arguments(card.arguments, content.arguments)
@@ -503,9 +532,11 @@ class ChatView:
                 card.status = "awaiting approval"
                 card.render()
             if name in view.always_allow:
-                view.transcript.append(
-                    html_pane(f"<div class='anb-muted'>✔ {escape(name)} approved automatically (always allow)</div>")
+                note = html_pane(
+                    f"<div class='anb-muted'>✔ {escape(name)} approved automatically (always allow)</div>",
+                    css_classes=["anb-note"],
                 )
+                _post(view, note, "You", "user")
                 view.answers[str(request.id)] = request.to_function_approval_response(True)
             else:
                 view.dock.append(self._approval_card(view, request))
@@ -518,7 +549,8 @@ class ChatView:
         info = html_pane(
             f"<div class='anb-card anb-approval-card'><div class='anb-head'><span class='anb-title'>Approval needed"
             f"</span>{badge(name, 'warn')}</div>The agent wants to call <b>{escape(name)}</b> with"
-            f"{json_html(call.arguments)}</div>"
+            f"{json_html(call.arguments)}</div>",
+            css_classes=["anb-approval-info"],
         )
         approve = pn.widgets.Button(label="Approve", color="success", width=100, css_classes=["anb-approve"])
         deny = pn.widgets.Button(label="Deny", color="danger", width=100, css_classes=["anb-deny"])
@@ -534,11 +566,15 @@ class ChatView:
                 view.always_allow.add(name)
             text = "approved" if approved else "denied"
             view.log(text, name)
-            box.append(html_pane(f"<div class='anb-muted anb-answer'>You {text} {escape(name)}.</div>"))
+            box.append(
+                html_pane(
+                    f"<div class='anb-muted anb-answer'>You {text} {escape(name)}.</div>", css_classes=["anb-note"]
+                )
+            )
             # Answered: the card leaves the dock and joins the conversation where it was asked.
             if box in view.dock.objects:
                 view.dock.remove(box)
-            view.transcript.append(box)
+            _post(view, box, "You", "user")
             if approved and always.value:
                 from agentnb import create_always_approve_tool_response
 
@@ -581,11 +617,14 @@ class ChatView:
         view.usage["output"] += out
         view.usage["total"] += total
         view.turn_usage.append((inp, out, total))
-        view.transcript.append(
-            html_pane(
-                f"<div class='anb-muted anb-msg-usage'>turn {view.turns} · {inp} in · {out} out · {total} tokens</div>"
-            )
+        line = html_pane(
+            f"<div class='anb-muted anb-msg-usage'>turn {view.turns} · {inp} in · {out} out · {total} tokens</div>",
+            css_classes=["anb-note"],
         )
+        if view.last_answer is not None:
+            view.last_answer.footer_objects = [*view.last_answer.footer_objects, line]
+        else:
+            _post(view, line, self.entity.name, "assistant")
         self._refresh_usage()
 
     def _refresh_usage(self) -> None:
@@ -641,7 +680,8 @@ class ChatView:
         for content in message.contents:
             if content.type == "text" and content.text:
                 body = _answer_html(content.text) if message.role == "assistant" else render_markdown(content.text)
-                view.transcript.append(_bubble(message.role, body))
+                user = "You" if message.role == "user" else (message.author_name or self.entity.name)
+                _post(view, _bubble(message.role, body), user, message.role)
             elif content.type == "function_call":
                 self._on_call(view, content)
             elif content.type == "function_result":
@@ -692,13 +732,60 @@ def _answer_html(text: str) -> str:
     return highlight_code(render_markdown(text))
 
 
-def _bubble_html(role: str, body_html: str, author: str = "") -> str:
-    who = escape(author or role)
-    return f"<div class='anb-msg anb-{escape(role)}'><div class='anb-role'>{who}</div>{body_html}</div>"
+def _bubble_html(role: str, body_html: str) -> str:
+    # The chat message around it names the author; the role stays as a class for styles and tests.
+    return f"<div class='anb-msg anb-{escape(role)} anb-feed-msg'>{body_html}</div>"
 
 
-def _bubble(role: str, body_html: str, *, author: str = "") -> pn.pane.HTML:
-    return html_pane(_bubble_html(role, body_html, author), css_classes=[f"anb-bubble-{role}"])
+def _bubble(role: str, body_html: str) -> pn.pane.HTML:
+    # "message" asks ChatMessage for its speech-bubble style; panes without a class get it automatically,
+    # so every other pane the view puts in the feed carries a class of its own.
+    return html_pane(_bubble_html(role, body_html), css_classes=[f"anb-bubble-{role}", "message"])
+
+
+def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:
+    """Add one entry to the session's feed: a Panel object (already safe markup) as a ``ChatMessage``."""
+    message = pn.chat.ChatMessage(
+        obj,
+        user=user,
+        avatar=_AVATARS.get(kind) or (user[:1].upper() or "A"),
+        show_reaction_icons=False,
+        show_copy_icon=False,
+        show_edit_icon=False,
+        show_activity_dot=False,
+        sizing_mode="stretch_width",
+        css_classes=[f"anb-chat-{kind}"],
+    )
+    view.transcript.append(message)
+    return message
+
+
+def _tool_html(item: object) -> str:
+    """One tool of an agent for the side panel: name, whether it needs approval, what it does."""
+    if isinstance(item, SupportsToolExpansion) and not isinstance(item, FunctionTool):
+        # A tool provider (an MCP server): its tools are only known once it is connected for a run.
+        from agentnb.mcp import MCPTool
+
+        name, text, kind = (
+            (item.name, item.description, "MCP server")
+            if isinstance(item, MCPTool)
+            else (type(item).__name__, "", "tool provider")
+        )
+        return (
+            f"<div class='anb-tool'><b>{escape(name)}</b> {badge(kind, 'info')}"
+            f"<div class='anb-muted'>{escape(text)}</div></div>"
+        )
+    if isinstance(item, FunctionTool):
+        function = item
+    elif isinstance(item, Agent):
+        function = item.as_tool()
+    else:
+        function = FunctionTool(item)
+    needs = badge("needs approval", "warn") if function.approval_mode == "always_require" else ""
+    return (
+        f"<div class='anb-tool'><b>{escape(function.name)}</b> {needs}"
+        f"<div class='anb-muted'>{escape(function.description)}</div></div>"
+    )
 
 
 def _merge_arguments(old: Any, new: Any) -> Any:

@@ -90,11 +90,12 @@ DEVUI_CSS = (
 .agentnb .anb-copy{position:absolute;right:6px;top:4px;font-size:11px;padding:1px 8px;cursor:pointer;
  border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;background:var(--jp-layout-color1,#fff);
  color:var(--jp-ui-font-color1,#1f2328)}
-.agentnb .anb-msg-usage{text-align:left;font-size:11px;margin:-2px 0 6px 4px}
+.agentnb .anb-msg-usage{text-align:left;font-size:11px;margin:0 0 0 4px}
+.agentnb .anb-msg.anb-feed-msg{max-width:none;margin:0;padding:0;background:none}
 .agentnb .anb-waiting{border-color:#0969da;background:#ddf4ff}
 .agentnb.anb-dark{--jp-layout-color1:#161b22;--jp-layout-color2:#1f242c;--jp-layout-color3:#30363d;
  --jp-border-color2:#30363d;--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;color-scheme:dark}
-.agentnb.anb-dark .anb-msg.anb-user{background:#0c2d6b}
+.agentnb.anb-dark .anb-msg.anb-user:not(.anb-feed-msg){background:#0c2d6b}
 .agentnb.anb-dark .anb-msg.anb-system{background:#3b2300}
 .agentnb.anb-dark .anb-msg.anb-tool{background:#272046}
 .agentnb.anb-dark .anb-badge.anb-ok{background:#033a16;color:#7ee787}
@@ -200,7 +201,7 @@ def error_card(exc: BaseException, *, title: str = "Error") -> pn.Card:
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     header = f"{escape(title)}: {escape(type(exc).__name__)}: {escape(str(exc))[:300]}"
     return pn.Card(
-        html_pane(f'<pre class="anb-traceback">{escape(tb)}</pre>'),
+        html_pane(f'<pre class="anb-traceback">{escape(tb)}</pre>', css_classes=["anb-traceback-pane"]),
         title=f'<span class="anb-error">{header}</span>',
         collapsed=True,
         css_classes=["anb-error-card"],

@@ -54,7 +54,14 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.
 class DevUIServer:
     """A `panel serve devui` subprocess; always stopped by the fixture that made it."""
 
-    def __init__(self, home: Path, *, args: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        options: list[str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.home = home
         self.url = f"http://127.0.0.1:{self.port}/devui"
@@ -66,6 +73,7 @@ class DevUIServer:
             "--port", str(self.port), "--address", "127.0.0.1",
             "--allow-websocket-origin", f"127.0.0.1:{self.port}",
         ]  # fmt: skip
+        command += options or []  # more of panel serve's own options, e.g. --plugins
         if args:
             command += ["--args", *args]
         self.log = home / "panel.log"
@@ -149,7 +157,7 @@ def text(locator: Any) -> str:
 
 def send_chat(page: Any, entity_name: str, message: str) -> None:
     """Type into the chat of ``entity_name`` and send; retried while a freshly shown view is still wiring up."""
-    box = page.locator(f".anb-chat-input input[placeholder*='{entity_name}']")
+    box = page.locator(f".anb-chat-input textarea[placeholder*='{entity_name}']")
     sent = page.locator(".anb-msg.anb-user", has_text=message)
     before = sent.count()
     for _attempt in range(3):

@@ -98,6 +98,9 @@ def test_approval_runs_the_tool_only_after_approve(app: Any) -> None:
     app.get_by_text("Approval needed").first.wait_for(timeout=WAIT)
     assert app.get_by_text("was queued").count() == 0  # the tool body has not run: no result anywhere
     assert "awaiting approval" in text(app.locator(".anb-tool-card").first)
+    # The approval card sits docked under the conversation with its buttons on screen, not below the fold.
+    button = app.locator(".anb-approve button").bounding_box()
+    assert button is not None and button["y"] + button["height"] <= 1000, button
     app.screenshot(path=str(DOCS / "devui-approval.png"))
     app.locator(".anb-approve button").click()
     app.locator(".anb-msg.anb-assistant", has_text="was queued").wait_for(timeout=WAIT)

@@ -180,11 +180,13 @@ def test_the_message_box_stays_in_view_after_30_messages(app: Any) -> None:
     for i in range(15):  # 15 questions and 15 answers
         send_chat(app, "hostile", f"note {i:02d}")
         app.locator(".anb-msg.anb-assistant", has_text="Here is").nth(i + 2).wait_for(timeout=WAIT)
-    box = app.locator(".anb-chat-input input").bounding_box()
+    box = app.locator(".anb-chat-input textarea").bounding_box()
     assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 1000, box
-    assert app.locator(".anb-chat-input input").is_visible()
+    assert app.locator(".anb-chat-input textarea").is_visible()
     # The conversation scrolls inside its own pane; the page itself does not grow.
-    scroll, height = app.locator(".anb-transcript").first.evaluate("el => [el.scrollHeight, el.clientHeight]")
+    scroll, height = app.locator(".anb-transcript .chat-feed-log").first.evaluate(
+        "el => [el.scrollHeight, el.clientHeight]"
+    )
     assert scroll > height, (scroll, height)
     assert app.evaluate("document.documentElement.scrollHeight <= window.innerHeight + 4")
     # The newest answer is in view (the pane follows the conversation).

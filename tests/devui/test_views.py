@@ -124,7 +124,9 @@ async def test_agent_failure_becomes_an_error_card(store: RunStore) -> None:
     view = ChatView(Catalog().add(Agent(FunctionChatClient(broken), name="b")), store=store)
     await view.send("hi")
     html = transcript_html(view)
-    card = view._current.transcript.objects[-1]
+    message = view._current.transcript.objects[-1]  # the feed's last ChatMessage holds the error card
+    assert isinstance(message, pn.chat.ChatMessage) and message.user == "b"
+    card = message.object
     assert card.collapsed and "model down" in card.title
     assert "Traceback" in card.objects[0].object
     assert "the session is kept" in view.status.object
