@@ -9,7 +9,7 @@ import gc
 import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -127,8 +127,10 @@ def _records_frame(records: Sequence[Sequence[Any]], *, flatten: bool, attribute
     # Filtered records may be cached by the span store: copy, so editing a cell never edits the cache.
     attributes = [dict(a) for a in raw_attributes] if attributes_filtered else _visible(raw_attributes)
 
+    strings = _string_array(pd)
+
     def text(name: str) -> Any:
-        return pd.array(columns[_I[name]], dtype="string")
+        return strings(columns[_I[name]])
 
     data: dict[str, Any] = {name: text(name) for name in _STRING_COLUMNS}
     data |= {"start_time": start, "end_time": end, "duration_ms": duration}
@@ -151,16 +153,48 @@ def _records_frame(records: Sequence[Sequence[Any]], *, flatten: bool, attribute
     return frame
 
 
+def _string_array(pd: Any) -> Callable[[Sequence[str | None]], Any]:
+    """A builder of pandas ``string`` arrays from lists of ``str`` or ``None``.
+
+    With pyarrow installed, ``pyarrow.array`` converts a list in one C pass, about twice as fast as
+    ``pd.array(..., dtype="string")``, which checks every element in Python first.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return lambda values: pd.array(values, dtype="string")
+    large_string = pa.large_string()
+    return lambda values: pd.array(pa.array(values, type=large_string), dtype="string")
+
+
+def _json_loads() -> Callable[[str], Any]:
+    """The fastest JSON decoder at hand: orjson when installed (about three times faster), else json."""
+    try:
+        from orjson import loads
+    except ImportError:
+        return json.loads
+
+    def decode(text: str) -> Any:
+        try:
+            return loads(text)
+        except ValueError:  # what json accepts and orjson does not, e.g. NaN
+            return json.loads(text)
+
+    return decode
+
+
 def _visible(raw: Sequence[Any]) -> list[dict[str, Any]]:
     """Decode (when JSON text) and copy attribute dicts, dropping the keys already shown as columns."""
-    loads = json.loads
+    loads = _json_loads()
+    hidden = FRAME_HIDDEN_ATTRIBUTES
     out = []
+    append = out.append
     for value in raw:
-        attrs = loads(value) if isinstance(value, str) else dict(value or {})
-        for key in FRAME_HIDDEN_ATTRIBUTES:
+        attrs = loads(value) if type(value) is str else dict(value or {})
+        for key in hidden:
             if key in attrs:
                 del attrs[key]
-        out.append(attrs)
+        append(attrs)
     return out
 
 
