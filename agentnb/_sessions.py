@@ -11,7 +11,7 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Collection, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._serialization import decode, encode
 from ._types import Message
@@ -82,8 +82,21 @@ class AgentSession:
 
     @property
     def messages(self) -> list[Message]:
-        """The conversation as the in-memory history provider keeps it (empty for other providers)."""
-        return list(self.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}).get("messages", []))
+        """The conversation as an in-memory history provider keeps it in :attr:`state` (a copy).
+
+        The default provider's history when there is one, else the first other slice an
+        :class:`InMemoryHistoryProvider` wrote; empty when the history lives elsewhere (a file, a service):
+        ask that provider's ``get_messages``.
+        """
+        state = self.state
+        default = InMemoryHistoryProvider.stored_messages(state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID))
+        if default is not None:
+            return list(default)
+        for value in state.values():
+            stored = InMemoryHistoryProvider.stored_messages(value)
+            if stored is not None:
+                return list(stored)
+        return []
 
     def __repr__(self) -> str:
         return f"AgentSession(session_id={self.session_id!r}, messages={len(self.messages)})"
@@ -262,6 +275,19 @@ class InMemoryHistoryProvider(HistoryProvider):
 
     def __init__(self, source_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(source_id or self.DEFAULT_SOURCE_ID, **kwargs)
+
+    @staticmethod
+    def stored_messages(state: object) -> list[Message] | None:
+        """The messages this provider keeps in ``state`` (its slice of a session's state), ``None`` if not its slice.
+
+        The layout is this provider's own: ``{"messages": [Message, ...]}``.
+        """
+        if not isinstance(state, dict):
+            return None
+        messages = cast("dict[str, object]", state).get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, Message) for m in cast("list[object]", messages)):
+            return None
+        return cast("list[Message]", messages)
 
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any

@@ -29,6 +29,7 @@ __all__ = [
     "ToolLike",
     "resolve_tools",
     "result_to_text",
+    "to_tool",
     "tool",
 ]
 
@@ -348,7 +349,8 @@ def tool(
     return wrap(func) if func is not None else wrap
 
 
-def _to_tool(item: Any) -> FunctionTool:
+def to_tool(item: Any) -> FunctionTool:
+    """``item`` (a function, an agent or a ``FunctionTool``) as a ``FunctionTool``; tool providers are not expanded."""
     if isinstance(item, FunctionTool):
         return item
     as_tool = getattr(item, "as_tool", None)
@@ -375,7 +377,7 @@ async def resolve_tools(tools: Sequence[Any] | Any | None) -> list[FunctionTool]
         elif isinstance(item, SupportsToolExpansion) and not isinstance(item, FunctionTool):
             resolved.extend(await item.get_tools())
         else:
-            resolved.append(_to_tool(item))
+            resolved.append(to_tool(item))
     seen: set[str] = set()
     for t in resolved:
         if t.name in seen:

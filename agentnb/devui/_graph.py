@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import panel as pn
@@ -115,7 +116,7 @@ class GraphPane:
 
         self.workflow = workflow
         self.states: dict[str, str] = {}
-        source = workflow.to_dict() if hasattr(workflow, "to_dict") else workflow
+        source = workflow if isinstance(workflow, Mapping) else workflow.to_dict()  # a stored description, or live
         self.executor_ids = [e["id"] for e in source.get("executors", [])]
         self.svg = WorkflowViz(workflow).to_svg()
         self._dirty = False

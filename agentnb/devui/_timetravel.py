@@ -33,6 +33,7 @@ from agentnb.workflows import (
 )
 
 from ._discovery import Catalog, Entity
+from ._forms import type_label
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, jsonable, set_html, table_theme
 
@@ -75,7 +76,7 @@ def checkpoint_view(checkpoint: Any) -> dict[str, Any]:
                 "request_id": r.request_id,
                 "executor_id": r.executor_id,
                 "data": jsonable(r.request_data),
-                "response_type": getattr(r.response_type, "__name__", str(r.response_type)),
+                "response_type": type_label(r.response_type),
             }
             for r in checkpoint.pending_requests.values()
         ],
@@ -274,7 +275,7 @@ class TimeTravelView:
 
     def _entity_for(self, workflow_name: str | None) -> Entity | None:
         for entity in self.catalog.workflows:
-            if getattr(entity.obj, "name", None) == workflow_name:
+            if entity.obj.name == workflow_name:
                 return entity
         return None
 

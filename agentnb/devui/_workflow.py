@@ -31,7 +31,7 @@ __all__ = ["WorkflowRunner", "WorkflowView", "event_summary"]
 _FLUSH_SECONDS = 0.15
 
 
-def event_summary(event: Any) -> dict[str, Any]:
+def event_summary(event: WorkflowEvent[Any]) -> dict[str, Any]:
     """A workflow event as readable JSON (type, executor, data; a request's id and wanted answer type)."""
     summary: dict[str, Any] = {"type": event.type, "executor_id": event.executor_id}
     data = event.data
@@ -70,9 +70,9 @@ def _failure_html(title: str, details: WorkflowErrorDetails | Any) -> str:
     )
 
 
-def event_row(event: Any, seq: int) -> dict[str, Any]:
+def event_row(event: WorkflowEvent[Any], seq: int) -> dict[str, Any]:
     """A log row for one event: readable data for the table, the stored record under ``raw``."""
-    record = event.to_dict() if hasattr(event, "to_dict") else {"type": event.type}
+    record = event.to_dict()
     summary = event_summary(event)
     stamp = record.get("timestamp")
     seconds = float(stamp) if isinstance(stamp, (int, float)) else time.time()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from .. import _html as h
+from .._types import Content
 
 __all__ = ["AUTO_APPROVE_ENV", "ApprovalCard", "AutoApprove", "decide"]
 
@@ -23,7 +23,7 @@ AUTO_APPROVE_ENV = "AGENTNB_AUTO_APPROVE"
 #: ``True`` approves every request, ``False`` denies every one, a collection of tool names approves those
 #: (others wait for a click), and a callable gets the request content and returns ``True``/``False`` or
 #: ``None`` to leave it to a person.
-AutoApprove = bool | Iterable[str] | Callable[[Any], bool | None] | None
+AutoApprove = bool | Iterable[str] | Callable[[Content], bool | None] | None
 
 
 def _from_env() -> AutoApprove:
@@ -38,7 +38,7 @@ def _from_env() -> AutoApprove:
     return frozenset(name.strip() for name in raw.split(",") if name.strip())
 
 
-def decide(policy: AutoApprove, request: Any, *, always_allowed: Iterable[str] = ()) -> bool | None:
+def decide(policy: AutoApprove, request: Content, *, always_allowed: Iterable[str] = ()) -> bool | None:
     """Return the unattended answer to an approval request, or ``None`` when a person must decide.
 
     Args:
@@ -49,8 +49,7 @@ def decide(policy: AutoApprove, request: Any, *, always_allowed: Iterable[str] =
     Returns:
         ``True`` (approve), ``False`` (deny) or ``None`` (ask).
     """
-    call = getattr(request, "function_call", None)
-    name = getattr(call, "name", None)
+    name = _tool_name(request)
     if name is not None and name in set(always_allowed):
         return True
     if policy is None:
@@ -89,9 +88,9 @@ class ApprovalCard:
 
     def __init__(
         self,
-        request: Any,
+        request: Content,
         *,
-        on_answer: Callable[[Any, bool, str | None, bool], None],
+        on_answer: Callable[[Content, bool, str | None, bool], None],
     ) -> None:
         import ipywidgets as w
 
@@ -99,8 +98,8 @@ class ApprovalCard:
         self._on_answer = on_answer
         self.answered: bool | None = None
         call = request.function_call
-        name = getattr(call, "name", None) or "tool"
-        args = h.json_html(getattr(call, "arguments", None) or {})
+        name = _tool_name(request) or "tool"
+        args = h.json_html((call.arguments if call is not None else None) or {})
         self.summary = w.HTML(
             h.wrap(
                 "<div class='anb-card'><div class='anb-head'>"
@@ -120,7 +119,7 @@ class ApprovalCard:
     @property
     def tool_name(self) -> str | None:
         """The name of the tool waiting for approval."""
-        return getattr(self.request.function_call, "name", None)
+        return _tool_name(self.request)
 
     def approve(self) -> None:
         """Approve the call (what clicking Approve does)."""
@@ -147,3 +146,8 @@ class ApprovalCard:
         from ._widgets import close_tree
 
         close_tree(self.widget)
+
+
+def _tool_name(request: Content) -> str | None:
+    """The name of the tool an approval request is about."""
+    return request.function_call.name if request.function_call is not None else None

@@ -21,13 +21,29 @@ from __future__ import annotations
 import base64
 import json
 import sys
+import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
 from .._conversation import approval_states, unanswered_requests
+from .._types import AgentResponse, ChatResponse, Content, Message
+from ..exceptions import StructuredOutputError, ToolSchemaError
 
-__all__ = ["message_html", "messages_html", "register_renderer", "to_html", "to_text", "usage_text"]
+if TYPE_CHECKING:
+    from .._agents import BaseAgent, SupportsAgentRun
+    from .._sessions import AgentSession
+    from .._tools import FunctionTool
+
+__all__ = [
+    "agent_identity",
+    "message_html",
+    "messages_html",
+    "register_renderer",
+    "to_html",
+    "to_text",
+    "usage_text",
+]
 
 _Renderer = Callable[[Any], str]
 # Ordered (type, html, text): the first isinstance match wins; extended by register_renderer().
@@ -99,7 +115,7 @@ def _result_text(result: Any, limit: int = 120) -> str:
         return h.shorten(repr(result), limit)
 
 
-def usage_text(usage: dict[str, Any] | None) -> str:
+def usage_text(usage: Mapping[str, object] | None) -> str:
     """Return a one-line token summary, e.g. ``'12 in · 30 out · 42 total tokens'`` (empty without usage)."""
     if not usage:
         return ""
@@ -117,11 +133,11 @@ def _text_block(text: str) -> str:
 # -- contents and messages -------------------------------------------------------------------------------
 
 
-def _call_summary(call: Any) -> str:
+def _call_summary(call: Content) -> str:
     return f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
 
 
-def _function_call_html(call: Any, result: Any | None, approval: str | None, *, pending: bool) -> str:
+def _function_call_html(call: Content, result: Content | None, approval: str | None, *, pending: bool) -> str:
     if result is None:
         if approval == "pending":
             status = h.badge("awaiting approval", "warn")
@@ -132,7 +148,7 @@ def _function_call_html(call: Any, result: Any | None, approval: str | None, *, 
         else:
             status = h.badge("running…" if pending else "no result", "info" if pending else "warn")
         body = h.json_html(call.arguments) if call.arguments not in (None, "") else ""
-    elif getattr(result, "exception", None):
+    elif result.exception:
         status = h.badge("denied" if approval == "denied" else "error", "err")
         body = (
             "<div class='anb-muted'>arguments</div>"
@@ -152,9 +168,9 @@ def _function_call_html(call: Any, result: Any | None, approval: str | None, *, 
 
 
 def _content_html(
-    content: Any, results: dict[str, Any], *, pending: bool, approvals: Mapping[str, str] | None = None
+    content: Content, results: Mapping[str, Content], *, pending: bool, approvals: Mapping[str, str] | None = None
 ) -> str:
-    kind = getattr(content, "type", None)
+    kind = content.type
     if kind == "text":
         return _text_block(content.text or "")
     if kind == "text_reasoning":
@@ -171,12 +187,12 @@ def _content_html(
             return ""
         label = "error" if content.exception else "result"
         body = h.escape(content.exception) if content.exception else h.json_html(content.result)
-        return h.details(f"↩ {label} for <code>{h.escape(content.call_id)}</code>", body)
+        return h.details(f"↩ {label} for <code>{h.escape(content.call_id or '?')}</code>", body)
     if kind == "function_approval_request":
         call = content.function_call
         what = _call_summary(call) if call is not None else "a tool call"
         answered = (
-            approvals is not None and (approvals.get(getattr(call, "call_id", None) or "") or "pending") != "pending"
+            approvals is not None and call is not None and (approvals.get(call.call_id or "") or "pending") != "pending"
         )
         badge = h.badge("approval requested") if answered else h.badge("approval needed", "warn")
         return f"<div>{badge} {what}</div>"
@@ -207,22 +223,22 @@ def _content_html(
     return f"<span class='anb-muted'>{h.escape(kind)}</span>"
 
 
-def _results_by_call(messages: Iterable[Any]) -> dict[str, Any]:
+def _results_by_call(messages: Iterable[Message]) -> dict[str, Content]:
     """Function results keyed by call id, for the calls present in ``messages`` (shown inside their call)."""
     messages = list(messages)
     calls = {c.call_id for m in messages for c in m.contents if c.type == "function_call" and c.call_id}
-    out: dict[str, Any] = {}
+    out: dict[str, Content] = {}
     for message in messages:
         for content in message.contents:
-            if content.type == "function_result" and content.call_id in calls:
+            if content.type == "function_result" and content.call_id is not None and content.call_id in calls:
                 out[content.call_id] = content
     return out
 
 
 def message_html(
-    message: Any,
+    message: Message,
     *,
-    results: dict[str, Any] | None = None,
+    results: Mapping[str, Content] | None = None,
     approvals: Mapping[str, str] | None = None,
     pending: bool = False,
 ) -> str:
@@ -245,12 +261,12 @@ def message_html(
         return ""
     role = message.role
     who = h.escape(role)
-    if getattr(message, "author_name", None):
+    if message.author_name:
         who += f" · {h.escape(message.author_name)}"
     return f"<div class='anb-msg anb-{h.escape(role)}'><div class='anb-role'>{who}</div>{''.join(parts)}</div>"
 
 
-def messages_html(messages: Sequence[Any], *, pending: bool = False) -> str:
+def messages_html(messages: Sequence[Message], *, pending: bool = False) -> str:
     """Return a transcript: each message as a bubble, tool calls paired with their results.
 
     Args:
@@ -265,7 +281,7 @@ def messages_html(messages: Sequence[Any], *, pending: bool = False) -> str:
     return "".join(message_html(m, results=results, approvals=approvals, pending=pending) for m in messages)
 
 
-def _content_text(content: Any, results: dict[str, Any]) -> str:
+def _content_text(content: Content, results: Mapping[str, Content]) -> str:
     kind = content.type
     if kind == "text":
         return content.text or ""
@@ -301,15 +317,15 @@ def _content_text(content: Any, results: dict[str, Any]) -> str:
     return f"[{kind}]"
 
 
-def _message_text(message: Any, results: dict[str, Any]) -> str:
+def _message_text(message: Message, results: Mapping[str, Content]) -> str:
     lines = [t for t in (_content_text(c, results) for c in message.contents) if t]
     if not lines:
         return ""
-    who = message.role + (f" · {message.author_name}" if getattr(message, "author_name", None) else "")
+    who = message.role + (f" · {message.author_name}" if message.author_name else "")
     return f"[{who}] " + "\n  ".join(lines)
 
 
-def messages_text(messages: Sequence[Any]) -> str:
+def messages_text(messages: Sequence[Message]) -> str:
     """Messages as plain text (tool calls with their results), for the plain-text views."""
     results = _results_by_call(messages)
     return "\n".join(t for t in (_message_text(m, results) for m in messages) if t)
@@ -318,49 +334,58 @@ def messages_text(messages: Sequence[Any]) -> str:
 # -- responses ---------------------------------------------------------------------------------------------
 
 
-def _agent_label(response: Any) -> str | None:
+Response = AgentResponse[Any] | ChatResponse[Any]
+
+
+def _agent_label(response: Response) -> str | None:
     """The agent's name as its messages carry it, else its id (names read better than UUIDs)."""
     for message in response.messages:
-        if message.role == "assistant" and getattr(message, "author_name", None):
-            return str(message.author_name)
-    agent_id = getattr(response, "agent_id", None)
-    return str(agent_id) if agent_id else None
+        if message.role == "assistant" and message.author_name:
+            return message.author_name
+    return response.agent_id if isinstance(response, AgentResponse) else None
 
 
-def _response_html(response: Any) -> str:
+def _structured_value_html(response: Response) -> str:
+    """The structured output, when one was requested; a parse failure is shown, not raised."""
+    try:
+        value = response.value
+    except StructuredOutputError as e:
+        return f"<div class='anb-error'>structured value: {h.escape(e)}</div>"
+    if value is None:
+        return ""
+    return h.details("structured value", h.json_html(_jsonable(value)), open=True)
+
+
+def _response_html(response: Response) -> str:
     head = [f"<span class='anb-title'>{h.escape(type(response).__name__)}</span>"]
     agent = _agent_label(response)
     if agent:
         head.append(h.badge(f"agent {agent}"))
-    if getattr(response, "model_id", None):
+    if response.model_id:
         head.append(h.badge(response.model_id, "info"))
-    if getattr(response, "finish_reason", None):
+    if response.finish_reason:
         head.append(h.badge(response.finish_reason))
     pending = response.user_input_requests
     if pending:
         head.append(h.badge(f"{len(pending)} approval(s) pending", "warn"))
-    body = messages_html(response.messages)
-    value = getattr(response, "_value", None)
-    if value is not None:
-        body += h.details("structured value", h.json_html(_jsonable(value)), open=True)
+    body = messages_html(response.messages) + _structured_value_html(response)
     usage = usage_text(response.usage_details)
     foot = f"<div class='anb-muted'>{h.escape(usage)}</div>" if usage else ""
     return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{body}{foot}</div>"
 
 
-def _jsonable(value: Any) -> Any:
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json")
-    return value
+def _jsonable(value: object) -> object:
+    from pydantic import BaseModel  # loaded already by any response_format
+
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
 
 
-def _response_text(response: Any) -> str:
+def _response_text(response: Response) -> str:
     bits = [type(response).__name__]
     agent = _agent_label(response)
     if agent:
         bits.append(f"agent {agent!r}")
-    if getattr(response, "model_id", None):
+    if response.model_id:
         bits.append(f"model {response.model_id}")
     bits.append(f"{len(response.messages)} message(s)")
     usage = usage_text(response.usage_details)
@@ -376,81 +401,101 @@ def _response_text(response: Any) -> str:
 # -- tools, agents, sessions -------------------------------------------------------------------------------
 
 
-def _tool_parameters(tool: Any) -> dict[str, Any] | None:
-    params = getattr(tool, "parameters", None)
+def _tool_parameters(tool: FunctionTool) -> dict[str, Any] | None:
     try:
-        schema = params() if callable(params) else params
-    except Exception:  # a broken signature must not break the display of the agent that holds it
+        return tool.parameters()
+    except ToolSchemaError:  # a broken signature must not break the display of the agent that holds it
         return None
-    return schema if isinstance(schema, dict) else None
 
 
-def _tool_row_html(tool: Any) -> str:
-    name = getattr(tool, "name", None) or type(tool).__name__
-    approval = getattr(tool, "approval_mode", None)
-    badge = h.badge("needs approval", "warn") if approval == "always_require" else ""
-    desc = getattr(tool, "description", "") or ""
-    schema = _tool_parameters(tool)
-    props = (schema or {}).get("properties", {}) if isinstance(schema, dict) else {}
-    sig = ", ".join(
-        f"{h.escape(k)}: {h.escape(v.get('type', 'any') if isinstance(v, dict) else 'any')}" for k, v in props.items()
-    )
+def _as_tool(item: object) -> FunctionTool | None:
+    """An agent's tool entry as the ``FunctionTool`` it runs as; ``None`` for a provider (an MCP server)."""
+    from .._tools import SupportsToolExpansion, to_tool
+
+    return None if isinstance(item, SupportsToolExpansion) else to_tool(item)
+
+
+def _signature(tool: FunctionTool) -> list[tuple[str, str]]:
+    props = (_tool_parameters(tool) or {}).get("properties", {})
+    return [(str(k), str(v.get("type", "any")) if isinstance(v, dict) else "any") for k, v in props.items()]
+
+
+def _tool_row_html(item: object) -> str:
+    tool = _as_tool(item)
+    if tool is None:  # its tools are listed when a run connects to it
+        return f"<div><code>{h.escape(h.shorten(repr(item), 100))}</code> <span class='anb-muted'>tools</span></div>"
+    badge = h.badge("needs approval", "warn") if tool.approval_mode == "always_require" else ""
+    sig = ", ".join(f"{h.escape(k)}: {h.escape(t)}" for k, t in _signature(tool))
     summary = (
-        f"<code>{h.escape(name)}</code>({sig}) {badge} <span class='anb-muted'>{h.escape(h.shorten(desc, 100))}</span>"
+        f"<code>{h.escape(tool.name)}</code>({sig}) {badge} "
+        f"<span class='anb-muted'>{h.escape(h.shorten(tool.description, 100))}</span>"
     )
+    schema = _tool_parameters(tool)
     return h.details(summary, h.json_html(schema) if schema is not None else "")
 
 
-def _tool_html(tool: Any) -> str:
+def _tool_html(tool: FunctionTool) -> str:
     head = f"<div class='anb-head'><span class='anb-title'>{h.escape(type(tool).__name__)}</span></div>"
     extra = ""
-    if getattr(tool, "max_invocations", None):
+    if tool.max_invocations:
         extra = f"<div class='anb-muted'>max invocations: {h.escape(tool.max_invocations)}</div>"
     return f"<div class='anb-card'>{head}{_tool_row_html(tool)}{extra}</div>"
 
 
-def _tool_text(tool: Any) -> str:
-    schema = _tool_parameters(tool) or {}
-    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
-    sig = ", ".join(f"{k}: {v.get('type', 'any') if isinstance(v, dict) else 'any'}" for k, v in props.items())
-    line = f"{type(tool).__name__} {getattr(tool, 'name', '?')}({sig})"
-    if getattr(tool, "approval_mode", None) == "always_require":
-        line += " [needs approval]"
-    desc = getattr(tool, "description", "") or ""
-    return line + (f"\n  {desc}" if desc else "")
+def _tool_line(item: object) -> str:
+    tool = _as_tool(item)
+    if tool is None:
+        return repr(item)
+    sig = ", ".join(f"{k}: {t}" for k, t in _signature(tool))
+    return f"{tool.name}({sig})" + (" [needs approval]" if tool.approval_mode == "always_require" else "")
 
 
-def _agent_parts(agent: Any) -> dict[str, Any]:
-    options = getattr(agent, "default_options", None) or {}
-    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
-    tools = getattr(agent, "tools", None)
-    if tools is None:
-        tools = options.get("tools") if isinstance(options, dict) else None
-    instructions = getattr(agent, "instructions", None)
-    if instructions is None and isinstance(options, dict):
-        instructions = options.get("instructions")
-    model = None
-    if isinstance(options, dict):
-        model = options.get("model_id")
-    model = model or getattr(client, "model_id", None)
-    return {
-        "name": getattr(agent, "name", None),
-        "id": getattr(agent, "id", None),
-        "description": getattr(agent, "description", None),
-        "client": type(client).__name__ if client is not None else None,
-        "model": model,
-        "instructions": instructions,
-        "tools": list(tools or []),
-        "middleware": list(getattr(agent, "middleware", None) or []),
-        "context_providers": list(getattr(agent, "context_providers", None) or []),
+def _tool_text(tool: FunctionTool) -> str:
+    line = f"{type(tool).__name__} {_tool_line(tool)}"
+    return line + (f"\n  {tool.description}" if tool.description else "")
+
+
+def agent_identity(agent: SupportsAgentRun) -> tuple[str, str | None, str | None]:
+    """``(name, client class, model)`` of an agent, for view headers; client and model only for an ``Agent``."""
+    from .._agents import Agent
+
+    name = agent.name or agent.id or type(agent).__name__
+    if not isinstance(agent, Agent):
+        return name, None, None
+    return name, type(agent.client).__name__, agent.default_options.get("model_id") or agent.client.model_id
+
+
+def _agent_parts(agent: BaseAgent) -> dict[str, Any]:
+    from .._agents import Agent
+
+    parts: dict[str, Any] = {
+        "name": agent.name,
+        "id": agent.id,
+        "description": agent.description,
+        "client": None,
+        "model": None,
+        "instructions": None,
+        "tools": [],
+        "middleware": list(agent.middleware),
+        "context_providers": [p.source_id for p in agent.context_providers],
     }
+    if isinstance(agent, Agent):
+        client = agent.client
+        parts["client"] = type(client).__name__
+        parts["model"] = agent.default_options.get("model_id") or client.model_id
+        parts["instructions"] = agent.instructions
+        parts["tools"] = list(agent.tools)
+    return parts
 
 
-def _obj_name(obj: Any) -> str:
-    return getattr(obj, "__name__", None) or getattr(obj, "name", None) or type(obj).__name__
+def _middleware_name(middleware: object) -> str:
+    """A function's own name; a middleware object's class name."""
+    if isinstance(middleware, (types.FunctionType, types.MethodType)):
+        return middleware.__name__
+    return type(middleware).__name__
 
 
-def _agent_html(agent: Any) -> str:
+def _agent_html(agent: BaseAgent) -> str:
     p = _agent_parts(agent)
     title = p["name"] or type(agent).__name__
     head = [f"<span class='anb-title'>{h.escape(title)}</span>"]
@@ -458,7 +503,7 @@ def _agent_html(agent: Any) -> str:
         head.append(h.badge(p["client"], "info"))
     if p["model"]:
         head.append(h.badge(p["model"]))
-    rows = []
+    rows: list[tuple[str, str]] = []
     if p["description"]:
         rows.append(("description", h.escape(p["description"])))
     if p["instructions"]:
@@ -466,15 +511,15 @@ def _agent_html(agent: Any) -> str:
     if p["tools"]:
         rows.append((f"tools ({len(p['tools'])})", "".join(_tool_row_html(t) for t in p["tools"])))
     if p["middleware"]:
-        rows.append(("middleware", h.escape(", ".join(_obj_name(m) for m in p["middleware"]))))
+        rows.append(("middleware", h.escape(", ".join(_middleware_name(m) for m in p["middleware"]))))
     if p["context_providers"]:
-        rows.append(("context providers", h.escape(", ".join(_obj_name(c) for c in p["context_providers"]))))
+        rows.append(("context providers", h.escape(", ".join(p["context_providers"]))))
     if p["id"]:
         rows.append(("id", f"<code>{h.escape(p['id'])}</code>"))
     return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{h.kv_table(rows)}</div>"
 
 
-def _agent_text(agent: Any) -> str:
+def _agent_text(agent: BaseAgent) -> str:
     p = _agent_parts(agent)
     line = f"{type(agent).__name__} {p['name'] or p['id'] or ''}".rstrip()
     if p["client"]:
@@ -485,72 +530,46 @@ def _agent_text(agent: Any) -> str:
     if p["instructions"]:
         lines.append(f"  instructions: {h.shorten(str(p['instructions']), 200)}")
     for t in p["tools"]:
-        lines.append("  tool: " + _tool_text(t).split("\n")[0].split(" ", 1)[-1])
+        lines.append("  tool: " + _tool_line(t))
     if p["middleware"]:
-        lines.append("  middleware: " + ", ".join(_obj_name(m) for m in p["middleware"]))
+        lines.append("  middleware: " + ", ".join(_middleware_name(m) for m in p["middleware"]))
     return "\n".join(lines)
 
 
-def session_messages(session: Any) -> list[Any]:
-    """Messages a session holds (history providers keep them in its state)."""
-    from .._types import Message
-
-    messages = getattr(session, "messages", None)
-    if isinstance(messages, list) and messages:
-        return messages
-
-    found: list[Any] = []
-
-    def walk(value: Any, depth: int) -> None:
-        if depth > 3:
-            return
-        if isinstance(value, Message):
-            found.append(value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v, depth + 1)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                walk(v, depth + 1)
-
-    walk(getattr(session, "state", None) or {}, 0)
-    return found
-
-
-def _session_html(session: Any) -> str:
-    messages = session_messages(session)
+def _session_html(session: AgentSession) -> str:
+    messages = session.messages
     head = f"<span class='anb-title'>{h.escape(type(session).__name__)}</span>"
     head += f" <code>{h.escape(session.session_id)}</code>"
     head += " " + h.badge(f"{len(messages)} message(s)")
     waiting = unanswered_requests(messages)
     if waiting:
         head += " " + h.badge(f"{len(waiting)} approval(s) pending", "warn")
-    keys = sorted(str(k) for k in (getattr(session, "state", None) or {}))
+    keys = sorted(str(k) for k in session.state)
     state = f"<div class='anb-muted'>state keys: {h.escape(', '.join(keys))}</div>" if keys else ""
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{messages_html(messages)}{state}</div>"
 
 
-def _session_text(session: Any) -> str:
-    messages = session_messages(session)
+def _session_text(session: AgentSession) -> str:
+    messages = session.messages
     line = f"{type(session).__name__} {session.session_id} · {len(messages)} message(s)"
     body = messages_text(messages)
     return line + ("\n" + body if body else "")
 
 
-def _message_html_card(message: Any) -> str:
+def _message_html_card(message: Message) -> str:
     role = h.escape(message.role)
     return message_html(message) or f"<div class='anb-msg anb-{role}'><div class='anb-role'>{role}</div></div>"
 
 
-def _message_text_plain(message: Any) -> str:
+def _message_text_plain(message: Message) -> str:
     return _message_text(message, _results_by_call([message])) or f"[{message.role}]"
 
 
-def _content_html_card(content: Any) -> str:
+def _content_html_card(content: Content) -> str:
     return _content_html(content, {}, pending=False)
 
 
-def _content_text_plain(content: Any) -> str:
+def _content_text_plain(content: Content) -> str:
     return f"Content[{content.type}] " + _content_text(content, {})
 
 
@@ -576,30 +595,18 @@ def _ensure_core_renderers() -> None:
     if _core_loaded:
         return
     _core_loaded = True
-    import agentnb._types as types
+    from .._agents import Agent, BaseAgent
+    from .._sessions import AgentSession
+    from .._tools import FunctionTool
 
-    register_renderer(types.Content, _content_html_card, _content_text_plain)
-    register_renderer(types.Message, _message_html_card, _message_text_plain)
-    register_renderer(types.ChatResponse, _response_html, _response_text)
-    register_renderer(types.AgentResponse, _response_html, _response_text)
-    for module, name, html_fn, text_fn in (
-        ("agentnb._tools", "FunctionTool", _tool_html, _tool_text),
-        ("agentnb._agents", "BaseAgent", _agent_html, _agent_text),
-        ("agentnb._agents", "Agent", _agent_html, _agent_text),
-        ("agentnb._sessions", "AgentSession", _session_html, _session_text),
-    ):
-        cls = _optional(module, name)
-        if cls is not None:
-            register_renderer(cls, html_fn, text_fn)
-
-
-def _optional(module: str, name: str) -> type | None:
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
+    register_renderer(Content, _content_html_card, _content_text_plain)
+    register_renderer(Message, _message_html_card, _message_text_plain)
+    register_renderer(ChatResponse, _response_html, _response_text)
+    register_renderer(AgentResponse, _response_html, _response_text)
+    register_renderer(FunctionTool, _tool_html, _tool_text)
+    register_renderer(BaseAgent, _agent_html, _agent_text)
+    register_renderer(Agent, _agent_html, _agent_text)
+    register_renderer(AgentSession, _session_html, _session_text)
 
 
 def core_types() -> list[type]:

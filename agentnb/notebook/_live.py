@@ -58,9 +58,7 @@ def live_view(obj: Any) -> Any:
         origin = origin_of(obj)
         response, session = obj, (origin.session if origin is not None else None)
     elif isinstance(obj, AgentSession):
-        from ._display import session_messages
-
-        messages = session_messages(obj)
+        messages = obj.messages
         if not _pending(messages):
             return None
         origin = session_origin(obj)

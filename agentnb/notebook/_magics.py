@@ -288,11 +288,11 @@ class AgentnbMagics(Magics):
 
     # -- %agentnb record / replay ------------------------------------------------------------------------
     def _agents(self) -> list[Any]:
-        from .._agents import BaseAgent
+        from .._agents import Agent
 
         seen: dict[int, Any] = {}
         for value in list(self._user_ns().values()):
-            if isinstance(value, BaseAgent) and hasattr(value, "client"):
+            if isinstance(value, Agent):
                 seen.setdefault(id(value), value)
         return list(seen.values())
 

@@ -13,9 +13,14 @@ import contextlib
 import time
 import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._approval import AutoApprove, decide
+
+if TYPE_CHECKING:
+    from .._agents import SupportsAgentRun
+    from .._sessions import AgentSession
+    from .._types import Content
 
 __all__ = ["ALWAYS_ALLOW_KEY", "AgentRun", "RunStatus", "waiting_run"]
 
@@ -64,16 +69,16 @@ class AgentRun:
 
     def __init__(
         self,
-        agent: Any,
+        agent: SupportsAgentRun,
         *,
-        session: Any = None,
+        session: AgentSession | None = None,
         auto_approve: AutoApprove = None,
         stream: bool = True,
         on_change: Callable[[AgentRun], None] | None = None,
     ) -> None:
         self.agent = agent
         self.stream = stream
-        self.session = session if session is not None else _new_session(agent)
+        self.session: AgentSession = session if session is not None else agent.create_session()
         self.auto_approve = auto_approve
         self.messages: list[Any] = []
         self.live_updates: list[Any] = []
@@ -94,8 +99,8 @@ class AgentRun:
         cls,
         response: Any,
         *,
-        agent: Any,
-        session: Any = None,
+        agent: SupportsAgentRun,
+        session: AgentSession | None = None,
         history: Any = (),
         auto_approve: AutoApprove = None,
         stream: bool = True,
@@ -149,8 +154,7 @@ class AgentRun:
     @property
     def always_allowed(self) -> list[str]:
         """Tools approved with "always allow" for this session."""
-        state = getattr(self.session, "state", None)
-        return list(state.get(ALWAYS_ALLOW_KEY, [])) if isinstance(state, dict) else []
+        return list(self.session.state.get(ALWAYS_ALLOW_KEY, []))
 
     def transcript(self) -> list[Any]:
         """Messages so far, including the partial reply of a turn still streaming."""
@@ -244,10 +248,10 @@ class AgentRun:
         return (request if isinstance(request, str) else request.id) in self._answers
 
     # -- internals -----------------------------------------------------------------------------------------
-    def _remember_always(self, request: Any) -> None:
-        state = getattr(self.session, "state", None)
-        name = getattr(request.function_call, "name", None)
-        if isinstance(state, dict) and name:
+    def _remember_always(self, request: Content) -> None:
+        state = self.session.state
+        name = request.function_call.name if request.function_call is not None else None
+        if name:
             names = list(state.get(ALWAYS_ALLOW_KEY, []))
             if name not in names:
                 state[ALWAYS_ALLOW_KEY] = [*names, name]
@@ -322,9 +326,8 @@ class AgentRun:
         self._changed()
 
     def _register(self) -> None:
-        if self.status == "waiting" and self.session is not None:
-            with contextlib.suppress(TypeError):
-                _WAITING[self.session] = self
+        if self.status == "waiting":
+            _WAITING[self.session] = self
 
 
 async def _close(stream: Any) -> None:
@@ -338,8 +341,3 @@ def _assemble(updates: list[Any]) -> list[Any]:
     from .._types import AgentResponse
 
     return AgentResponse.from_updates(updates).messages
-
-
-def _new_session(agent: Any) -> Any:
-    create = getattr(agent, "create_session", None)
-    return create() if callable(create) else None

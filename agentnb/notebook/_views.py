@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
 from ._approval import ApprovalCard, AutoApprove
-from ._display import messages_html, usage_text
+from ._display import agent_identity, messages_html, usage_text
 from ._run import AgentRun
 from ._widgets import close_tree, current_cell, settled_display
+
+if TYPE_CHECKING:
+    from .._agents import SupportsAgentRun
 
 __all__ = ["AgentView", "ChatWidget", "kernel_supports_awaiting_widgets"]
 
@@ -60,26 +63,18 @@ def in_kernel() -> bool:
     return ip is not None and getattr(ip, "kernel", None) is not None
 
 
-def _agent_line(agent: Any) -> str:
-    name = getattr(agent, "name", None) or getattr(agent, "id", None) or type(agent).__name__
-    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
-    line = f"{name}"
-    if client is not None:
-        line += f" · {type(client).__name__}"
-        model = getattr(client, "model_id", None)
-        if model:
-            line += f" ({model})"
-    return line
+def _agent_line(agent: SupportsAgentRun) -> str:
+    name, client, model = agent_identity(agent)
+    if client is None:
+        return name
+    return f"{name} · {client}" + (f" ({model})" if model else "")
 
 
-def _agent_title(agent: Any) -> str:
-    name = getattr(agent, "name", None) or getattr(agent, "id", None) or type(agent).__name__
-    client = getattr(agent, "client", None) or getattr(agent, "chat_client", None)
-    model = getattr(client, "model_id", None)
-    provider = type(client).__name__ if client is not None else None
+def _agent_title(agent: SupportsAgentRun) -> str:
+    name, client, model = agent_identity(agent)
     bits = [f"<span class='anb-title'>{h.escape(name)}</span>"]
-    if provider:
-        bits.append(h.badge(provider, "info"))
+    if client:
+        bits.append(h.badge(client, "info"))
     if model:
         bits.append(h.badge(model))
     return " ".join(bits)

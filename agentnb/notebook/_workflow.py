@@ -15,10 +15,14 @@ import asyncio
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
+from .._types import AgentResponse, ChatResponse, Message
 from ._widgets import current_cell, settled_display
+
+if TYPE_CHECKING:
+    from ..workflows import Workflow, WorkflowCheckpoint, WorkflowEvent, WorkflowRunResult
 
 __all__ = [
     "STATE_COLOURS",
@@ -86,9 +90,8 @@ def _legend() -> str:
 def _value_text(value: Any, limit: int = 120) -> str:
     if isinstance(value, str):
         return h.shorten(value, limit)
-    text = getattr(value, "text", None)
-    if isinstance(text, str) and type(value).__name__ in {"AgentResponse", "ChatResponse", "Message"}:
-        return h.shorten(text, limit)
+    if isinstance(value, (AgentResponse, ChatResponse, Message)):
+        return h.shorten(value.text, limit)
     try:
         from ..workflows._events import safe_encode
 
@@ -100,29 +103,30 @@ def _value_text(value: Any, limit: int = 120) -> str:
 # -- static displays -------------------------------------------------------------------------------------
 
 
-def workflow_html(workflow: Any) -> str:
+def workflow_html(workflow: Workflow) -> str:
     """A workflow: its name, description, graph (SVG) and executors."""
+    from ..workflows._typing_utils import describe
+
     head = f"<span class='anb-title'>{h.escape(workflow.name or 'workflow')}</span>"
     head += " " + h.badge(f"{len(workflow.executors)} executors")
     desc = f"<div class='anb-muted'>{h.escape(workflow.description)}</div>" if workflow.description else ""
     rows = [
-        (eid, h.escape(", ".join(getattr(t, "__name__", str(t)) for t in ex.input_types)) or "—")
-        for eid, ex in workflow.executors.items()
+        (eid, h.escape(", ".join(describe(t) for t in ex.input_types)) or "—") for eid, ex in workflow.executors.items()
     ]
     body = h.details("executors and the types they accept", h.kv_table(rows))
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{desc}{_svg(workflow)}{body}</div>"
 
 
-def workflow_text(workflow: Any) -> str:
+def workflow_text(workflow: Workflow) -> str:
     """A workflow as text: name, start executor and edges."""
     lines = [f"Workflow {workflow.name} · {len(workflow.executors)} executors · start: {workflow.start_executor_id}"]
-    for group in workflow.to_dict().get("edge_groups", []):
-        arrow = " => " if group.get("kind") == "fan_in" else " -> "
-        lines.append(f"  {', '.join(group.get('sources', []))}{arrow}{', '.join(group.get('targets', []))}")
+    for group in workflow.edge_groups:
+        arrow = " => " if group.kind == "fan_in" else " -> "
+        lines.append(f"  {', '.join(group.sources)}{arrow}{', '.join(group.targets)}")
     return "\n".join(lines)
 
 
-def _events_table(events: Sequence[Any]) -> str:
+def _events_table(events: Sequence[WorkflowEvent[Any]]) -> str:
     rows = []
     for event in events[-_EVENT_LIMIT:]:
         detail = event.state.value if event.type == "status" and event.state is not None else ""
@@ -132,8 +136,10 @@ def _events_table(events: Sequence[Any]) -> str:
     return h.table(["step", "event", "executor", "data"], rows)
 
 
-def run_result_html(result: Any) -> str:
+def run_result_html(result: WorkflowRunResult) -> str:
     """A workflow run result: final state, outputs, pending requests, the events, and its checkpoint."""
+    from ..workflows import WorkflowErrorDetails
+
     state = result.get_final_state().value
     kind = {"idle": "ok", "failed": "err", "idle_with_pending_requests": "warn"}.get(state, "info")
     head = f"<span class='anb-title'>WorkflowRunResult</span> {h.badge(state, kind)} {h.badge(f'{len(result)} events')}"
@@ -154,7 +160,8 @@ def run_result_html(result: Any) -> str:
         body += f"<div><b>waiting for input</b><ul>{items}</ul></div>"
     failed = [e for e in result if e.type in {"failed", "executor_failed"}]
     for event in failed[:3]:
-        message = getattr(event.data, "message", None) or _value_text(event.data)
+        data = event.data
+        message = data.message if isinstance(data, WorkflowErrorDetails) else _value_text(data)
         body += f"<div class='anb-error'>⚠ {h.escape(event.executor_id or 'workflow')}: {h.escape(message)}</div>"
     body += h.details(f"events ({len(result)})", _events_table(result))
     if result.checkpoint_id:
@@ -178,7 +185,7 @@ def _output_html(value: Any) -> str:
     return inner if inner is not None else h.escape(_value_text(value, 400))
 
 
-def run_result_text(result: Any) -> str:
+def run_result_text(result: WorkflowRunResult) -> str:
     """A workflow run result as text."""
     lines = [f"WorkflowRunResult · {result.get_final_state().value} · {len(result)} events"]
     for output in _readable_outputs(result.get_outputs()):
@@ -188,7 +195,7 @@ def run_result_text(result: Any) -> str:
     return "\n".join(lines)
 
 
-def checkpoint_html(checkpoint: Any) -> str:
+def checkpoint_html(checkpoint: WorkflowCheckpoint) -> str:
     """A checkpoint: step, state, pending messages, executor and shared state, pending requests."""
     head = (
         f"<span class='anb-title'>checkpoint</span> <code>{h.escape(checkpoint.checkpoint_id)}</code> "
@@ -214,7 +221,7 @@ def checkpoint_html(checkpoint: Any) -> str:
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{h.kv_table(rows)}</div>"
 
 
-def checkpoint_text(checkpoint: Any) -> str:
+def checkpoint_text(checkpoint: WorkflowCheckpoint) -> str:
     """A checkpoint as text."""
     targets = ", ".join(m.target_id or f"from {m.source_id}" for m in checkpoint.pending_messages) or "none"
     return (
@@ -229,18 +236,16 @@ def _jsonable(value: Any) -> Any:
     return safe_encode(value)
 
 
-def _next_states(checkpoint: Any, workflow: Any) -> dict[str, str]:
+def _next_states(checkpoint: WorkflowCheckpoint, workflow: Workflow) -> dict[str, str]:
     """Executors due to run after this checkpoint ("next") and those waiting for input ("waiting")."""
-    groups = workflow.to_dict().get("edge_groups", [])
     states: dict[str, str] = {}
     for message in checkpoint.pending_messages:
         if message.target_id:
             states[message.target_id] = "next"
             continue
         # Routed by edges: every target of the sender's edges may receive it (conditions decide at delivery).
-        for group in groups:
-            if message.source_id in group.get("sources", []):
-                states.update(dict.fromkeys(group.get("targets", []), "next"))
+        for group in workflow.groups_by_source.get(message.source_id or "", []):
+            states.update(dict.fromkeys(group.targets, "next"))
     for request in checkpoint.pending_requests.values():
         states[request.executor_id] = "waiting"
     return states

@@ -5,8 +5,19 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import pytest
+from pydantic import BaseModel
 
-from agentnb import Agent, AgentResponse, AgentSession, ChatResponse, Content, Message, tool
+from agentnb import (
+    Agent,
+    AgentResponse,
+    AgentSession,
+    ChatResponse,
+    Content,
+    FunctionTool,
+    InMemoryHistoryProvider,
+    Message,
+    tool,
+)
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
 from agentnb.notebook import messages_html, register_renderer, to_html, to_text
 
@@ -144,6 +155,47 @@ def test_chat_response_and_structured_value() -> None:
     html = to_html(response) or ""
     assert "structured value" in html and "&quot;a&quot;: 1" in html and "m1" in html
     assert (to_text(response) or "").startswith("ChatResponse · model m1 · 1 message(s)")
+
+
+async def test_session_shows_the_history_its_in_memory_provider_keeps() -> None:
+    # A history kept under its own source id is found where the provider keeps it, not by searching state.
+    agent = Agent(ScriptedChatClient(["Hi Ada."]), context_providers=[InMemoryHistoryProvider("mine")])
+    session = agent.create_session()
+    await agent.run("I'm Ada.", session=session)
+    assert [m.text for m in session.messages] == ["I'm Ada.", "Hi Ada."]
+    assert "2 message(s)" in (to_text(session) or "") and "Hi Ada." in (to_html(session) or "")
+    # Messages some other state holds are not the conversation.
+    other = AgentSession(state={"notes": {"kept": [Message("user", ["not history"])]}})
+    assert other.messages == [] and "0 message(s)" in (to_text(other) or "")
+
+
+def test_agent_display_names_sub_agents_and_tool_providers() -> None:
+    class Provider:
+        """Stands for several tools, listed when a run starts (as an MCP server does)."""
+
+        async def get_tools(self) -> list[FunctionTool]:
+            return []
+
+        def __repr__(self) -> str:
+            return "Provider(name='files<b>')"
+
+    helper = Agent(ScriptedChatClient(["ok"]), name="helper", description="Helps.")
+    agent = Agent(ScriptedChatClient(["hi"]), name="lead", tools=[helper, Provider(), get_weather])
+    html, text = to_html(agent) or "", to_text(agent) or ""
+    assert_inert(html)
+    assert "tools (3)" in html and "<code>helper</code>" in html and "Provider(name=&#x27;files&lt;b&gt;&#x27;)" in html
+    assert "  tool: helper(" in text and "  tool: Provider(name='files<b>')" in text
+
+
+def test_structured_value_that_does_not_parse_is_shown_as_an_error() -> None:
+    class Movie(BaseModel):
+        title: str
+        year: int
+
+    html = to_html(ChatResponse(text='{"title": "Alien"}', response_format=Movie)) or ""
+    assert "anb-error" in html and "structured value" in html and "year" in html
+    ok = to_html(ChatResponse(text='{"title": "Alien", "year": 1979}', response_format=Movie)) or ""
+    assert "&quot;year&quot;: 1979" in ok
 
 
 def test_empty_session_and_unknown_types() -> None:
