@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any, cast
@@ -21,6 +22,8 @@ def _as_response(reply: Any, messages: list[Message], model_id: str | None) -> C
     has_calls = any(c.type == "function_call" for c in contents)
     return ChatResponse(
         messages=[Message("assistant", contents)],
+        # Each answer gets its own id, as a hosted model's does (stream readers tell replies apart by it).
+        response_id=f"resp_{uuid.uuid4().hex[:12]}",
         model_id=model_id,
         finish_reason="tool_calls" if has_calls else "stop",
         usage_details=estimate_usage(messages, contents),

@@ -85,6 +85,7 @@ SAMPLES: list[str] = [
     "03-workflows/composition/sub_workflow_basics.py",
     "03-workflows/parallelism/aggregate_results_of_different_types.py",
     "03-workflows/observability/executor_io_observation.py",
+    "03-workflows/orchestrations/magentic_human_plan_review.py",
     "03-workflows/human-in-the-loop/group_chat_request_info.py",
 ]
 

@@ -23,7 +23,7 @@ import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
 from regenerate import PORTS, SAMPLES, check
 
-from agentnb.workflows import GroupChatDecision
+from agentnb.workflows import GroupChatDecision, MagenticProgressLedger, MagenticTaskLedger
 
 
 @dataclass
@@ -475,6 +475,47 @@ CASES: dict[str, Case] = {
             "    Input: str: 'HELLO WORLD'",
             "[WORKFLOW OUTPUT] str: 'DLROW OLLEH'",
             "[COMPLETED] reverse_text",
+        ],
+    ),
+    "03-workflows/orchestrations/magentic_human_plan_review.py": Case(
+        script={
+            "You coordinate a team": [
+                MagenticTaskLedger(facts="SAF cuts lifecycle CO2.", plan=["ResearcherAgent: gather facts"]),
+                _saw(
+                    "Add a cost comparison.",
+                    MagenticTaskLedger(
+                        facts="SAF cuts lifecycle CO2.",
+                        plan=["ResearcherAgent: gather facts", "AnalystAgent: compare costs"],
+                    ),
+                ),
+                MagenticProgressLedger(
+                    is_request_satisfied=False, next_speaker="ResearcherAgent", instruction="Gather SAF facts."
+                ),
+                MagenticProgressLedger(
+                    is_request_satisfied=False, next_speaker="AnalystAgent", instruction="Compare the costs."
+                ),
+                MagenticProgressLedger(is_request_satisfied=True),
+                "SAF cuts emissions by up to 80% but costs two to three times jet fuel.",
+            ],
+            "You are a Researcher": ["SAF is made from waste oils and cuts CO2 by up to 80%."],
+            "You are an Analyst": ["SAF costs two to three times as much as jet fuel."],
+        },
+        inputs=["Add a cost comparison.", ""],
+        expected=[
+            "Task: Research sustainable aviation fuel technology and summarize the findings.",
+            "[Magentic Plan Review Request]",
+            "Proposed Plan:",
+            "1. ResearcherAgent: gather facts",
+            "Please provide your feedback (press Enter to approve):",
+            "Plan revised by human.",
+            "[Magentic Plan Review Request]",
+            "2. AnalystAgent: compare costs",
+            "Plan approved.",
+            "ResearcherAgent: SAF is made from waste oils and cuts CO2 by up to 80%.",
+            "AnalystAgent: SAF costs two to three times as much as jet fuel.",
+            "DISCUSSION COMPLETE",
+            "[ResearcherAgent]: SAF is made from waste oils and cuts CO2 by up to 80%.",
+            "[MagenticManager]: SAF cuts emissions by up to 80% but costs two to three times jet fuel.",
         ],
     ),
     "03-workflows/human-in-the-loop/group_chat_request_info.py": Case(
