@@ -308,9 +308,13 @@ class RerunResult:
         """Whether every known part is the same as in the original run (unknown parts are not counted)."""
         return all(c.status in ("same", "unknown") for c in self.changes())
 
+    def _shown(self) -> list[RerunChange]:
+        """The changes worth showing: not an unrecorded part the re-run has nothing for either."""
+        return [c for c in self.changes() if not (c.status == "unknown" and c.rerun is None)]
+
     def _lines(self, side: str) -> list[str]:
         lines: list[str] = []
-        for change in self.changes():
+        for change in self._shown():
             value = change.original if side == "original" else change.rerun
             if change.status == "unknown" and side == "original":
                 value = "(not recorded)"
@@ -339,7 +343,7 @@ class RerunResult:
         lines = [
             f"Re-run of {self.executor_id} at step {self.step} (checkpoint {self.checkpoint_id}) on {source}: {state}"
         ]
-        for change in self.changes():
+        for change in self._shown():
             if change.status == "same":
                 continue
             label = f"{change.section} {change.key}".strip()
@@ -349,6 +353,10 @@ class RerunResult:
 
     def __str__(self) -> str:
         return self.summary()
+
+    def __repr__(self) -> str:
+        state = "failed" if self.error is not None else "unchanged" if self.is_unchanged else "changed"
+        return f"RerunResult(executor_id={self.executor_id!r}, step={self.step}, edited={self.edited}, {state})"
 
     def to_html(self) -> str:
         """The comparison as a safe HTML fragment (every value escaped): a table, then the unified diff."""
@@ -366,7 +374,7 @@ class RerunResult:
         inputs = "".join(f"<pre>{h.escape(readable(v))}</pre>" for v in self.inputs)
         colours = {"changed": "#fff8c5", "added": "#dafbe1", "removed": "#ffebe9", "unknown": "#f6f8fa"}
         rows = []
-        for change in self.changes():
+        for change in self._shown():
             if change.status == "same" and change.original is None:
                 continue
             style = f" style='background:{colours[change.status]}'" if change.status in colours else ""
