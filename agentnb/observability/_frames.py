@@ -9,7 +9,7 @@ import gc
 import json
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -65,7 +65,7 @@ _STRING_COLUMNS_2 = ("status_code", "status_message", "agent_name", "model")
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def _gc_paused() -> Generator[None, None, None]:
     """Pause the cyclic garbage collector while building many small acyclic objects.
 
     Converting 100,000 spans allocates a million objects; with the collector on, each generation-2 pass
@@ -183,17 +183,24 @@ def _json_loads() -> Callable[[str], Any]:
     return decode
 
 
+def _p50(values: pd.Series[float]) -> float:
+    return float(values.quantile(0.5))
+
+
+def _p95(values: pd.Series[float]) -> float:
+    return float(values.quantile(0.95))
+
+
 def _visible(raw: Sequence[Any]) -> list[dict[str, Any]]:
     """Decode (when JSON text) and copy attribute dicts, dropping the keys already shown as columns."""
     loads = _json_loads()
     hidden = FRAME_HIDDEN_ATTRIBUTES
-    out = []
+    out: list[dict[str, Any]] = []
     append = out.append
     for value in raw:
-        attrs = loads(value) if type(value) is str else dict(value or {})
+        attrs: dict[str, Any] = loads(value) if type(value) is str else dict(value or {})
         for key in hidden:
-            if key in attrs:
-                del attrs[key]
+            attrs.pop(key, None)
         append(attrs)
     return out
 
@@ -221,7 +228,7 @@ def _filter_records(
         for r in records:
             if r[t] not in first_seen or r[s] < first_seen[r[t]]:
                 first_seen[r[t]] = r[s]
-        keep = set(sorted(first_seen, key=first_seen.__getitem__)[-last:]) if last > 0 else set()
+        keep = set(sorted(first_seen, key=first_seen.__getitem__)[-last:]) if last > 0 else set[str]()
         records = [r for r in records if r[t] in keep]
     return records
 
@@ -389,8 +396,8 @@ def usage_summary(frame: pd.DataFrame | None = None, *, prices: Prices | None = 
         errors=("is_error", "sum"),
         input_tokens=("input_tokens", "sum"),
         output_tokens=("output_tokens", "sum"),
-        latency_p50_ms=("duration_ms", lambda s: s.quantile(0.5)),
-        latency_p95_ms=("duration_ms", lambda s: s.quantile(0.95)),
+        latency_p50_ms=("duration_ms", _p50),
+        latency_p95_ms=("duration_ms", _p95),
         latency_mean_ms=("duration_ms", "mean"),
     ).reset_index()
     summary["total_tokens"] = summary["input_tokens"] + summary["output_tokens"]

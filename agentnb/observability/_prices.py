@@ -12,6 +12,8 @@ import math
 import re
 from collections.abc import Mapping
 
+from .._json import is_list_or_tuple
+
 __all__ = ["Prices", "price_for", "token_cost"]
 
 Prices = Mapping[str, tuple[float, float]]
@@ -23,9 +25,9 @@ _VERSION_SUFFIX = re.compile(r"-\d")
 
 
 def _check(model: str, price: object) -> tuple[float, float]:
-    if not isinstance(price, (tuple, list)) or len(price) != 2:
+    if not is_list_or_tuple(price) or len(price) != 2:
         raise ValueError(f"The price of {model!r} must be (input per 1M tokens, output per 1M tokens), got {price!r}.")
-    out = []
+    out: list[float] = []
     for value in price:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise ValueError(f"Prices must be finite numbers >= 0; {model!r} has {price!r}.")

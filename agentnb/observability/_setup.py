@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _telemetry
 from ..store import Store, default_store_url, store_backend
@@ -39,7 +40,7 @@ _OTLP_HINT = 'pip install "agentnb[otlp]"'
 
 def _import_sdk() -> None:
     try:
-        import opentelemetry.sdk.trace  # noqa: F401
+        importlib.import_module("opentelemetry.sdk.trace")
     except ImportError as e:  # pragma: no cover - the SDK is part of the observability extra
         raise ImportError('agentnb.observability needs opentelemetry-sdk: pip install "agentnb[observability]"') from e
 
@@ -80,7 +81,7 @@ def _target_key(store: Any) -> tuple[str, Any]:
         return ("memory", None)
     if isinstance(store, Store):
         return ("store", id(store))
-    target = default_store_url() if store == DEFAULT else os.fspath(store)
+    target = default_store_url() if store == DEFAULT else os.fspath(cast("str | os.PathLike[str]", store))
     if store_backend(target) != "sqlite":
         return ("url", target)
     return ("path", str(Path(sqlite_path(target)).expanduser().resolve()))

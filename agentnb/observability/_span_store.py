@@ -17,7 +17,7 @@ import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._telemetry import (
     GEN_AI_AGENT_NAME,
@@ -34,6 +34,7 @@ from ..store._open import sqlite_path
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan, Span
 
 __all__ = [
@@ -79,13 +80,18 @@ def _kind_names() -> dict[int, str]:
 _NAMES: dict[int, str] = {}
 
 
+def _resource_of(span: ReadableSpan) -> Resource | None:
+    # Annotated as always present, but a ReadableSpan built without one holds None.
+    return cast("Resource | None", span.resource)
+
+
 def _attributes_of(span: Any) -> Mapping[str, Any]:
     # A finished span's attributes are immutable: read the SDK's dict directly instead of through its
     # locked mapping wrapper, which is several times slower per key.
     raw = getattr(span, "_attributes", None)
     inner = getattr(raw, "_dict", None)
     if isinstance(inner, dict):
-        return inner
+        return cast("dict[str, Any]", inner)
     return span.attributes or {}
 
 
@@ -105,7 +111,7 @@ def span_record(span: ReadableSpan, resources: dict[int, dict[str, Any]] | None 
     events = getattr(span, "_events", None)
     if events is None:
         events = span.events
-    resource = span.resource
+    resource = _resource_of(span)
     if resources is None:
         resource_attrs = dict(resource.attributes) if resource is not None else {}
     else:
@@ -295,9 +301,10 @@ class SpanStore:
         """The URL of the store spans are written to, without a password (``None`` for memory-only)."""
         if self._store is not None:
             return self._store.url
-        if self._store_arg is None:
-            return None
-        return redact_url(default_store_url() if self._store_arg == DEFAULT else os.fspath(self._store_arg))
+        arg = self._store_arg
+        if arg is None or isinstance(arg, Store):
+            return None if arg is None else arg.url
+        return redact_url(default_store_url() if arg == DEFAULT else os.fspath(arg))
 
     def run_store(self) -> Store | None:
         """Return the run store spans go to, opening it if needed (``None`` for memory-only)."""
@@ -382,7 +389,7 @@ class SpanStore:
 
     def frame_records(self) -> list[tuple[Any, ...]]:
         """Return the memory buffer as :func:`frame_record` tuples, oldest first (what ``traces()`` reads)."""
-        out = []
+        out: list[tuple[Any, ...]] = []
         for entry in list(self._buffer):
             record = entry[1]
             if record is None:
@@ -470,7 +477,7 @@ class SpanStore:
         names = _NAMES
         resource_json: dict[int, str] = {}
         dumps = _to_json
-        out = []
+        out: list[tuple[Any, ...]] = []
         append = out.append
         for span in batch:
             ctx = span.context
@@ -478,7 +485,7 @@ class SpanStore:
             attrs = _attributes_of(span)
             get = attrs.get
             status = span.status
-            resource = span.resource
+            resource = _resource_of(span)
             key = id(resource)
             resource_text = resource_json.get(key)
             if resource_text is None:

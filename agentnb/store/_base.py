@@ -506,7 +506,8 @@ class Store(abc.ABC):
             limit: At most this many runs.
             order: ``"newest"`` or ``"oldest"`` first, by start time.
         """
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for column, value in (("kind", kind), ("name", name), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -543,7 +544,8 @@ class Store(abc.ABC):
         going, and the token counts are sums over the run's model-call spans (``None`` when it has none).
         Filters are those of :meth:`list_runs`.
         """
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for column, value in (("kind", kind), ("name", name), ("status", status)):
             if value is not None:
                 where.append(f"r.{column} = ?")
@@ -562,7 +564,7 @@ class Store(abc.ABC):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        out = []
+        out: list[dict[str, Any]] = []
         for run_id, kind_, name_, status_, started, ended, error, rev, meta, tokens_in, tokens_out in self._read(
             sql, params
         ):
@@ -683,7 +685,7 @@ class Store(abc.ABC):
         Returns:
             How many spans were new.
         """
-        values = []
+        values: list[tuple[Any, ...]] = []
         for row in rows:
             missing = [key for key in _SPAN_REQUIRED if row.get(key) is None]
             if missing:
@@ -758,7 +760,7 @@ class Store(abc.ABC):
             after_id=after_id,
             limit=limit,
         )
-        out = []
+        out: list[dict[str, Any]] = []
         loads = json.loads
         for row in rows:
             span = dict(zip(SPAN_COLUMNS, row, strict=True))
@@ -957,7 +959,8 @@ class Store(abc.ABC):
         return await self._aquery(self._list_checkpoints(run_id, workflow_name))
 
     def _list_checkpoints(self, run_id: str | None, workflow_name: str | None) -> Program[list[dict[str, Any]]]:
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         if run_id is not None:
             where.append("run_id = ?")
             params.append(run_id)
@@ -1193,9 +1196,9 @@ class Store(abc.ABC):
             "ORDER BY position, repetition, case_id",
             (name,),
         )
-        out = []
+        out: list[dict[str, Any]] = []
         for row in rows:
-            case = dict(zip(_CASE_COLUMNS, row, strict=True))
+            case: dict[str, Any] = dict(zip(_CASE_COLUMNS, row, strict=True))
             if decode:
                 case["scores"] = json.loads(case["scores"])
                 case["data"] = json.loads(case["data"])
@@ -1220,6 +1223,6 @@ _CASE_COLUMNS = ("case_id", "repetition", "position", "status", "run_id", "trace
 
 
 def _experiment_row(row: Sequence[Any]) -> dict[str, Any]:
-    experiment = dict(zip(_EXPERIMENT_COLUMNS, row, strict=True))
+    experiment: dict[str, Any] = dict(zip(_EXPERIMENT_COLUMNS, row, strict=True))
     experiment["metadata"] = json.loads(experiment["metadata"])
     return experiment

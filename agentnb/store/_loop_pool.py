@@ -15,7 +15,7 @@ failing on a stale one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -49,7 +49,7 @@ class LoopPool:
         self._closed = False
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[AsyncConnection]:
+    async def connection(self) -> AsyncGenerator[AsyncConnection, None]:
         """Lend a connection for one operation; it returns to the pool (or is closed) afterwards."""
         try:
             await asyncio.wait_for(self._slots.acquire(), self._timeout)

@@ -23,13 +23,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import psycopg.conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
+from typing_extensions import LiteralString
 
 from ..exceptions import StoreError
 from ._base import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, Store
@@ -88,9 +89,18 @@ _TURNS = {table: _turn_statements(table) for table in _LOCK_KEYS if table != "sc
 
 
 @functools.lru_cache(maxsize=512)
-def _pg_sql(sql: str) -> str:
+def _pg_sql(sql: str) -> LiteralString:
     """Turn the shared ``?`` placeholders into psycopg's ``%s`` (escaping literal ``%``)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+    return _statement(sql.replace("%", "%%").replace("?", "%s"))
+
+
+def _statement(sql: str) -> LiteralString:
+    """``sql`` as the literal statement psycopg's types ask for.
+
+    Every statement here is assembled from this package's own constants (table and column names,
+    placeholders); values always travel as parameters, never inside the text.
+    """
+    return cast(LiteralString, sql)
 
 
 class _Connection:
@@ -244,25 +254,26 @@ class PostgresStore(Store):
             raise StoreError(f"The PostgreSQL run store ({self._where_text}) is closed; open a new one.")
 
     @contextmanager
-    def _write(self) -> Iterator[_Connection]:
+    def _write(self) -> Generator[_Connection, None, None]:
         self._check_open()
+        # PoolTimeout first: it is a psycopg.Error too, but the store was not reached, nothing failed in it.
         try:
             with self._pool.connection() as conn, conn.transaction():
                 yield _Connection(conn)
-        except psycopg.Error as e:
-            raise self._error("Cannot write to", e) from None
         except PoolTimeout as e:
             raise self._error("Cannot reach", e) from None
+        except psycopg.Error as e:
+            raise self._error("Cannot write to", e) from None
 
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._check_open()
         try:
             with self._pool.connection() as conn:
                 return _Connection(conn).execute(sql, params).fetchall()
-        except psycopg.Error as e:
-            raise self._error("Cannot read", e) from None
         except PoolTimeout as e:
             raise self._error("Cannot reach", e) from None
+        except psycopg.Error as e:
+            raise self._error("Cannot read", e) from None
 
     def _turn(self, table: str) -> tuple[Statement, ...]:
         return _TURNS[table]
@@ -302,20 +313,20 @@ class PostgresStore(Store):
         try:
             async with pool.connection() as conn, conn.transaction():
                 return await adrive(program, functools.partial(_aperform, conn))
+        except PoolTimeout as e:  # a psycopg.Error too: catch it first
+            raise self._error("Cannot reach", e) from None
         except psycopg.Error as e:
             raise self._error("Cannot write to", e) from None
-        except PoolTimeout as e:
-            raise self._error("Cannot reach", e) from None
 
     async def _aquery(self, program: Program[Any]) -> Any:
         pool = await self._async_pool()
         try:
             async with pool.connection() as conn:
                 return await adrive(program, functools.partial(_aperform, conn))
+        except PoolTimeout as e:  # a psycopg.Error too: catch it first
+            raise self._error("Cannot reach", e) from None
         except psycopg.Error as e:
             raise self._error("Cannot read", e) from None
-        except PoolTimeout as e:
-            raise self._error("Cannot reach", e) from None
 
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
         """Write span tuples (see :meth:`Store.add_span_records`) with ``COPY``, the server's bulk path.
@@ -328,13 +339,13 @@ class PostgresStore(Store):
         with self._write() as conn:
             self._serialize(conn, "spans")
             raw = conn.raw
-            raw.execute(_STAGE_SQL)
-            with raw.cursor().copy(_COPY_SQL) as copy:
+            raw.execute(_statement(_STAGE_SQL))
+            with raw.cursor().copy(_statement(_COPY_SQL)) as copy:
                 for record in records:
                     copy.write_row(record)
-            added = max(raw.execute(_MOVE_SQL).rowcount, 0)
+            added = max(raw.execute(_statement(_MOVE_SQL)).rowcount, 0)
             if added == len(records):
-                raw.execute(_SUMMARIZE_SQL)
+                raw.execute(_statement(_SUMMARIZE_SQL))
             elif added:
                 self._recount_traces(conn, {r[_I_TRACE] for r in records})
             return added

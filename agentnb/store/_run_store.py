@@ -6,7 +6,7 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,11 +18,15 @@ from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
 __all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path", "to_iso", "to_ns"]
 
 
+# SQLite's result code for a full disk; the sqlite3 module names it only from Python 3.11 on.
+_SQLITE_FULL = 13
+
+
 def _cause(error: sqlite3.Error) -> str:
     """The error's message with its plain cause first: disk full and I/O errors say so."""
     code = getattr(error, "sqlite_errorcode", None)
     name = getattr(error, "sqlite_errorname", "") or ""
-    if code == sqlite3.SQLITE_FULL or "disk is full" in str(error):
+    if code == _SQLITE_FULL or "disk is full" in str(error):
         return f"the disk is full ({error}); free some space and retry - what was committed before is intact"
     if name.startswith("SQLITE_IOERR") or "disk I/O error" in str(error):
         return f"an I/O error ({name or error}: {error}); check the disk - what was committed before is intact"
@@ -132,7 +136,7 @@ class RunStore(Store):
         return self._conn
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Generator[sqlite3.Connection, None, None]:
         """Run one short write transaction; IMMEDIATE takes the write lock up front so it never deadlocks."""
         with self._lock:
             conn = self._check_open()

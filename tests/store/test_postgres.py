@@ -113,3 +113,41 @@ def test_concurrent_run_writers_get_distinct_revisions(pg: Store) -> None:
     assert errors == []
     revs = [r["rev"] for r in pg.list_runs()]
     assert len(revs) == 80 and len(set(revs)) == 80
+
+
+def test_a_pool_with_no_free_connection_says_it_cannot_reach_the_store(pg_url: str) -> None:
+    # One connection, held by another thread: the pool's wait runs out, which is not a failed read or write.
+    store = open_store(pg_url, min_size=1, max_size=1, timeout=1)
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with store._pool.connection():  # pyright: ignore[reportAttributeAccessIssue]
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(StoreError, match=r"^Cannot reach the PostgreSQL run store"):
+            store.list_runs()
+        with pytest.raises(StoreError, match=r"^Cannot reach the PostgreSQL run store"):
+            store.start_run("r", kind="agent", name="helper")
+    finally:
+        release.set()
+        holder.join()
+        store.close()
+
+
+async def test_an_async_pool_with_no_free_connection_says_it_cannot_reach_the_store(pg_url: str) -> None:
+    store = open_store(pg_url, min_size=1, max_size=1, timeout=1)
+    try:
+        pool = await store._async_pool()  # pyright: ignore[reportAttributeAccessIssue]
+        async with pool.connection():
+            with pytest.raises(StoreError, match=r"^Cannot reach the PostgreSQL run store"):
+                await store.alist_checkpoints()
+            with pytest.raises(StoreError, match=r"^Cannot reach the PostgreSQL run store"):
+                await store.astart_run("r", kind="agent", name="helper")
+    finally:
+        await store.aclose()
