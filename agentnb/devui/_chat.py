@@ -19,9 +19,9 @@ import functools
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import panel as pn
 
@@ -32,6 +32,7 @@ from agentnb._tools import FunctionTool, SupportsToolExpansion
 from agentnb._types import AgentResponse, Content, Message
 
 from ._discovery import Entity
+from ._tokens import TokenLedger
 from ._widgets import error_card, highlight_code, html_pane, readable, set_html
 
 __all__ = ["ChatView", "model_label", "stored_session_label"]
@@ -127,6 +128,9 @@ class _SessionView:
     last_run_id: str | None = None
     turns: int = 0
     last_answer: pn.chat.ChatMessage | None = None  # the turn's last assistant message (its footer: tokens)
+    ledger: TokenLedger = field(default_factory=TokenLedger)  # every model call's usage, in order
+    call_messages: list[pn.chat.ChatMessage] = field(default_factory=list)  # written by the running model call
+    user_message: pn.chat.ChatMessage | None = None  # the message that opened the running turn
 
     def log(self, kind: str, detail: str) -> None:
         self.events.append((time.strftime("%H:%M:%S"), kind, detail))
@@ -379,7 +383,7 @@ class ChatView:
     async def send(self, text: str) -> None:
         """Send a user message on the current session and stream the answer."""
         view = self._require_view()
-        _post(view, _bubble("user", render_markdown(text)), "You", "user")
+        view.user_message = _post(view, _bubble("user", render_markdown(text)), "You", "user")
         await self._run_turn(view, Message("user", text))
 
     def _require_view(self) -> _SessionView:
@@ -402,6 +406,8 @@ class ChatView:
         bubble: pn.pane.HTML | None = None
         text = ""
         view.last_answer = None
+        view.call_messages = []
+        opened_by: Literal["user", "tool"] = "tool" if any(c.type != "text" for c in message.contents) else "user"
         started = time.perf_counter()
         try:
             with _telemetry.use_span(span):
@@ -413,6 +419,7 @@ class ChatView:
                             if bubble is None:
                                 bubble = _bubble("assistant", "")
                                 view.last_answer = _post(view, bubble, author, "assistant")
+                                view.call_messages.append(view.last_answer)
                             text += content.text
                             set_html(bubble, _bubble_html("assistant", _answer_html(text)))
                         elif content.type == "text_reasoning" and content.text:
@@ -432,6 +439,8 @@ class ChatView:
                                 css_classes=["anb-note"],
                             )
                             _post(view, failure, author, "error")
+                        elif content.type == "usage" and content.usage_details:
+                            self._on_model_call(view, content.usage_details, opened_by)
                 final: AgentResponse[Any] = await stream.get_final_response()
         except Exception as exc:  # the view's boundary: the failure is shown, the session is kept
             _telemetry.end_span(span, error=exc)
@@ -445,6 +454,8 @@ class ChatView:
             self._busy = False
             self.send_button.disabled = False
         _telemetry.end_span(span)
+        if not view.ledger.turn_calls(view.turns + 1) and final.usage_details:
+            self._on_model_call(view, final.usage_details, opened_by)  # a client that reports usage per run only
         view.turns += 1
         self._reconcile(view, final)
         # The final response carries the turn's summed usage, so stream-level usage updates are not added.
@@ -479,6 +490,7 @@ class ChatView:
                 body=body,
                 message=_post(view, panel_card, f"{self.entity.name} · tool call", "tool"),
             )
+            view.call_messages.append(card.message)
             view.cards[call_id] = card
             view.log("tool call", card.name)
         else:
@@ -606,6 +618,20 @@ class ChatView:
         await self._run_turn(view, Message("user", answers))
 
     # ----------------------------------------------------------------------------------------- model & usage
+    def _on_model_call(self, view: _SessionView, usage: Mapping[str, Any], opened_by: Literal["user", "tool"]) -> None:
+        """Book one model call and label the messages it concerns with exact counts from its usage."""
+        call = view.ledger.record(usage, turn=view.turns + 1, opened_by=opened_by)
+        if view.call_messages:
+            _footer(
+                view.call_messages[-1],
+                f"{call.output} tokens written (model call {call.index})",
+                "anb-msg-tokens",
+            )
+        if call.index == 1 and view.user_message is not None and opened_by == "user":
+            grew = "with the instructions" if call.added_by.startswith("instructions") else "added to the context"
+            _footer(view.user_message, f"{call.added} tokens {grew}", "anb-msg-tokens")
+        view.call_messages = []
+
     def _add_usage(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         usage = final.usage_details
         if not usage:
@@ -625,6 +651,7 @@ class ChatView:
             view.last_answer.footer_objects = [*view.last_answer.footer_objects, line]
         else:
             _post(view, line, self.entity.name, "assistant")
+        view.user_message = None
         self._refresh_usage()
 
     def _refresh_usage(self) -> None:
@@ -644,20 +671,42 @@ class ChatView:
         """The context inspector (tokens per turn, messages by role) and the session's events."""
         if view is not self._current:
             return
-        turns = table(["turn", "in", "out", "total"], [(i + 1, *t) for i, t in enumerate(view.turn_usage)])
-        by_role: dict[str, list[int]] = {}
+        ledger = view.ledger
+        turns = table(
+            ["turn", "calls", "in", "out", "total"],
+            [(i + 1, len(ledger.turn_calls(i + 1)), *t) for i, t in enumerate(view.turn_usage)],
+        )
+        calls = table(
+            ["turn", "call", "context in", "written", "added", "added by"],
+            [(c.turn, c.index, c.input, c.output, c.added, c.added_by) for c in ledger.calls],
+        )
+        roles = ledger.by_role()
+        by_source = table(
+            ["from", "tokens", "measured as"],
+            [
+                (source, n, "output tokens" if source == "assistant" else "prompt growth")
+                for source, n in sorted(roles.items(), key=lambda kv: (kv[0] != "assistant", kv[0]))
+            ],
+        )
+        history: dict[str, list[int]] = {}
         for message in view.session.messages:
-            counts = by_role.setdefault(message.role, [0, 0])
+            counts = history.setdefault(message.role, [0, 0])
             counts[0] += 1
             counts[1] += len(message.text)
-        roles = table(
-            ["role", "messages", "characters", "≈ tokens"],
-            [(role, n, chars, (chars + 3) // 4) for role, (n, chars) in sorted(by_role.items())],
-        )
+        messages = table(["role", "messages", "characters"], [(r, n, c) for r, (n, c) in sorted(history.items())])
+        context = ledger.context
         set_html(
             self.context_info,
+            f"<div class='anb-context-size'>context now: <b>{context if context is not None else 0}</b> tokens</div>"
             f"<div class='anb-role'>Tokens per turn</div>{turns if view.turn_usage else '<i>no turns yet</i>'}"
-            f"<div class='anb-role'>History by role</div>{roles if by_role else '<i>empty</i>'}",
+            f"<div class='anb-role'>Tokens by role</div>"
+            f"{by_source if roles else '<i>no model calls yet</i>'}"
+            "<div class='anb-muted anb-token-note'>Exact, from each model call's usage report. Input tokens are "
+            "reported per call, not per message: what the prompt gained between two calls is counted for what "
+            "was added (the user's message, or tool results), framing tokens included; the first call's input "
+            "holds the instructions too. No tokenizer is used.</div>"
+            f"<div class='anb-role'>Model calls</div>{calls if ledger.calls else '<i>none yet</i>'}"
+            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}",
         )
         recent = view.events[-30:][::-1]
         set_html(
@@ -741,6 +790,12 @@ def _bubble(role: str, body_html: str) -> pn.pane.HTML:
     # "message" asks ChatMessage for its speech-bubble style; panes without a class get it automatically,
     # so every other pane the view puts in the feed carries a class of its own.
     return html_pane(_bubble_html(role, body_html), css_classes=[f"anb-bubble-{role}", "message"])
+
+
+def _footer(message: pn.chat.ChatMessage, text: str, css: str) -> None:
+    """Add a line under a chat message (token counts)."""
+    line = html_pane(f"<div class='anb-muted {css}'>{escape(text)}</div>", css_classes=["anb-note", css])
+    message.footer_objects = [*message.footer_objects, line]
 
 
 def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:

@@ -91,6 +91,8 @@ DEVUI_CSS = (
  border:1px solid var(--jp-border-color2,#d0d7de);border-radius:6px;background:var(--jp-layout-color1,#fff);
  color:var(--jp-ui-font-color1,#1f2328)}
 .agentnb .anb-msg-usage{text-align:left;font-size:11px;margin:0 0 0 4px}
+.agentnb .anb-msg-tokens{text-align:left;font-size:11px;margin:0 0 0 4px}
+.agentnb .anb-token-note{font-size:11px;margin:2px 0 6px}
 .agentnb .anb-msg.anb-feed-msg{max-width:none;margin:0;padding:0;background:none}
 .agentnb .anb-waiting{border-color:#0969da;background:#ddf4ff}
 .agentnb.anb-dark{--jp-layout-color1:#161b22;--jp-layout-color2:#1f242c;--jp-layout-color3:#30363d;

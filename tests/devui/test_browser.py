@@ -89,6 +89,14 @@ def test_chat_streams_text_and_shows_tool_cards(app: Any) -> None:
     assert "tool-calling-test-model" in model and "offline" in model
     usage = text(app.locator(".anb-usage"))
     assert re.search(r"total [1-9]\d*", usage), usage
+    # Exact counts under the messages, and the context inspector's rows adding up to the context.
+    counts = [text(t) for t in app.locator(".anb-msg-tokens").all()]
+    assert any(re.search(r"\d+ tokens with the instructions", c) for c in counts), counts
+    assert any(re.search(r"\d+ tokens written \(model call 2\)", c) for c in counts), counts
+    context = text(app.locator(".anb-context"))
+    now = int(re.search(r"context now: (\d+) tokens", context).group(1))  # type: ignore[union-attr]
+    rows = re.findall(r"(assistant|instructions \+ user|tool|user) (-?\d+) (?:output tokens|prompt growth)", context)
+    assert rows and sum(int(n) for _, n in rows) == now, (rows, now)
     app.screenshot(path=str(DOCS / "devui-chat.png"))
 
 
