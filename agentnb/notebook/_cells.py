@@ -26,7 +26,7 @@ from .. import _telemetry as tel
 from .._provenance import CellInfo, cell_label, current_cell, set_cell
 from ._meter import CellUsage
 
-__all__ = ["CELL_ATTRIBUTE", "CellTracker", "notebook_location"]
+__all__ = ["CELL_ATTRIBUTE", "CellTracker", "agent_run_id", "notebook_location"]
 
 #: Span attribute naming the cell a span ran in (``"[12] r = await agent.run(...)"``).
 CELL_ATTRIBUTE = "agentnb.notebook.cell"
@@ -84,6 +84,11 @@ def notebook_location(user_ns: dict[str, Any] | None = None) -> tuple[str | None
     return path, url
 
 
+def agent_run_id(trace_id: int) -> str:
+    """The run id a top-level agent turn of a notebook cell is stored under (one run per trace)."""
+    return f"agent-{trace_id:032x}"
+
+
 class _CellSpans(SpanProcessor):
     """A span processor: tags spans with their cell, records top-level agent turns, feeds the meters."""
 
@@ -96,8 +101,15 @@ class _CellSpans(SpanProcessor):
         if cell is None or not self.tracker.active:
             return
         usage = self.tracker.usage_for(cell)
-        self._cells[span.get_span_context().span_id] = (cell, usage)
+        context = span.get_span_context()
+        self._cells[context.span_id] = (cell, usage)
         span.set_attribute(CELL_ATTRIBUTE, cell_label(dict(cell)) or "")
+        attrs = span.attributes or {}
+        top_level_turn = span.parent is None and attrs.get(tel.GEN_AI_OPERATION_NAME) == tel.OP_INVOKE_AGENT
+        if top_level_turn and tel.WORKFLOW_RUN_ID not in attrs:
+            # A top-level agent turn is recorded as a run of its own: its id goes on the span (and, inherited,
+            # on its model calls' spans), so the run store sums the turn's tokens into that run.
+            span.set_attribute(tel.WORKFLOW_RUN_ID, agent_run_id(context.trace_id))
 
     def on_end(self, span: Any) -> None:
         # on_end gets a read-only copy of the span, so spans are matched by id, not by object.
@@ -215,7 +227,7 @@ class CellTracker:
             store.add_runs(
                 [
                     {
-                        "run_id": f"agent-{trace_id}",
+                        "run_id": attrs.get(tel.WORKFLOW_RUN_ID) or agent_run_id(span.context.trace_id),
                         "kind": "agent",
                         "name": str(attrs.get(tel.GEN_AI_AGENT_NAME) or attrs.get(tel.GEN_AI_AGENT_ID) or "agent"),
                         "status": "failed" if failed else "completed",

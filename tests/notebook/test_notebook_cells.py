@@ -73,6 +73,17 @@ def test_runs_name_the_cell_that_started_them(kernel: KernelSession, tmp_path: P
         )
     )
     assert f"[{agent_cell}] r = await weather.run('Weather in Paris?')" in spans
+    # The turn's tokens are its model calls' (the same numbers the cell's meter counted).
+    tokens = text(
+        kernel.run(
+            "turn = frame.loc[frame.kind == 'agent'].iloc[0]\n"
+            "calls = [s for s in span_rows(last=2) if s['name'].startswith('chat')]\n"
+            "print(int(turn.input_tokens), int(turn.output_tokens), len(calls))\n"
+            "print(sum(s['attributes']['gen_ai.usage.input_tokens'] for s in calls),"
+            " sum(s['attributes']['gen_ai.usage.output_tokens'] for s in calls))"
+        )
+    ).split()
+    assert tokens[2] == "2" and tokens[:2] == tokens[3:] and int(tokens[0]) > 0 and int(tokens[1]) > 0
     listed = text(kernel.run("mine = %agentnb runs --last 5\nprint(mine[['cell', 'kind', 'name']].to_string())"))
     assert f"[{agent_cell}] r = await weather.run" in listed and "weather" in listed
     assert "wf.run" not in listed  # that run went to another store
