@@ -105,18 +105,15 @@ def test_memory_buffer_is_bounded() -> None:
     spans.shutdown()
 
 
-def test_memory_only_spans_are_converted_in_the_background() -> None:
-    spans = SpanStore(None, flush_interval=0.02)
+def test_memory_only_spans_are_converted_as_they_end_without_a_thread() -> None:
+    spans = SpanStore(None)
     _emit(_provider(spans), 50)
-    deadline = time.monotonic() + 10
-    while any(entry[1] is None for entry in spans._buffer) and time.monotonic() < deadline:  # pyright: ignore[reportPrivateUsage]
-        time.sleep(0.02)
     assert all(entry[1] is not None for entry in spans._buffer)  # pyright: ignore[reportPrivateUsage]
     records = spans.frame_records()
     assert [r[3] for r in records] == [f"s{i}" for i in range(50)]
     assert records == [frame_record(s) for s in spans.spans()]
+    assert spans._thread is None  # pyright: ignore[reportPrivateUsage]
     spans.shutdown()
-    assert spans._thread is not None and not spans._thread.is_alive()  # pyright: ignore[reportPrivateUsage]
 
 
 def test_frames_never_share_attribute_dicts_with_the_cache() -> None:
