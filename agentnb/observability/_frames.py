@@ -160,9 +160,10 @@ def _string_array(pd: Any) -> Callable[[Sequence[str | None]], Any]:
     ``pd.array(..., dtype="string")``, which checks every element in Python first.
     """
     try:
-        import pyarrow as pa
+        import pyarrow
     except ImportError:
         return lambda values: pd.array(values, dtype="string")
+    pa: Any = pyarrow
     large_string = pa.large_string()
     return lambda values: pd.array(pa.array(values, type=large_string), dtype="string")
 
