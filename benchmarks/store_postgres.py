@@ -8,7 +8,9 @@ set through the URL (what SQLite's ``synchronous=NORMAL`` trades: commits surviv
 last fraction of a second may not survive the server crashing). Prints three tables:
 
 1. one checkpoint of the 100-step chain saved and loaded back through ``RunStoreCheckpointStorage``
-   (p50 / p95 per checkpoint, milliseconds);
+   (p50 / p95 per checkpoint, milliseconds), and on PostgreSQL the floor under it: the same JSON text
+   written by a bare ``INSERT`` (autocommit, one round trip, one commit) and read back by primary key
+   with psycopg on the same server, so the framework's overhead over the server and disk shows;
 2. the 100-step chain checkpointing after every step (workload 7 of ``benchmarks/peers``), ms per run;
 3. N realistic spans (agent turns: agent, chat, tool, chat) encoded and written in the span store's batches
    of 512, then read back with ``agentnb.traces(store=...)`` as a DataFrame.
@@ -120,6 +122,25 @@ async def bench_checkpoints(store: Store, samples: list[WorkflowCheckpoint], n: 
     }
 
 
+async def bench_floor(url: str, samples: list[WorkflowCheckpoint], n: int) -> dict[str, float]:
+    """A bare INSERT (autocommit) and SELECT by key of the same JSON on the same server: what no store beats."""
+    import psycopg
+
+    texts = [cp.to_json() for cp in samples]
+    save_ms, both_ms = [], []
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("CREATE TEMP TABLE floor (id TEXT PRIMARY KEY, data TEXT NOT NULL)")
+        for i in range(n):
+            t0 = time.perf_counter()
+            await conn.execute("INSERT INTO floor (id, data) VALUES (%s, %s)", (f"bench-{i}", texts[i % len(texts)]))
+            t1 = time.perf_counter()
+            await (await conn.execute("SELECT data FROM floor WHERE id = %s", (f"bench-{i}",))).fetchone()
+            t2 = time.perf_counter()
+            save_ms.append((t1 - t0) * 1e3)
+            both_ms.append((t2 - t0) * 1e3)
+    return {"floor save p50": pct(save_ms, 0.5), "floor save+load p50": pct(both_ms, 0.5)}
+
+
 async def bench_chain(store: Store, runs: int) -> float:
     workflow = chain(RunStoreCheckpointStorage(store))
     assert (await workflow.run(0)).get_outputs() == [WIDTH]
@@ -168,6 +189,8 @@ def main() -> None:
             store = open_store(target)
             try:
                 row: dict[str, Any] = asyncio.run(bench_checkpoints(store, samples, args.checkpoints))
+                if store.backend == "postgresql":
+                    row.update(asyncio.run(bench_floor(target, samples, args.checkpoints)))
                 row["chain ms/run"] = asyncio.run(bench_chain(store, args.runs))
                 write, read, rows = bench_spans(store, encoded)
                 assert rows == len(encoded), (rows, len(encoded))
@@ -181,6 +204,14 @@ def main() -> None:
     print(f"{'backend':<22}" + "".join(f"{k:>16}" for k in keys))
     for label, row in results.items():
         print(f"{label:<22}" + "".join(f"{row[k]:>16.3f}" for k in keys))
+    print("Floor: a bare INSERT (autocommit) and SELECT by key of the same JSON with psycopg, same server, ms")
+    for label, row in results.items():
+        if "floor save p50" in row:
+            over = row["save+load p50"] - row["floor save+load p50"]
+            print(
+                f"{label:<22}{row['floor save p50']:>10.3f} save{row['floor save+load p50']:>10.3f} save+load"
+                f"   store overhead over the floor: {over:+.3f} ms"
+            )
     print(f"\nWorkload 7: {WIDTH}-step chain, checkpoint after every step (median of {args.runs} runs)")
     for label, row in results.items():
         print(f"{label:<22}{row['chain ms/run']:>10.1f} ms/run  ({row['chain ms/run'] / WIDTH:.3f} ms per step)")

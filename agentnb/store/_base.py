@@ -435,7 +435,7 @@ class Store(abc.ABC):
         meta = _tagged_dumps(dict(metadata)) if metadata is not None else None
         params = (run_id, kind, name, to_iso(started_at), meta or "{}", meta)
         yield from self._turn("runs")
-        yield Statement(_START_RUN_SQL, params)
+        yield Statement(_START_RUN_SQL, params, final=True)
 
     def finish_run(self, run_id: str, *, status: str, ended_at: Any = None, error: str | None = None) -> None:
         """Record that a run ended with ``status`` (e.g. ``"completed"``, ``"failed"``, ``"cancelled"``).
@@ -452,7 +452,7 @@ class Store(abc.ABC):
     def _finish_run(self, run_id: str, status: str, ended_at: Any, error: str | None) -> Program[None]:
         params = (status, to_iso(ended_at), error, run_id)
         yield from self._turn("runs")
-        changed = yield Statement(_FINISH_RUN_SQL, params, result="rowcount")
+        changed = yield Statement(_FINISH_RUN_SQL, params, result="rowcount", final=True)
         if changed == 0:
             raise StoreError(f"No run {run_id!r} in the run store; call start_run() first.")
 
@@ -634,7 +634,7 @@ class Store(abc.ABC):
             next_seq = max(next_seq, given + 1)
         rows = [(p[0], seq, *p[1:]) for p, seq in zip(prepared, seqs, strict=True)]
         try:
-            yield Statement(_EVENT_INSERT_SQL, rows, many=True)
+            yield Statement(_EVENT_INSERT_SQL, rows, many=True, final=True)
         except self._integrity_errors as e:
             raise StoreError(f"Run {run_id!r} already has an event with one of the seq numbers {seqs}.") from e
         return seqs
@@ -928,7 +928,7 @@ class Store(abc.ABC):
             raise TypeError(f"Checkpoint data must be JSON text (str), got {type(data).__name__}.")
         params = (checkpoint_id, run_id, workflow_name, parent_id, step, to_iso(created_at), data)
         yield from self._turn("checkpoints")
-        yield Statement(_PUT_CHECKPOINT_SQL, params)
+        yield Statement(_PUT_CHECKPOINT_SQL, params, final=True)
 
     def get_checkpoint(self, checkpoint_id: str) -> str | None:
         """Return a checkpoint's JSON text, or ``None`` when there is no such checkpoint."""
@@ -985,7 +985,7 @@ class Store(abc.ABC):
     def _delete_checkpoint(self, checkpoint_id: str) -> Program[bool]:
         yield from self._turn("checkpoints")
         sql = "DELETE FROM checkpoints WHERE checkpoint_id = ?"
-        deleted = yield Statement(sql, (checkpoint_id,), result="rowcount")
+        deleted = yield Statement(sql, (checkpoint_id,), result="rowcount", final=True)
         return bool(deleted > 0)
 
     # ------------------------------------------------------------------ sessions

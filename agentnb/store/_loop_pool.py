@@ -51,10 +51,13 @@ class LoopPool:
     @asynccontextmanager
     async def connection(self) -> AsyncGenerator[AsyncConnection, None]:
         """Lend a connection for one operation; it returns to the pool (or is closed) afterwards."""
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self._timeout)
-        except TimeoutError:
-            raise PoolTimeout(f"no connection of {self._name!r} was free within {self._timeout:g} s") from None
+        if self._slots.locked():  # all lent out: wait, but not forever
+            try:
+                await asyncio.wait_for(self._slots.acquire(), self._timeout)
+            except TimeoutError:
+                raise PoolTimeout(f"no connection of {self._name!r} was free within {self._timeout:g} s") from None
+        else:
+            await self._slots.acquire()  # free: returns at once (wait_for would start a task per call)
         try:
             if self._closed:
                 raise psycopg.OperationalError(f"the connection pool {self._name!r} is closed")

@@ -36,7 +36,7 @@ from ..exceptions import StoreError
 from ._base import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, Store
 from ._loop_pool import LoopPool
 from ._open import redact_url
-from ._program import Program, Statement, adrive
+from ._program import Program, Statement, adrive, drive, perform
 
 __all__ = ["PostgresStore"]
 
@@ -72,19 +72,19 @@ _SUMMARIZE_SQL = TRACE_UPSERT_SQL.replace(
 
 
 def _turn_statements(table: str) -> tuple[Statement, ...]:
-    key = (_LOCK_SPACE, _LOCK_KEYS[table], CHANNEL, table)
+    key = (_LOCK_SPACE, _LOCK_KEYS[table])
     if table == "spans":
         # Spans are telemetry written in batches off the hot path: their commits skip the wait for the disk
         # flush (a server crash may drop the last fraction of a second of spans, never corrupt).
-        sql = "SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?), set_config('synchronous_commit', 'off', true)"
-        return (Statement(sql, key),)
+        return (Statement("SELECT pg_advisory_xact_lock(?, ?), set_config('synchronous_commit', 'off', true)", key),)
     if table in _ORDERED:
-        return (Statement("SELECT pg_advisory_xact_lock(?, ?), pg_notify(?, ?)", key),)
-    return (Statement("SELECT pg_notify(?, ?)", (CHANNEL, table)),)
+        return (Statement("SELECT pg_advisory_xact_lock(?, ?)", key),)
+    return ()
 
 
-# One round trip opens each write: take the table's turn (ids and revisions then grow in commit order, so
-# pollers that ask for "after id N" never skip a row) and queue the notification, which is sent on commit.
+# Writers of tables whose ids or revisions pollers follow take turns (ids then grow in commit order, so a
+# poller asking for "after id N" never skips a row). The NOTIFY that tells listeners comes from the tables'
+# statement triggers (schema version 4), so other tables need no statement before their write.
 _TURNS = {table: _turn_statements(table) for table in _LOCK_KEYS if table != "schema"}
 
 
@@ -265,6 +265,21 @@ class PostgresStore(Store):
         except psycopg.Error as e:
             raise self._error("Cannot write to", e) from None
 
+    def _transact(self, program: Program[Any]) -> Any:
+        self._check_open()
+        first = next(program)
+        try:
+            with self._pool.connection() as conn:
+                execute = functools.partial(perform, _Connection(conn))
+                if first.final:  # one statement: atomic on its own, one round trip instead of three
+                    return drive(program, execute, first)
+                with conn.transaction():
+                    return drive(program, execute, first)
+        except PoolTimeout as e:  # a psycopg.Error too: catch it first
+            raise self._error("Cannot reach", e) from None
+        except psycopg.Error as e:
+            raise self._error("Cannot write to", e) from None
+
     def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self._check_open()
         try:
@@ -310,9 +325,14 @@ class PostgresStore(Store):
 
     async def _atransact(self, program: Program[Any]) -> Any:
         pool = await self._async_pool()
+        first = next(program)
         try:
-            async with pool.connection() as conn, conn.transaction():
-                return await adrive(program, functools.partial(_aperform, conn))
+            async with pool.connection() as conn:
+                execute = functools.partial(_aperform, conn)
+                if first.final:  # one statement: atomic on its own, one round trip instead of three
+                    return await adrive(program, execute, first)
+                async with conn.transaction():
+                    return await adrive(program, execute, first)
         except PoolTimeout as e:  # a psycopg.Error too: catch it first
             raise self._error("Cannot reach", e) from None
         except psycopg.Error as e:

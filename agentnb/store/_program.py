@@ -27,46 +27,61 @@ class Statement:
         params: The parameters, or with ``many=True`` a sequence of parameter rows.
         result: ``"none"``, ``"one"`` (the first row or ``None``), ``"all"`` (every row) or ``"rowcount"``.
         many: Run once per parameter row (``executemany``).
+        final: The program yields nothing after this statement. When it is also the first, a backend may
+            run it without opening a transaction (one statement is atomic by itself), saving round trips.
     """
 
     sql: str
     params: Sequence[Any] = ()
     result: Literal["none", "one", "all", "rowcount"] = "none"
     many: bool = False
+    final: bool = False
 
 
 Program = Generator[Statement, Any, T]
 """A store operation: yields statements, receives their results, returns its value."""
 
 
-def drive(program: Program[T], execute: Callable[[Statement], Any]) -> T:
-    """Run ``program`` to its end, executing each statement with the blocking ``execute``."""
+def drive(program: Program[T], execute: Callable[[Statement], Any], first: Statement | None = None) -> T:
+    """Run ``program`` to its end, executing each statement with the blocking ``execute``.
+
+    ``first`` is the program's first statement when the caller already took it with ``next(program)``
+    (to choose how to run it, e.g. whether a transaction is needed).
+    """
     try:
-        statement = next(program)
+        statement = next(program) if first is None else first
         while True:
             try:
                 result = execute(statement)
             except Exception as error:  # the program may handle it (e.g. a duplicate key), else it propagates
-                statement = program.throw(error)
+                statement = _after(statement, program.throw(error))
             else:
-                statement = program.send(result)
+                statement = _after(statement, program.send(result))
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
 
-async def adrive(program: Program[T], execute: Callable[[Statement], Awaitable[Any]]) -> T:
-    """Run ``program`` to its end, awaiting each statement on ``execute`` (an async connection)."""
+async def adrive(
+    program: Program[T], execute: Callable[[Statement], Awaitable[Any]], first: Statement | None = None
+) -> T:
+    """Run ``program`` to its end, awaiting each statement on ``execute`` (an async connection); see :func:`drive`."""
     try:
-        statement = next(program)
+        statement = next(program) if first is None else first
         while True:
             try:
                 result = await execute(statement)
             except Exception as error:  # the program may handle it (e.g. a duplicate key), else it propagates
-                statement = program.throw(error)
+                statement = _after(statement, program.throw(error))
             else:
-                statement = program.send(result)
+                statement = _after(statement, program.send(result))
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
+
+
+def _after(previous: Statement, statement: Statement) -> Statement:
+    if previous.final:
+        raise RuntimeError(f"A store program yielded {statement.sql!r} after its final statement {previous.sql!r}.")
+    return statement
 
 
 def perform(conn: Any, statement: Statement) -> Any:

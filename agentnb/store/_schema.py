@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Migration(NamedTuple):
@@ -22,9 +22,25 @@ class Migration(NamedTuple):
     postgresql: str
 
     def statements(self, backend: str) -> list[str]:
-        """The step's statements for ``backend`` (``"sqlite"`` or ``"postgresql"``)."""
+        """The step's statements for ``backend`` (``"sqlite"`` or ``"postgresql"``).
+
+        A ``;`` inside ``$$ ... $$`` (a PostgreSQL function body) does not end a statement.
+        """
         text = self.sqlite if backend == "sqlite" else self.postgresql
-        return [part.strip() for part in text.split(";") if part.strip()]
+        statements, current = [], ""
+        for i, chunk in enumerate(text.split("$$")):
+            if i % 2:  # inside a dollar-quoted body
+                current += f"$${chunk}$$"
+                continue
+            first, *rest = chunk.split(";")
+            if rest:
+                statements.append(current + first)
+                *done, current = rest
+                statements.extend(done)
+            else:
+                current += first
+        statements.append(current)
+        return [part.strip() for part in statements if part.strip()]
 
 
 VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"
@@ -232,9 +248,26 @@ CREATE TABLE IF NOT EXISTS experiment_cases (
 )
 """
 
+# Version 4 (PostgreSQL): every write to a table that viewers follow announces itself on the store's
+# LISTEN/NOTIFY channel, whoever writes (any process, any machine), from a statement trigger; a write that is
+# one statement then needs no transaction of its own around it. SQLite viewers compare watermarks instead.
+_V4_POSTGRESQL = """
+CREATE OR REPLACE FUNCTION agentnb_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('agentnb_store', TG_TABLE_NAME);
+    RETURN NULL;
+END
+$$;
+""" + "".join(
+    f"CREATE TRIGGER {table}_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
+    "FOR EACH STATEMENT EXECUTE FUNCTION agentnb_notify();\n"
+    for table in ("runs", "events", "spans", "checkpoints", "sessions", "experiments", "experiment_cases")
+)
+
 # version -> the step that upgrades a database at ``version - 1`` to ``version`` (1 creates the tables).
 MIGRATIONS: dict[int, Migration] = {
     1: Migration(sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL),
     2: Migration(sqlite=_V2.format(bigint="INTEGER"), postgresql=_V2.format(bigint="BIGINT")),
     3: Migration(sqlite=_V3.replace("{int}", "INTEGER"), postgresql=_V3.replace("{int}", "BIGINT")),
+    4: Migration(sqlite="", postgresql=_V4_POSTGRESQL),
 }

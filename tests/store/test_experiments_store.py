@@ -130,7 +130,7 @@ def test_older_database_gains_experiment_tables(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("DROP TABLE experiment_cases")
     conn.execute("DROP TABLE experiments")
-    conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION - 1,))
+    conn.execute("UPDATE schema_version SET version = ?", (2,))  # before experiments (version 3)
     conn.commit()
     conn.close()
     with RunStore(path) as reopened:

@@ -151,3 +151,23 @@ async def test_an_async_pool_with_no_free_connection_says_it_cannot_reach_the_st
                 await store.astart_run("r", kind="agent", name="helper")
     finally:
         await store.aclose()
+
+
+def test_any_writer_is_heard_because_the_tables_announce_their_changes(pg: Store, pg_url: str) -> None:
+    first = pg.watermark()
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # not agentnb: plain SQL from some other tool
+        conn.execute(
+            "INSERT INTO checkpoints (checkpoint_id, created_at, data) "
+            "VALUES ('raw', '2026-01-01T00:00:00+00:00', '{}')"
+        )
+    assert pg.wait_for_change(5)  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 5
+    while pg.watermark()["checkpoints"] == first["checkpoints"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pg.watermark()["checkpoints"] == "2026-01-01T00:00:00+00:00"
+
+
+def test_a_dollar_quoted_body_is_one_migration_statement() -> None:
+    step = schema.Migration(sqlite="", postgresql="CREATE FUNCTION f() AS $$ a; b $$; SELECT 1;\nSELECT 'x'")
+    assert step.statements("postgresql") == ["CREATE FUNCTION f() AS $$ a; b $$", "SELECT 1", "SELECT 'x'"]
+    assert step.statements("sqlite") == []
