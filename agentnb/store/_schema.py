@@ -27,7 +27,8 @@ class Migration(NamedTuple):
         A ``;`` inside ``$$ ... $$`` (a PostgreSQL function body) does not end a statement.
         """
         text = self.sqlite if backend == "sqlite" else self.postgresql
-        statements, current = [], ""
+        statements: list[str] = []
+        current = ""
         for i, chunk in enumerate(text.split("$$")):
             if i % 2:  # inside a dollar-quoted body
                 current += f"$${chunk}$$"
