@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from .. import _html as h
+
+if TYPE_CHECKING:
+    from .._agents import Agent
+    from ..workflows import Workflow
 
 __all__ = [
     "AGENTNB_USAGE",
@@ -287,10 +291,10 @@ class AgentnbMagics(Magics):
             print(f"{model}: ${tokens_in:g} in / ${tokens_out:g} out per 1M tokens")
 
     # -- %agentnb record / replay ------------------------------------------------------------------------
-    def _agents(self) -> list[Any]:
+    def _agents(self) -> list[Agent]:
         from .._agents import Agent
 
-        seen: dict[int, Any] = {}
+        seen: dict[int, Agent] = {}
         for value in list(self._user_ns().values()):
             if isinstance(value, Agent):
                 seen.setdefault(id(value), value)
@@ -389,12 +393,10 @@ class AgentnbMagics(Magics):
             )
         )
 
-    def _entities(self) -> list[Any]:
-        entities = self._agents()
-        try:
-            from ..workflows import Workflow
-        except ImportError:
-            return entities
+    def _entities(self) -> list[Agent | Workflow]:
+        from ..workflows import Workflow
+
+        entities: list[Agent | Workflow] = [*self._agents()]
         seen = {id(e) for e in entities}
         for value in list(self._user_ns().values()):
             if isinstance(value, Workflow) and id(value) not in seen:
@@ -416,5 +418,5 @@ class AgentnbMagics(Magics):
             self._devui_urls.clear()
 
 
-def _entity_name(entity: Any) -> str:
-    return str(getattr(entity, "name", None) or getattr(entity, "id", None) or type(entity).__name__)
+def _entity_name(entity: Agent | Workflow) -> str:
+    return entity.name or entity.id
