@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_type_hints
 
+from ._json import is_list_or_tuple
 from .exceptions import MiddlewareTermination
 
 if TYPE_CHECKING:
@@ -240,7 +241,7 @@ def split_middleware(
     function: list[FunctionMiddleware] = []
     if items is None:
         return agent, chat, function
-    for item in items if isinstance(items, (list, tuple)) else [items]:
+    for item in items if is_list_or_tuple(items) else [items]:
         mw = _classify(item)
         if isinstance(mw, AgentMiddleware):
             agent.append(mw)

@@ -9,7 +9,7 @@ keeps its cell even when it finishes after the cell did, and nothing leaks into 
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 __all__ = ["CellInfo", "cell_label", "current_cell", "run_metadata", "set_cell"]
 
@@ -52,9 +52,10 @@ def cell_label(metadata: Any) -> str | None:
     """
     if not isinstance(metadata, dict):
         return None
-    cell = metadata.get("cell", metadata)
+    cell = cast("dict[str, Any]", metadata).get("cell", metadata)
     if not isinstance(cell, dict) or "source" not in cell:
         return None
+    cell = cast("dict[str, Any]", cell)
     count = cell.get("execution_count")
     prefix = f"[{count}] " if isinstance(count, int) else "[ ] "
     return prefix + str(cell.get("source") or "")

@@ -24,8 +24,9 @@ import json
 import sys
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
+from ._json import is_list_or_tuple
 from .exceptions import SerializationError
 
 __all__ = [
@@ -143,7 +144,7 @@ def resolve_type(key: str) -> type:
         )
     # Look names up statically: a module's lazy __getattr__ or a class's descriptors could run code.
     for part in qualname.split("."):
-        namespace = vars(obj) if hasattr(obj, "__dict__") else {}
+        namespace = _namespace(obj)
         if part not in namespace:
             raise SerializationError(
                 f"Cannot find type {key!r} to restore a value: {module_name!r} has no {qualname!r}. "
@@ -156,7 +157,11 @@ def resolve_type(key: str) -> type:
     return obj
 
 
-def _is_pydantic_model(value: Any) -> bool:
+def _namespace(obj: object) -> Mapping[str, Any]:
+    return vars(obj) if hasattr(obj, "__dict__") else {}
+
+
+def _is_pydantic_model(value: object) -> bool:
     model_dump = getattr(type(value), "model_dump", None)
     return callable(model_dump) and hasattr(type(value), "model_validate")
 
@@ -181,22 +186,22 @@ def _encode(value: Any, depth: int) -> Any:
     depth += 1
     if depth > MAX_DEPTH:
         raise _too_deep_to_write()
-    cls = type(value)
+    cls = cast("type[Any]", type(value))
     codec = _CODECS.get(cls)
     if codec is not None:
         return {TAG: "codec", "type": type_id(cls), "data": _encode(dict(codec[0](value)), depth)}
     if isinstance(value, enum.Enum):
         return {TAG: "enum", "type": type_id(cls), "value": _encode(value.value, depth)}
     if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value) and TAG not in value:
-            return {k: _encode(v, depth) for k, v in value.items()}
-        return {TAG: "dict", "items": [[_encode(k, depth), _encode(v, depth)] for k, v in value.items()]}
-    if isinstance(value, list):
-        return [_encode(v, depth) for v in value]
-    if isinstance(value, tuple):
-        return {TAG: "tuple", "items": [_encode(v, depth) for v in value]}
-    if isinstance(value, (set, frozenset)):
+        mapping = cast("dict[Any, Any]", value)
+        if all(isinstance(k, str) for k in mapping) and TAG not in mapping:
+            return {k: _encode(v, depth) for k, v in mapping.items()}
+        return {TAG: "dict", "items": [[_encode(k, depth), _encode(v, depth)] for k, v in mapping.items()]}
+    if is_list_or_tuple(value):
         items = [_encode(v, depth) for v in value]
+        return items if isinstance(value, list) else {TAG: "tuple", "items": items}
+    if isinstance(value, (set, frozenset)):
+        items = [_encode(v, depth) for v in cast("set[Any] | frozenset[Any]", value)]
         items.sort(key=lambda item: json.dumps(item, sort_keys=True))
         return {TAG: "frozenset" if isinstance(value, frozenset) else "set", "items": items}
     if isinstance(value, (bytes, bytearray)):
@@ -328,14 +333,15 @@ def _decode(data: Any, depth: int) -> Any:
         depth += 1
         if depth > MAX_DEPTH:
             raise _too_deep()
-        return [_decode(v, depth) for v in data]
+        return [_decode(v, depth) for v in cast("list[Any]", data)]
     if isinstance(data, dict):
         depth += 1
         if depth > MAX_DEPTH:
             raise _too_deep()
-        if TAG in data:
-            return _decode_tagged(data, depth)
-        return {k: _decode(v, depth) for k, v in data.items()}
+        obj = cast("dict[str, Any]", data)
+        if TAG in obj:
+            return _decode_tagged(obj, depth)
+        return {k: _decode(v, depth) for k, v in obj.items()}
     return data
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ._files import FILE_MODE, private_dir
+from ._json import is_json_object
 from ._serialization import parse_json
 from ._sessions import AgentSession, HistoryProvider
 from ._types import Message
@@ -319,7 +320,7 @@ class FileSessionStore:
             raise SessionCorruptError(
                 f"Saved session {path} is not valid JSON ({e}); the file is left as it is.", path=str(path)
             ) from e
-        if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or "session" not in data:
+        if not is_json_object(data) or data.get("format") != SNAPSHOT_FORMAT or "session" not in data:
             raise SessionCorruptError(
                 f"{path} is not an agentnb session snapshot; the file is left as it is.", path=str(path)
             )

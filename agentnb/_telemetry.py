@@ -32,6 +32,8 @@ from typing import Any
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
 from opentelemetry.semconv.attributes import error_attributes as _error
 
+from ._json import is_list_or_tuple
+
 __all__ = [
     "ERROR_TYPE",
     "EXECUTOR_ID",
@@ -125,9 +127,10 @@ EXECUTOR_ID = "executor.id"
 EXECUTOR_TYPE = "executor.type"
 
 # --- operation and span names -----------------------------------------------------------------------
-OP_INVOKE_AGENT = _gen_ai.GenAiOperationNameValues.INVOKE_AGENT.value
-OP_CHAT = _gen_ai.GenAiOperationNameValues.CHAT.value
-OP_EXECUTE_TOOL = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value
+# The GenAI conventions' operation names, written out: the semconv package deprecates its enum of them.
+OP_INVOKE_AGENT = "invoke_agent"
+OP_CHAT = "chat"
+OP_EXECUTE_TOOL = "execute_tool"
 # OpenInference's name for what a span is (AGENT, LLM, TOOL, CHAIN): Phoenix and other OpenInference
 # viewers show spans by it, and it is not part of the OpenTelemetry conventions.
 OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
@@ -474,8 +477,8 @@ def _part_json(content: Any) -> dict[str, Any]:
 
 
 def _messages_json(messages: Any, *, finish_reason: str | None) -> list[dict[str, Any]]:
-    items: Iterable[Any] = [messages] if not isinstance(messages, (list, tuple)) else messages
-    out = []
+    items: Iterable[Any] = messages if is_list_or_tuple(messages) else [messages]
+    out: list[dict[str, Any]] = []
     for message in items:
         if isinstance(message, str):
             out.append({"role": "user", "parts": [{"type": "text", "content": message}]})

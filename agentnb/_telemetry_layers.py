@@ -20,8 +20,8 @@ plus OpenInference's span kind so that viewers such as Phoenix show agent, LLM a
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _telemetry as tel
 from ._types import AgentResponse, ChatResponse, ResponseStream, normalize_messages
@@ -88,7 +88,7 @@ def _traced_stream(
 
 
 def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
-    options = kwargs.get("options") or {}
+    options: Mapping[str, Any] = kwargs.get("options") or {}
     session = kwargs.get("session")
     span = tel.start_span(
         f"invoke_agent {agent.display_name}",
@@ -135,8 +135,9 @@ def _agent_stream(run: Callable[..., Any], agent: Agent, messages: Any, kwargs: 
         nonlocal inner
         span = _agent_span(agent, messages, kwargs)
         with tel.use_span(span):
-            inner = run(agent, messages, stream=True, **kwargs)
-        async for update in _traced_stream(inner, span, _end_agent_span):
+            stream: ResponseStream[Any, Any] = run(agent, messages, stream=True, **kwargs)
+        inner = stream
+        async for update in _traced_stream(stream, span, _end_agent_span):
             yield update
 
     async def final_response(_updates: list[Any]) -> Any:
@@ -195,9 +196,9 @@ def traced_model_call(call: _F) -> _F:
             raise
         result = context.result
         if isinstance(result, ResponseStream):
-            context.result = _traced_stream(result, span, _end_with_response)
+            context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, _end_with_response)
         elif isinstance(result, ChatResponse):
-            _end_with_response(span, result)
+            _end_with_response(span, cast(ChatResponse, result))
         else:  # the loop reports the wrong type; the span just ends
             tel.end_span(span)
         return None

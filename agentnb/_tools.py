@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, get_args, get_origin, get_type_hints, overload
 from typing import runtime_checkable as _runtime_checkable
 
+from ._json import is_list_or_tuple
 from ._telemetry_layers import traced_tool_invoke
 from .exceptions import ToolError, ToolSchemaError
 
@@ -353,7 +354,7 @@ def to_tool(item: Any) -> FunctionTool:
     """``item`` (a function, an agent or a ``FunctionTool``) as a ``FunctionTool``; tool providers are not expanded."""
     if isinstance(item, FunctionTool):
         return item
-    as_tool = getattr(item, "as_tool", None)
+    as_tool: Callable[[], FunctionTool] | None = getattr(item, "as_tool", None)
     if callable(as_tool) and hasattr(item, "run"):
         return as_tool()
     if callable(item):
@@ -368,10 +369,9 @@ async def resolve_tools(tools: Sequence[Any] | Any | None) -> list[FunctionTool]
     """
     if tools is None:
         return []
-    if not isinstance(tools, (list, tuple)):
-        tools = [tools]
+    items: Sequence[Any] = tools if is_list_or_tuple(tools) else [tools]
     resolved: list[FunctionTool] = []
-    for item in tools:
+    for item in items:
         if isinstance(item, FunctionTool):
             resolved.append(item)
         elif isinstance(item, SupportsToolExpansion) and not isinstance(item, FunctionTool):

@@ -289,7 +289,7 @@ class Content:
             raise ValueError(f"Arguments of {self.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
         if not isinstance(parsed, dict):
             raise ValueError(f"Arguments of {self.name!r} must be a JSON object, got {type(parsed).__name__}")
-        return parsed
+        return cast("dict[str, Any]", parsed)
 
     def to_function_approval_response(self, approved: bool, reason: str | None = None) -> Content:
         """Answer this approval request; send the result in a user message."""
@@ -494,7 +494,7 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
     # Already normalized (the agent passes its prepared list to the client). Counting in C keeps this check
     # cheap on long histories; a subclass of Message takes the loop below.
     if isinstance(messages, list) and list(map(type, messages)).count(Message) == len(messages):
-        return messages
+        return cast("list[Message]", messages)
     out: list[Message] = []
     for item in messages:
         if isinstance(item, Message):
@@ -973,9 +973,9 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         if not self._finalized:
             async for _ in self:
                 pass
-            result = self._finalizer(self._updates)
+            result: Any = self._finalizer(self._updates)
             if isinstance(result, Awaitable):
-                result = await result
+                result = await cast("Awaitable[_FinalT]", result)
             self._final = cast(_FinalT, result)
             self._finalized = True
         return cast(_FinalT, self._final)
