@@ -49,9 +49,10 @@ class WorkflowBuilder:
         name: The workflow's name (checkpoints and the run store list runs by it).
         description: A human-readable description.
         checkpoint_every: Checkpoint every N supersteps (and always when a run goes idle).
-        output_from: Executors whose ``yield_output`` values are workflow outputs (default: all).
-        intermediate_output_from: Executors whose yields become ``intermediate`` events instead;
-            ``"all_other"`` selects every executor not in ``output_from``.
+        output_from: Executors whose ``yield_output`` values are workflow outputs, or ``"all"``.
+        intermediate_output_from: Executors whose yields become ``intermediate`` events, ``"all"``, or
+            ``"all_other"`` (every executor not in ``output_from``). With neither selection every yield is an
+            output; with either, an executor in neither is not published (the reference's rules).
         run_store: Mirror every run and its events into this ``agentnb.store.Store``.
 
     Example:
@@ -77,7 +78,7 @@ class WorkflowBuilder:
         description: str | None = None,
         checkpoint_every: int = 1,
         output_from: Sequence[Node] | Literal["all"] | None = None,
-        intermediate_output_from: Sequence[Node] | Literal["all_other"] | None = None,
+        intermediate_output_from: Sequence[Node] | Literal["all", "all_other"] | None = None,
         run_store: Store | None = None,
     ) -> None:
         if not isinstance(max_iterations, int) or max_iterations < 1:
@@ -217,6 +218,35 @@ class WorkflowBuilder:
         return self
 
     # -- build --------------------------------------------------------------------------------------------
+    def _output_selection(self) -> tuple[set[str] | None, set[str] | None]:
+        """Which executors' yields are ``output`` and which ``intermediate`` events (``None``: every executor).
+
+        The reference's rules: with neither selection every yield is an output; with either, only the named
+        executors publish (``"all"`` names every executor, ``"all_other"`` every one not in ``output_from``).
+        """
+        chosen, progress = self._output_from, self._intermediate_output_from
+        if chosen is None and progress is None:
+            return None, None
+        everyone = set(self._executors)
+        outputs = everyone if chosen == "all" else self._ids(chosen, "output_from") or set()
+        if progress == "all_other":
+            intermediate = everyone - outputs
+        elif progress == "all":
+            intermediate = set(everyone)
+        else:
+            intermediate = self._ids(progress, "intermediate_output_from") or set()
+        if not outputs and not intermediate:
+            raise WorkflowValidationError(
+                "output_from and intermediate_output_from select no executor; name at least one, or pass neither "
+                "to publish every executor's outputs."
+            )
+        overlap = outputs & intermediate
+        if overlap:
+            raise WorkflowValidationError(
+                f"Executors cannot be in both output_from and intermediate_output_from: {sorted(overlap)}."
+            )
+        return outputs, intermediate
+
     def _ids(self, nodes: Sequence[Node] | str | None, what: str) -> set[str] | None:
         if nodes is None or nodes == "all":
             return None
@@ -241,13 +271,7 @@ class WorkflowBuilder:
         self._check_duplicates()
         self._check_reachable(start)
         self._check_types()
-        output_from = self._ids(self._output_from, "output_from")
-        if self._intermediate_output_from == "all_other":
-            intermediate = set(executors) - (output_from or set())
-            if output_from is None:
-                raise ValueError("intermediate_output_from='all_other' needs output_from to name the output executors.")
-        else:
-            intermediate = self._ids(self._intermediate_output_from, "intermediate_output_from")
+        output_from, intermediate = self._output_selection()
         ordered = {start: executors[start], **{k: v for k, v in executors.items() if k != start}}
         signature = graph_signature(start, {k: _executor_kind(v) for k, v in ordered.items()}, self._groups)
         return Workflow(

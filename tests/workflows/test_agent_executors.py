@@ -195,3 +195,27 @@ def test_agent_executor_response_round_trips_through_json() -> None:
     back = _serialization.loads(_serialization.dumps(value))
     assert isinstance(back, AgentExecutorResponse)
     assert back.agent_response.text == "hi" and back.full_conversation[0].text == "q"  # type: ignore[index]
+
+
+async def test_an_orchestration_as_an_agent_answers_with_the_final_reply_only() -> None:
+    from agentnb.workflows import SequentialBuilder
+
+    def team() -> list[Agent]:
+        return [
+            Agent(ScriptedChatClient(["A draft."], chunk_size=3), name="writer"),
+            Agent(ScriptedChatClient(["Reviewed: fine."], chunk_size=3), name="reviewer"),
+        ]
+
+    agent = SequentialBuilder(participants=team()).build().as_agent(name="pair")
+    response = await agent.run("write")
+    assert [(m.author_name, m.text) for m in response.messages] == [("reviewer", "Reviewed: fine.")]
+    streamed = SequentialBuilder(participants=team()).build().as_agent(name="pair")
+    stream = streamed.run("write", stream=True)
+    updates = [u async for u in stream]
+    assert len(updates) > 1 and {u.author_name for u in updates} == {"reviewer"}
+    assert (await stream.get_final_response()).text == "Reviewed: fine."
+    # Earlier turns selected as intermediate come as reasoning: the text stays the final reply.
+    progress = SequentialBuilder(participants=team(), intermediate_output_from=["writer"]).build().as_agent()
+    response = await progress.run("write")
+    assert response.text == "Reviewed: fine."
+    assert [c.text for m in response.messages for c in m.contents if c.type == "text_reasoning"] == ["A draft."]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from typing_extensions import Never
 
-from agentnb.exceptions import WorkflowError, WorkflowRunError
+from agentnb.exceptions import WorkflowError, WorkflowRunError, WorkflowValidationError
 from agentnb.workflows import (
     Case,
     Default,
@@ -362,6 +362,23 @@ async def test_output_from_and_intermediate_outputs() -> None:
     assert result.get_intermediate_outputs() == ["first:t"]
     hidden = WorkflowBuilder(start_executor=Both("first"), output_from=[last]).add_edge("first", last).build()
     assert (await hidden.run("t")).get_intermediate_outputs() == []
+    # The reference's rules: naming only intermediates publishes no output; "all_other" alone makes all progress.
+    progress = WorkflowBuilder(start_executor=Both("first"), intermediate_output_from=[last]).add_edge("first", last)
+    result = await progress.build().run("t")
+    assert (result.get_outputs(), result.get_intermediate_outputs()) == ([], ["last:t"])
+    result = await (
+        WorkflowBuilder(start_executor=Both("first"), intermediate_output_from="all_other")
+        .add_edge("first", last)
+        .build()
+        .run("t")
+    )
+    assert (result.get_outputs(), result.get_intermediate_outputs()) == ([], ["first:t", "last:t"])
+    with pytest.raises(WorkflowValidationError, match="select no executor"):
+        WorkflowBuilder(start_executor=Both("first"), output_from=[]).add_edge("first", last).build()
+    with pytest.raises(WorkflowValidationError, match="both output_from and intermediate_output_from"):
+        WorkflowBuilder(start_executor=first, output_from=[last], intermediate_output_from=[last]).add_edge(
+            first, last
+        ).build()
 
 
 async def test_streaming_yields_events_as_they_happen() -> None:

@@ -383,7 +383,9 @@ class ParticipantExecutor(Executor):
         if not ctx.is_streaming:  # a streamed turn was yielded update by update, as the reference does
             await ctx.yield_output(result)
         conversation = [*self._input, *result.messages]
-        if self.send_conversation:
+        if not ctx.outgoing_executor_ids:  # the last of a chain: its turn is the output, nothing goes on
+            pass
+        elif self.send_conversation:
             await ctx.send_message(conversation)
         else:
             await ctx.send_message(AgentExecutorResponse(self.id, result, conversation))
@@ -410,14 +412,17 @@ class OrchestrationOptions(TypedDict, total=False):
         name: The workflow's name (checkpoints and the run store list runs by it).
         description: A description shown in the DevUI.
         run_store: Mirror every run and its events into this ``agentnb.store.Store``.
-        intermediate_outputs: Publish each participant turn's ``AgentResponse`` as an ``intermediate`` event
-            (default ``True``).
+        intermediate_outputs: Publish each participant turn (its ``AgentResponse``, or its updates when the run
+            streams) as ``intermediate`` events when no selection is given. The default is ``False`` for
+            Sequential and Concurrent, whose participants are hidden in the reference too, ``True`` for the others.
         output_from: The reference's selection of workflow outputs: participants (agents, names or executors)
-            whose turns' ``AgentResponse`` are ``output`` events, or ``"all"``. Without it the orchestration's
-            own result (the conversation) is the output.
+            whose turns are ``output`` events, or ``"all"``. Without it the orchestration's default output is
+            published (Sequential: the last participant's reply; Concurrent: the aggregator's value, which is
+            published with any selection too).
         intermediate_output_from: Participants whose turns are ``intermediate`` events, ``"all"``, or
             ``"all_other"`` (every participant not in ``output_from``). Given either selection, a participant
-            in neither is not published.
+            in neither is not published; naming only intermediates leaves the other default outputs in place
+            (``"all"`` / ``"all_other"`` alone leave no participant as output), as in the reference.
     """
 
     checkpoint_storage: CheckpointStorage | None
@@ -438,6 +443,7 @@ class OrchestrationBuilder:
     _RESERVED: tuple[str, ...] = ()  # executor ids the orchestration uses itself
     _MIN_PARTICIPANTS = 1
     _ALLOW_EXECUTORS = False  # whether custom executors may stand among the agents
+    _INTERMEDIATE_OUTPUTS = True  # whether participant turns are intermediate events when nothing is selected
 
     def __init__(
         self,
@@ -480,7 +486,7 @@ class OrchestrationBuilder:
         self._name = options.get("name")
         self._description = options.get("description")
         self._run_store = options.get("run_store")
-        self._intermediate_outputs = options.get("intermediate_outputs", True)
+        self._intermediate_outputs = options.get("intermediate_outputs", self._INTERMEDIATE_OUTPUTS)
         self._output_from = options.get("output_from")
         self._intermediate_output_from = options.get("intermediate_output_from")
         if isinstance(self._output_from, str) and self._output_from != "all":
@@ -544,8 +550,9 @@ class OrchestrationBuilder:
         output_from: Sequence[Executor],
         participants: Sequence[Executor],
         max_iterations: int,
+        always_output: Sequence[Executor] = (),
     ) -> WorkflowBuilder:
-        outputs, intermediates = self._output_selection(output_from, participants)
+        outputs, intermediates = self._output_selection(output_from, participants, always_output)
         return WorkflowBuilder(
             start,
             checkpoint_storage=self._checkpoint_storage,
@@ -558,11 +565,21 @@ class OrchestrationBuilder:
         )
 
     def _output_selection(
-        self, default: Sequence[Executor], participants: Sequence[Executor]
+        self, default: Sequence[Executor], participants: Sequence[Executor], always: Sequence[Executor] = ()
     ) -> tuple[list[Executor], list[Executor] | None]:
-        """Which executors publish outputs and which intermediate outputs (see :class:`OrchestrationOptions`)."""
-        if self._output_from is None and self._intermediate_output_from is None:
-            return list(default), (list(participants) if self._intermediate_outputs else None)
+        """Which executors publish outputs and which intermediate outputs (see :class:`OrchestrationOptions`).
+
+        ``default`` is the orchestration's output when nothing is selected; ``always`` (an aggregator) publishes
+        whatever is selected. The rules for a selection are the reference's.
+        """
+        selected_outputs, selected_intermediates = self._output_from, self._intermediate_output_from
+        if selected_outputs is None and selected_intermediates is None:
+            outputs = [*always, *default]
+            if not self._intermediate_outputs:
+                return outputs, None
+            return outputs, [p for p in participants if p not in outputs]
+        if not selected_outputs and not selected_intermediates:
+            raise ValueError("output_from and intermediate_output_from cannot both be empty.")
         by_id = {e.id: e for e in participants}
 
         def pick(selection: Any) -> list[Executor]:
@@ -572,18 +589,24 @@ class OrchestrationBuilder:
                 by_id[item.id if isinstance(item, Executor) else self.participant_by_name(item)] for item in selection
             ]
 
-        outputs = list(default) if self._output_from is None else pick(self._output_from)
+        if selected_outputs is not None:
+            outputs = pick(selected_outputs)
+        elif selected_intermediates in ("all", "all_other"):
+            outputs = [e for e in default if e.id not in by_id]  # no participant stays an output
+        else:
+            named = {e.id for e in pick(selected_intermediates)}
+            outputs = [e for e in default if e.id not in named]
         chosen = {e.id for e in outputs}
-        if self._intermediate_output_from is None:
+        if selected_intermediates is None:
             intermediates: list[Executor] = []
-        elif self._intermediate_output_from == "all_other":
+        elif selected_intermediates == "all_other":
             intermediates = [e for e in participants if e.id not in chosen]
         else:
-            intermediates = pick(self._intermediate_output_from)
+            intermediates = pick(selected_intermediates)
         overlap = chosen & {e.id for e in intermediates}
         if overlap:
             raise ValueError(f"{sorted(overlap)} cannot be in both output_from and intermediate_output_from.")
-        return outputs, intermediates
+        return [*always, *outputs], intermediates
 
     def build(self) -> Workflow:  # pragma: no cover - every subclass overrides it
         """Build the orchestration as an ordinary :class:`~agentnb.workflows.Workflow`."""

@@ -1,10 +1,13 @@
 """Concurrent orchestration: the same input goes to every agent at once; an aggregator joins the answers.
 
 The graph is ``concurrent_dispatcher -> (fan-out) agents -> (fan-in) concurrent_aggregator``. All agents
-run in the same superstep, concurrently. The default aggregator outputs one conversation: the input
-followed by each agent's final message, in participant order. A custom aggregator is a function
+run in the same superstep, concurrently. As in the reference, the default aggregator outputs one
+``AgentResponse`` whose messages are each agent's final assistant message, in participant order (the prompt
+is not repeated: it is the input, not the answer). A custom aggregator is a function
 ``(results: list[AgentExecutorResponse]) -> Any`` (sync or async; it may also take the
-``WorkflowContext`` as second argument): its return value, when not ``None``, is the workflow output.
+``WorkflowContext`` as second argument): its return value, when not ``None``, is the workflow output; or an
+:class:`~agentnb.workflows.Executor` taking the list and yielding the output itself. The aggregator's output
+is published whatever ``output_from=`` selects among the participants.
 
 A participant may also be a custom :class:`~agentnb.workflows.Executor` whose handler takes the
 conversation (``list[Message]``) and sends an ``AgentExecutorResponse``, a ``Message`` or a
@@ -20,12 +23,12 @@ from typing import TYPE_CHECKING, Any, cast
 from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
-from ..._types import Message
+from ..._types import AgentResponse, Message
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._executor import Executor
 from .._handlers import handler
-from ._base import ConversationCtx, OrchestrationBuilder, OrchestrationOptions, maybe_await
+from ._base import OrchestrationBuilder, OrchestrationOptions, maybe_await
 from ._sequential import ConversationInput
 
 if TYPE_CHECKING:
@@ -35,35 +38,30 @@ __all__ = ["ConcurrentBuilder"]
 
 DISPATCHER_ID = "concurrent_dispatcher"
 AGGREGATOR_ID = "concurrent_aggregator"
-PROMPT_KEY = "concurrent_prompt"
 
 Aggregator = Callable[..., Any]
 
 
-def default_aggregate(results: list[Any], prompt: list[Message]) -> list[Message]:
-    """The prompt followed by each participant's last assistant message, in participant order."""
-    conversation = list(prompt)
+def default_aggregate(results: list[Any]) -> AgentResponse:
+    """Each participant's last assistant message, in participant order, as one ``AgentResponse``."""
+    replies: list[Message] = []
     for result in results:
         if isinstance(result, AgentExecutorResponse):
-            messages = result.agent_response.messages
+            messages = result.agent_response.messages or result.full_conversation or []
         elif isinstance(result, Message):
             messages = [result]
         elif isinstance(result, list):
             messages = [m for m in cast("list[Any]", result) if isinstance(m, Message)]
         else:
             continue
-        replies = [m for m in messages if m.role == "assistant" and m.text]
-        if replies:
-            conversation.append(replies[-1])
-    return conversation
+        last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+        if last is not None:
+            replies.append(last)
+    return AgentResponse(messages=replies)
 
 
 class _Dispatcher(ConversationInput):
-    """Sends the input conversation to every participant and remembers it for the default aggregator."""
-
-    async def start(self, conversation: list[Message], ctx: ConversationCtx) -> None:
-        ctx.set_state(PROMPT_KEY, conversation)
-        await ctx.send_message(conversation)
+    """Sends the input conversation to every participant."""
 
 
 class _Aggregator(Executor):
@@ -77,7 +75,7 @@ class _Aggregator(Executor):
     @handler
     async def aggregate(self, results: list[Any], ctx: WorkflowContext[Any, Any]) -> None:
         if self.func is None:
-            await ctx.yield_output(default_aggregate(results, ctx.get_state(PROMPT_KEY, [])))
+            await ctx.yield_output(default_aggregate(results))
             return
         value = self.func(results, ctx) if self._takes_ctx else self.func(results)
         value = await maybe_await(value)
@@ -99,8 +97,8 @@ class ConcurrentBuilder(OrchestrationBuilder):
 
     Args:
         participants: The agents (each needs a unique ``name``), or custom executors (see the module docstring).
-        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``,
-            ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
+        **options: ``checkpoint_storage``, ``name``, ``description``, ``run_store``, ``output_from``,
+            ``intermediate_output_from``, ``intermediate_outputs`` (see :class:`OrchestrationOptions`).
 
     Example:
         ```python
@@ -122,29 +120,36 @@ class ConcurrentBuilder(OrchestrationBuilder):
     _RESERVED = (DISPATCHER_ID, AGGREGATOR_ID)
     _ALLOW_EXECUTORS = True
 
+    _INTERMEDIATE_OUTPUTS = False
+
     def __init__(
         self, participants: Sequence[SupportsAgentRun | Executor], **options: Unpack[OrchestrationOptions]
     ) -> None:
         super().__init__(participants, **options)
-        self._aggregator: Aggregator | None = None
+        self._aggregator: Aggregator | Executor | None = None
 
-    def with_aggregator(self, aggregator: Aggregator) -> ConcurrentBuilder:
-        """Replace the default aggregator with ``aggregator(results)`` or ``aggregator(results, ctx)``.
+    def with_aggregator(self, aggregator: Aggregator | Executor) -> ConcurrentBuilder:
+        """Replace the default aggregator with ``aggregator(results)``, ``aggregator(results, ctx)`` or an executor.
 
         ``results`` is a ``list[AgentExecutorResponse]`` in participant order. A non-``None`` return value
         becomes the workflow output; with ``ctx`` the function may also ``await ctx.yield_output(...)`` itself.
+        An :class:`~agentnb.workflows.Executor` takes the list in a handler and yields the output itself.
         """
-        if not callable(aggregator):
-            raise TypeError(f"The aggregator must be a function taking the list of results, got {aggregator!r}.")
+        if not isinstance(aggregator, Executor) and not callable(aggregator):
+            raise TypeError(
+                f"The aggregator must be a function taking the list of results, or an Executor, got {aggregator!r}."
+            )
         self._aggregator = aggregator
         return self
 
     def build(self) -> Workflow:
         """Build the fan-out/fan-in graph as an ordinary :class:`~agentnb.workflows.Workflow`."""
         start = _Dispatcher(DISPATCHER_ID)
-        aggregator = _Aggregator(self._aggregator)
+        aggregator = self._aggregator if isinstance(self._aggregator, Executor) else _Aggregator(self._aggregator)
         executors = [p if isinstance(p, Executor) else self._participant(p) for p in self.participants]
-        builder = self._workflow_builder(start, output_from=[aggregator], participants=executors, max_iterations=8)
+        builder = self._workflow_builder(
+            start, output_from=[], always_output=[aggregator], participants=executors, max_iterations=8
+        )
         builder.add_fan_out_edges(start, executors)
         builder.add_fan_in_edges(executors, aggregator)
         return builder.build()

@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from orch_scenarios import DEPLOYS, SCENARIOS, approval_workflow, summary
 
-from agentnb import Message
+from agentnb import AgentResponse, Message
 from agentnb.workflows import FileCheckpointStorage, HandoffUserInputRequest
 
 
 def _describe(value: Any) -> Any:
-    if isinstance(value, list) and all(isinstance(m, Message) for m in value):
+    if isinstance(value, AgentResponse) or (isinstance(value, list) and all(isinstance(m, Message) for m in value)):
         return summary(value)
     return repr(value)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentnb import Agent, Content, Message, tool
+from agentnb import Agent, AgentResponse, Content, Message, tool
 from agentnb.local import FunctionChatClient
 from agentnb.workflows import (
     CheckpointStorage,
@@ -26,9 +26,10 @@ from agentnb.workflows import (
 DEPLOYS: list[str] = []
 
 
-def summary(conversation: list[Message]) -> list[list[Any]]:
-    """A comparable form of a conversation: role, author, text and content types of each message."""
-    return [[m.role, m.author_name, m.text, [c.type for c in m.contents]] for m in conversation]
+def summary(conversation: list[Message] | AgentResponse) -> list[list[Any]]:
+    """A comparable form of a conversation (or a response's messages): role, author, text and content types."""
+    messages = conversation.messages if isinstance(conversation, AgentResponse) else conversation
+    return [[m.role, m.author_name, m.text, [c.type for c in m.contents]] for m in messages]
 
 
 def _last_user(messages: list[Message]) -> str:
@@ -45,14 +46,14 @@ def _call(name: str, messages: list[Message], **arguments: Any) -> Content:
 
 
 # -- sequential -------------------------------------------------------------------------------------------
-def sequential(storage: CheckpointStorage | None = None) -> Workflow:
+def sequential(storage: CheckpointStorage | None = None, **options: Any) -> Workflow:
     writer = Agent(FunctionChatClient(lambda m, o: f"Draft about {_last_user(m)}."), name="writer")
     reviewer = Agent(
         FunctionChatClient(lambda m, o: f"Reviewed {len(m)} messages; last was {m[-1].author_name}."),
         name="reviewer",
     )
     editor = Agent(FunctionChatClient(lambda m, o: f"Final: {m[-2].text.upper()}"), name="editor")
-    return SequentialBuilder(participants=[writer, reviewer, editor], checkpoint_storage=storage).build()
+    return SequentialBuilder(participants=[writer, reviewer, editor], checkpoint_storage=storage, **options).build()
 
 
 # -- concurrent -------------------------------------------------------------------------------------------

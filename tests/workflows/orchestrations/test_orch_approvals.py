@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentnb import AgentResponseUpdate, Content
-from agentnb.workflows import HandoffUserInputRequest, WorkflowRunState
+from agentnb import AgentResponse, AgentResponseUpdate, Content
+from agentnb.workflows import HandoffUserInputRequest, WorkflowRunState, merge_streamed_outputs
 from tests.workflows.orchestrations.orch_scenarios import DEPLOYS, approval_workflow
 
 KINDS = ["sequential", "concurrent", "group_chat", "handoff", "magentic"]
@@ -16,10 +16,15 @@ def _no_deploys() -> None:
     DEPLOYS.clear()
 
 
+def _messages(output) -> list:
+    """An orchestration's output as messages (Sequential and Concurrent yield an AgentResponse, as the reference)."""
+    return output.messages if isinstance(output, AgentResponse) else output
+
+
 def _texts(result) -> list[str]:
     outputs = result.get_outputs()
     if outputs:
-        return [m.text for m in outputs[0]]
+        return [m.text for m in _messages(outputs[0])]
     (request,) = result.get_request_info_events()
     assert isinstance(request.data, HandoffUserInputRequest)  # handoff waits for the user after the turn
     return [m.text for m in request.data.conversation]
@@ -43,7 +48,7 @@ async def test_approval_request_pauses_the_whole_workflow_until_answered(kind: s
     texts = _texts(resumed)
     assert "Deploy finished: version 1.2 is live" in texts
     # The conversation passed on holds the call and its result, not the approval bookkeeping.
-    kinds = {c.type for m in (resumed.get_outputs() or [[]])[0] for c in m.contents}
+    kinds = {c.type for m in _messages((resumed.get_outputs() or [[]])[0]) for c in m.contents}
     assert not kinds & {"function_approval_request", "function_approval_response"}
 
 
@@ -73,9 +78,10 @@ async def test_streaming_run_surfaces_the_request_and_resumes_streaming() -> Non
         )
     ]
     assert DEPLOYS == ["1.2"]
-    assert any(isinstance(e.data, AgentResponseUpdate) and e.executor_id == "ops" for e in events)
-    (output,) = [e.data for e in events if e.type == "output"]
-    assert output[-1].text == "Deploy finished: version 1.2 is live"
+    outputs = [e for e in events if e.type == "output"]
+    assert outputs and all(isinstance(e.data, AgentResponseUpdate) and e.executor_id == "ops" for e in outputs)
+    (reply,) = merge_streamed_outputs(e.data for e in outputs)
+    assert reply.messages[-1].text == "Deploy finished: version 1.2 is live"
 
 
 async def test_a_forged_answer_is_refused_and_loses_nothing() -> None:
@@ -110,8 +116,8 @@ async def test_two_participants_waiting_at_once_are_answered_together() -> None:
     partial = await workflow.run(responses={requests["ops"].request_id: True})
     assert partial.get_outputs() == [] and len(partial.get_request_info_events()) == 1
     done = await workflow.run(responses={requests["ops2"].request_id: False})
-    (conversation,) = done.get_outputs()
+    (response,) = done.get_outputs()
     assert DEPLOYS == ["1.2"]
-    by_author = {m.author_name: m.text for m in conversation[1:]}
+    by_author = {m.author_name: m.text for m in response.messages}
     assert by_author["ops"] == "Deploy finished: version 1.2 is live"
     assert by_author["ops2"].startswith("Deploy finished:") and "is live" not in by_author["ops2"]

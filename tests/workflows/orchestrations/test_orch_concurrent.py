@@ -5,23 +5,25 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from typing_extensions import Never
 
-from agentnb import Agent, Message
+from agentnb import Agent, AgentResponse, AgentResponseUpdate, Message
 from agentnb.local import FunctionChatClient
 from agentnb.workflows import AgentExecutorResponse, ConcurrentBuilder, Executor, WorkflowContext, handler
 from tests.workflows.orchestrations.orch_scenarios import concurrent, concurrent_agents, summary
 
 
-async def test_default_aggregator_returns_the_prompt_and_every_answer_in_participant_order() -> None:
+async def test_default_aggregator_returns_one_response_with_every_answer_in_participant_order() -> None:
     result = await concurrent().run("a new phone")
-    (conversation,) = result.get_outputs()
-    assert summary(conversation) == [
-        ["user", None, "a new phone", ["text"]],
+    # As in the reference: one AgentResponse, one assistant message per agent, the prompt not repeated.
+    (response,) = result.get_outputs()
+    assert isinstance(response, AgentResponse)
+    assert summary(response.messages) == [
         ["assistant", "researcher", "Research on a new phone: 3 sources.", ["text"]],
         ["assistant", "marketer", "Marketing angle for a new phone.", ["text"]],
         ["assistant", "legal", "Legal risk for a new phone: low.", ["text"]],
     ]
-    assert len(result.get_intermediate_outputs()) == 3
+    assert result.get_intermediate_outputs() == []  # participants are not published unless selected
     started = [e for e in result if e.type == "superstep_started"]
     assert sorted(started[1].data) == ["legal", "marketer", "researcher"]  # one superstep for all three
 
@@ -40,8 +42,8 @@ async def test_participants_really_run_at_the_same_time() -> None:
         return f"done {arrived}"
 
     agents = [Agent(FunctionChatClient(model), name=n) for n in ("a", "b", "c")]
-    (conversation,) = (await ConcurrentBuilder(participants=agents).build().run("go")).get_outputs()
-    assert [m.author_name for m in conversation] == [None, "a", "b", "c"]
+    (response,) = (await ConcurrentBuilder(participants=agents).build().run("go")).get_outputs()
+    assert [m.author_name for m in response.messages] == ["a", "b", "c"]
 
 
 async def test_custom_aggregators_sync_async_and_with_context() -> None:
@@ -77,6 +79,36 @@ async def test_aggregator_returning_none_yields_nothing() -> None:
     assert result.get_outputs() == [] and seen == [3]
 
 
+async def test_output_from_selects_participants_alongside_the_aggregator_and_an_executor_aggregates() -> None:
+    agents = concurrent_agents()
+    workflow = ConcurrentBuilder(participants=agents, output_from=[agents[0]]).build()
+    result = await workflow.run("x")
+    assert [e.executor_id for e in result.get_events("output")] == ["researcher", "concurrent_aggregator"]
+    selected = ConcurrentBuilder(participants=concurrent_agents(), intermediate_output_from="all").build()
+    result = await selected.run("x")
+    assert [r.text for r in result.get_intermediate_outputs()] == [
+        "Research on x: 3 sources.",
+        "Marketing angle for x.",
+        "Legal risk for x: low.",
+    ]
+    assert len(result.get_outputs()) == 1  # the aggregator's
+
+    class Joiner(Executor):
+        @handler
+        async def join(self, results: list[AgentExecutorResponse], ctx: WorkflowContext[Never, str]) -> None:
+            await ctx.yield_output(" | ".join(r.executor_id for r in results))
+
+    workflow = ConcurrentBuilder(participants=concurrent_agents()).with_aggregator(Joiner("joiner")).build()
+    assert (await workflow.run("x")).get_outputs() == ["researcher | marketer | legal"]
+
+
+async def test_streaming_publishes_only_the_aggregated_response() -> None:
+    events = [e async for e in concurrent().run("x", stream=True)]
+    (output,) = [e for e in events if e.type == "output"]
+    assert isinstance(output.data, AgentResponse) and output.executor_id == "concurrent_aggregator"
+    assert not [e for e in events if isinstance(e.data, AgentResponseUpdate)]  # the agents' updates are hidden
+
+
 def test_with_aggregator_needs_a_function() -> None:
     with pytest.raises(TypeError, match="aggregator must be a function"):
         ConcurrentBuilder(participants=concurrent_agents()).with_aggregator("join")  # type: ignore[arg-type]
@@ -92,9 +124,8 @@ class Tally(Executor):
 
 async def test_custom_executors_run_alongside_agents() -> None:
     agents = concurrent_agents()[:1]
-    (conversation,) = (await ConcurrentBuilder(participants=[*agents, Tally("tally")]).build().run("a")).get_outputs()
-    assert [(m.author_name, m.text) for m in conversation] == [
-        (None, "a"),
+    (response,) = (await ConcurrentBuilder(participants=[*agents, Tally("tally")]).build().run("a")).get_outputs()
+    assert [(m.author_name, m.text) for m in response.messages] == [
         ("researcher", "Research on a: 3 sources."),
         ("tally", "1 characters"),
     ]

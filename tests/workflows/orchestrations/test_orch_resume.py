@@ -34,7 +34,7 @@ async def test_mid_run_checkpoint_resumes_in_fresh_process(kind: str, tmp_path: 
     workflow = SCENARIOS[kind](storage)
     result = await workflow.run("quarterly sales")
     baseline = [summary(o) for o in result.get_outputs()]
-    assert len(baseline) == 1 and len(baseline[0]) >= 4
+    assert len(baseline) == 1 and len(baseline[0]) >= 1
     infos = await storage.list_checkpoints(run_id=result.run_id)
     last_step = max(i.step for i in infos)
     mid = [i for i in infos if 0 < i.step < last_step]
@@ -108,7 +108,7 @@ async def test_tool_approval_answered_in_fresh_process(tmp_path: Path) -> None:
     assert resumed["deploys"] == ["1.2"]
     assert DEPLOYS == []  # it ran in the other process only
     texts = [m[2] for m in resumed["outputs"][0]]
-    assert texts == ["ship it", "Deploy finished: version 1.2 is live", "Release notes written."]
+    assert texts == ["Deploy finished: version 1.2 is live", "Release notes written."]
 
 
 async def test_participant_review_answered_in_fresh_process(tmp_path: Path) -> None:
@@ -117,13 +117,7 @@ async def test_participant_review_answered_in_fresh_process(tmp_path: Path) -> N
     (request,) = paused.get_request_info_events()
     resumed = _resume("review", tmp_path, paused.checkpoint_id or "", {request.request_id: "Shorter, please"}, [True])
     assert resumed["state"] == "idle"
-    assert [m[2] for m in resumed["outputs"][0]] == [
-        "a poem",
-        "Draft 1",
-        "Shorter, please",
-        "Draft 2 (Shorter, please)",
-        "Edited: Draft 2 (Shorter, please)",
-    ]
+    assert [m[2] for m in resumed["outputs"][0]] == ["Edited: Draft 2 (Shorter, please)"]
 
 
 async def test_handoff_resumes_from_a_checkpoint_taken_between_agents(tmp_path: Path) -> None:

@@ -38,9 +38,8 @@ async def test_feedback_goes_back_to_the_agent_then_approval_passes_the_turn_on(
     ]
 
     result = await workflow.run(responses={request.request_id: ParticipantReviewResponse.approve()})
-    (conversation,) = result.get_outputs()
-    assert summary(conversation)[-1] == ["assistant", "editor", "Edited: Draft 2 (Shorter, please)", ["text"]]
-    assert [m.author_name for m in conversation] == [None, "writer", None, "writer", "editor"]
+    (reply,) = result.get_outputs()  # the editor's reply, made on the approved draft
+    assert summary(reply) == [["assistant", "editor", "Edited: Draft 2 (Shorter, please)", ["text"]]]
 
 
 async def test_every_agent_can_be_reviewed_at_once() -> None:
@@ -49,8 +48,8 @@ async def test_every_agent_can_be_reviewed_at_once() -> None:
     requests = result.get_request_info_events()
     assert sorted(r.data.participant for r in requests) == ["marketer", "researcher"]
     result = await workflow.run(responses={r.request_id: True for r in requests})
-    (conversation,) = result.get_outputs()
-    assert [m.author_name for m in conversation] == [None, "researcher", "marketer"]
+    (response,) = result.get_outputs()
+    assert [m.author_name for m in response.messages] == ["researcher", "marketer"]
 
 
 async def test_review_in_a_group_chat_and_revise_helpers() -> None:
