@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.devui.devui_harness import BUDGET_SCALE, WAIT, DevUIServer, send_chat, text
+from tests.devui.devui_harness import BUDGET_SCALE, DOCS, WAIT, DevUIServer, send_chat, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -315,6 +315,13 @@ def test_a_200_executor_graph_draws_in_under_2_seconds_in_the_browser(app: Any) 
     report = graph.evaluate(BOX_AND_EDGE_CHECK)
     assert report["nodes"] == 201 and report["edges"] == 198 + 199, report
     assert report["overlaps"] == [] and report["crossings"] == [], report
+    # At zoom 1 every label reads at its full size (the README's picture of the 200-executor graph).
+    app.locator(".anb-workflow-view .anb-graph-pane").evaluate("h => h.style.setProperty('--anb-zoom', 1)")
+    app.wait_for_timeout(300)
+    middle = app.locator('g.node[data-id="relay_098"]')  # under the start node, the fan's middle
+    middle.evaluate("g => g.scrollIntoView({block: 'center', inline: 'center'})")
+    app.wait_for_timeout(300)
+    app.screenshot(path=str(DOCS / "devui-graph-200.png"))
 
 
 def test_runs_from_another_process_appear_live(app: Any, entity_server: DevUIServer) -> None:
