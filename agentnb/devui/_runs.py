@@ -228,10 +228,15 @@ class RunsView:
         self.open_trace.disabled = False
         from agentnb._html import escape
 
+        from ._cell_link import cell_html
+
+        if "metadata" not in run:  # the summary rows carry it; a run read another way may not
+            run = self.store.get_run(run_id) or run
         set_html(
             self.run_title,
             f"<span class='anb-title'>{escape(run.get('name', ''))}</span> "
-            f"<span class='anb-muted'>{escape(run_id)} · {escape(run.get('status', ''))}</span>",
+            f"<span class='anb-muted'>{escape(run_id)} · {escape(run.get('status', ''))}</span> "
+            f"{cell_html(run.get('metadata'))}",
         )
         self._load_events(run_id)
 

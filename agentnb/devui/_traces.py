@@ -186,8 +186,22 @@ class TracesView:
             f"{badge(f'{len(spans)} spans')} {badge(f'total {(end - start) / 1e6:.1f} ms', 'info')} "
             f"{badge(f'model time {model_ms:.1f} ms', 'info')} {badge(f'in {tokens_in} tokens', 'info')} "
             f"{badge(f'out {tokens_out} tokens', 'info')} "
-            f"{badge(f'{errors} errors', 'err' if errors else 'ok')}",
+            f"{badge(f'{errors} errors', 'err' if errors else 'ok')} {self._cell_html(spans)}",
         )
+
+    def _cell_html(self, spans: list[dict[str, Any]]) -> str:
+        """The notebook cell the trace ran in: from its run's metadata (with the link), else its spans' tag."""
+        from ._cell_link import cell_html
+
+        for run_id in dict.fromkeys(s.get("run_id") for s in spans if s.get("run_id")):
+            shown = cell_html((self.store.get_run(run_id) or {}).get("metadata"))
+            if shown:
+                return shown
+        for span in spans:
+            label = (span.get("attributes") or {}).get("agentnb.notebook.cell")
+            if label:
+                return f"<span class='anb-run-cell'>cell <code class='anb-cell-label'>{escape(label)}</code></span>"
+        return ""
 
     def _on_select(self, event: Any) -> None:
         if not event.new or self._frame is None:
