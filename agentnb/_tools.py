@@ -11,7 +11,18 @@ import dataclasses
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, get_args, get_origin, get_type_hints, overload
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    Protocol,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 from typing import runtime_checkable as _runtime_checkable
 
 from ._json import is_list_or_tuple
@@ -210,6 +221,77 @@ class FunctionTool:
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": self.parameters()},
         }
+
+    # -- definitions ---------------------------------------------------------------------------------------
+    #: The ``type`` tag of :meth:`to_dict` output (Agent Framework's identifier for function tools).
+    TYPE_ID = "function_tool"
+    # Keys Agent Framework writes that describe a tool's past, not its definition: accepted and ignored.
+    _IGNORED_KEYS = frozenset({"kind", "invocation_count", "invocation_exception_count"})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tool's definition as a JSON-safe dict (the function itself is not included).
+
+        ``from_dict`` rebuilds the tool when given the function (or as a declaration-only tool without it).
+        """
+        data: dict[str, Any] = {
+            "type": self.TYPE_ID,
+            "name": self.name,
+            "description": self.description,
+            "approval_mode": self.approval_mode,
+        }
+        if self.max_invocations is not None:
+            data["max_invocations"] = self.max_invocations
+        if self.max_invocation_exceptions is not None:
+            data["max_invocation_exceptions"] = self.max_invocation_exceptions
+        data["input_model"] = self.parameters()
+        return data
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string (``kwargs`` go to ``json.dumps``, e.g. ``indent=2``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, value: dict[str, Any], /, *, dependencies: dict[str, Any] | None = None) -> FunctionTool:
+        """Rebuild a tool from :meth:`to_dict` output, injecting what a definition cannot hold (the function).
+
+        ``dependencies`` follows Agent Framework's shape: ``{"function_tool": {"func": f}}`` for any tool, or
+        ``{"function_tool": {"name:add_numbers": {"func": f}}}`` for the tool of that name only.
+
+        Raises:
+            ValueError: The dict is another type's, or has keys a function tool does not take.
+        """
+        data = dict(value)
+        kind = data.pop("type", cls.TYPE_ID)
+        if kind != cls.TYPE_ID:
+            raise ValueError(f"Type mismatch: expected {cls.TYPE_ID!r}, got {kind!r}.")
+        for key, injected in ((dependencies or {}).get(cls.TYPE_ID) or {}).items():
+            if ":" not in key:
+                data[key] = injected
+                continue
+            field_name, field_value = key.split(":", 1)
+            if data.get(field_name) == field_value and isinstance(injected, dict):
+                data.update(cast("dict[str, Any]", injected))
+        for key in cls._IGNORED_KEYS:
+            data.pop(key, None)
+        allowed = {
+            "func",
+            "name",
+            "description",
+            "approval_mode",
+            "max_invocations",
+            "max_invocation_exceptions",
+            "input_model",
+            "additional_properties",
+        }
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ValueError(f"FunctionTool.from_dict got unknown keys {unknown}; expected some of {sorted(allowed)}.")
+        return cls(data.pop("func", None), **data)
+
+    @classmethod
+    def from_json(cls, value: str, /, *, dependencies: dict[str, Any] | None = None) -> FunctionTool:
+        """Rebuild a tool from :meth:`to_json` output (see :meth:`from_dict`)."""
+        return cls.from_dict(json.loads(value), dependencies=dependencies)
 
     # -- invocation --------------------------------------------------------------------------------------
     def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:

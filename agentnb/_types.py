@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, cast
 
-from typing_extensions import TypedDict, TypeVar
+from typing_extensions import Self, TypedDict, TypeVar
 
 from ._serialization import decode as _decode
 from ._serialization import encode as _encode
@@ -393,7 +393,30 @@ def _joined_text(contents: Iterable[Content]) -> str:
     return "".join(c.text for c in contents if c.type == "text" and c.text)
 
 
-class Message:
+class _JsonForm:
+    """``to_json`` / ``from_json`` over a class's ``to_dict`` / ``from_dict`` (the reference's serialization names)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string (``kwargs`` go to ``json.dumps``, e.g. ``indent=2``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, value: str | bytes, /) -> Self:
+        """Rebuild from :meth:`to_json` output."""
+        data = json.loads(value)
+        if not isinstance(data, dict):
+            raise ValueError(f"{cls.__name__}.from_json needs a JSON object, got {type(data).__name__}.")
+        return cls.from_dict(cast(dict[str, Any], data))
+
+
+class Message(_JsonForm):
     """A chat message: who said it (``role``) and what (``contents``).
 
     Example:
@@ -533,7 +556,7 @@ _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
 
 
-class _UpdateBase:
+class _UpdateBase(_JsonForm):
     """What chat and agent streaming updates share."""
 
     def __init__(
@@ -576,6 +599,37 @@ class _UpdateBase:
         """The approval requests this update carries (the run waits for their answers)."""
         return [c for c in self.contents if c.type == "function_approval_request"]
 
+    _FIELDS: tuple[str, ...] = (
+        "role",
+        "author_name",
+        "response_id",
+        "message_id",
+        "conversation_id",
+        "model_id",
+        "created_at",
+        "finish_reason",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict; ``from_dict`` restores an equal update (without its raw representation)."""
+        out: dict[str, Any] = {"contents": [c.to_dict() for c in self.contents]}
+        for field in self._FIELDS:
+            value = getattr(self, field)
+            if value is not None:
+                out[field] = value
+        if self.additional_properties:
+            out["additional_properties"] = _encode(self.additional_properties)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """Rebuild an update from :meth:`to_dict` output."""
+        kwargs = {k: v for k, v in data.items() if k != "contents"}
+        kwargs.setdefault("role", None)
+        if "additional_properties" in kwargs:
+            kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+        return cls(contents=[Content.from_dict(c) for c in data.get("contents", [])], **kwargs)
+
     def __str__(self) -> str:
         """The text, so ``print(update)`` shows what was streamed."""
         return self.text
@@ -590,6 +644,8 @@ class ChatResponseUpdate(_UpdateBase):
 
 class AgentResponseUpdate(_UpdateBase):
     """One streamed piece of an agent's answer."""
+
+    _FIELDS = (*_UpdateBase._FIELDS, "agent_id")
 
     def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -682,7 +738,7 @@ def _usage_of(updates: Iterable[_UpdateBase]) -> UsageDetails | None:
 _CARRIED = ("response_id", "conversation_id", "model_id", "finish_reason")
 
 
-class _ResponseBase(Generic[ResponseModelT]):
+class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
     """What chat and agent responses share: messages, ids, usage and the structured value.
 
     Generic in the structured-output type (``AgentResponse[Weather]``) for type checkers, as in the reference.
@@ -1003,6 +1059,8 @@ def _register_stable_ids() -> None:
     register_type(Content, "agentnb.Content")
     register_type(ChatResponse, "agentnb.ChatResponse")
     register_type(AgentResponse, "agentnb.AgentResponse")
+    register_type(ChatResponseUpdate, "agentnb.ChatResponseUpdate")
+    register_type(AgentResponseUpdate, "agentnb.AgentResponseUpdate")
 
 
 _register_stable_ids()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import json
 from typing import Annotated, Literal
 
 import pytest
@@ -153,3 +154,33 @@ def test_tool_is_still_callable_directly() -> None:
         return 2 * x
 
     assert double(4) == 8
+
+
+async def test_a_tool_definition_round_trips_through_dict_and_json_with_the_function_injected() -> None:
+    @tool(max_invocations=3, approval_mode="always_require")
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    data = add.to_dict()
+    assert data["type"] == "function_tool" and data["input_model"]["required"] == ["a", "b"]
+    assert (data["name"], data["description"], data["max_invocations"]) == ("add", "Add two numbers.", 3)
+    assert "func" not in data and json.loads(add.to_json()) == data
+
+    declared = FunctionTool.from_dict(data)  # no function: a declaration for the caller to execute
+    assert declared.func is None and declared.to_dict() == data
+    for deps in ({"function_tool": {"func": add.func}}, {"function_tool": {"name:add": {"func": add.func}}}):
+        rebuilt = FunctionTool.from_json(add.to_json(), dependencies=deps)
+        assert rebuilt.approval_mode == "always_require" and rebuilt.max_invocations == 3
+        assert await rebuilt.invoke(arguments={"a": 2, "b": 3}) == 5
+    other = FunctionTool.from_dict(data, dependencies={"function_tool": {"name:sub": {"func": add.func}}})
+    assert other.func is None  # an instance-specific dependency for another tool is not applied
+
+
+def test_from_dict_refuses_another_type_and_unknown_keys() -> None:
+    with pytest.raises(ValueError, match="expected 'function_tool', got 'mcp_tool'"):
+        FunctionTool.from_dict({"type": "mcp_tool", "name": "x"})
+    with pytest.raises(ValueError, match=r"unknown keys \['colour'\]"):
+        FunctionTool.from_dict({"name": "x", "colour": "red"})
+    # What the reference writes about a tool's past is accepted and dropped.
+    assert FunctionTool.from_dict({"name": "x", "invocation_count": 4, "kind": None}).invocation_count == 0

@@ -264,3 +264,25 @@ async def test_response_stream_final_response_drains_unread_updates() -> None:
 
     stream = ResponseStream(source(), ChatResponse.from_updates)
     assert (await stream.get_final_response()).text == "xy"
+
+
+def test_messages_responses_and_updates_round_trip_through_json() -> None:
+    from agentnb import AgentResponseUpdate, ChatResponseUpdate
+    from agentnb import _serialization as ser
+
+    message = Message("assistant", ["Hi"], author_name="writer", message_id="m1")
+    assert Message.from_json(message.to_json()) == message
+    response = AgentResponse(messages=[message], response_id="r1", agent_id="a1")
+    back = AgentResponse.from_json(response.to_json(indent=2))
+    assert (type(back), back.text, back.response_id) == (AgentResponse, "Hi", "r1")
+    assert ChatResponse.from_json(ChatResponse(text="ok").to_json()).text == "ok"
+    update = AgentResponseUpdate(text="Hel", author_name="writer", agent_id="a1", response_id="r1")
+    again = AgentResponseUpdate.from_json(update.to_json())
+    assert (again.text, again.author_name, again.agent_id, again.response_id) == ("Hel", "writer", "a1", "r1")
+    tail = ChatResponseUpdate(contents=[], role=None, finish_reason="stop")
+    assert ChatResponseUpdate.from_dict(tail.to_dict()).role is None
+    # Updates travel in checkpoints and the run store under stable type ids.
+    assert '"agentnb.AgentResponseUpdate"' in ser.dumps(update)
+    assert ser.loads(ser.dumps(update)).text == "Hel"
+    with pytest.raises(ValueError, match="needs a JSON object"):
+        Message.from_json("[1]")

@@ -87,6 +87,7 @@ SAMPLES: list[str] = [
     "03-workflows/observability/executor_io_observation.py",
     "03-workflows/orchestrations/magentic_human_plan_review.py",
     "03-workflows/human-in-the-loop/group_chat_request_info.py",
+    "02-agents/tools/function_tool_from_dict_with_dependency_injection.py",
 ]
 
 

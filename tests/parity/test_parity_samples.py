@@ -549,6 +549,10 @@ CASES: dict[str, Case] = {
             "[creative]: Let people pitch their own AI experiments.",
         ],
     ),
+    "02-agents/tools/function_tool_from_dict_with_dependency_injection.py": Case(
+        script=_tool_then_report("add_numbers", "5 + 3 = ", a=5, b=3),
+        expected=["Response: 5 + 3 = 8"],
+    ),
 }
 
 
