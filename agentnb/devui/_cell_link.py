@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentnb._html import escape
+from agentnb._json import is_json_object
 from agentnb._provenance import cell_label
 
 __all__ = ["cell_html", "run_cell"]
@@ -25,8 +26,8 @@ def run_cell(metadata: Any) -> dict[str, Any] | None:
             metadata = json.loads(metadata)
         except ValueError:
             return None
-    cell = metadata.get("cell") if isinstance(metadata, dict) else None
-    return cell if isinstance(cell, dict) and "source" in cell else None
+    cell = metadata.get("cell") if is_json_object(metadata) else None
+    return dict(cell) if is_json_object(cell) and "source" in cell else None
 
 
 def cell_html(metadata: Any) -> str:

@@ -292,6 +292,7 @@ class WorkflowView:
         self.storage = checkpoint_storage if checkpoint_storage is not None else InMemoryCheckpointStorage()
         # The runs' events are kept in a run store so a re-run executor can be compared with what it yielded.
         self.run_store = run_store if run_store is not None else workflow.run_store
+        self._own_store = self.run_store is None
         if self.run_store is None:
             from ..store import RunStore
 
@@ -634,6 +635,8 @@ class WorkflowView:
             if task is not None and not task.done():
                 task.cancel()
         close_tree(self.widget)
+        if self._own_store:
+            self.run_store.close()
 
 
 def register_renderers() -> None:

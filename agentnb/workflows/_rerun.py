@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
-from .. import _serialization
+from .. import _serialization  # pyright: ignore[reportPrivateUsage]
 from .. import _telemetry as tel
+from .._json import is_json_array, is_json_object
 from .._types import AgentResponse, ChatResponse, Message
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, SerializationError, WorkflowError
 from ._agent_executor import AgentExecutorResponse
@@ -161,7 +162,7 @@ def readable(value: Any) -> str:
     if isinstance(value, WorkflowErrorDetails):
         return f"{value.error_type}: {value.message}"
     encoded = safe_encode(value)
-    if isinstance(encoded, dict) and _serialization.TAG in encoded and "type" in encoded:
+    if is_json_object(encoded) and _serialization.TAG in encoded and "type" in encoded:
         name = str(encoded["type"]).rsplit(":", 1)[-1].rsplit(".", 1)[-1]
         body = encoded.get("fields", encoded.get("data", encoded.get("value")))
         return f"{name} {json.dumps(_untagged(body), ensure_ascii=False, sort_keys=True, default=repr)}"
@@ -170,12 +171,12 @@ def readable(value: Any) -> str:
 
 def _untagged(value: Any) -> Any:
     """Tagged JSON without its type tags (what a person reading a diff wants to see)."""
-    if isinstance(value, dict):
+    if is_json_object(value):
         if _serialization.TAG in value:
             inner = value.get("fields", value.get("data", value.get("value", value.get("items"))))
             return _untagged(inner)
         return {k: _untagged(v) for k, v in value.items()}
-    if isinstance(value, list):
+    if is_json_array(value):
         return [_untagged(v) for v in value]
     return value
 
@@ -294,7 +295,8 @@ class RerunResult:
             rows.append(_compare("state", self.executor_id, before_state, [readable(rerun.state)]))
         writes = rerun.shared_state_writes or {}
         before_writes = original.shared_state_writes
-        for key in dict.fromkeys([*(before_writes or {}), *writes]):
+        keys: list[str] = [*(before_writes or {}), *writes]
+        for key in dict.fromkeys(keys):
             before = None if before_writes is None else [readable(before_writes[key])] if key in before_writes else []
             rows.append(_compare("shared state", key, before, [readable(writes[key])] if key in writes else []))
         before_error = None
@@ -373,7 +375,7 @@ class RerunResult:
         )
         inputs = "".join(f"<pre>{h.escape(readable(v))}</pre>" for v in self.inputs)
         colours = {"changed": "#fff8c5", "added": "#dafbe1", "removed": "#ffebe9", "unknown": "#f6f8fa"}
-        rows = []
+        rows: list[str] = []
         for change in self._shown():
             if change.status == "same" and change.original is None:
                 continue
@@ -592,7 +594,7 @@ def _superstep_window(rows: list[dict[str, Any]], after_checkpoint: str | None) 
             return None
     for index in range(start, len(rows)):
         if rows[index]["type"] == "superstep_started":
-            window = []
+            window: list[dict[str, Any]] = []
             for row in rows[index + 1 :]:
                 if row["type"] in ("superstep_completed", "superstep_started"):
                     break
@@ -663,7 +665,7 @@ async def _original_activity(
             data = failed[0].data
             if isinstance(data, WorkflowErrorDetails):
                 activity.error = data
-            elif isinstance(data, dict):
+            elif is_json_object(data):
                 activity.error = WorkflowErrorDetails(
                     str(data.get("error_type", "Error")), str(data.get("message", "")), executor_id=executor_id
                 )
@@ -723,7 +725,7 @@ async def rerun_executor(
     original, original_checkpoint_id = await _original_activity(history, workflow, checkpoint, executor, not others)
 
     stateful = executor.has_checkpoint_state
-    live_state = await _maybe_await(executor.on_checkpoint_save()) if stateful else None
+    live_state: dict[str, Any] = await _maybe_await(executor.on_checkpoint_save()) if stateful else {}
     events: list[WorkflowEvent] = []
     span = tel.start_span(
         "workflow.rerun_executor",
