@@ -88,6 +88,10 @@ SAMPLES: list[str] = [
     "03-workflows/orchestrations/magentic_human_plan_review.py",
     "03-workflows/human-in-the-loop/group_chat_request_info.py",
     "02-agents/tools/function_tool_from_dict_with_dependency_injection.py",
+    "03-workflows/agents/azure_chat_agents_streaming.py",
+    "03-workflows/agents/sequential_workflow_as_agent.py",
+    "03-workflows/orchestrations/concurrent_agents.py",
+    "03-workflows/orchestrations/sequential_custom_executors.py",
 ]
 
 

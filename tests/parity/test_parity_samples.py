@@ -404,6 +404,39 @@ CASES: dict[str, Case] = {
         },
         expected=["===== Final Consolidated Output =====", "Summary: demand high, pitch savings, mind rules."],
     ),
+    "03-workflows/agents/azure_chat_agents_streaming.py": Case(
+        script={
+            "content writer": ["Drive fun, pay less."],
+            "content reviewer": [_saw("Drive fun, pay less.", "Good slogan; make it shorter.")],
+        },
+        # One output event per update, each naming its agent: the author is printed once, at each change.
+        expected=["writer: Drive fun, pay less.\nreviewer: Good slogan; make it shorter."],
+    ),
+    "03-workflows/agents/sequential_workflow_as_agent.py": Case(
+        script={
+            "concise copywriter": ["Ride farther, spend less."],
+            "thoughtful reviewer": [_saw("Ride farther, spend less.", "Clear and catchy.")],
+        },
+        # as_agent() answers with the final agent's reply only: one message, nothing after it.
+        expected=[re.compile(r"===== Conversation =====\n-{60}\n01 \[reviewer\]\nClear and catchy\.\n\Z")],
+    ),
+    "03-workflows/orchestrations/concurrent_agents.py": Case(
+        script={
+            "market and product researcher": ["Urban commuters want range."],
+            "creative marketing strategist": ["Commute for less."],
+            "legal/compliance reviewer": ["Check local e-bike rules."],
+        },
+        expected=[
+            "===== Final Aggregated Conversation (messages) =====",
+            "01 [researcher]:\nUrban commuters want range.",
+            "02 [marketer]:\nCommute for less.",
+            "03 [legal]:\nCheck local e-bike rules.",
+        ],
+    ),
+    "03-workflows/orchestrations/sequential_custom_executors.py": Case(
+        script=["Budget eBikes cut commuting costs."],
+        expected=["===== Final Summary =====\nSummary -> users:1 assistants:1"],
+    ),
     "01-get-started/07_first_graph_workflow.py": Case(
         expected=["Output: ['DLROW OLLEH']", "Final state: WorkflowRunState.IDLE"],
     ),
