@@ -159,6 +159,8 @@ def test_workflow_request_info_form_answers_the_run(app: Any) -> None:
     app.locator(".anb-run-workflow button").click()
     app.locator(".anb-answer-request button").wait_for(timeout=WAIT)
     banner = app.locator(".anb-hitl-banner")
+    # The banner is its own pane: its text may arrive in a later message than the answer form's.
+    app.locator(".anb-hitl-banner", has_text="waiting for your input").wait_for(timeout=WAIT)
     assert "waiting for your input" in text(banner)
     request = text(app.locator(".anb-request"))
     assert "draft" in request and "A short note about agents." in request
