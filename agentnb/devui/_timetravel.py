@@ -652,7 +652,7 @@ class TimeTravelView:
 
 def _decoded(data: Any) -> Any:
     """A stored event's data as the value it was (its tagged JSON decoded), or as stored when that fails."""
-    from agentnb import _serialization
+    from agentnb._serialization import decode
 
     if isinstance(data, str):
         try:
@@ -660,7 +660,7 @@ def _decoded(data: Any) -> Any:
         except ValueError:
             return data
     try:
-        return _serialization.decode(data)
+        return decode(data)
     except Exception:
         return data
 

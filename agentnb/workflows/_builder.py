@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _serialization
+from .._serialization import type_id
 from ..exceptions import WorkflowValidationError
 from ._checkpoints import CheckpointStorage
 from ._edges import (
@@ -362,7 +362,7 @@ def _is_agent(node: Any) -> bool:
 
 
 def _executor_kind(executor: Executor) -> str:
-    kind = _serialization.type_id(type(executor))
+    kind = type_id(type(executor))
     if isinstance(executor, FunctionExecutor):
         kind += "/" + str(getattr(executor.func, "__qualname__", ""))
     return kind

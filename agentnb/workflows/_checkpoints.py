@@ -29,10 +29,11 @@ import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from .. import _serialization
 from .._files import private_dir
+from .._json import is_json_object
+from .._serialization import decode, encode, parse_json, resolve_type, type_id
 from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
 
 if TYPE_CHECKING:
@@ -72,14 +73,14 @@ def encode_hint(hint: Any) -> Any:
     if hint is Any or hint is None:
         return "Any"
     if isinstance(hint, type) and not hasattr(hint, "__origin__"):
-        return {"type": _serialization.type_id(hint)}
+        return {"type": type_id(hint)}
     return {"repr": repr(hint)}
 
 
 def decode_hint(data: Any) -> Any:
     """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
-    if isinstance(data, dict) and "type" in data:
-        return _serialization.resolve_type(data["type"])
+    if is_json_object(data) and "type" in data:
+        return resolve_type(data["type"])
     return Any
 
 
@@ -101,12 +102,12 @@ class PendingMessage:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form with type tags."""
-        return {"source_id": self.source_id, "target_id": self.target_id, "data": _serialization.encode(self.data)}
+        return {"source_id": self.source_id, "target_id": self.target_id, "data": encode(self.data)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PendingMessage:
         """Rebuild from :meth:`to_dict` output."""
-        return cls(data["source_id"], _serialization.decode(data["data"]), data.get("target_id"))
+        return cls(data["source_id"], decode(data["data"]), data.get("target_id"))
 
 
 @dataclass
@@ -129,7 +130,7 @@ class PendingRequest:
         return {
             "request_id": self.request_id,
             "executor_id": self.executor_id,
-            "request_data": _serialization.encode(self.request_data),
+            "request_data": encode(self.request_data),
             "response_type": encode_hint(self.response_type),
             "step": self.step,
         }
@@ -140,7 +141,7 @@ class PendingRequest:
         return cls(
             request_id=data["request_id"],
             executor_id=data["executor_id"],
-            request_data=_serialization.decode(data["request_data"]),
+            request_data=decode(data["request_data"]),
             response_type=decode_hint(data["response_type"]),
             step=data.get("step", 0),
         )
@@ -232,11 +233,11 @@ class WorkflowCheckpoint:
             "created_at": self.created_at,
             "state": self.state,
             "pending_messages": [m.to_dict() for m in self.pending_messages],
-            "executor_states": _serialization.encode(self.executor_states),
-            "shared_state": _serialization.encode(self.shared_state),
+            "executor_states": encode(self.executor_states),
+            "shared_state": encode(self.shared_state),
             "pending_requests": [r.to_dict() for r in self.pending_requests.values()],
-            "fan_in_buffers": _serialization.encode(self.fan_in_buffers),
-            "metadata": _serialization.encode(self.metadata),
+            "fan_in_buffers": encode(self.fan_in_buffers),
+            "metadata": encode(self.metadata),
         }
 
     @classmethod
@@ -259,11 +260,11 @@ class WorkflowCheckpoint:
             created_at=data.get("created_at", ""),
             state=data.get("state", "in_progress"),
             pending_messages=[PendingMessage.from_dict(m) for m in data.get("pending_messages", [])],
-            executor_states=_serialization.decode(data.get("executor_states", {})),
-            shared_state=_serialization.decode(data.get("shared_state", {})),
+            executor_states=decode(data.get("executor_states", {})),
+            shared_state=decode(data.get("shared_state", {})),
             pending_requests={r.request_id: r for r in requests},
-            fan_in_buffers=_serialization.decode(data.get("fan_in_buffers", {})),
-            metadata=_serialization.decode(data.get("metadata", {})),
+            fan_in_buffers=decode(data.get("fan_in_buffers", {})),
+            metadata=decode(data.get("metadata", {})),
             version=version,
         )
 
@@ -275,13 +276,13 @@ class WorkflowCheckpoint:
     def from_json(cls, text: str | bytes) -> WorkflowCheckpoint:
         """Parse :meth:`to_json` output; unreadable data raises :class:`SerializationError`."""
         try:
-            data = _serialization.parse_json(text)
+            data = parse_json(text)
         except SerializationError as e:
             raise SerializationError(f"Malformed checkpoint JSON: {e}") from e
         if not isinstance(data, dict) or "checkpoint_id" not in data or "graph_signature" not in data:
             raise SerializationError("Checkpoint JSON lacks checkpoint_id/graph_signature; it is not a checkpoint.")
         try:
-            return cls.from_dict(data)
+            return cls.from_dict(cast("dict[str, Any]", data))
         except SerializationError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
@@ -314,22 +315,24 @@ def _parse(text: str | bytes, where: str) -> WorkflowCheckpoint:
 
 def _listed_info(data: Any) -> CheckpointInfo:
     """A checkpoint file's metadata, checked field by field so one odd file cannot break a listing's sort."""
-    if not isinstance(data, dict):
+    if not is_json_object(data):
         raise TypeError(f"a checkpoint is a JSON object, not {type(data).__name__}")
-    info = CheckpointInfo(
-        checkpoint_id=data["checkpoint_id"],
-        workflow_name=data["workflow_name"],
-        run_id=data["run_id"],
-        parent_id=data.get("parent_id"),
-        step=data.get("step", 0),
-        created_at=data.get("created_at", ""),
-    )
-    texts = (info.checkpoint_id, info.workflow_name, info.run_id, info.created_at)
-    if not all(isinstance(v, str) for v in texts) or not isinstance(info.parent_id, (str, type(None))):
+    # Check the JSON values before they become typed fields.
+    checkpoint_id, workflow_name, run_id = data["checkpoint_id"], data["workflow_name"], data["run_id"]
+    parent_id, step, created_at = data.get("parent_id"), data.get("step", 0), data.get("created_at", "")
+    texts = (checkpoint_id, workflow_name, run_id, created_at)
+    if not all(isinstance(v, str) for v in texts) or not isinstance(parent_id, (str, type(None))):
         raise TypeError("checkpoint_id, workflow_name, run_id, created_at and parent_id must be strings")
-    if not isinstance(info.step, int) or isinstance(info.step, bool):
-        raise TypeError(f"step must be an integer, got {info.step!r}")
-    return info
+    if not isinstance(step, int) or isinstance(step, bool):
+        raise TypeError(f"step must be an integer, got {step!r}")
+    return CheckpointInfo(
+        checkpoint_id=checkpoint_id,
+        workflow_name=workflow_name,
+        run_id=run_id,
+        parent_id=parent_id,
+        step=step,
+        created_at=created_at,
+    )
 
 
 def _filter(infos: list[CheckpointInfo], workflow_name: str | None, run_id: str | None) -> list[CheckpointInfo]:
@@ -500,7 +503,7 @@ class FileCheckpointStorage(CheckpointStorage):
             if path.name.startswith("."):
                 continue
             try:
-                infos.append(_listed_info(_serialization.parse_json(path.read_bytes())))
+                infos.append(_listed_info(parse_json(path.read_bytes())))
             except (OSError, SerializationError, ValueError, KeyError, TypeError) as e:
                 # Listing must not fail because of one bad file; loading it raises CheckpointCorruptError.
                 logger.warning("Skipping unreadable checkpoint file %s: %s", path, e)

@@ -36,11 +36,11 @@ import time
 import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, cast
 
 from typing_extensions import TypeVar
 
-from .. import _serialization
+from .._serialization import encode, type_id
 from .._types import AgentResponse, AgentResponseUpdate
 
 __all__ = [
@@ -187,7 +187,7 @@ class WorkflowEvent(Generic[DataT]):
     @property
     def request_type(self) -> type[Any] | None:
         """For ``request_info`` events: the type of the request payload (``None`` for other events)."""
-        return type(self.data) if self.type == "request_info" else None
+        return cast("type[Any]", type(self.data)) if self.type == "request_info" else None
 
     @property
     def iteration(self) -> int | None:
@@ -227,9 +227,7 @@ class WorkflowEvent(Generic[DataT]):
             record["request_id"] = self.request_id
         if self.response_type is not None:
             record["response_type"] = (
-                _serialization.type_id(self.response_type)
-                if isinstance(self.response_type, type)
-                else repr(self.response_type)
+                type_id(self.response_type) if isinstance(self.response_type, type) else repr(self.response_type)
             )
         if self.state is not None:
             record["state"] = self.state.value
@@ -270,7 +268,7 @@ def merge_streamed_outputs(values: Iterable[Any]) -> list[Any]:
 def safe_encode(value: Any) -> Any:
     """Tagged JSON for ``value``, or ``{"repr": ...}`` when it cannot be serialized (events must never fail)."""
     try:
-        return _serialization.encode(value)
+        return encode(value)
     except Exception:
         return {"repr": repr(value)[:2000]}
 

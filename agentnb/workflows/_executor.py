@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from ._handlers import HandlerSpec, is_marked, resolve_handler
 from ._typing_utils import describe, flatten, is_compatible, matches
@@ -125,7 +125,7 @@ class Executor:
 
     def find_handler(self, message: Any) -> HandlerSpec | None:
         """The handler that will receive ``message``: an exact type match first, then the first that fits."""
-        cls = type(message)
+        cls = cast("type[Any]", type(message))
         spec = self._dispatch.get(cls, _MISS)
         if spec is not _MISS:
             return spec

@@ -8,6 +8,7 @@ them explicitly: ``@handler(input=Order, output=Invoice, workflow_output=str)``.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -75,7 +76,7 @@ def handler(func: Any = None, /, *, input: Any = _UNSET, output: Any = _UNSET, w
     options = {"input": input, "output": output, "workflow_output": workflow_output}
     if func is not None:
         return _mark(func, "handler", options)
-    return lambda f: _mark(f, "handler", options)
+    return functools.partial(_mark, kind="handler", options=options)
 
 
 @overload
@@ -110,7 +111,7 @@ def response_handler(
     options = {"input": request, "response": response, "output": output, "workflow_output": workflow_output}
     if func is not None:
         return _mark(func, "response_handler", options)
-    return lambda f: _mark(f, "response_handler", options)
+    return functools.partial(_mark, kind="response_handler", options=options)
 
 
 def is_marked(obj: Any) -> tuple[str, dict[str, Any]] | None:

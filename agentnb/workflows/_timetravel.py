@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .. import _serialization
+from .._serialization import decode, encode
 from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError, SerializationError
 from ._checkpoints import (
     CheckpointInfo,
@@ -88,7 +88,7 @@ class CheckpointNode:
 def _plain(value: Any) -> Any:
     """A comparable JSON form of a value (so models and dataclasses compare by content)."""
     try:
-        return _serialization.encode(value)
+        return encode(value)
     except Exception:
         return repr(value)
 
@@ -212,8 +212,8 @@ def check_pending_message(workflow: Workflow, message: PendingMessage, *, where:
 def editable_state(checkpoint: WorkflowCheckpoint) -> str:
     """The parts of a checkpoint a fork may change, as tagged JSON text (what :func:`parse_fork_edits` reads)."""
     data = {
-        "shared_state": _serialization.encode(checkpoint.shared_state),
-        "executor_states": _serialization.encode(checkpoint.executor_states),
+        "shared_state": encode(checkpoint.shared_state),
+        "executor_states": encode(checkpoint.executor_states),
         "pending_messages": [m.to_dict() for m in checkpoint.pending_messages],
     }
     return json.dumps(data, indent=2, ensure_ascii=False)
@@ -247,12 +247,12 @@ def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
     edits: ForkEdits = {}
     try:
         if "shared_state" in fields:
-            state = _serialization.decode(fields["shared_state"])
+            state = decode(fields["shared_state"])
             if not isinstance(state, dict):
                 raise ValueError("shared_state must be an object.")
             edits["shared_state"] = state
         if "executor_states" in fields:
-            states = _serialization.decode(fields["executor_states"])
+            states = decode(fields["executor_states"])
             if not isinstance(states, dict):
                 raise ValueError("executor_states must be an object keyed by executor id.")
             unknown_ids = sorted(set(states) - set(workflow.executors))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn, Union, get_args, get_origin
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn, Union, cast, get_args, get_origin
 
 from typing_extensions import Never
 
@@ -73,13 +73,15 @@ def matches(value: Any, hint: Any) -> bool:
     if not args:
         return True
     if isinstance(value, Mapping) and len(args) == 2:
-        return all(matches(k, args[0]) and matches(v, args[1]) for k, v in value.items())
+        mapping = cast("Mapping[Any, Any]", value)
+        return all(matches(k, args[0]) and matches(v, args[1]) for k, v in mapping.items())
     if isinstance(value, tuple):
+        items = cast("tuple[Any, ...]", value)
         if len(args) == 2 and args[1] is Ellipsis:
-            return all(matches(v, args[0]) for v in value)
-        return len(args) == len(value) and all(matches(v, a) for v, a in zip(value, args, strict=True))
+            return all(matches(v, args[0]) for v in items)
+        return len(args) == len(items) and all(matches(v, a) for v, a in zip(items, args, strict=True))
     if isinstance(value, (Sequence, set, frozenset)) and not isinstance(value, (str, bytes)) and len(args) == 1:
-        return all(matches(v, args[0]) for v in value)
+        return all(matches(v, args[0]) for v in cast("Iterable[Any]", value))
     return True
 
 

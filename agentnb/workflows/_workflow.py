@@ -20,7 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from .. import _serialization
+from .._serialization import type_id
 from ..exceptions import CheckpointMismatchError, WorkflowError
 from ._checkpoints import CheckpointStorage
 from ._edges import EdgeGroup
@@ -147,11 +147,11 @@ class Workflow:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description of the graph (what the run store keeps so another process can draw it)."""
-        executors = []
+        executors: list[dict[str, Any]] = []
         for executor_id, executor in self.executors.items():
             entry: dict[str, Any] = {
                 "id": executor_id,
-                "type": _serialization.type_id(type(executor)),
+                "type": type_id(type(executor)),
                 "input_types": [describe(t) for t in executor.input_types],
                 "output_types": [describe(t) for t in executor.output_types],
                 "workflow_output_types": [describe(t) for t in executor.workflow_output_types],
@@ -159,7 +159,7 @@ class Workflow:
             if isinstance(executor, FunctionExecutor):
                 entry["function"] = getattr(executor.func, "__qualname__", None)
             executors.append(entry)
-        groups = []
+        groups: list[dict[str, Any]] = []
         for group in self.edge_groups:
             desc = group.describe()
             desc["id"] = group.id

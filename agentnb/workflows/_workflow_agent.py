@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._agents import BaseAgent
+from .._json import is_json_array
 from .._types import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream, normalize_messages
 from ._events import WorkflowEvent, safe_encode
 from ._typing_utils import matches
@@ -107,13 +108,13 @@ class WorkflowAgent(BaseAgent):
         responses, rest = self._responses_from(normalized)
         # The workflow runs the way the agent is run, as in the reference: streamed, its agents yield updates
         # that go out as they come; not streamed, each agent yields its whole response.
-        kwargs: dict[str, Any] = {"responses": responses} if responses else {"message": self._input_for(rest)}
+        message = None if responses else self._input_for(rest)
         if streaming:
-            async for event in self.workflow.run(stream=True, **kwargs):
+            async for event in self.workflow.run(message, stream=True, responses=responses or None):
                 for update in self._convert(event):
                     yield update
             return
-        for event in await self.workflow.run(**kwargs):
+        for event in await self.workflow.run(message, responses=responses or None):
             for update in self._convert(event):
                 yield update
 
@@ -142,8 +143,8 @@ class WorkflowAgent(BaseAgent):
             messages = data.messages
         elif isinstance(data, Message):
             messages = [data]
-        elif isinstance(data, list) and data and all(isinstance(m, Message) for m in data):
-            messages = data
+        elif is_json_array(data) and data and all(isinstance(m, Message) for m in data):
+            messages = cast("list[Message]", data)
         elif isinstance(data, Content):
             return [self._update([data], "assistant", author, None, data)]
         else:

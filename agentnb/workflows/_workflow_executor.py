@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .. import _serialization
+from .._serialization import decode, encode
 from ._checkpoints import WorkflowCheckpoint
 from ._context import WorkflowContext
 from ._events import WorkflowEvent, WorkflowRunResult
@@ -41,14 +41,14 @@ class SubWorkflowRequest:
         """JSON-safe form."""
         return {
             "request_id": self.request_id,
-            "request_data": _serialization.encode(self.request_data),
+            "request_data": encode(self.request_data),
             "executor_id": self.executor_id,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SubWorkflowRequest:
         """Rebuild from :meth:`to_dict` output."""
-        return cls(data["request_id"], _serialization.decode(data["request_data"]), data.get("executor_id"))
+        return cls(data["request_id"], decode(data["request_data"]), data.get("executor_id"))
 
 
 class WorkflowExecutor(Executor):
