@@ -120,9 +120,9 @@ def _loaded_module(module_name: str) -> Any:
     return module
 
 
-def resolve_type(key: str) -> type:
+def resolve_type(key: object) -> type:
     """The class a type id names, without importing anything the program has not imported itself."""
-    if not isinstance(key, str):
+    if not isinstance(key, str):  # read from stored JSON, where it may be anything
         raise SerializationError(f"Malformed type id {key!r}; expected 'module:QualName'.")
     cls = _REGISTRY.get(key)
     if cls is not None:

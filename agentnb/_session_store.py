@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ._files import FILE_MODE, private_dir
 from ._json import is_json_object
@@ -44,7 +44,7 @@ def session_filename(session_id: str, suffix: str) -> str:
     never collide on case-insensitive file systems) becomes ``~XX``. Over-long ids are cut and suffixed
     with a hash of the whole id.
     """
-    if not isinstance(session_id, str) or not session_id:
+    if not isinstance(cast(object, session_id), str) or not session_id:
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
     stem = "".join(c if c in _SAFE else "".join(f"~{b:02x}" for b in c.encode("utf-8")) for c in session_id)
     if stem in _WINDOWS_RESERVED:
@@ -254,7 +254,7 @@ class FileSessionStore:
 
     def save(self, session: AgentSession, *, overwrite_corrupt: bool = False) -> Path:
         """Write ``session``'s snapshot atomically and return its path."""
-        if not isinstance(session, AgentSession):
+        if not isinstance(cast(object, session), AgentSession):
             raise TypeError(f"FileSessionStore.save expects an AgentSession, got {type(session).__name__}")
         path = self.path_for(session.session_id)
         if path.exists():

@@ -72,7 +72,7 @@ class AgentSession:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentSession:
         """Restore a session saved with :meth:`to_dict`."""
-        if not isinstance(data, dict) or data.get("type") != "agent_session" or "session_id" not in data:
+        if not isinstance(cast(object, data), dict) or data.get("type") != "agent_session" or "session_id" not in data:
             raise SessionError("Not a saved AgentSession: expected a dict with type 'agent_session' and a session_id.")
         return cls(
             session_id=data["session_id"],

@@ -225,7 +225,7 @@ class Content:
     @classmethod
     def from_data(cls, data: bytes, media_type: str, **kwargs: Any) -> Content:
         """Inline binary data such as an image (``media_type`` like ``"image/png"``)."""
-        if not isinstance(data, (bytes, bytearray)):
+        if not isinstance(cast(object, data), (bytes, bytearray)):  # callers in notebooks may pass anything
             raise TypeError(f"data must be bytes, got {type(data).__name__}")
         return cls("data", data=bytes(data), media_type=media_type, **kwargs)
 
@@ -376,7 +376,7 @@ def _to_content(item: ContentLike) -> Content:
         return item
     if isinstance(item, str):
         return Content.from_text(item)
-    if isinstance(item, dict):
+    if isinstance(cast(object, item), dict):  # untyped callers may pass anything
         return Content.from_dict(item)
     raise TypeError(f"Message contents must be str or Content, got {type(item).__name__}")
 
@@ -452,7 +452,7 @@ class Message(_JsonForm):
     ) -> None:
         if role not in _ROLES:
             raise ValueError(f"Unknown role {role!r}; expected one of {list(_ROLES)}.")
-        self.role: Role = cast(Role, role)
+        self.role: Role = role
         self.contents: list[Content] = _to_contents(contents)
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
@@ -519,7 +519,7 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
     if isinstance(messages, list) and list(map(type, messages)).count(Message) == len(messages):
         return cast("list[Message]", messages)
     out: list[Message] = []
-    for item in messages:
+    for item in cast("Sequence[object]", messages):  # untyped callers may pass anything
         if isinstance(item, Message):
             out.append(item)
         elif isinstance(item, (str, Content)):
