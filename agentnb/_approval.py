@@ -14,9 +14,10 @@ import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._conversation import pending_requests
+from ._json import is_json_object
 from ._middleware import AgentContext, AgentMiddleware
 from ._sessions import HistoryProvider
 from ._tools import FunctionTool, SupportsToolExpansion
@@ -88,9 +89,11 @@ class ToolApprovalRule:
     arguments: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.tool_name, str) or not self.tool_name:
+        # Checked at run time too: notebooks pass whatever is at hand, and saved rules are read back from JSON.
+        if not isinstance(cast(object, self.tool_name), str) or not self.tool_name:
             raise ValueError(f"tool_name must be a non-empty string, got {self.tool_name!r}")
-        if self.arguments is not None and (not isinstance(self.arguments, dict) or _canonical(self.arguments) is None):
+        arguments = cast(object, self.arguments)
+        if arguments is not None and (not isinstance(arguments, dict) or _canonical(arguments) is None):
             raise ValueError(f"arguments must be None or a JSON-serializable dict, got {self.arguments!r}")
 
     def matches(self, function_call: Content, server_label: str | None = None) -> bool:
@@ -122,7 +125,7 @@ class ToolApprovalRule:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolApprovalRule:
         """Rebuild a rule saved with :meth:`to_dict`."""
-        if not isinstance(data, dict) or "tool_name" not in data:
+        if not isinstance(cast(object, data), dict) or "tool_name" not in data:
             raise ValueError(f"Not a saved ToolApprovalRule: {data!r}")
         return cls(data["tool_name"], server_label=data.get("server_label"), arguments=data.get("arguments"))
 
@@ -172,9 +175,10 @@ class ToolApprovalState:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ToolApprovalState:
         """Rebuild a state saved with :meth:`to_dict`."""
-        if not isinstance(data, dict):
+        if not isinstance(cast(object, data), dict):
             raise ValueError(f"Not a saved ToolApprovalState: {data!r}")
-        return cls(rules=[ToolApprovalRule.from_dict(r) for r in data.get("rules") or []])
+        saved: list[dict[str, Any]] = data.get("rules") or []
+        return cls(rules=[ToolApprovalRule.from_dict(r) for r in saved])
 
 
 # -- answers that also create standing rules -----------------------------------------------------------------
@@ -216,7 +220,8 @@ async def pending_approval_requests(session: AgentSession, *, agent: Any = None)
             in-memory history is read.
     """
     history: list[Message] = []
-    providers = [p for p in getattr(agent, "context_providers", None) or [] if isinstance(p, HistoryProvider)]
+    candidates: Sequence[object] = getattr(agent, "context_providers", None) or []
+    providers = [p for p in candidates if isinstance(p, HistoryProvider)]
     if not providers:
         history = session.messages
     else:
@@ -347,7 +352,7 @@ class _ApprovalRun:
                 if content.type != "function_approval_response" or metadata is None:
                     continue
                 call = content.function_call
-                if not isinstance(metadata, dict) or metadata.get("scope") not in ("tool", "arguments"):
+                if not is_json_object(metadata) or metadata.get("scope") not in ("tool", "arguments"):
                     raise ApprovalError(
                         f"Approval response {content.id!r} asks for an unknown standing rule {metadata!r}."
                     )
@@ -377,7 +382,8 @@ class _ApprovalRun:
         """The server label of the agent's tool named ``tool_name`` (for requests that do not record it)."""
         if self._labels is None:
             labels: dict[str, str | None] = {}
-            for item in getattr(self.context.agent, "tools", None) or []:
+            items: Sequence[object] = getattr(self.context.agent, "tools", None) or []
+            for item in items:
                 tools: Sequence[Any]
                 if isinstance(item, FunctionTool):
                     tools = [item]
@@ -499,7 +505,7 @@ class _ApprovalRun:
         agent_id = getattr(context.agent, "id", None)
 
         async def updates() -> AsyncIterator[AgentResponseUpdate]:
-            stream: Any = first
+            stream: AgentResponse | ResponseStream[AgentResponseUpdate, AgentResponse] = first
             answers: list[Content] = []
             try:
                 for round_number in range(self.middleware.max_auto_rounds + 1):
@@ -528,8 +534,9 @@ class _ApprovalRun:
 
 
 async def _final(result: Any) -> AgentResponse:
+    # ``context.result`` is whatever the run (or another middleware) left there: check it, then type it.
     if isinstance(result, ResponseStream):
-        return await result.get_final_response()
+        return await cast("ResponseStream[AgentResponseUpdate, AgentResponse]", result).get_final_response()
     if not isinstance(result, AgentResponse):
         raise TypeError(f"ToolApprovalMiddleware expected an AgentResponse from the run, got {type(result).__name__}.")
-    return result
+    return cast(AgentResponse, result)
