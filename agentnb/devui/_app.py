@@ -13,7 +13,7 @@ import panel as pn
 from agentnb._html import badge, escape
 
 from ._discovery import Catalog, Entity
-from ._widgets import error_card, html_pane
+from ._widgets import error_card, html_pane, watch
 
 __all__ = ["DevUI", "create_app", "enable_tracing"]
 
@@ -163,7 +163,7 @@ class DevUI:
                 location.reload = True
                 location.search = "?theme=dark"
 
-        info.param.watch(follow, "dark_mode")
+        watch(info, follow, "dark_mode")
         follow()
 
     def _header_html(self) -> str:

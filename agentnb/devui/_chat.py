@@ -33,7 +33,7 @@ from agentnb._types import AgentResponse, Content, Message
 
 from ._discovery import Entity
 from ._tokens import TokenLedger
-from ._widgets import error_card, highlight_code, html_pane, readable, set_html
+from ._widgets import error_card, highlight_code, html_pane, readable, set_html, watch
 
 __all__ = ["ChatView", "model_label", "stored_session_label"]
 
@@ -198,9 +198,9 @@ class ChatView:
         )
 
         self.new_session_button.on_click(lambda _e: self.new_session())
-        self.session_select.param.watch(self._on_switch, "value")
+        watch(self.session_select, self._on_switch, "value")
         self.send_button.on_click(self._on_send)
-        self.input.param.watch(self._on_enter, "value")
+        watch(self.input, self._on_enter, "value")
         self.resume_button.on_click(self._on_resume)
         self.trace_button.on_click(self._on_open_trace)
         self._refresh_model()
@@ -276,7 +276,7 @@ class ChatView:
             css_classes=["anb-transcript"],
         )
         dock = pn.Column(sizing_mode="stretch_width")
-        dock.param.watch(lambda _e: self._fit_dock(), "objects")
+        watch(dock, lambda _e: self._fit_dock(), "objects")
         view = _SessionView(session=session, label=label, transcript=transcript, dock=dock)
         self._sessions[label] = view
         self.session_select.options = list(self._sessions)

@@ -14,7 +14,7 @@ import panel as pn
 from agentnb._html import badge, escape
 
 from ._guard import view_callback
-from ._widgets import html_pane, set_html
+from ._widgets import html_pane, set_html, watch
 
 __all__ = ["ExperimentsView"]
 
@@ -80,7 +80,7 @@ class ExperimentsView:
             css_classes=["anb-compare-table"],
         )
         self.errors = pn.Column(sizing_mode="stretch_width")
-        self.table.param.watch(self._on_select, "selection")
+        watch(self.table, self._on_select, "selection")
         self.compare_button.on_click(lambda _e: self.compare())
 
     def show_error(self, card: Any) -> None:

@@ -16,7 +16,7 @@ import panel as pn
 
 from agentnb._html import escape
 
-from ._widgets import html_pane, pretty_json, set_html
+from ._widgets import html_pane, pretty_json, set_html, watch
 
 __all__ = ["TypeForm", "hints_of", "type_label"]
 
@@ -115,7 +115,7 @@ class TypeForm:
         self.error = html_pane("", css_classes=["anb-form-error"])
         self.submit = pn.widgets.Button(label=submit_label, color="primary", width=120, css_classes=["anb-form-submit"])
         self._widgets: dict[str, Any] = {}
-        self.type_select.param.watch(lambda _e: self._build(), "value")
+        watch(self.type_select, lambda _e: self._build(), "value")
         self._build()
 
     @property

@@ -16,7 +16,7 @@ import panel as pn
 from .._provenance import cell_label
 from ..store import RUN_SUMMARY_COLUMNS
 from ._guard import view_callback
-from ._widgets import error_card, html_pane, set_html, table_theme
+from ._widgets import error_card, html_pane, set_html, table_theme, watch
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
@@ -127,7 +127,7 @@ class RunsView:
         self.open_timeline = pn.widgets.Button(label="Open in time travel", width=170, disabled=True)
         self.open_trace = pn.widgets.Button(label="Open trace", width=120, disabled=True)
         self.errors = pn.Column(sizing_mode="stretch_width")
-        self.table.param.watch(self._on_select, "selection")
+        watch(self.table, self._on_select, "selection")
         self.open_timeline.on_click(lambda _e: self._open("timetravel"))
         self.open_trace.on_click(lambda _e: self._open("traces"))
         self._selected: str | None = None

@@ -16,8 +16,8 @@ import contextlib
 import gc
 import json
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
 
 import panel as pn
 
@@ -35,13 +35,26 @@ from agentnb.workflows import (
 from ._discovery import Catalog, Entity
 from ._forms import type_label
 from ._guard import view_callback
-from ._widgets import error_card, html_pane, jsonable, set_html, table_theme
+from ._widgets import error_card, html_pane, jsonable, set_html, table_theme, watch
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from agentnb.store import Store
+    from agentnb.workflows import (
+        CheckpointDiff,
+        CheckpointHistory,
+        CheckpointInfo,
+        RerunResult,
+        Workflow,
+        WorkflowCheckpoint,
+    )
 
 __all__ = ["TimeTravelView", "checkpoint_view"]
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def _gc_paused() -> Generator[None, None, None]:
     """Pause the cyclic garbage collector while a checkpoint is loaded and shown.
 
     Parsing and displaying a big checkpoint allocates many small objects; in a long-lived server that can
@@ -57,7 +70,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def checkpoint_view(checkpoint: Any) -> dict[str, Any]:
+def checkpoint_view(checkpoint: WorkflowCheckpoint) -> dict[str, Any]:
     """A checkpoint's state as plain JSON data for the inspector (models shown by their fields)."""
     return {
         "step": checkpoint.step,
@@ -96,14 +109,14 @@ class TimeTravelView:
         0
     """
 
-    def __init__(self, store: Any, catalog: Catalog) -> None:
+    def __init__(self, store: Store, catalog: Catalog) -> None:
         self.store = store
         self.catalog = catalog
-        self._infos: list[Any] = []
-        self._chain: list[Any] = []
-        self._mark: Any = None
+        self._infos: list[CheckpointInfo] = []
+        self._chain: list[CheckpointInfo] = []
+        self._mark: tuple[Any, Any] | None = None
         self._selected: str | None = None
-        self._checkpoint: Any = None
+        self._checkpoint: WorkflowCheckpoint | None = None
         self.run_select = pn.widgets.Select(label="Workflow run", options={}, width=420, css_classes=["anb-tt-run"])
         self.refresh_button = pn.widgets.Button(label="Refresh", width=90)
         self.run_info = html_pane("", css_classes=["anb-tt-info"])
@@ -151,7 +164,7 @@ class TimeTravelView:
         self.continue_button = pn.widgets.Button(
             label="Continue with this output", width=200, disabled=True, css_classes=["anb-rerun-continue"]
         )
-        self.rerun_result: Any = None
+        self.rerun_result: RerunResult | None = None
         self._rerun_inputs: dict[str, list[Any]] = {}
         self._rerun_prefill = ""
         self.action_result = pn.Column(sizing_mode="stretch_width", css_classes=["anb-tt-result"])
@@ -164,17 +177,17 @@ class TimeTravelView:
         self.branches_out = pn.Row(sizing_mode="stretch_width", css_classes=["anb-branches"])
 
         self._syncing = False
-        self.run_select.param.watch(self._on_run_select, "value")
+        watch(self.run_select, self._on_run_select, "value")
         self.refresh_button.on_click(lambda _e: self._on_refresh())
-        self.timeline.param.watch(self._on_timeline_select, "selection")
+        watch(self.timeline, self._on_timeline_select, "selection")
         self.resume_button.on_click(self._on_resume)
         self.fork_button.on_click(self._on_fork)
         self.diff_button.on_click(self._on_diff)
-        self.rerun_executor.param.watch(lambda _e: self._fill_rerun_input(), "value")
+        watch(self.rerun_executor, lambda _e: self._fill_rerun_input(), "value")
         self.rerun_button.on_click(self._on_rerun)
         self.continue_button.on_click(self._on_continue)
-        self.branch_a.param.watch(lambda _e: self._show_branches(), "value")
-        self.branch_b.param.watch(lambda _e: self._show_branches(), "value")
+        watch(self.branch_a, lambda _e: self._show_branches(), "value")
+        watch(self.branch_b, lambda _e: self._show_branches(), "value")
 
     # ----------------------------------------------------------------------------------------------- layout
     def show_error(self, card: Any) -> None:
@@ -254,8 +267,8 @@ class TimeTravelView:
     def refresh_runs(self) -> int:
         """Reload the workflow runs that have checkpoints; return how many there are."""
         runs = self.store.list_runs(kind="workflow", limit=300)
-        with_cps = {r["run_id"] for r in self.store.list_checkpoints()} if runs else set()
-        options = {}
+        with_cps: set[str] = {r["run_id"] for r in self.store.list_checkpoints()} if runs else set()
+        options: dict[str, str] = {}
         for run in runs:
             if run["run_id"] not in with_cps:
                 continue
@@ -313,9 +326,9 @@ class TimeTravelView:
         by_id = {i.checkpoint_id: i for i in self._infos}
         own = [i for i in self._infos if i.run_id == run_id]
         # The timeline is the run's lineage: from the root through the checkpoint it resumed from to its last one.
-        chain: list[Any] = []
+        chain: list[CheckpointInfo] = []
         if own:
-            current: Any = own[-1]
+            current: CheckpointInfo | None = own[-1]
             seen: set[str] = set()
             while current is not None and current.checkpoint_id not in seen:
                 seen.add(current.checkpoint_id)
@@ -405,7 +418,8 @@ class TimeTravelView:
             pn.state.execute(self.offer_rerun)  # routing the checkpoint's messages is async: after this returns
 
     # ----------------------------------------------------------------------------------------------- re-run
-    def _history(self) -> Any:
+    def _history(self) -> tuple[CheckpointHistory, Workflow, WorkflowCheckpoint] | None:
+        """The inspected checkpoint's history, its workflow and the checkpoint; None for a read-only run."""
         from agentnb.workflows import CheckpointHistory
 
         from ._workflow import WorkflowRunner
@@ -414,16 +428,18 @@ class TimeTravelView:
         entity = self._entity_for(checkpoint.workflow_name) if checkpoint is not None else None
         if checkpoint is None or entity is None:
             return None
-        return CheckpointHistory(WorkflowRunner(entity.obj, self.store).storage(), entity.obj)
+        workflow: Workflow = entity.obj
+        return CheckpointHistory(WorkflowRunner(workflow, self.store).storage(), workflow), workflow, checkpoint
 
     @view_callback("Cannot offer a re-run")
     async def offer_rerun(self) -> None:
         """List the graph's executors, choose the one due next at the inspected checkpoint, show its input."""
-        history = self._history()
-        if history is None:
+        found = self._history()
+        if found is None:
             return
-        self._rerun_inputs = await history.inputs_at(self._checkpoint.checkpoint_id)
-        executors = list(history.workflow.executors)
+        history, workflow, checkpoint = found
+        self._rerun_inputs = await history.inputs_at(checkpoint.checkpoint_id)
+        executors = list(workflow.executors)
         due = next(iter(self._rerun_inputs), executors[0] if executors else None)
         if self.rerun_executor.options != executors:
             self.rerun_executor.options = executors
@@ -441,10 +457,11 @@ class TimeTravelView:
 
     @view_callback("Re-run failed")
     async def _on_rerun(self, _event: Any = None) -> None:
-        history = self._history()
+        found = self._history()
         executor_id = self.rerun_executor.value
-        if history is None or not executor_id:
+        if found is None or not executor_id:
             return
+        history, workflow, checkpoint = found
         # The browser updates value_input on every key and value on blur; code sets value: take the edited one.
         typed, value = self.rerun_input.value_input, self.rerun_input.value
         text = typed if typed and typed != self._rerun_prefill else value
@@ -452,8 +469,8 @@ class TimeTravelView:
         try:
             edited: dict[str, Any] = {}
             if text.strip() and text != self._rerun_prefill:
-                edited["input"] = parse_rerun_input(text, history.workflow, executor_id)
-            result = await history.rerun_executor(self._checkpoint.checkpoint_id, executor_id, **edited)
+                edited["input"] = parse_rerun_input(text, workflow, executor_id)
+            result = await history.rerun_executor(checkpoint.checkpoint_id, executor_id, **edited)
         except (ValueError, TypeError) as exc:  # bad JSON, an input of the wrong type, nothing to run on
             self.rerun_result = None
             self.continue_button.disabled = True
@@ -597,7 +614,7 @@ class TimeTravelView:
         set_html(self.diff_out, _diff_html(diff))
 
     # -------------------------------------------------------------------------------------------- branches
-    def _leaves(self) -> list[Any]:
+    def _leaves(self) -> list[CheckpointInfo]:
         parents = {i.parent_id for i in self._infos}
         return [i for i in self._infos if i.checkpoint_id not in parents]
 
@@ -623,13 +640,13 @@ class TimeTravelView:
     @view_callback("Cannot show branches")
     def _show_branches(self) -> None:
         by_id = {i.checkpoint_id: i for i in self._infos}
-        columns = []
+        columns: list[pn.pane.HTML] = []
         for title, leaf_id in (("A", self.branch_a.value), ("B", self.branch_b.value)):
             leaf = by_id.get(leaf_id) if leaf_id else None
             if leaf is None:
                 continue
-            path = []
-            current: Any = leaf
+            path: list[CheckpointInfo] = []
+            current: CheckpointInfo | None = leaf
             while current is not None and len(path) < 1000:
                 path.append(current)
                 current = by_id.get(current.parent_id) if current.parent_id else None
@@ -665,10 +682,10 @@ def _decoded(data: Any) -> Any:
         return data
 
 
-def _timeline_frame(chain: list[Any]) -> Any:
+def _timeline_frame(chain: list[CheckpointInfo]) -> pd.DataFrame:
     import pandas as pd
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     first_run = chain[0].run_id if chain else None
     for info in chain:
         rows.append(
@@ -682,8 +699,8 @@ def _timeline_frame(chain: list[Any]) -> Any:
     return pd.DataFrame.from_records(rows, columns=["step", "checkpoint_id", "run", "created_at"])
 
 
-def _diff_html(diff: Any) -> str:
-    rows = []
+def _diff_html(diff: CheckpointDiff) -> str:
+    rows: list[tuple[str, str, str, str]] = []
     for title, changes in (("shared state", diff.shared_state), ("executor state", diff.executor_states)):
         for key, value in changes["added"].items():
             rows.append((f"+ {title}", key, "", json.dumps(jsonable(value), default=repr)))

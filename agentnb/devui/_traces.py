@@ -9,7 +9,7 @@ import panel as pn
 
 from agentnb._html import badge, escape, json_html
 
-from ._widgets import html_pane, set_html, table_theme
+from ._widgets import html_pane, set_html, table_theme, watch
 
 __all__ = ["TracesView", "spans_frame"]
 
@@ -112,9 +112,9 @@ class TracesView:
         self.download = pn.widgets.FileDownload(
             callback=self._csv, filename="trace.csv", label="Export CSV", width=130, color="default"
         )
-        self.trace_select.param.watch(lambda e: self.show_trace(e.new), "value")
+        watch(self.trace_select, lambda e: self.show_trace(e.new), "value")
         self.refresh_button.on_click(lambda _e: self._on_refresh())
-        self.table.param.watch(self._on_select, "selection")
+        watch(self.table, self._on_select, "selection")
 
     def panel(self) -> pn.viewable.Viewable:
         """Return the view's layout."""

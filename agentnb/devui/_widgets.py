@@ -8,11 +8,15 @@ import html
 import json
 import re
 import traceback
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import panel as pn
 
 from agentnb._html import STYLE, escape, json_html, render_markdown
+
+if TYPE_CHECKING:
+    import param
 
 __all__ = [
     "DEVUI_CSS",
@@ -26,6 +30,7 @@ __all__ = [
     "readable",
     "set_html",
     "table_theme",
+    "watch",
 ]
 
 
@@ -50,7 +55,10 @@ def highlight_code(safe_html: str) -> str:
     try:
         from pygments import highlight
         from pygments.formatters import HtmlFormatter
-        from pygments.lexers import get_lexer_by_name, guess_lexer
+        from pygments.lexers import (  # typeshed leaves their **options unannotated; none are passed here
+            get_lexer_by_name,  # pyright: ignore[reportUnknownVariableType]
+            guess_lexer,  # pyright: ignore[reportUnknownVariableType]
+        )
         from pygments.util import ClassNotFound
     except ImportError:  # pragma: no cover - pygments comes with the devui extra
         return safe_html
@@ -61,7 +69,7 @@ def highlight_code(safe_html: str) -> str:
             lexer = get_lexer_by_name(language) if language else guess_lexer(code)
         except ClassNotFound:
             lexer = get_lexer_by_name("text")
-        body = highlight(code, lexer, HtmlFormatter(nowrap=True, classprefix="anb-tok-"))
+        body = highlight(code, lexer, HtmlFormatter[str](nowrap=True, classprefix="anb-tok-"))
         label = f"<span class='anb-code-lang'>{escape(language)}</span>" if language else ""
         return f"<div class='anb-code'>{label}{_COPY_BUTTON}<pre><code>{body}</code></pre></div>"
 
@@ -73,9 +81,17 @@ def _code_css() -> str:
         from pygments.formatters import HtmlFormatter
     except ImportError:  # pragma: no cover
         return ""
-    light = HtmlFormatter(style="default", classprefix="anb-tok-").get_style_defs(".anb-code")
-    dark = HtmlFormatter(style="github-dark", classprefix="anb-tok-").get_style_defs(".anb-dark .anb-code")
-    return light + "\n" + dark
+
+    def style_defs(style: str, scope: str) -> str:
+        # typeshed's stub leaves get_style_defs unannotated; it returns the CSS text.
+        formatter = cast(_StyleDefs, HtmlFormatter[str](style=style, classprefix="anb-tok-"))
+        return formatter.get_style_defs(scope)
+
+    return style_defs("default", ".anb-code") + "\n" + style_defs("github-dark", ".anb-dark .anb-code")
+
+
+class _StyleDefs(Protocol):
+    def get_style_defs(self, arg: str, /) -> str: ...
 
 
 # Panel renders each pane in its own shadow root, so the shared stylesheet is attached per pane.
@@ -140,6 +156,12 @@ def set_html(pane: pn.pane.HTML, safe_html: str) -> None:
     pane.object = _wrap(safe_html)
 
 
+def watch(obj: param.Parameterized, callback: Callable[[param.parameterized.Event], object], *names: str) -> None:
+    """Call ``callback`` with param's change event whenever one of the parameters ``names`` of ``obj`` changes."""
+    # param types the callback as a bare Callable; this is the one place the DevUI registers watchers.
+    obj.param.watch(callback, list(names))  # pyright: ignore[reportUnknownMemberType]
+
+
 def jsonable(value: Any) -> Any:
     """Turn any value into plain JSON data for display (tagged JSON for custom types, ``repr`` as a last resort)."""
     try:
@@ -178,9 +200,9 @@ def readable(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, enum.Enum):
         return readable(value.value, _depth + 1)
     if isinstance(value, dict):
-        return {str(k): readable(v, _depth + 1) for k, v in value.items()}
+        return {str(k): readable(v, _depth + 1) for k, v in cast("dict[Any, Any]", value).items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [readable(v, _depth + 1) for v in value]
+        return [readable(v, _depth + 1) for v in cast("Iterable[Any]", value)]
     if hasattr(value, "model_dump"):
         try:
             return readable(value.model_dump(mode="json"), _depth + 1)

@@ -24,7 +24,7 @@ from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
 from ._graph import GraphPane
 from ._runs import event_table, events_frame
-from ._widgets import error_card, html_pane, jsonable, readable, set_html
+from ._widgets import error_card, html_pane, jsonable, readable, set_html, watch
 
 __all__ = ["WorkflowRunner", "WorkflowView", "event_summary"]
 
@@ -149,7 +149,7 @@ class WorkflowView:
         self.requests = pn.Column(sizing_mode="stretch_width", css_classes=["anb-wf-requests"])
         self.errors = pn.Column(sizing_mode="stretch_width")
         self.log = event_table(css_classes=["anb-event-log"], selectable=1)
-        self.log.param.watch(self._on_pick_event, "selection")
+        watch(self.log, self._on_pick_event, "selection")
         self.log_info = html_pane("", css_classes=["anb-log-info"])
         self.raw_event = html_pane("<span class='anb-muted'>select an event in the log</span>")
         self.raw_card = pn.Card(
@@ -165,7 +165,7 @@ class WorkflowView:
             css_classes=["anb-node-select"],
         )  # fmt: skip
         self.node_info = html_pane("<span class='anb-muted'>not run yet</span>", css_classes=["anb-node-info"])
-        self.node_select.param.watch(lambda _e: self._show_node(), "value")
+        watch(self.node_select, lambda _e: self._show_node(), "value")
         self.run_id: str | None = None
         self._rows: list[dict[str, Any]] = []
         self._frame: Any = None
