@@ -5,6 +5,7 @@ Run from anywhere (Python 3.10+)::
     python benchmarks/peers/run.py                 # full run, about 10 minutes on 2 busy cores
     python benchmarks/peers/run.py --quick         # fewer rounds, shorter samples (a smoke test)
     python benchmarks/peers/run.py --json out.json # also write every sample
+    python benchmarks/peers/run.py --compare-agentnb REF  # agentnb at git REF vs this checkout, no peers
 
 The first run creates a virtual environment (``benchmarks/peers/.venv``, or ``$AGENTNB_PEERS_VENV``) with
 the pinned peer frameworks from PyPI and agentnb installed from this checkout (editable), then re-runs
@@ -15,20 +16,28 @@ with that framework's own model extension API (``adapters/``). The driver altern
 sample by sample and in a rotating order, so drifting load on the machine hits every framework alike, and
 reports medians. Rates use CPU time of the worker process (``time.process_time``, all threads) because wall
 time on a shared machine also counts other processes; wall-time medians are printed too.
+
+``--compare-agentnb REF`` measures agentnb against itself instead: one worker imports agentnb from a copy of
+git ``REF`` (exported with ``git archive``; a directory holding a checkout works too), the other from this
+checkout, both running this checkout's workloads in the current interpreter (no peers, no virtual
+environment). The report gives both medians, the change in cost and the spread of the samples.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import platform
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import venv
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,16 +127,24 @@ def load() -> str:
 
 
 class Worker:
-    """A framework's worker process, spoken to one JSON line at a time."""
+    """A framework's worker process, spoken to one JSON line at a time.
 
-    def __init__(self, name: str) -> None:
+    ``pythonpath`` puts a checkout first on the worker's import path, so its ``agentnb`` is the one measured
+    (``--compare-agentnb``); the workloads themselves always come from this checkout's ``adapters/``.
+    """
+
+    def __init__(self, name: str, pythonpath: Path | None = None) -> None:
         self.name = name
+        env = None
+        if pythonpath is not None:
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pythonpath), os.environ.get("PYTHONPATH", "")]))
         self.process = subprocess.Popen(
             [sys.executable, str(HERE / "worker.py"), name],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             cwd=HERE,
+            env=env,
         )
         ready = self._read()
         if ready.get("ready") != name:
@@ -163,17 +180,78 @@ def rotated(items: list[str], by: int) -> list[str]:
     return items[by:] + items[:by]
 
 
+@dataclass(frozen=True)
+class Column:
+    """One column of the report: a framework, and for agentnb compared with itself, where it is imported from."""
+
+    framework: str
+    label: str
+    pythonpath: Path | None = None
+
+
+def environment(column: Column, base: dict[str, str] | None = None) -> dict[str, str] | None:
+    """The environment of a process running ``column``: ``None`` (inherit) unless it imports from a checkout."""
+    if column.pythonpath is None:
+        return base
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(column.pythonpath), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def export_checkout(ref: str, into: Path) -> str:
+    """Write the files of git ``ref`` of this repository under ``into``; return the short commit."""
+    commit = git("rev-parse", "--short", f"{ref}^{{commit}}")
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:  # Python before 3.10.12 / 3.11.4: the archive is our own repository's
+            tar.extractall(into)
+    return commit
+
+
+def compared_columns(ref: str, scratch: Path) -> list[Column]:
+    """agentnb at ``ref`` (a git ref, or a directory holding a checkout) and agentnb from this checkout."""
+    here = git("rev-parse", "--short", "HEAD") + ("+changes" if git("status", "--porcelain", "--", "agentnb") else "")
+    if Path(ref).is_dir():
+        other = Path(ref).resolve()
+        label = other.name
+    else:
+        other = scratch / "agentnb"
+        label = export_checkout(ref, other)
+        if label != ref:
+            label = f"{ref} ({label})"
+    columns = [Column("agentnb", f"agentnb {label}", other), Column("agentnb", f"agentnb {here}", REPO)]
+    for column in columns:  # each worker must import its own copy, not an installed agentnb
+        found = subprocess.run(
+            [sys.executable, "-c", "import agentnb; print(agentnb.__file__)"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=scratch,
+            env=environment(column),
+        ).stdout.strip()
+        assert column.pythonpath is not None
+        if not Path(found).resolve().is_relative_to(column.pythonpath.resolve()):
+            raise SystemExit(f"{column.label}: agentnb was imported from {found}, not from {column.pythonpath}")
+    return columns
+
+
 # ---------------------------------------------------------------------------------------------- workloads
 
 
-def cold_import(frameworks: list[str], runs: int) -> dict[str, dict[str, list[float]]]:
+def cold_import(columns: dict[str, Column], runs: int) -> dict[str, dict[str, list[float]]]:
     """Workload 1: the import statement timed inside fresh processes (interpreter start-up excluded)."""
     code = (
         "import time, json; w, c = time.perf_counter(), time.process_time()\n"
         "{statement}\n"
         "print(json.dumps([time.perf_counter() - w, time.process_time() - c]))"
     )
-    samples: dict[str, dict[str, list[float]]] = {fw: {"wall": [], "cpu": []} for fw in frameworks}
+    samples: dict[str, dict[str, list[float]]] = {key: {"wall": [], "cpu": []} for key in columns}
     with tempfile.TemporaryDirectory() as cwd:  # not the checkout: agentnb comes from the environment too
         # Bytecode must be cached as it is for any installed package: with PYTHONDONTWRITEBYTECODE set, the
         # editable agentnb would be compiled from source in every process (the peers' wheels were compiled
@@ -181,34 +259,39 @@ def cold_import(frameworks: list[str], runs: int) -> dict[str, dict[str, list[fl
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONWARNINGS"] = "ignore"
         for round_ in range(runs + 1):  # the first round only warms the file cache and compiles bytecode
-            for fw in rotated(list(frameworks), round_):
+            for key in rotated(list(columns), round_):
+                column = columns[key]
                 out = subprocess.run(
-                    [sys.executable, "-c", code.format(statement=IMPORTS[fw])],
+                    [sys.executable, "-c", code.format(statement=IMPORTS[column.framework])],
                     capture_output=True,
                     text=True,
                     check=True,
                     cwd=cwd,
-                    env=env,
+                    env=environment(column, env),
                 )
                 wall, cpu = json.loads(out.stdout.strip().splitlines()[-1])
                 if round_:
-                    samples[fw]["wall"].append(wall * 1000)
-                    samples[fw]["cpu"].append(cpu * 1000)
+                    samples[key]["wall"].append(wall * 1000)
+                    samples[key]["cpu"].append(cpu * 1000)
     return samples
 
 
-def peak_rss(name: str, workload: str, iterations: int) -> float:
+def peak_rss(column: Column, workload: str, iterations: int) -> float:
     out = subprocess.run(
-        [sys.executable, str(HERE / "worker.py"), "--rss", name, workload, str(iterations)],
+        [sys.executable, str(HERE / "worker.py"), "--rss", column.framework, workload, str(iterations)],
         capture_output=True,
         text=True,
         check=True,
         cwd=HERE,
+        env=environment(column),
     )
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
 
 
 # ---------------------------------------------------------------------------------------------- report
+
+Row = tuple[str, str, dict[str, list[float]], bool | None]
+"""(title, unit, samples by column in that unit, lower_is_better); None: no ratio (the value is a ratio)."""
 
 
 def median(values: list[float]) -> float:
@@ -225,7 +308,7 @@ def spread(values: list[float]) -> float:
 def fmt(value: float, unit: str) -> str:
     if value != value:  # NaN
         return "n/a"
-    if unit in ("ms", "µs/chunk", "ratio"):
+    if unit in ("ms", "µs/chunk", "µs/turn", "ratio"):
         return f"{value:.2f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
     if unit in ("MB",):
         return f"{value:.0f}"
@@ -234,25 +317,61 @@ def fmt(value: float, unit: str) -> str:
     return f"{value:.3g}"
 
 
-def table(rows: list[tuple[str, str, dict[str, float], bool | None]], frameworks: list[str]) -> str:
-    """Markdown table. ``lower_is_better`` None means no ratio (the value is already a ratio)."""
-    header = "| workload | unit | " + " | ".join(LABELS[fw] for fw in frameworks) + " |"
-    lines = [header, "|" + "---|" * (len(frameworks) + 2)]
-    for title, unit, values, lower_is_better in rows:
+def table(rows: list[Row], columns: dict[str, Column]) -> str:
+    """Markdown table of medians, each peer's with its cost relative to the first column's (agentnb)."""
+    keys = list(columns)
+    header = "| workload | unit | " + " | ".join(columns[key].label for key in keys) + " |"
+    lines = [header, "|" + "---|" * (len(keys) + 2)]
+    for title, unit, samples, lower_is_better in rows:
         cells = []
-        base = values.get("agentnb")
-        for fw in frameworks:
-            value = values.get(fw)
-            if value is None:
+        base = median(samples[keys[0]]) if samples.get(keys[0]) else None
+        for key in keys:
+            if not samples.get(key):
                 cells.append("—")
                 continue
+            value = median(samples[key])
             cell = fmt(value, unit)
-            if fw != "agentnb" and lower_is_better is not None and base and value == value and base == base:
+            if key != keys[0] and lower_is_better is not None and base and value == value and base == base:
                 # Ratio of the peer's cost to agentnb's: 3.0x means the peer takes three times as long (or memory).
                 ratio = value / base if lower_is_better else base / value
                 cell += f" ({ratio:.1f}x)"
             cells.append(cell)
         lines.append(f"| {title} | {unit} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cost_change(before: float, after: float, lower_is_better: bool | None) -> float:
+    """Relative change in cost from ``before`` to ``after``: +0.05 = 5% slower (or a 5% higher growth ratio)."""
+    return before / after - 1 if lower_is_better is False else after / before - 1
+
+
+def compare_table(rows: list[Row], columns: dict[str, Column], limit: float) -> str:
+    """Markdown table of two agentnb columns: medians, the change in cost, and how far the samples spread.
+
+    ``paired`` pairs the two columns' samples in the order they were taken (one of each per round, so both
+    saw about the same machine load) and gives the middle half of the per-pair changes.
+    """
+    before, after = list(columns)
+    lines = [
+        f"| workload | unit | {columns[before].label} | {columns[after].label} | change | limit | "
+        "spread before | spread after | paired change, middle half | samples |",
+        "|" + "---|" * 10,
+    ]
+    for title, unit, samples, lower_is_better in rows:
+        a, b = samples.get(before, []), samples.get(after, [])
+        if not a or not b:
+            continue
+        change = cost_change(median(a), median(b), lower_is_better)
+        pairs = [cost_change(x, y, lower_is_better) for x, y in zip(a, b, strict=False)]
+        middle = "—"
+        if len(pairs) >= 4:
+            q1, _, q3 = statistics.quantiles(pairs, n=4)
+            middle = f"{q1:+.1%} to {q3:+.1%}"
+        verdict = "over" if change > limit else "ok"
+        lines.append(
+            f"| {title} | {unit} | {fmt(median(a), unit)} | {fmt(median(b), unit)} | {change:+.1%} | "
+            f"{verdict} (≤ {limit:.0%}) | {spread(a):.0%} | {spread(b):.0%} | {middle} | {len(a)}+{len(b)} |"
+        )
     return "\n".join(lines)
 
 
@@ -270,42 +389,53 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.2 s, 3 imports: a smoke test")
     parser.add_argument("--json", type=Path, help="write all samples and medians to this file")
     parser.add_argument("--no-venv", action="store_true", help="use the current interpreter as is")
+    parser.add_argument(
+        "--compare-agentnb",
+        metavar="REF",
+        help="agentnb at git REF (or a checkout directory) against this checkout's, instead of the peers",
+    )
+    parser.add_argument("--limit", type=float, default=5.0, help="with --compare-agentnb: allowed slowdown, %%")
     args = parser.parse_args()
-    if not args.no_venv and not inside_venv():
+    if not args.no_venv and not args.compare_agentnb and not inside_venv():
         ensure_venv()
     if args.quick:
         args.rounds, args.seconds, args.imports, args.session_rounds = 3, 0.2, 3, 1
-    frameworks = [fw for fw in args.frameworks.split(",") if fw]
-    assert frameworks[0] == "agentnb", "agentnb comes first: the ratios are relative to it"
+    with tempfile.TemporaryDirectory(prefix="agentnb-peers-") as scratch:
+        if args.compare_agentnb:
+            listed = compared_columns(args.compare_agentnb, Path(scratch))
+            columns = {f"agentnb-{i}": column for i, column in enumerate(listed)}
+        else:
+            columns = {fw: Column(fw, LABELS[fw]) for fw in args.frameworks.split(",") if fw}
+            assert next(iter(columns)) == "agentnb", "agentnb comes first: the ratios are relative to it"
+        run(args, columns)
+
+
+def run(args: argparse.Namespace, columns: dict[str, Column]) -> None:
+    keys = list(columns)
     chosen = set(args.workloads.split(","))
     started = time.perf_counter()
     info = {"machine": machine(), "load_before": load(), "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     print(f"machine: {info['machine']}  load average: {info['load_before']}", flush=True)
 
-    results: dict[str, Any] = {"info": info, "samples": {}, "medians": {}}
-    cpu_rows: list[tuple[str, str, dict[str, float], bool | None]] = []
-    wall_rows: list[tuple[str, str, dict[str, float], bool | None]] = []
-    spreads: dict[str, list[float]] = {"cpu": [], "wall": []}
+    results: dict[str, Any] = {"info": info, "columns": {k: c.label for k, c in columns.items()}, "samples": {}}
+    cpu_rows: list[Row] = []
+    wall_rows: list[Row] = []
 
     if "1" in chosen:
         print("workload 1: cold import ...", flush=True)
-        samples = cold_import(frameworks, args.imports)
+        samples = cold_import(columns, args.imports)
         results["samples"]["import"] = samples
         title = f"1. cold import (median of {args.imports} processes)"
-        cpu_rows.append((title, "ms", {fw: median(s["cpu"]) for fw, s in samples.items()}, True))
-        wall_rows.append((title, "ms", {fw: median(s["wall"]) for fw, s in samples.items()}, True))
-        for s in samples.values():
-            spreads["cpu"].append(spread(s["cpu"]))
-            spreads["wall"].append(spread(s["wall"]))
+        cpu_rows.append((title, "ms", {key: s["cpu"] for key, s in samples.items()}, True))
+        wall_rows.append((title, "ms", {key: s["wall"] for key, s in samples.items()}, True))
 
     workers: dict[str, Worker] = {}
-    needs_workers = chosen & {"2", "3", "4", "5", "6", "7", "8"}
-    if needs_workers:
+    if chosen & {"2", "3", "4", "5", "6", "7", "8"}:
         print("starting workers ...", flush=True)
-        for fw in frameworks:
-            workers[fw] = Worker(fw)
-        info["versions"] = {fw: w.version for fw, w in workers.items()}
-        print("versions: " + ", ".join(f"{LABELS[fw]} {v}" for fw, v in info["versions"].items()), flush=True)
+        for key, column in columns.items():
+            workers[key] = Worker(column.framework, column.pythonpath)
+        info["versions"] = {columns[key].label: w.version for key, w in workers.items()}
+        print("versions: " + ", ".join(f"{label} {v}" for label, v in info["versions"].items()), flush=True)
 
     rate_samples: dict[str, dict[str, dict[str, list[float]]]] = {}
     selected = [w for w in RATE_WORKLOADS if w[0] in chosen]
@@ -314,46 +444,46 @@ def main() -> None:
             f"workloads {', '.join(w[0] for w in selected)}: {args.rounds} rounds of {args.seconds} s ...", flush=True
         )
     for round_ in range(args.rounds):
-        for key, workload, _, _ in selected:
-            for fw in rotated(frameworks, round_ + int(key)):
-                if workload not in workers[fw].workloads:
+        for number, workload, _, _ in selected:
+            for key in rotated(keys, round_ + int(number)):
+                if workload not in workers[key].workloads:
                     continue
-                cell = rate_samples.setdefault(workload, {}).setdefault(fw, {"cpu": [], "wall": []})
+                cell = rate_samples.setdefault(workload, {}).setdefault(key, {"cpu": [], "wall": []})
                 if len(cell["wall"]) >= 3 and min(cell["wall"]) < 1 / (4 * args.seconds):
                     continue  # one run takes over 4 samples' time (Agent Framework checkpoints): 3 samples do
-                sample = workers[fw].ask({"op": "measure", "workload": workload, "seconds": args.seconds})
+                sample = workers[key].ask({"op": "measure", "workload": workload, "seconds": args.seconds})
                 cell["cpu"].append(sample["n"] / sample["cpu"])
                 cell["wall"].append(sample["n"] / sample["wall"])
         print(f"  round {round_ + 1}/{args.rounds} done ({time.perf_counter() - started:.0f} s)", flush=True)
     results["samples"]["rates"] = rate_samples
-    for key, workload, title, unit in selected:
+    for number, workload, title, unit in selected:
         for clock, rows in (("cpu", cpu_rows), ("wall", wall_rows)):
-            values = {fw: median(s[clock]) for fw, s in rate_samples[workload].items()}
-            for s in rate_samples[workload].values():
-                spreads[clock].append(spread(s[clock]))
+            cells = {key: s[clock] for key, s in rate_samples[workload].items()}
             if unit == "µs/chunk":
-                rows.append((title, unit, {fw: 1e6 / v / CHUNKS for fw, v in values.items()}, True))
+                rows.append((title, unit, {key: [1e6 / v / CHUNKS for v in s] for key, s in cells.items()}, True))
             else:
-                rows.append((title, unit, values, False))
-            if key == "7":
-                sizes = {fw: w.ask({"op": "checkpoint_bytes"}) for fw, w in workers.items() if workload in w.workloads}
+                rows.append((title, unit, cells, False))
+            if number == "7":
+                sizes = {k: [w.ask({"op": "checkpoint_bytes"})] for k, w in workers.items() if workload in w.workloads}
                 rows.append(("7. bytes per checkpoint", "bytes", sizes, True))
 
     if "8" in chosen:
         print(f"workload 8: {args.session_rounds} sessions of 200 turns per framework ...", flush=True)
-        growth: dict[str, dict[str, list[float]]] = {fw: {"cpu": [], "wall": [], "first_us": []} for fw in frameworks}
+        growth: dict[str, dict[str, list[float]]] = {key: {"cpu": [], "wall": [], "mean_us": []} for key in keys}
         for round_ in range(args.session_rounds):
-            for fw in rotated(frameworks, round_):
-                if "growth" not in workers[fw].workloads:
+            for key in rotated(keys, round_):
+                if "growth" not in workers[key].workloads:
                     continue
-                turns = workers[fw].ask({"op": "growth", "turns": 200})
+                turns = workers[key].ask({"op": "growth", "turns": 200})
                 for clock in ("cpu", "wall"):
-                    growth[fw][clock].append(sum(turns[clock][-10:]) / sum(turns[clock][:10]))
-                growth[fw]["first_us"].append(sum(turns["cpu"][:10]) / 10 * 1e6)
+                    growth[key][clock].append(sum(turns[clock][-10:]) / sum(turns[clock][:10]))
+                growth[key]["mean_us"].append(sum(turns["cpu"]) / len(turns["cpu"]) * 1e6)
         results["samples"]["growth"] = growth
         title = "8. 200-turn session: last 10 turns / first 10"
-        cpu_rows.append((title, "ratio", {fw: median(g["cpu"]) for fw, g in growth.items() if g["cpu"]}, None))
-        wall_rows.append((title, "ratio", {fw: median(g["wall"]) for fw, g in growth.items() if g["wall"]}, None))
+        cpu_rows.append((title, "ratio", {key: g["cpu"] for key, g in growth.items() if g["cpu"]}, None))
+        wall_rows.append((title, "ratio", {key: g["wall"] for key, g in growth.items() if g["wall"]}, None))
+        title = "8. 200-turn session: CPU time per turn"
+        cpu_rows.append((title, "µs/turn", {key: g["mean_us"] for key, g in growth.items() if g["mean_us"]}, True))
 
     for worker in workers.values():
         worker.close()
@@ -361,20 +491,29 @@ def main() -> None:
     if "9" in chosen:
         print("workload 9: peak RSS in fresh processes ...", flush=True)
         rss: dict[str, dict[str, float]] = {"turn": {}, "chain": {}}
-        for fw in frameworks:
-            rss["turn"][fw] = peak_rss(fw, "turn", 1000)
-            if fw in ("agentnb", "agent_framework", "langgraph"):
-                rss["chain"][fw] = peak_rss(fw, "chain", 30)
+        for key, column in columns.items():
+            rss["turn"][key] = peak_rss(column, "turn", 1000)
+            if column.framework in ("agentnb", "agent_framework", "langgraph"):
+                rss["chain"][key] = peak_rss(column, "chain", 30)
         results["samples"]["rss"] = rss
+        turn_mb = {key: [mb] for key, mb in rss["turn"].items()}
+        chain_mb = {key: [mb] for key, mb in rss["chain"].items()}
         for rows in (cpu_rows, wall_rows):
-            rows.append(("9. peak RSS, 1000 turns (workload 2)", "MB", rss["turn"], True))
-            rows.append(("9. peak RSS, 30 chain runs (workload 5)", "MB", rss["chain"], True))
+            rows.append(("9. peak RSS, 1000 turns (workload 2)", "MB", turn_mb, True))
+            rows.append(("9. peak RSS, 30 chain runs (workload 5)", "MB", chain_mb, True))
+
+    def noise(rows: list[Row]) -> float | None:
+        spreads = [spread(s) for _, unit, cells, _ in rows if unit != "ratio" for s in cells.values() if len(s) > 1]
+        return median(spreads) if spreads else None
 
     info["load_after"] = load()
     info["seconds"] = round(time.perf_counter() - started)
-    info["noise_cpu"] = median(spreads["cpu"]) if spreads["cpu"] else None
-    info["noise_wall"] = median(spreads["wall"]) if spreads["wall"] else None
-    results["medians"] = {"cpu": cpu_rows, "wall": wall_rows}
+    info["noise_cpu"] = noise(cpu_rows)
+    info["noise_wall"] = noise(wall_rows)
+    results["medians"] = {
+        clock: [(title, unit, {k: median(s) for k, s in cells.items()}, lower) for title, unit, cells, lower in rows]
+        for clock, rows in (("cpu", cpu_rows), ("wall", wall_rows))
+    }
 
     versions = info.get("versions", {})
     print()
@@ -387,12 +526,21 @@ def main() -> None:
         f"run took {info['seconds']} s."
     )
     if versions:
-        print("Versions: " + ", ".join(f"{LABELS[fw]} {v}" for fw, v in versions.items()))
+        print("Versions: " + ", ".join(f"{label} {v}" for label, v in versions.items()))
     print()
-    print("Medians by CPU time of each worker process; (Nx) = the peer's cost over agentnb's (higher = slower).\n")
-    print(table(cpu_rows, frameworks))
-    print("\nSame samples by wall-clock time:\n")
-    print(table(wall_rows, frameworks))
+    if args.compare_agentnb:
+        print(
+            "Medians by CPU time of each worker process; change = cost after over cost before, minus one "
+            "(+ = slower); spread = (max - min) / median of a cell's samples.\n"
+        )
+        print(compare_table(cpu_rows, columns, args.limit / 100))
+        print("\nSame samples by wall-clock time:\n")
+        print(compare_table(wall_rows, columns, args.limit / 100))
+    else:
+        print("Medians by CPU time of each worker process; (Nx) = the peer's cost over agentnb's (higher = slower).\n")
+        print(table(cpu_rows, columns))
+        print("\nSame samples by wall-clock time:\n")
+        print(table(wall_rows, columns))
     if info["noise_cpu"] is not None:
         print(
             f"\nNoise: median spread (max-min)/median of a cell's samples: CPU {info['noise_cpu']:.0%}, "
