@@ -28,6 +28,7 @@ from typing import Any
 
 import tornado.web
 
+from agentnb._json import is_json_array, is_json_object
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails
 from agentnb.workflows import WorkflowErrorDetails
 
@@ -134,7 +135,7 @@ class ResponsesAPI:
 
     def _conversation_for(self, body: dict[str, Any], entity: Entity) -> Conversation:
         ref = body.get("conversation")
-        if isinstance(ref, dict):
+        if is_json_object(ref):
             ref = ref.get("id")
         previous = body.get("previous_response_id")
         if ref:
@@ -207,7 +208,8 @@ class ResponsesAPI:
                 if isinstance(content, str):
                     contents.append(Content.from_text(content))
                     continue
-                for part in content or []:
+                parts: list[Any] = content or []
+                for part in parts:
                     if part.get("type") in {"input_text", "output_text", "text"}:
                         contents.append(Content.from_text(str(part.get("text", ""))))
                     elif part.get("type") == "input_image" and part.get("image_url"):
@@ -234,13 +236,13 @@ class ResponsesAPI:
 def _as_items(raw: Any) -> list[dict[str, Any]]:
     if isinstance(raw, str):
         return [{"type": "message", "role": "user", "content": raw}]
-    if isinstance(raw, list) and all(isinstance(i, dict) for i in raw):
+    if is_json_array(raw) and all(isinstance(i, dict) for i in raw):
         return raw
     raise ApiError(400, "'input' must be text or a list of input items.", param="input")
 
 
 def _input_items(raw: Any) -> list[dict[str, Any]]:
-    items = []
+    items: list[dict[str, Any]] = []
     for item in _as_items(raw):
         item = dict(item)
         item.setdefault("type", "message")
@@ -252,25 +254,26 @@ def _input_items(raw: Any) -> list[dict[str, Any]]:
 
 
 def _input_text(raw: Any) -> str:
-    texts = []
+    texts: list[str] = []
     for item in _as_items(raw):
         content = item.get("content")
         if isinstance(content, str):
             texts.append(content)
         else:
-            texts.extend(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+            parts: list[Any] = content or []
+            texts.extend(str(p.get("text", "")) for p in parts if is_json_object(p))
     return "\n".join(texts)
 
 
 def _workflow_input(entity: Entity, raw: Any) -> Any:
     """The workflow's start message: the text itself when the start executor takes ``str``, else JSON for its type."""
     text = _input_text(raw)
-    types_ = list(entity.obj.input_types or [str])
+    types_: list[Any] = list(entity.obj.input_types or [str])
     if str in types_ or any(t is Any for t in types_):
         return text
     from pydantic import TypeAdapter, ValidationError
 
-    errors = []
+    errors: list[str] = []
     for tp in types_:
         try:
             return TypeAdapter(tp).validate_json(text)
@@ -336,13 +339,13 @@ class _Turn:
         ]
 
     def _text(self, delta: str) -> list[dict[str, Any]]:
-        events = []
+        events: list[dict[str, Any]] = []
         if self._message is None:
             self._message = {"id": _new_id("msg"), "type": "message", "role": "assistant", "status": "in_progress"}
             self._message["content"] = []
             self.output.append(self._message)
             index = len(self.output) - 1
-            part = {"type": "output_text", "text": "", "annotations": []}
+            part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
             events.append(self.event("response.output_item.added", output_index=index, item=dict(self._message)))
             events.append(
                 self.event(
@@ -557,12 +560,19 @@ class _Handler(tornado.web.RequestHandler):
     def _fail(self, error: ApiError) -> None:
         self.set_status(error.status)
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(error.body()))
+        self._finish(json.dumps(error.body()))
 
     def _json(self, value: Any, status: int = 200) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(value, ensure_ascii=False, default=str))
+        self._finish(json.dumps(value, ensure_ascii=False, default=str))
+
+    # tornado types a dict chunk without type arguments; the handlers here write text only.
+    def _write(self, text: str) -> None:
+        self.write(text)  # pyright: ignore[reportUnknownMemberType]
+
+    def _finish(self, text: str | None = None) -> None:
+        self.finish(text)  # pyright: ignore[reportUnknownMemberType]
 
     def _body(self) -> dict[str, Any]:
         from agentnb._serialization import parse_json
@@ -571,9 +581,9 @@ class _Handler(tornado.web.RequestHandler):
             body = parse_json(self.request.body or b"{}")
         except Exception as e:
             raise ApiError(400, f"The request body is not JSON: {e}") from e
-        if not isinstance(body, dict):
+        if not is_json_object(body):
             raise ApiError(400, "The request body must be a JSON object.")
-        return body
+        return dict(body)
 
 
 class _ModelsHandler(_Handler):
@@ -598,9 +608,9 @@ class _ResponsesHandler(_Handler):
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
         async for event in events:
-            self.write(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False, default=str)}\n\n")
+            self._write(f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False, default=str)}\n\n")
             await self.flush()
-        self.finish()
+        self._finish()
 
 
 class _ConversationsHandler(_Handler):
