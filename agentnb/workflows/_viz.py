@@ -1,4 +1,4 @@
-"""Draw a workflow graph as Mermaid text or as a self-contained SVG (pure Python, no network, no binaries).
+"""Draw a workflow graph as Mermaid text, Graphviz DOT text, or a self-contained SVG (pure Python, no binaries).
 
 The SVG uses the layered layout of :mod:`._layout` (layers by longest path, edges through dummy nodes,
 barycenter ordering, exact row placement), so no edge crosses a node box and loops point back up.
@@ -6,12 +6,16 @@ Conditional edges (conditions, switch-case, multi-selection) are dashed and labe
 thick, coloured and meet in a join node before the target. All text is escaped.
 
 ``WorkflowViz`` accepts a :class:`Workflow` or the ``workflow.to_dict()`` description the run store keeps,
-so a process that only has the store (the DevUI) can draw a graph too. :func:`checkpoint_tree_svg` draws a
+so a process that only has the store (the DevUI) can draw a graph too. Given a :class:`Workflow`, the DOT text
+also draws each sub-workflow (a ``WorkflowExecutor``'s workflow) as a dashed cluster, as the reference does.
+:func:`checkpoint_tree_svg` draws a
 run's checkpoint tree with the same SVG pieces (document, curves, escaped text).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import html
 import os
 from collections.abc import Mapping, Sequence
@@ -21,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._layout import Box, Layout, Route, layered_layout
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ._checkpoints import CheckpointInfo
     from ._workflow import Workflow
 
@@ -134,6 +140,7 @@ class WorkflowViz:
 
     def __init__(self, workflow: Workflow | Mapping[str, Any]) -> None:
         self.description = _describe(workflow)
+        self._workflow = None if isinstance(workflow, Mapping) else workflow
         self._graph = self._build_graph()
 
     # -- graph --------------------------------------------------------------------------------------------
@@ -168,8 +175,12 @@ class WorkflowViz:
         return graph
 
     # -- Mermaid ----------------------------------------------------------------------------------------------
-    def to_mermaid(self) -> str:
-        """The graph as a Mermaid ``flowchart`` (conditional edges dotted, fan-in edges thick)."""
+    def to_mermaid(self, include_internal_executors: bool = False) -> str:
+        """The graph as a Mermaid ``flowchart`` (conditional edges dotted, fan-in edges thick).
+
+        ``include_internal_executors`` is accepted for the reference's signature: agentnb's graphs have no
+        hidden internal executors, so every executor is always drawn.
+        """
         graph = self._graph
         ids = {nid: f"n{i}" for i, nid in enumerate(graph.nodes)}
         lines = ["flowchart TD"]
@@ -199,6 +210,138 @@ class WorkflowViz:
         if join_ids:
             lines.append(f"  class {','.join(join_ids)} join")
         return "\n".join(lines) + "\n"
+
+    # -- Graphviz DOT -----------------------------------------------------------------------------------------
+    def to_digraph(self, include_internal_executors: bool = False) -> str:
+        """The graph as Graphviz DOT text (``digraph Workflow { ... }``), for ``dot`` or any Graphviz viewer.
+
+        The start executor is green and labelled ``(Start)``; conditional edges are dashed and labelled with
+        their case (or ``conditional``); fan-in edges meet in an ellipse ``fan-in`` node before their target.
+        Sub-workflows are dashed clusters whose node ids are prefixed with the hosting executor's id.
+        ``include_internal_executors`` is accepted for the reference's signature (agentnb hides no executors).
+
+        Example:
+            >>> from agentnb.workflows import WorkflowBuilder, WorkflowContext, WorkflowViz, executor
+            >>> @executor(id="only")
+            ... async def only(text: str, ctx: WorkflowContext[str, str]) -> None:
+            ...     await ctx.yield_output(text)
+            >>> WorkflowViz(WorkflowBuilder(start_executor=only).build()).to_digraph().splitlines()[0]
+            'digraph Workflow {'
+        """
+        lines = [
+            "digraph Workflow {",
+            "  rankdir=TB;",
+            "  node [shape=box, style=filled, fillcolor=lightblue];",
+            "  edge [color=black, arrowhead=vee];",
+            "",
+        ]
+        self._emit_dot(self._graph, lines, indent="  ", prefix="")
+        if self._workflow is not None:
+            self._emit_dot_clusters(self._workflow, lines, indent="  ", prefix="")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    @staticmethod
+    def _emit_dot(graph: _Graph, lines: list[str], *, indent: str, prefix: str) -> None:
+        def node_id(nid: str) -> str:
+            return _dot_quote(prefix + nid)
+
+        for nid, node in graph.nodes.items():
+            if node.kind == "join":
+                lines.append(f'{indent}{node_id(nid)} [shape=ellipse, fillcolor=lightgoldenrod, label="fan-in"];')
+            elif node.kind == "start":
+                label = _dot_quote(node.label + "\n(Start)")
+                lines.append(f"{indent}{node_id(nid)} [fillcolor=lightgreen, label={label}];")
+            else:
+                lines.append(f"{indent}{node_id(nid)} [label={_dot_quote(node.label)}];")
+        for edge in graph.edges:
+            attrs = ""
+            if edge.style == "conditional":
+                attrs = f" [style=dashed, label={_dot_quote(edge.label or 'conditional')}]"
+            elif edge.style == "fan_in":
+                attrs = " [penwidth=2]"
+            lines.append(f"{indent}{node_id(edge.source)} -> {node_id(edge.target)}{attrs};")
+
+    @classmethod
+    def _emit_dot_clusters(cls, workflow: Workflow, lines: list[str], *, indent: str, prefix: str) -> None:
+        from ._workflow_executor import WorkflowExecutor
+
+        for executor_id, executor in workflow.executors.items():
+            if not isinstance(executor, WorkflowExecutor):
+                continue
+            inner_prefix = f"{prefix}{executor_id}/"
+            digest = hashlib.sha256(inner_prefix.encode("utf-8")).hexdigest()[:8]
+            lines.append(f"{indent}subgraph cluster_{digest} {{")
+            lines.append(f"{indent}  label={_dot_quote('sub-workflow: ' + executor_id)};")
+            lines.append(f"{indent}  style=dashed;")
+            inner = WorkflowViz(executor.workflow)
+            cls._emit_dot(inner._graph, lines, indent=indent + "  ", prefix=inner_prefix)
+            cls._emit_dot_clusters(executor.workflow, lines, indent=indent + "  ", prefix=inner_prefix)
+            lines.append(f"{indent}}}")
+
+    def export(
+        self,
+        format: Literal["svg", "png", "pdf", "dot"] = "svg",
+        filename: str | os.PathLike[str] | None = None,
+        include_internal_executors: bool = False,
+    ) -> str:
+        """Write the graph to ``filename`` (a new temporary file when ``None``) and return the file's path.
+
+        ``"dot"`` writes :meth:`to_digraph`'s text and ``"svg"`` agentnb's own drawing (:meth:`to_svg`); both
+        need nothing installed. ``"png"`` and ``"pdf"`` are rendered by Graphviz: they need the ``graphviz``
+        package and the Graphviz binaries, and raise ``ImportError`` (as in the reference) without them.
+
+        Raises:
+            ValueError: An unknown format, or a filename whose extension names another format.
+            ImportError: ``"png"`` / ``"pdf"`` without Graphviz.
+        """
+        if format not in ("svg", "png", "pdf", "dot"):
+            raise ValueError(f"Unsupported format: {format!r}. Supported formats: svg, png, pdf, dot.")
+        import tempfile
+        from pathlib import Path
+
+        if filename is not None and Path(filename).suffix and Path(filename).suffix[1:] != format:
+            raise ValueError(f"File extension {Path(filename).suffix!r} doesn't match format {format!r}.")
+        if format in ("dot", "svg"):
+            text = self.to_digraph(include_internal_executors) if format == "dot" else self.to_svg()
+            if filename is None:
+                fd, name = tempfile.mkstemp(suffix=f".{format}", prefix="workflow-")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                return name
+            _write_atomically(Path(filename), text)
+            return str(filename)
+        import importlib
+
+        try:
+            graphviz: Any = importlib.import_module("graphviz")  # optional: the reference's viz extra
+        except ImportError as e:
+            raise ImportError(
+                f"Exporting {format} needs Graphviz: pip install 'graphviz>=0.20' and the Graphviz binaries "
+                "(apt-get install graphviz, brew install graphviz). 'svg' and 'dot' need neither."
+            ) from e
+        if filename is None:
+            fd, name = tempfile.mkstemp(suffix=f".{format}", prefix="workflow-")
+            os.close(fd)
+            filename = name
+        base = str(Path(filename).with_suffix(""))
+        missing_binary: type[Exception] = graphviz.ExecutableNotFound
+        try:
+            graphviz.Source(self.to_digraph(include_internal_executors)).render(base, format=format, cleanup=True)
+        except missing_binary as e:
+            raise ImportError(
+                "The graphviz package is installed but the Graphviz binaries (dot) are not on PATH: "
+                "apt-get install graphviz, brew install graphviz, or see https://graphviz.org/download/."
+            ) from e
+        return f"{base}.{format}"
+
+    def save_png(self, filename: str | os.PathLike[str], include_internal_executors: bool = False) -> str:
+        """:meth:`export` as PNG (needs Graphviz)."""
+        return self.export("png", filename, include_internal_executors)
+
+    def save_pdf(self, filename: str | os.PathLike[str], include_internal_executors: bool = False) -> str:
+        """:meth:`export` as PDF (needs Graphviz)."""
+        return self.export("pdf", filename, include_internal_executors)
 
     # -- layout ---------------------------------------------------------------------------------------------
     def layout(self) -> Layout:
@@ -282,20 +425,35 @@ class WorkflowViz:
             f'<text x="{box.x:.1f}" y="{box.y + 4:.1f}" text-anchor="middle">{html.escape(label)}</text></g>'
         )
 
-    def save_svg(self, path: str | os.PathLike[str]) -> str:
-        """Write the SVG to ``path`` (atomically) and return the path."""
-        import tempfile
+    def save_svg(self, path: str | os.PathLike[str], include_internal_executors: bool = False) -> str:
+        """Write the SVG to ``path`` (atomically) and return the path (``include_internal_executors``: see
+        :meth:`to_digraph`)."""
         from pathlib import Path
 
-        target = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=target.parent or ".", suffix=".svg.tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(self.to_svg())
-        os.replace(tmp, target)
-        return str(target)
+        _write_atomically(Path(path), self.to_svg())
+        return str(path)
 
     def _repr_svg_(self) -> str:
         return self.to_svg()
+
+
+def _write_atomically(target: Path, text: str) -> None:
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=f"{target.suffix}.tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _dot_quote(text: str) -> str:
+    """A DOT quoted string: backslashes and quotes escaped, newlines as DOT's centred line break."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def _mermaid_text(text: str) -> str:

@@ -92,6 +92,7 @@ SAMPLES: list[str] = [
     "03-workflows/agents/sequential_workflow_as_agent.py",
     "03-workflows/orchestrations/concurrent_agents.py",
     "03-workflows/orchestrations/sequential_custom_executors.py",
+    "03-workflows/visualization/concurrent_with_visualization.py",
 ]
 
 

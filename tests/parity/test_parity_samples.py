@@ -13,6 +13,7 @@ import re
 import runpy
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -586,6 +587,27 @@ CASES: dict[str, Case] = {
         script=_tool_then_report("add_numbers", "5 + 3 = ", a=5, b=3),
         expected=["Response: 5 + 3 = 8"],
     ),
+    # Draws the graph only (no agent runs): Mermaid, then DOT, then an SVG file (agentnb draws SVG itself, so
+    # the reference's Graphviz prerequisite is not needed).
+    "03-workflows/visualization/concurrent_with_visualization.py": Case(
+        expected=[
+            "Mermaid string: \n=======",
+            "flowchart TD",
+            '["dispatcher (start)"]',
+            "=======",
+            "DiGraph string: \n=======",
+            "digraph Workflow {",
+            '"dispatcher" [fillcolor=lightgreen, label="dispatcher\\n(Start)"];',
+            'label="fan-in"];',
+            '"dispatcher" -> "researcher";',
+            '"dispatcher" -> "legal";',
+            '"legal" -> "__fan_in_1" [penwidth=2];',
+            '"__fan_in_1" -> "aggregator" [penwidth=2];',
+            "}",
+            "=======",
+            re.compile(r"SVG file saved to: \S+\.svg"),
+        ],
+    ),
 }
 
 
@@ -642,8 +664,11 @@ def test_every_port_is_its_original_with_only_imports_and_the_model_changed() ->
 )
 def test_sample(rel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # what a sample writes stays in the test's directory
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # temporary files too
     output = run_sample(rel, CASES[rel], tmp_path)
     assert_in_order(output, CASES[rel].expected)
+    for saved in re.findall(r"file saved to: (\S+)", output):  # files a sample says it wrote exist
+        assert Path(saved).is_file() and Path(saved).stat().st_size > 0, saved
     leftover = {key: replies for key, replies in parity_model.remaining().items() if replies}
     assert not leftover, f"the sample made fewer model calls than scripted: {leftover}"
 

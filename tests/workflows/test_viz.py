@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import pytest
 from typing_extensions import Never
 
 from agentnb.workflows import (
@@ -13,6 +16,7 @@ from agentnb.workflows import (
     Executor,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowExecutor,
     WorkflowViz,
     executor,
 )
@@ -109,3 +113,71 @@ def test_a_200_executor_graph_draws_quickly_and_from_a_description() -> None:
     assert svg.count('class="node') == 201  # 200 executors + the fan-in join
     assert mermaid.count("==>") == 100
     assert workflow._repr_svg_().startswith("<svg")  # notebooks display a workflow as its graph
+
+
+def _dot_statements(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def test_digraph_marks_start_conditional_fan_in_and_escapes_ids() -> None:
+    text = WorkflowViz(_workflow()).to_digraph()
+    lines = _dot_statements(text)
+    assert lines[0] == "digraph Workflow {" and lines[-1] == "}"
+    assert text.count("{") == text.count("}")
+    assert '"start" [fillcolor=lightgreen, label="start\\n(Start)"];' in lines
+    assert '"start" -> "a" [style=dashed, label="case 0"];' in lines  # switch-case edges keep their case
+    assert '"start" -> "b" [style=dashed, label="default"];' in lines
+    assert '"a" -> "c";' in lines and '"a" -> "d";' in lines  # plain fan-out edges
+    fan_in = [line for line in lines if 'label="fan-in"' in line]
+    assert len(fan_in) == 1 and "shape=ellipse" in fan_in[0]
+    join_id = fan_in[0].split(" [")[0]
+    assert f'"c" -> {join_id} [penwidth=2];' in lines and f'"d" -> {join_id} [penwidth=2];' in lines
+    assert f'{join_id} -> "join" [penwidth=2];' in lines
+
+    evil = _pass('a"b\\c')
+    quoted = WorkflowViz(WorkflowBuilder(start_executor=evil).build()).to_digraph()
+    assert '"a\\"b\\\\c" [fillcolor=lightgreen, label="a\\"b\\\\c\\n(Start)"];' in quoted
+
+
+def test_digraph_draws_sub_workflows_as_clusters_with_prefixed_ids() -> None:
+    inner = _pass("inner")
+
+    @executor(id="deep")
+    async def deep(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(text)
+
+    nested = WorkflowExecutor(WorkflowBuilder(start_executor=deep, name="deep").build(), id="deeper")
+    middle = WorkflowBuilder(start_executor=inner, name="mid").add_edge(inner, nested).build()
+    host = WorkflowExecutor(middle, id="host")
+    outer = _pass("outer")
+    workflow = WorkflowBuilder(start_executor=outer).add_edge(outer, host).build()
+    lines = _dot_statements(WorkflowViz(workflow).to_digraph())
+    assert '"outer" -> "host";' in lines
+    assert 'label="sub-workflow: host";' in lines and 'label="sub-workflow: deeper";' in lines
+    assert '"host/inner" -> "host/deeper";' in lines
+    assert '"host/deeper/deep" [fillcolor=lightgreen, label="deep\\n(Start)"];' in lines
+    assert sum(line.startswith("subgraph cluster_") for line in lines) == 2
+    # A description (what the DevUI has) draws the top level only: it does not hold the inner workflows.
+    described = WorkflowViz(workflow.to_dict())
+    assert "subgraph" not in described.to_digraph()
+
+
+def test_export_writes_dot_and_svg_without_graphviz_and_refuses_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    viz = WorkflowViz(_workflow())
+    dot = viz.export(format="dot", filename=tmp_path / "graph.dot")
+    assert Path(dot).read_text(encoding="utf-8") == viz.to_digraph()
+    svg = Path(viz.export())  # the reference's default: SVG into a new temporary file
+    try:
+        assert ET.fromstring(svg.read_text(encoding="utf-8")).tag == f"{SVG}svg"
+    finally:
+        svg.unlink()
+    with pytest.raises(ValueError, match="doesn't match"):
+        viz.export(format="dot", filename=tmp_path / "graph.svg")
+    with pytest.raises(ValueError, match="Unsupported format"):
+        viz.export(format="gif")  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, "graphviz", None)  # graphviz not installed
+    with pytest.raises(ImportError, match="needs Graphviz"):
+        viz.save_png(tmp_path / "graph.png")
+    assert not (tmp_path / "graph.png").exists()
