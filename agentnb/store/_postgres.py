@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from typing_extensions import LiteralString
 
 from ..exceptions import StoreError
-from ._base import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, Store
+from ._base import SPAN_COLUMNS, Store
 from ._loop_pool import LoopPool
 from ._open import redact_url
 from ._program import Program, Statement, adrive, drive, perform
@@ -51,23 +51,18 @@ _LOCK_KEYS = {"schema": 0, "runs": 1, "events": 2, "spans": 3, "checkpoints": 4,
 _ORDERED = frozenset({"runs", "events", "spans", "experiments"})
 
 _SPAN_LIST = ", ".join(SPAN_COLUMNS[1:])  # every column but the serial id
-_I_TRACE = SPAN_COLUMNS.index("trace_id") - 1
-# A per-connection staging table for COPY (emptied by every commit), and the move into ``spans``.
+# A batch goes straight into ``spans``; the table's trigger keeps ``traces`` (schema version 5).
+_COPY_SQL = f"COPY spans ({_SPAN_LIST}) FROM STDIN"
+# A batch with spans stored before (the span store wrote it again after a failed flush) takes the slow path:
+# a per-connection staging table (emptied by every commit), then a move that skips the stored ones.
 _STAGE_SQL = (
     "CREATE TEMP TABLE IF NOT EXISTS agentnb_span_batch ON COMMIT DELETE ROWS "
     f"AS SELECT {_SPAN_LIST} FROM spans WITH NO DATA"
 )
-_COPY_SQL = f"COPY agentnb_span_batch ({_SPAN_LIST}) FROM STDIN"
+_STAGE_COPY_SQL = f"COPY agentnb_span_batch ({_SPAN_LIST}) FROM STDIN"
 _MOVE_SQL = (
     f"INSERT INTO spans ({_SPAN_LIST}) SELECT {_SPAN_LIST} FROM agentnb_span_batch "
     "ON CONFLICT (trace_id, span_id) DO NOTHING"
-)
-# The batch's per-trace summaries, merged into ``traces`` on the server (the shared upsert's ON CONFLICT rule).
-_SUMMARIZE_SQL = TRACE_UPSERT_SQL.replace(
-    f"VALUES ({', '.join('?' * len(TRACE_COLUMNS))})",
-    "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
-    "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
-    "FROM agentnb_span_batch GROUP BY trace_id",
 )
 
 
@@ -254,16 +249,21 @@ class PostgresStore(Store):
             raise StoreError(f"The PostgreSQL run store ({self._where_text}) is closed; open a new one.")
 
     @contextmanager
-    def _write(self) -> Generator[_Connection, None, None]:
-        self._check_open()
+    def _errors(self, action: str) -> Generator[None, None, None]:
+        """Turn driver errors into :class:`StoreError`: ``"<action> the PostgreSQL run store (...)"``."""
         # PoolTimeout first: it is a psycopg.Error too, but the store was not reached, nothing failed in it.
         try:
-            with self._pool.connection() as conn, conn.transaction():
-                yield _Connection(conn)
+            yield
         except PoolTimeout as e:
             raise self._error("Cannot reach", e) from None
         except psycopg.Error as e:
-            raise self._error("Cannot write to", e) from None
+            raise self._error(action, e) from None
+
+    @contextmanager
+    def _write(self) -> Generator[_Connection, None, None]:
+        self._check_open()
+        with self._errors("Cannot write to"), self._pool.connection() as conn, conn.transaction():
+            yield _Connection(conn)
 
     def _transact(self, program: Program[Any]) -> Any:
         self._check_open()
@@ -351,24 +351,32 @@ class PostgresStore(Store):
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
         """Write span tuples (see :meth:`Store.add_span_records`) with ``COPY``, the server's bulk path.
 
-        A batch is copied into a session-local staging table and moved into ``spans`` by one
-        ``INSERT ... SELECT`` that skips spans stored before; the trace summaries follow as in every backend.
+        A batch is copied straight into ``spans`` in one transaction; the table's trigger adds it to the
+        ``traces`` summary. When some of its spans were stored before, that transaction rolls back and the
+        batch goes through a session-local staging table and one ``INSERT ... SELECT`` that skips them.
         """
         if not records:
             return 0
-        with self._write() as conn:
-            self._serialize(conn, "spans")
-            raw = conn.raw
-            raw.execute(_statement(_STAGE_SQL))
-            with raw.cursor().copy(_statement(_COPY_SQL)) as copy:
-                for record in records:
-                    copy.write_row(record)
-            added = max(raw.execute(_statement(_MOVE_SQL)).rowcount, 0)
-            if added == len(records):
-                raw.execute(_statement(_SUMMARIZE_SQL))
-            elif added:
-                self._recount_traces(conn, {r[_I_TRACE] for r in records})
-            return added
+        self._check_open()
+        with self._errors("Cannot write to"), self._pool.connection() as conn:
+            try:
+                with conn.transaction():
+                    self._copy(conn, _COPY_SQL, records)
+                return len(records)
+            except psycopg.errors.UniqueViolation:
+                pass  # rolled back: nothing of this batch is stored yet
+            with conn.transaction():
+                conn.execute(_statement(_STAGE_SQL))
+                self._copy(conn, _STAGE_COPY_SQL, records)
+                return max(conn.execute(_statement(_MOVE_SQL)).rowcount, 0)
+
+    def _copy(self, conn: psycopg.Connection[Any], sql: str, records: Sequence[Sequence[Any]]) -> None:
+        for statement in _TURNS["spans"]:
+            conn.execute(_pg_sql(statement.sql), statement.params)
+        with conn.cursor().copy(_statement(sql)) as copy:
+            write_row = copy.write_row
+            for record in records:
+                write_row(record)
 
     def close(self) -> None:
         """Close the pools and the listener; closing twice is harmless.

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "VERSION_TABLE", "Migration"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Migration(NamedTuple):
@@ -265,10 +265,39 @@ $$;
     for table in ("runs", "events", "spans", "checkpoints", "sessions", "experiments", "experiment_cases")
 )
 
+# Version 5 (PostgreSQL): the server keeps the ``traces`` summary itself, from a statement trigger that reads
+# the spans each statement really inserted (its transition table: a span stored before, skipped by ON CONFLICT,
+# is not in it), so a batch of spans is one COPY straight into ``spans``. The function's search_path is the
+# store's schema, whoever inserts. Spans are listed in (start_ns, id) order, which the index now holds.
+_V5_POSTGRESQL = """
+CREATE OR REPLACE FUNCTION agentnb_summarize_spans() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT
+AS $$
+BEGIN
+    INSERT INTO traces (trace_id, start_ns, end_ns, spans, errors, root, agent_name)
+    SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END),
+           MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END)
+    FROM inserted_spans GROUP BY trace_id
+    ON CONFLICT (trace_id) DO UPDATE SET
+        start_ns = LEAST(excluded.start_ns, traces.start_ns),
+        end_ns = GREATEST(excluded.end_ns, traces.end_ns),
+        spans = traces.spans + excluded.spans,
+        errors = traces.errors + excluded.errors,
+        root = COALESCE(excluded.root, traces.root),
+        agent_name = COALESCE(excluded.agent_name, traces.agent_name);
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER spans_summarize AFTER INSERT ON spans REFERENCING NEW TABLE AS inserted_spans
+    FOR EACH STATEMENT EXECUTE FUNCTION agentnb_summarize_spans();
+CREATE INDEX IF NOT EXISTS spans_start_id ON spans (start_ns, id);
+DROP INDEX IF EXISTS spans_start
+"""
+
 # version -> the step that upgrades a database at ``version - 1`` to ``version`` (1 creates the tables).
 MIGRATIONS: dict[int, Migration] = {
     1: Migration(sqlite=_V1_SQLITE, postgresql=_V1_POSTGRESQL),
     2: Migration(sqlite=_V2.format(bigint="INTEGER"), postgresql=_V2.format(bigint="BIGINT")),
     3: Migration(sqlite=_V3.replace("{int}", "INTEGER"), postgresql=_V3.replace("{int}", "BIGINT")),
     4: Migration(sqlite="", postgresql=_V4_POSTGRESQL),
+    5: Migration(sqlite="", postgresql=_V5_POSTGRESQL),
 }

@@ -171,3 +171,18 @@ def test_a_dollar_quoted_body_is_one_migration_statement() -> None:
     step = schema.Migration(sqlite="", postgresql="CREATE FUNCTION f() AS $$ a; b $$; SELECT 1;\nSELECT 'x'")
     assert step.statements("postgresql") == ["CREATE FUNCTION f() AS $$ a; b $$", "SELECT 1", "SELECT 'x'"]
     assert step.statements("sqlite") == []
+
+
+def test_the_server_summarizes_spans_whoever_inserts_them(pg: Store, pg_url: str) -> None:
+    schema_name = pg_url.rsplit("%3D", 1)[1]
+    pg.add_spans([{"trace_id": "t", "span_id": "root", "name": "invoke_agent bot", "start_ns": 10, "end_ns": 90}])
+    # Plain SQL from another tool, on the default search_path: the trigger still keeps this store's summary.
+    with psycopg.connect(pg_url.split("?", 1)[0], autocommit=True) as conn:
+        conn.execute(
+            f"INSERT INTO {schema_name}.spans (trace_id, span_id, parent_id, name, start_ns, end_ns, status_code) "
+            "VALUES ('t', 'a', 'root', 'chat', 5, 95, 'ERROR'), ('t', 'root', NULL, 'again', 1, 2, 'OK') "
+            "ON CONFLICT (trace_id, span_id) DO NOTHING"  # the stored root is skipped, and not counted
+        )
+    (trace,) = pg.list_traces()
+    assert (trace["start_ns"], trace["end_ns"], trace["spans"], trace["errors"]) == (5, 95, 2, 1)
+    assert trace["root"] == "invoke_agent bot"
