@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import panel as pn
 
@@ -91,7 +91,7 @@ class _ToolCard:
     status: str = "running"
 
     def render(self) -> None:
-        args = self.arguments
+        args: Any = self.arguments
         if isinstance(args, str):
             with contextlib.suppress(ValueError):
                 args = json.loads(args) if args else {}
@@ -249,11 +249,13 @@ class ChatView:
             styles={"resize": "horizontal", "overflow": "auto", "height": _SIDE_HEIGHT, "min-width": "220px"},
             css_classes=["anb-side-panel"],
         )
-        self.panel_toggle.link(side, value="visible")
+        # param types link's callbacks with bare Callables; only a plain value link is made here.
+        self.panel_toggle.link(side, value="visible")  # pyright: ignore[reportUnknownMemberType]
         return pn.Row(main, side, sizing_mode="stretch_width", css_classes=["anb-chat-view"])
 
     def _tools_html(self) -> str:
-        tools = self.agent.tools if isinstance(self.agent, Agent) else []
+        agent = self.agent
+        tools = agent.tools if isinstance(agent, Agent) else []
         if not tools:
             return "<span class='anb-muted'>This agent has no tools.</span>"
         return "".join(_tool_html(item) for item in tools)
@@ -285,7 +287,7 @@ class ChatView:
         return view
 
     def _fit_dock(self) -> None:
-        waiting = self._current is not None and len(self._current.dock.objects) > 0
+        waiting = self._current is not None and len(self._current.dock) > 0
         if self._main is not None:
             self._main.styles = {**self._main.styles, "--anb-dock-h": f"{_DOCK_HEIGHT if waiting else 0}px"}
 
@@ -313,7 +315,8 @@ class ChatView:
         agents: dict[str, str] = {}
         with contextlib.suppress(Exception):
             for run in self.store.list_runs(kind="agent", limit=1000):
-                session_ref = (run.get("metadata") or {}).get("session_id")
+                metadata: dict[str, Any] = run.get("metadata") or {}
+                session_ref = metadata.get("session_id")
                 if session_ref:
                     agents[str(session_ref)] = str(run.get("name") or "")
         options: dict[str, str] = {}
@@ -584,7 +587,7 @@ class ChatView:
                 )
             )
             # Answered: the card leaves the dock and joins the conversation where it was asked.
-            if box in view.dock.objects:
+            if box in view.dock:
                 view.dock.remove(box)
             _post(view, box, "You", "user")
             if approved and always.value:
@@ -648,7 +651,7 @@ class ChatView:
             css_classes=["anb-note"],
         )
         if view.last_answer is not None:
-            view.last_answer.footer_objects = [*view.last_answer.footer_objects, line]
+            _add_footer(view.last_answer, line)
         else:
             _post(view, line, self.entity.name, "assistant")
         view.user_message = None
@@ -794,8 +797,13 @@ def _bubble(role: str, body_html: str) -> pn.pane.HTML:
 
 def _footer(message: pn.chat.ChatMessage, text: str, css: str) -> None:
     """Add a line under a chat message (token counts)."""
-    line = html_pane(f"<div class='anb-muted {css}'>{escape(text)}</div>", css_classes=["anb-note", css])
-    message.footer_objects = [*message.footer_objects, line]
+    _add_footer(message, html_pane(f"<div class='anb-muted {css}'>{escape(text)}</div>", css_classes=["anb-note", css]))
+
+
+def _add_footer(message: pn.chat.ChatMessage, pane: pn.pane.HTML) -> None:
+    # Panel declares footer_objects as a param Children without a type the checker can read.
+    footer = cast("list[Any]", message.footer_objects)  # pyright: ignore[reportUnknownMemberType]
+    message.footer_objects = [*footer, pane]
 
 
 def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:
@@ -835,7 +843,7 @@ def _tool_html(item: object) -> str:
     elif isinstance(item, Agent):
         function = item.as_tool()
     else:
-        function = FunctionTool(item)
+        function = FunctionTool(cast("Callable[..., Any]", item))  # the agent's tools are otherwise functions
     needs = badge("needs approval", "warn") if function.approval_mode == "always_require" else ""
     return (
         f"<div class='anb-tool'><b>{escape(function.name)}</b> {needs}"

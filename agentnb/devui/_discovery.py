@@ -18,7 +18,9 @@ import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+from agentnb._json import is_list_or_tuple
 
 __all__ = ["Catalog", "DiscoveryError", "Entity", "app_catalog", "discover", "entity_kind"]
 
@@ -145,7 +147,7 @@ def discover(sources: Iterable[str | os.PathLike[str] | Any] = (), *, env: bool 
         items.extend(p for p in os.environ[ENV_VAR].split(os.pathsep) if p.strip())
     for item in items:
         if isinstance(item, (str, os.PathLike)):
-            _discover_path(catalog, item)
+            _discover_path(catalog, cast("str | os.PathLike[str]", item))
         else:
             catalog.add(item)
     return catalog
@@ -213,9 +215,13 @@ def _import_into(catalog: Catalog, source: str, load: Any) -> None:
         value = getattr(module, export, None)
         if value is None:
             continue
-        values = list(value.items()) if isinstance(value, dict) else None
-        if values is None:
-            values = [(None, v) for v in value] if isinstance(value, (list, tuple)) else [(None, value)]
+        values: list[tuple[Any, Any]]
+        if isinstance(value, dict):
+            values = list(cast("dict[Any, Any]", value).items())
+        elif is_list_or_tuple(value):
+            values = [(None, v) for v in value]
+        else:
+            values = [(None, value)]
         for name, obj in values:
             try:
                 catalog.add(obj, source=source, name=name)

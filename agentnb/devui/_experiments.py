@@ -7,7 +7,7 @@ query (the experiments' highest revision) until something changes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import panel as pn
 
@@ -15,6 +15,9 @@ from agentnb._html import badge, escape
 
 from ._guard import view_callback
 from ._widgets import html_pane, set_html, watch
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["ExperimentsView"]
 
@@ -44,7 +47,7 @@ class ExperimentsView:
         0
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         import pandas as pd
 
         self.store = store
@@ -164,7 +167,7 @@ class ExperimentsView:
         if not event.new or event.new == event.old:
             return
         try:
-            name = self._names[event.new[0]]
+            name = self._names[int(event.new[0])]
         except IndexError:
             return
         self.select(name)
@@ -197,7 +200,7 @@ class ExperimentsView:
         self.compare_table.value = shown
         counts = diff["change"].value_counts().to_dict()
         kinds = {"regression": "err", "improvement": "ok", "same": "", "only_a": "warn", "only_b": "warn"}
-        badges = " ".join(badge(f"{n} {change}", kinds.get(change, "")) for change, n in counts.items())
+        badges = " ".join(badge(f"{n} {change}", kinds.get(str(change), "")) for change, n in counts.items())
         set_html(
             self.compare_info,
             f"<span class='anb-title'>{escape(first)} → {escape(second)}</span> {badges}",

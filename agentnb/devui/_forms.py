@@ -82,7 +82,8 @@ def _field_widget(name: str, tp: Any, default: Any, description: str, constraint
 
 def _constraints(field: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for meta in getattr(field, "metadata", None) or []:
+    metadata: list[Any] = getattr(field, "metadata", None) or []
+    for meta in metadata:
         for attr, key in (("ge", "start"), ("gt", "start"), ("le", "end"), ("lt", "end")):
             value = getattr(meta, attr, None)
             if value is not None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Mapping
 from typing import Any
 
 import panel as pn
 
 from agentnb._html import badge, escape
+from agentnb._json import is_json_object
 
 from ._widgets import DEVUI_CSS, html_pane, set_html
 
@@ -87,7 +87,7 @@ def _css_string(value: str) -> str:
 
 def state_css(states: dict[str, str]) -> str:
     """One CSS rule per executor, selecting its SVG node by ``data-id`` (stylesheet rules beat SVG attributes)."""
-    rules = []
+    rules: list[str] = []
     for executor_id, state in states.items():
         colours = STATE_COLOURS.get(state)
         if colours is None:
@@ -116,8 +116,9 @@ class GraphPane:
 
         self.workflow = workflow
         self.states: dict[str, str] = {}
-        source = workflow if isinstance(workflow, Mapping) else workflow.to_dict()  # a stored description, or live
-        self.executor_ids = [e["id"] for e in source.get("executors", [])]
+        source = workflow if is_json_object(workflow) else workflow.to_dict()  # a stored description, or live
+        executors: list[Any] = source.get("executors", [])
+        self.executor_ids: list[str] = [e["id"] for e in executors]
         self.svg = WorkflowViz(workflow).to_svg()
         self._dirty = False
         self._redraw_pending = False

@@ -13,8 +13,9 @@ from typing import Any
 
 import panel as pn
 
+from .._json import is_json_object
 from .._provenance import cell_label
-from ..store import RUN_SUMMARY_COLUMNS
+from ..store import RUN_SUMMARY_COLUMNS, Store
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html, table_theme, watch
 
@@ -36,7 +37,7 @@ def events_frame(rows: list[dict[str, Any]]) -> Any:
     """Turn stored event rows into a DataFrame for the paged event table (data shortened to one line)."""
     import pandas as pd
 
-    records = []
+    records: list[dict[str, Any]] = []
     for row in rows:
         data = row.get("data")
         text = data if isinstance(data, str) else json.dumps(data, default=repr)
@@ -101,7 +102,7 @@ class RunsView:
         0
     """
 
-    def __init__(self, store: Any, *, on_open: Callable[[str, str], None] | None = None) -> None:
+    def __init__(self, store: Store, *, on_open: Callable[[str, str], None] | None = None) -> None:
         import pandas as pd
 
         self.store = store
@@ -251,13 +252,13 @@ class RunsView:
         This works for runs made anywhere (a notebook in another process), without the workflow object.
         """
         run = self._rows.get(run_id) or self.store.get_run(run_id) or {}
-        metadata = run.get("metadata") or {}
+        metadata: Any = run.get("metadata") or {}
         if isinstance(metadata, str):
             try:
                 metadata = json.loads(metadata)
             except ValueError:
                 metadata = {}
-        graph = metadata.get("graph") if isinstance(metadata, dict) else None
+        graph = metadata.get("graph") if is_json_object(metadata) else None
         if run.get("kind") != "workflow" or not isinstance(graph, dict):
             self.graph_area.objects = []
             self._graph, self._graph_run = None, None

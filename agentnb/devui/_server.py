@@ -152,10 +152,11 @@ def serve(
         kwargs["cookie_secret"] = _cookie_secret()
         kwargs["login_template"] = str(_TEMPLATES / "login.html")
         kwargs["logout_template"] = str(_TEMPLATES / "logout.html")
+    # Panel leaves serve()'s **kwargs unannotated (they go to Bokeh's server).
     if not background:
-        pn.serve(page, threaded=False, **kwargs)
+        pn.serve(page, threaded=False, **kwargs)  # pyright: ignore[reportUnknownMemberType]
         return url
-    server = pn.serve(page, threaded=True, **kwargs)
+    server = pn.serve(page, threaded=True, **kwargs)  # pyright: ignore[reportUnknownMemberType]
     with _lock:
         _servers[url] = server
     _wait_for_port(host, port)

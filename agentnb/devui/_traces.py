@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import panel as pn
 
 from agentnb._html import badge, escape, json_html
 
 from ._widgets import html_pane, set_html, table_theme, watch
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["TracesView", "spans_frame"]
 
@@ -43,7 +46,7 @@ def spans_frame(spans: list[dict[str, Any]]) -> Any:
     start = min(int(s.get("start_ns") or 0) for s in spans)
     end = max(int(s.get("end_ns") or s.get("start_ns") or 0) for s in spans)
     total = max(end - start, 1)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for span, depth in _tree_order(spans):
         s0 = int(span.get("start_ns") or start)
         s1 = int(span.get("end_ns") or s0)
@@ -86,7 +89,7 @@ class TracesView:
         0
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self._spans: dict[str, dict[str, Any]] = {}
         self._frame: Any = None
@@ -193,12 +196,13 @@ class TracesView:
         """The notebook cell the trace ran in: from its run's metadata (with the link), else its spans' tag."""
         from ._cell_link import cell_html
 
-        for run_id in dict.fromkeys(s.get("run_id") for s in spans if s.get("run_id")):
+        for run_id in dict.fromkeys(s["run_id"] for s in spans if s.get("run_id")):
             shown = cell_html((self.store.get_run(run_id) or {}).get("metadata"))
             if shown:
                 return shown
         for span in spans:
-            label = (span.get("attributes") or {}).get("agentnb.notebook.cell")
+            attributes: dict[str, Any] = span.get("attributes") or {}
+            label = attributes.get("agentnb.notebook.cell")
             if label:
                 return f"<span class='anb-run-cell'>cell <code class='anb-cell-label'>{escape(label)}</code></span>"
         return ""

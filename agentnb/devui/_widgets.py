@@ -156,8 +156,11 @@ def set_html(pane: pn.pane.HTML, safe_html: str) -> None:
     pane.object = _wrap(safe_html)
 
 
-def watch(obj: param.Parameterized, callback: Callable[[param.parameterized.Event], object], *names: str) -> None:
-    """Call ``callback`` with param's change event whenever one of the parameters ``names`` of ``obj`` changes."""
+def watch(obj: param.Parameterized, callback: Callable[[Any], object], *names: str) -> None:
+    """Call ``callback`` with param's change event whenever one of the parameters ``names`` of ``obj`` changes.
+
+    The event is param's ``Event`` named tuple (``.new``, ``.old``, ...), whose fields param leaves untyped.
+    """
     # param types the callback as a bare Callable; this is the one place the DevUI registers watchers.
     obj.param.watch(callback, list(names))  # pyright: ignore[reportUnknownMemberType]
 

@@ -18,6 +18,7 @@ import panel as pn
 
 from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._html import badge, escape, json_html, kv_table
+from agentnb._json import is_json_object
 from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent, merge_streamed_outputs
 
 from ._discovery import Entity
@@ -47,7 +48,7 @@ def event_summary(event: WorkflowEvent[Any]) -> dict[str, Any]:
 def fields_html(value: Any) -> str:
     """Show a value as readable fields: a table of its top-level fields, or the value itself."""
     plain = readable(value)
-    if isinstance(plain, dict) and plain:
+    if is_json_object(plain) and plain:
         return kv_table(
             (str(k), escape(v) if isinstance(v, (str, int, float, bool)) or v is None else json_html(v))
             for k, v in plain.items()
@@ -258,7 +259,7 @@ class WorkflowView:
             self.errors.append(error_card(exc, title=f"{self.entity.name} failed"))
             set_html(self.status, badge("failed", "err"))
         else:
-            pending = len(self.requests.objects)
+            pending = len(self.requests)
             state = "waiting for your input" if pending else "completed"
             set_html(
                 self.status,
@@ -308,7 +309,8 @@ class WorkflowView:
         """Grow the agent's output card by one streamed update (its text so far, escaped)."""
         stream = self._streams.get(eid)
         if stream is None:
-            stream = ([], html_pane(""))
+            fresh: list[AgentResponseUpdate] = []
+            stream = (fresh, html_pane(""))
             self._streams[eid] = stream
             self.outputs.append(stream[1])
         updates, pane = stream
@@ -381,14 +383,14 @@ class WorkflowView:
 
     def _on_pick_event(self, event: Any) -> None:
         rows = self._rows
-        picked = [rows[i] for i in event.new if 0 <= i < len(rows)]
+        picked: list[dict[str, Any]] = [rows[i] for i in event.new if 0 <= i < len(rows)]
         if picked:
             set_html(self.raw_event, json_html(jsonable(picked[0]["raw"])))
             self.raw_card.collapsed = False
 
     def _show_banner(self) -> None:
         """Say at the top of the view when the run waits for a person, and how many answers it needs."""
-        waiting = len(self.requests.objects)
+        waiting = len(self.requests)
         self.banner.visible = bool(waiting)
         if waiting:
             set_html(
@@ -418,7 +420,7 @@ class WorkflowView:
                 form.show_error(str(exc))
                 return
             form.submit.disabled = True
-            if box in self.requests.objects:
+            if box in self.requests:
                 self.requests.remove(box)
             self._show_banner()
             await self.run(responses={request_id: value})

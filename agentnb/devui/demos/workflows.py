@@ -138,28 +138,28 @@ async def split(text: str, ctx: WorkflowContext[str]) -> None:
 
 
 @executor(id="count_words")
-async def count_words(text: str, ctx: WorkflowContext[dict]) -> None:
+async def count_words(text: str, ctx: WorkflowContext[dict[str, Any]]) -> None:
     """Count words."""
     await asyncio.sleep(PAUSE)
     await ctx.send_message({"words": len(text.split())})
 
 
 @executor(id="count_letters")
-async def count_letters(text: str, ctx: WorkflowContext[dict]) -> None:
+async def count_letters(text: str, ctx: WorkflowContext[dict[str, Any]]) -> None:
     """Count letters."""
     await asyncio.sleep(PAUSE)
     await ctx.send_message({"letters": sum(ch.isalpha() for ch in text)})
 
 
 @executor(id="find_questions")
-async def find_questions(text: str, ctx: WorkflowContext[dict]) -> None:
+async def find_questions(text: str, ctx: WorkflowContext[dict[str, Any]]) -> None:
     """Count questions."""
     await asyncio.sleep(PAUSE)
     await ctx.send_message({"questions": text.count("?")})
 
 
 @executor(id="join")
-async def join(parts: list[dict], ctx: WorkflowContext[dict]) -> None:
+async def join(parts: list[dict[str, Any]], ctx: WorkflowContext[dict[str, Any]]) -> None:
     """Merge the analyzers' findings (fan-in: runs once all three have sent)."""
     merged: dict[str, Any] = {}
     for part in parts:
@@ -168,18 +168,18 @@ async def join(parts: list[dict], ctx: WorkflowContext[dict]) -> None:
 
 
 @executor(id="long_report")
-async def long_report(stats: dict, ctx: WorkflowContext[Never, str]) -> None:
+async def long_report(stats: dict[str, Any], ctx: WorkflowContext[Never, str]) -> None:
     """Report on a long text."""
     await ctx.yield_output(f"long text: {stats}")
 
 
 @executor(id="short_report")
-async def short_report(stats: dict, ctx: WorkflowContext[Never, str]) -> None:
+async def short_report(stats: dict[str, Any], ctx: WorkflowContext[Never, str]) -> None:
     """Report on a short text."""
     await ctx.yield_output(f"short text: {stats}")
 
 
-def is_long(stats: dict) -> bool:
+def is_long(stats: dict[str, Any]) -> bool:
     """Route texts of more than eight words to the long report."""
     return stats.get("words", 0) > 8
 
