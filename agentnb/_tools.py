@@ -264,7 +264,8 @@ class FunctionTool:
         kind = data.pop("type", cls.TYPE_ID)
         if kind != cls.TYPE_ID:
             raise ValueError(f"Type mismatch: expected {cls.TYPE_ID!r}, got {kind!r}.")
-        for key, injected in ((dependencies or {}).get(cls.TYPE_ID) or {}).items():
+        injections: dict[str, Any] = (dependencies or {}).get(cls.TYPE_ID) or {}
+        for key, injected in injections.items():
             if ":" not in key:
                 data[key] = injected
                 continue
