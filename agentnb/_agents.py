@@ -13,10 +13,11 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
 from typing_extensions import Self, TypeVar
 
+from ._json import is_list_or_tuple
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
@@ -119,7 +120,8 @@ class BaseAgent(ABC):
 
         tool_name = name or _tool_name(self.name or "agent")
         field = Field(description=arg_description or f"The task for {self.display_name}.")
-        input_model = create_model(f"{tool_name}_input", **{arg_name: (str, field)})  # type: ignore[call-overload]
+        fields: dict[str, Any] = {arg_name: (str, field)}
+        input_model = create_model(f"{tool_name}_input", **fields)
         agent = self
 
         async def run_agent(**kwargs: Any) -> str:
@@ -138,12 +140,19 @@ class BaseAgent(ABC):
 class _Turn:
     """The per-run state both run paths share: providers, prepared messages and options."""
 
-    def __init__(self, agent: Agent, context: AgentContext, tools: list[Any], chat_middleware: list[Any]) -> None:
+    def __init__(
+        self,
+        agent: Agent[Any],
+        context: AgentContext,
+        tools: list[Any],
+        chat_middleware: list[Any],
+        providers: list[ContextProvider],
+    ) -> None:
         self.agent = agent
         self.context = context
         self.tools = tools
         self.chat_middleware = chat_middleware
-        self.providers = agent._providers_for(context.session)
+        self.providers = providers
         self.session_context: SessionContext | None = None
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
@@ -244,7 +253,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
 
     def __init__(
         self,
-        client: BaseChatClient,
+        client: BaseChatClient[Any],
         instructions: str | None = None,
         *,
         id: str | None = None,
@@ -267,7 +276,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         )
         self.client = client
         self.instructions = instructions
-        self.tools: list[Any] = list(tools) if isinstance(tools, (list, tuple)) else ([tools] if tools else [])
+        self.tools: list[Any] = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
         self._agent_middleware, chat, function = split_middleware(self.middleware)
@@ -279,7 +288,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         try:
             for resource in (self.client, *self.tools):
                 if isinstance(resource, AbstractAsyncContextManager):
-                    await stack.enter_async_context(resource)
+                    await stack.enter_async_context(cast("AbstractAsyncContextManager[object]", resource))
         except BaseException:
             await stack.aclose()
             raise
@@ -359,8 +368,9 @@ class Agent(BaseAgent, Generic[OptionsT]):
             stream=stream,
             kwargs=kwargs,
         )
-        run_tools = list(tools) if isinstance(tools, (list, tuple)) else ([tools] if tools else [])
-        turn = _Turn(self, context, run_tools, [*self._client_middleware, *run_chat_mw, *run_function_mw])
+        run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
+        chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
+        turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session))
         agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
         if stream:
             return self._stream(turn, agent_mw)
@@ -368,7 +378,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
 
     async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
         await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
-        result = turn.context.result
+        result: AgentResponse | ResponseStream[AgentResponseUpdate, AgentResponse] = turn.context.result
         if isinstance(result, ResponseStream):  # a middleware switched to streaming
             result = await result.get_final_response()
         attach_origin(result, self, turn.context.session, turn.context.messages)
@@ -396,8 +406,9 @@ class Agent(BaseAgent, Generic[OptionsT]):
                     yield update
                 await turn.context.result.get_final_response()  # the turn ends (providers run) with the stream
             except BaseException:
-                if isinstance(turn.context.result, ResponseStream):
-                    await turn.context.result.aclose()
+                result: object = turn.context.result
+                if isinstance(result, ResponseStream):
+                    await result.aclose()
                 raise
 
         async def final_response(_updates: list[AgentResponseUpdate]) -> AgentResponse:

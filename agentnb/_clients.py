@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
 from typing_extensions import Self, TypeVar
 
@@ -28,6 +28,7 @@ from ._conversation import (
     same_call,
     standalone_answers,
 )
+from ._json import is_list_or_tuple
 from ._middleware import (
     ChatContext,
     ChatMiddleware,
@@ -213,11 +214,12 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         """
         options = dict(options or {})
         if tools is not None:
-            extra = tools if isinstance(tools, (list, tuple)) else [tools]
+            extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
         _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
         loop = _FunctionInvocationLoop(
             self,
+            self._model_call,
             normalize_messages(messages),
             options,
             chat_middleware=chat_mw,
@@ -268,7 +270,8 @@ class _FunctionInvocationLoop:
 
     def __init__(
         self,
-        client: BaseChatClient,
+        client: BaseChatClient[Any],
+        model_call: Callable[[ChatContext], Awaitable[None]],
         messages: list[Message],
         options: dict[str, Any],
         *,
@@ -279,6 +282,7 @@ class _FunctionInvocationLoop:
         kwargs: dict[str, Any],
     ) -> None:
         self.client = client
+        self.model_call = model_call
         self.input = messages
         self.options = options
         self.chat_middleware = chat_middleware
@@ -298,6 +302,7 @@ class _FunctionInvocationLoop:
 
     def final_response(self, _updates: Any = None) -> ChatResponse:
         last = self.last or ChatResponse()
+        response_format = self.options.get("response_format")
         response = ChatResponse(
             messages=self.new_messages,
             response_id=last.response_id,
@@ -306,11 +311,11 @@ class _FunctionInvocationLoop:
             created_at=last.created_at,
             finish_reason=last.finish_reason,
             usage_details=self.usage,
-            response_format=self.options.get("response_format"),
+            response_format=response_format,
             additional_properties=last.additional_properties,
             raw_representation=last.raw_representation,
         )
-        if response._response_format is not None and not response.user_input_requests and response.text:
+        if response_format is not None and not response.user_input_requests and response.text:
             _ = response.value  # surface schema errors from the run, not later
         return response
 
@@ -406,7 +411,7 @@ class _FunctionInvocationLoop:
     # -- model calls -------------------------------------------------------------------------------------
     async def _call_model(
         self, conversation: list[Message], *, stream: bool, allow_tools: bool
-    ) -> AsyncIterator[ChatResponseUpdate | ChatResponse]:
+    ) -> AsyncGenerator[ChatResponseUpdate | ChatResponse, None]:
         options = dict(self.options)
         options.pop("instructions", None)
         if allow_tools and self.tools:
@@ -417,22 +422,23 @@ class _FunctionInvocationLoop:
         context = ChatContext(
             client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
         )
-        client = self.client
-        await run_pipeline(self.chat_middleware, context, client._model_call)
-        result = context.result
+        await run_pipeline(self.chat_middleware, context, self.model_call)
+        # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
+        result: object = context.result
         if isinstance(result, ResponseStream):
+            updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
             try:
-                async for update in result:
+                async for update in updates:
                     yield update
             finally:
-                await result.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
-            result = await result.get_final_response()
+                await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
+            result = await updates.get_final_response()
         if not isinstance(result, ChatResponse):
             raise TypeError(
-                f"{type(client).__name__} returned {type(result).__name__}; _inner_get_response must return "
+                f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must return "
                 "a ChatResponse."
             )
-        yield result
+        yield cast(ChatResponse, result)
 
     # -- tool execution ----------------------------------------------------------------------------------
     async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:
