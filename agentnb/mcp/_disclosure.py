@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from agentnb._middleware import FunctionInvocationContext
 from agentnb._tools import FunctionTool
@@ -53,7 +53,8 @@ def _requested(tool: str | Sequence[str]) -> list[str]:
     if isinstance(tool, str):
         return [tool]
     names = list(tool)
-    if not all(isinstance(name, str) for name in names):
+    # The model supplies these arguments: each one is checked, whatever the schema asked for.
+    if not all(isinstance(name, str) for name in cast("list[object]", names)):
         raise ToolExecutionError("The tool argument must be a tool name or a list of tool names.")
     return names
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._tool import MCPTool
 
@@ -54,7 +54,7 @@ class MCPStreamableHTTPTool(MCPTool):
         **kwargs: Any,
     ) -> None:
         super().__init__(name, **kwargs)
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        if not isinstance(cast(object, url), str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
         if http_client is not None and not _is_httpx_client(http_client) and not _is_httpx2_client(http_client):
             raise TypeError(

@@ -124,7 +124,7 @@ class MCPTool:
         use_progressive_disclosure: bool = False,
         always_load: Collection[str] | None = None,
     ) -> None:
-        if not name or not isinstance(name, str):
+        if not name or not isinstance(cast(object, name), str):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if request_timeout <= 0 or connect_timeout <= 0:
             raise ValueError(
