@@ -271,7 +271,7 @@ async def evaluate(
     from ._experiment import Experiment
 
     _require_pandas()
-    if not name or not isinstance(name, str):
+    if not name or not isinstance(cast(object, name), str):
         raise ValueError(f"evaluate needs a non-empty experiment name, got {name!r}")
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions}")
