@@ -159,7 +159,7 @@ def _total_crossings(rows: list[list[int]], items: list[_Item]) -> int:
 
 
 def _sweep(row: list[int], items: list[_Item], position: Mapping[int, int], downward: bool) -> None:
-    keyed = []
+    keyed: list[tuple[float, int, int]] = []
     for pos, n in enumerate(row):
         neighbours = items[n].preds if downward else items[n].succs
         if neighbours:
@@ -335,7 +335,7 @@ def layered_layout(
     left = min((items[n].x - items[n].w / 2 for row in rows for n in row), default=0.0)
     right = max((items[n].x + items[n].w / 2 + items[n].loop_pad for row in rows for n in row), default=0.0)
     row_h = [max((items[n].h for n in row), default=0.0) for row in rows]
-    row_top = []
+    row_top: list[float] = []
     y = _MARGIN
     for h in row_h:
         row_top.append(y)
