@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from .._json import is_json_array, is_json_object
 from .._serialization import decode, encode
 from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError, SerializationError
 from ._checkpoints import (
@@ -156,10 +157,10 @@ class CheckpointDiff:
 def _to_pending(item: Any) -> PendingMessage:
     if isinstance(item, PendingMessage):
         return item
-    if isinstance(item, tuple) and len(item) in (2, 3):
-        return PendingMessage(*item)
-    if isinstance(item, Mapping) and "data" in item:
+    if is_json_object(item) and "data" in item:
         return PendingMessage(item.get("source_id"), item["data"], item.get("target_id"))
+    if isinstance(item, tuple) and len(fields := cast("tuple[Any, ...]", item)) in (2, 3):
+        return PendingMessage(*fields)
     raise TypeError(f"Pending messages must be PendingMessage, (source_id, data[, target_id]) or a dict, got {item!r}.")
 
 
@@ -238,9 +239,9 @@ def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
         raise ValueError(f"Not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}.") from e
     except RecursionError as e:  # hostile input: nesting deeper than the parser's stack
         raise ValueError("Not valid JSON: nested too deeply.") from e
-    if not isinstance(raw, dict):
+    if not is_json_object(raw):
         raise ValueError("The edits must be a JSON object with shared_state, executor_states and pending_messages.")
-    fields: dict[str, Any] = raw
+    fields = raw
     unknown = set(fields) - set(_EDITABLE)
     if unknown:
         raise ValueError(f"Unknown keys {sorted(unknown)}; only shared_state, executor_states and pending_messages.")
@@ -252,20 +253,21 @@ def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
                 raise ValueError("shared_state must be an object.")
             edits["shared_state"] = state
         if "executor_states" in fields:
-            states = decode(fields["executor_states"])
-            if not isinstance(states, dict):
+            decoded = decode(fields["executor_states"])
+            if not isinstance(decoded, dict):
                 raise ValueError("executor_states must be an object keyed by executor id.")
+            states = cast("dict[str, Any]", decoded)  # decoded from a JSON object: its keys are strings
             unknown_ids = sorted(set(states) - set(workflow.executors))
             if unknown_ids:
                 raise ValueError(f"executor_states names unknown executors {unknown_ids}.")
             edits["executor_states"] = states
         if "pending_messages" in fields:
             items = fields["pending_messages"]
-            if not isinstance(items, list):
+            if not is_json_array(items):
                 raise ValueError("pending_messages must be a list.")
             messages: list[PendingMessage] = []
             for i, item in enumerate(items):
-                if not isinstance(item, dict) or "data" not in item:
+                if not is_json_object(item) or "data" not in item:
                     raise ValueError(f"pending_messages[{i}] must be an object with source_id, target_id and data.")
                 message = PendingMessage.from_dict({"source_id": item.get("source_id"), **item})
                 check_pending_message(workflow, message, where=f"pending_messages[{i}]")
@@ -417,14 +419,14 @@ class CheckpointHistory:
         for executor_id in dict.fromkeys([*before.executor_states, *after.executor_states]):
             old = before.executor_states.get(executor_id, {})
             new = after.executor_states.get(executor_id, {})
-            if isinstance(old, Mapping) and isinstance(new, Mapping):
+            if is_json_object(old) and is_json_object(new):
                 changes = _dict_changes(old, new)
             else:
                 same = _plain(old) == _plain(new)
                 changes = {"added": {}, "removed": {}, "changed": {} if same else {"": (old, new)}}
             if any(changes.values()):
                 executors[executor_id] = changes
-        flat_exec = {"added": {}, "removed": {}, "changed": {}}
+        flat_exec: dict[str, dict[str, Any]] = {"added": {}, "removed": {}, "changed": {}}
         for executor_id, changes in executors.items():
             for kind in ("added", "removed", "changed"):
                 for key, value in changes[kind].items():
