@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import itertools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._serialization import type_id
 from ..exceptions import WorkflowValidationError
@@ -81,9 +81,10 @@ class WorkflowBuilder:
         intermediate_output_from: Sequence[Node] | Literal["all", "all_other"] | None = None,
         run_store: Store | None = None,
     ) -> None:
-        if not isinstance(max_iterations, int) or max_iterations < 1:
+        # Checked at run time too: notebooks pass whatever is at hand.
+        if not isinstance(cast(object, max_iterations), int) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an int >= 1, got {max_iterations!r}.")
-        if not isinstance(checkpoint_every, int) or checkpoint_every < 1:
+        if not isinstance(cast(object, checkpoint_every), int) or checkpoint_every < 1:
             raise ValueError(f"checkpoint_every must be an int >= 1, got {checkpoint_every!r}.")
         self._executors: dict[str, Executor] = {}
         self._agent_wrappers: dict[int, Executor] = {}
@@ -191,7 +192,7 @@ class WorkflowBuilder:
         s = self._node(source)
         pairs: list[tuple[str, Callable[[Any], Any]]] = []
         default: str | None = None
-        for i, case in enumerate(cases):
+        for i, case in enumerate(cast("Sequence[object]", cases)):  # untyped callers may pass anything
             if isinstance(case, Default):
                 if i != len(cases) - 1:
                     raise ValueError("The Default of a switch-case edge group must come last.")

@@ -438,7 +438,8 @@ class InMemoryCheckpointStorage(CheckpointStorage):
         return len(self._data)
 
 
-def _check_id(checkpoint_id: str) -> str:
+def _check_id(checkpoint_id: object) -> str:
+    """``checkpoint_id`` if it is safe as a file name (it may come from a URL, a widget or a stored row)."""
     if not isinstance(checkpoint_id, str) or not _ID_RE.match(checkpoint_id) or checkpoint_id.startswith("."):
         raise ValueError(f"Invalid checkpoint id {checkpoint_id!r}: use letters, digits, '.', '_' and '-'.")
     return checkpoint_id

@@ -17,7 +17,7 @@ Extension points (used by agent executors and orchestrations):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from typing_extensions import Never, TypeVar
 
@@ -124,7 +124,7 @@ class WorkflowContext(Generic[OutT, W_OutT]):
     # -- shared state ---------------------------------------------------------------------------------------
     def set_state(self, key: str, value: Any) -> None:
         """Set a shared-state value (visible to other executors from the next superstep)."""
-        if not isinstance(key, str):
+        if not isinstance(cast(object, key), str):  # executors written without type hints may pass anything
             raise TypeError(f"State keys must be str, got {type(key).__name__}.")
         self._inv.state_writes[key] = value
 

@@ -39,7 +39,7 @@ class Executor:
     """
 
     def __init__(self, id: str | None = None) -> None:
-        if id is not None and (not isinstance(id, str) or not id):
+        if id is not None and (not isinstance(cast(object, id), str) or not id):
             raise ValueError(f"Executor id must be a non-empty str, got {id!r}.")
         self.id: str = id or type(self).__name__
         self._extra_specs: list[HandlerSpec] = []

@@ -316,7 +316,8 @@ class ParticipantExecutor(Executor):
     async def _take_answer(self, request: Content, answer: Content | bool, ctx: ParticipantCtx) -> None:
         taken = ApprovalGate.as_answer(request, answer)
         if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
-            await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, answer)))
+            wrong = cast(Content, answer)  # a bool always answers: only a Content can fail to fit
+            await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, wrong)))
             await ctx.request_info(request_data=request, response_type=Content | bool)
             return
         self._turn.append(Message("user", [taken]))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from typing_extensions import Unpack
 
@@ -83,7 +83,7 @@ class HandoffUserInputRequest:
         """The user's reply as messages (text becomes a user message), ready for ``responses={id: ...}``."""
         items = [response] if isinstance(response, (str, Message)) else list(response)
         messages: list[Message] = []
-        for item in items:
+        for item in cast("list[object]", items):  # untyped callers may pass anything
             if isinstance(item, str):
                 messages.append(Message("user", [item]))
             elif isinstance(item, Message):
