@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from typing import cast
 
 from .. import _html as h
 from .._types import Content
+from ._widgets import on_click
 
 __all__ = ["AUTO_APPROVE_ENV", "ApprovalCard", "AutoApprove", "decide"]
 
@@ -60,7 +62,7 @@ def decide(policy: AutoApprove, request: Content, *, always_allowed: Iterable[st
         return policy
     if callable(policy):
         verdict = policy(request)
-        if verdict is not None and not isinstance(verdict, bool):
+        if verdict is not None and not isinstance(cast(object, verdict), bool):  # user code may return anything
             raise TypeError(f"auto_approve callable must return True, False or None, got {verdict!r}")
         return verdict
     if isinstance(policy, str):
@@ -111,8 +113,8 @@ class ApprovalCard:
         self.always = w.Checkbox(value=False, description=f"Always allow {name}", indent=False)
         self.approve_button = w.Button(description="Approve", button_style="success", icon="check")
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
-        self.approve_button.on_click(lambda _b: self.approve())
-        self.deny_button.on_click(lambda _b: self.deny())
+        on_click(self.approve_button, lambda _b: self.approve())
+        on_click(self.deny_button, lambda _b: self.deny())
         controls = w.HBox([self.approve_button, self.deny_button, self.reason, self.always])
         self.widget = w.VBox([self.summary, controls], layout=w.Layout(margin="2px 0 6px 0"))
 

@@ -17,12 +17,14 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import SpanProcessor
 
 from .. import _telemetry as tel
+from .._json import is_json_object
 from .._provenance import CellInfo, cell_label, current_cell, set_cell
 from ._meter import CellUsage
 
@@ -104,7 +106,7 @@ class _CellSpans(SpanProcessor):
         context = span.get_span_context()
         self._cells[context.span_id] = (cell, usage)
         span.set_attribute(CELL_ATTRIBUTE, cell_label(dict(cell)) or "")
-        attrs = span.attributes or {}
+        attrs: Mapping[str, Any] = span.attributes or {}
         top_level_turn = span.parent is None and attrs.get(tel.GEN_AI_OPERATION_NAME) == tel.OP_INVOKE_AGENT
         if top_level_turn and tel.WORKFLOW_RUN_ID not in attrs:
             # A top-level agent turn is recorded as a run of its own: its id goes on the span (and, inherited,
@@ -118,7 +120,7 @@ class _CellSpans(SpanProcessor):
         if entry is None:
             return
         cell, usage = entry
-        attrs = span.attributes or {}
+        attrs: Mapping[str, Any] = span.attributes or {}
         operation = attrs.get(tel.GEN_AI_OPERATION_NAME)
         duration = (span.end_time or 0) - (span.start_time or 0)
         usage.add_span(
@@ -162,12 +164,14 @@ class CellTracker:
         except ImportError:  # pragma: no cover - the SDK is part of the notebook extra
             return
         provider = trace.get_tracer_provider()
-        if not hasattr(provider, "add_span_processor"):
+        # The API's provider has no processors; the SDK's (or any that takes them) has add_span_processor.
+        add_span_processor: Any = getattr(provider, "add_span_processor", None)
+        if add_span_processor is None:
             return
         processor = _processors.get(id(provider))
         if processor is None:
             processor = _processors[id(provider)] = _CellSpans(self)
-            provider.add_span_processor(processor)
+            add_span_processor(processor)
         processor.tracker = self
 
     # -- IPython hooks -------------------------------------------------------------------------------------
@@ -221,8 +225,11 @@ class CellTracker:
             store = spans.run_store() if spans is not None else None
             if store is None:
                 return
-            attrs = span.attributes or {}
-            failed = span.status is not None and span.status.status_code.name == "ERROR"
+            attrs: Mapping[str, Any] = span.attributes or {}
+            status = span.status
+            failed, error = False, None
+            if status is not None and status.status_code.name == "ERROR":
+                failed, error = True, status.description
             trace_id = format(span.context.trace_id, "032x")
             store.add_runs(
                 [
@@ -233,7 +240,7 @@ class CellTracker:
                         "status": "failed" if failed else "completed",
                         "started_at": (span.start_time or 0) / 1e9,
                         "ended_at": (span.end_time or 0) / 1e9,
-                        "error": span.status.description if failed else None,
+                        "error": error,
                         "metadata": {"cell": dict(cell), "trace_id": trace_id, "via": "notebook"},
                         "events": [],
                     }
@@ -273,10 +280,11 @@ def notebook_runs(*, last: int = 20, everywhere: bool = False, user_ns: dict[str
         store = spans.run_store() if spans is not None else None
     store = store or default_store()
     path, _url = notebook_location(user_ns)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for row in store.summarize_runs(limit=None):
-        cell = (row.get("metadata") or {}).get("cell")
-        if not isinstance(cell, dict):
+        metadata: dict[str, Any] = row.get("metadata") or {}
+        cell = metadata.get("cell")
+        if not is_json_object(cell):
             continue
         mine = (path is not None and cell.get("notebook") == path) or cell.get("kernel") == _KERNEL
         if everywhere or mine:

@@ -23,10 +23,11 @@ import json
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _html as h
 from .._conversation import approval_states, unanswered_requests
+from .._json import is_json_object
 from .._types import AgentResponse, ChatResponse, Content, Message
 from ..exceptions import StructuredOutputError, ToolSchemaError
 
@@ -102,7 +103,10 @@ def _args_text(arguments: Any, limit: int = 80) -> str:
             arguments = json.loads(arguments)
         except ValueError:
             return h.shorten(arguments, limit)
-    text = ", ".join(f"{k}={v!r}" for k, v in arguments.items()) if isinstance(arguments, dict) else repr(arguments)
+    if isinstance(arguments, dict):
+        text = ", ".join(f"{k}={v!r}" for k, v in cast("dict[Any, Any]", arguments).items())
+    else:
+        text = repr(arguments)
     return h.shorten(text, limit)
 
 
@@ -119,7 +123,7 @@ def usage_text(usage: Mapping[str, object] | None) -> str:
     """Return a one-line token summary, e.g. ``'12 in · 30 out · 42 total tokens'`` (empty without usage)."""
     if not usage:
         return ""
-    parts = []
+    parts: list[str] = []
     for key, label in (("input_token_count", "in"), ("output_token_count", "out"), ("total_token_count", "total")):
         if usage.get(key) is not None:
             parts.append(f"{usage[key]} {label}")
@@ -417,7 +421,7 @@ def _as_tool(item: object) -> FunctionTool | None:
 
 def _signature(tool: FunctionTool) -> list[tuple[str, str]]:
     props = (_tool_parameters(tool) or {}).get("properties", {})
-    return [(str(k), str(v.get("type", "any")) if isinstance(v, dict) else "any") for k, v in props.items()]
+    return [(str(k), str(v.get("type", "any")) if is_json_object(v) else "any") for k, v in props.items()]
 
 
 def _tool_row_html(item: object) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _display
+from ._display import LAZY_TYPES, core_types, to_html, to_text
 
 __all__ = ["cell_tracker", "is_loaded", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -44,25 +44,25 @@ def is_loaded() -> bool:
 
 
 def _html_formatter(obj: Any) -> str | None:
-    return _display.to_html(obj)
+    return to_html(obj)
 
 
 def _text_printer(obj: Any, p: Any, cycle: bool) -> None:
-    text = _display.to_text(obj)
+    text = to_text(obj)
     p.text(text if text is not None and not cycle else repr(obj))
 
 
 def register_formatters(ip: Any, state: _LoadedState) -> None:
     """Register the HTML and text formatters for every type :mod:`._display` knows (idempotent)."""
     formatters = ip.display_formatter.formatters
-    for cls in _display.core_types():
+    for cls in core_types():
         for mime, func in (("text/html", _html_formatter), ("text/plain", _text_printer)):
             key = (mime, cls)
             if key in state.formatters:
                 continue
             # for_type returns what was registered before (or None) so unloading can restore it.
             state.formatters[key] = formatters[mime].for_type(cls, func)
-    for module, name in _display.LAZY_TYPES:
+    for module, name in LAZY_TYPES:
         for mime, func in (("text/html", _html_formatter), ("text/plain", _text_printer)):
             key = (mime, f"{module}.{name}")
             if key not in state.formatters:

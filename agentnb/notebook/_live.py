@@ -11,9 +11,10 @@ display stays the static HTML of :mod:`._display`.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import Any, cast
 
 from .._origin import origin_of, session_origin
+from ._widgets import ipy_display
 
 __all__ = ["live_display", "live_view"]
 
@@ -56,7 +57,8 @@ def live_view(obj: Any) -> Any:
         if not obj.user_input_requests:
             return None
         origin = origin_of(obj)
-        response, session = obj, (origin.session if origin is not None else None)
+        response = cast("AgentResponse[Any]", obj)  # whatever its value type: only its messages are shown
+        session = origin.session if origin is not None else None
     elif isinstance(obj, AgentSession):
         messages = obj.messages
         if not _pending(messages):
@@ -100,6 +102,4 @@ def live_display(obj: Any) -> None:
     if view._display_handle is None:  # pyright: ignore[reportPrivateUsage]
         view.display()
     else:
-        from IPython.display import display
-
-        display(view)  # shown again elsewhere: the same widget, no second owner of the output
+        ipy_display(view)  # shown again elsewhere: the same widget, no second owner of the output

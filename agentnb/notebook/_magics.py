@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
@@ -189,7 +190,7 @@ class AgentnbMagics(Magics):
         self._cassette_mode: str | None = None
         self._devui_urls: list[str] = []
 
-    @cell_magic("agent")
+    @cell_magic("agent")  # pyright: ignore[reportUntypedFunctionDecorator] - IPython's decorators are untyped
     def agent(self, line: str, cell: str) -> None:
         """Send the cell to an agent: ``%%agent NAME [--session VAR] [--no-stream] [--approve POLICY]``.
 
@@ -208,7 +209,7 @@ class AgentnbMagics(Magics):
             return
         view.run(prompt, display=True)
 
-    @line_magic("agentnb")
+    @line_magic("agentnb")  # pyright: ignore[reportUntypedFunctionDecorator] - IPython's decorators are untyped
     def agentnb(self, line: str) -> Any:
         """``%agentnb traces [--last N] | record PATH | replay PATH | record --stop | devui [--port N] | help``."""
         words = _split(line, AGENTNB_USAGE)
@@ -297,7 +298,8 @@ class AgentnbMagics(Magics):
         seen: dict[int, Agent] = {}
         for value in list(self._user_ns().values()):
             if isinstance(value, Agent):
-                seen.setdefault(id(value), value)
+                agent = cast("Agent[Any]", value)
+                seen.setdefault(id(agent), agent)
         return list(seen.values())
 
     def _restore_clients(self) -> int:
@@ -309,7 +311,7 @@ class AgentnbMagics(Magics):
         self._cassette_mode = None
         return restored
 
-    def _swap_clients(self, make: Any, mode: str) -> int:
+    def _swap_clients(self, make: Callable[[Any], Any], mode: str) -> int:
         self._restore_clients()
         count = 0
         for agent in self._agents():
@@ -364,7 +366,7 @@ class AgentnbMagics(Magics):
             raise UsageError(
                 f"{e}\n(in a notebook: %agentnb record {args.path}, run the cells, %agentnb record --stop)"
             ) from None
-        count = self._swap_clients(lambda client: replay, "replay")
+        count = self._swap_clients(lambda _client: replay, "replay")
         print(f"Replaying {args.path} for {count} agent(s): no network or API key needed.")
 
     # -- %agentnb devui ----------------------------------------------------------------------------------
@@ -405,7 +407,7 @@ class AgentnbMagics(Magics):
         return entities
 
     def _user_ns(self) -> dict[str, Any]:
-        return self.shell.user_ns if self.shell is not None else {}
+        return cast("dict[str, Any]", self.shell.user_ns) if self.shell is not None else {}
 
     def close(self) -> None:
         """Undo what the magics changed: restore swapped clients, stop DevUI servers they started."""

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from .. import _html as h
 from .. import _telemetry as tel
+from ._widgets import ipy_display
 
 __all__ = ["CellUsage", "Meter", "MeterMode", "get_prices", "set_prices"]
 
@@ -151,7 +152,5 @@ class Meter:
         self.last = line
         if self.mode == "off" or (self.mode == "auto" and not interactive):
             return
-        from IPython.display import display
-
         html = h.wrap(f"<div class='anb-muted anb-meter' style='font-size:0.85em'>{h.escape(line)}</div>")
-        display({"text/plain": line, "text/html": html}, raw=True)
+        ipy_display({"text/plain": line, "text/html": html}, raw=True)

@@ -13,14 +13,14 @@ import contextlib
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ._approval import AutoApprove, decide
 
 if TYPE_CHECKING:
     from .._agents import SupportsAgentRun
     from .._sessions import AgentSession
-    from .._types import Content
+    from .._types import AgentResponse, AgentResponseUpdate, Content, ResponseStream
 
 __all__ = ["ALWAYS_ALLOW_KEY", "AgentRun", "RunStatus", "waiting_run"]
 
@@ -277,7 +277,15 @@ class AgentRun:
             self._changed()
             # Earlier conversation that only this turn must carry (see resume()); shown once, sent once.
             sent, self._context = [*self._context, *pending_input], []
-            stream = self.agent.run(sent, session=self.session, stream=True) if self.stream else None
+            # SupportsAgentRun.run has no overloads: with stream=True it returns the ResponseStream.
+            stream = (
+                cast(
+                    "ResponseStream[AgentResponseUpdate, AgentResponse[Any]]",
+                    self.agent.run(sent, session=self.session, stream=True),
+                )
+                if self.stream
+                else None
+            )
             try:
                 if stream is None:
                     response = await self.agent.run(sent, session=self.session)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _html as h
+from ._widgets import ipy_display, on_click, widget_bundle
 
 __all__ = ["TraceView", "trace_html", "trace_text"]
 
@@ -99,7 +100,7 @@ def trace_html(rows: Sequence[dict[str, Any]], *, attributes: bool = True) -> st
     """
     if not rows:
         return "<div class='anb-muted'>No spans recorded yet. Run an agent with the extension loaded.</div>"
-    parts = []
+    parts: list[str] = []
     for trace_id, spans in _group(rows):
         t0 = min(r.get("start_ns") or 0 for r in spans)
         t1 = max(r.get("end_ns") or r.get("start_ns") or 0 for r in spans)
@@ -171,12 +172,13 @@ class TraceView:
         traces = _group(self.rows)
         # "" stands for all traces: a Dropdown shows a None value as an empty box.
         options = [("all traces", "")] + [(f"{tid[:16]} ({len(spans)} spans)", tid) for tid, spans in traces]
-        self.picker = w.Dropdown(options=options, value="", description="trace", layout=w.Layout(width="340px"))
+        # Held as Any: ipywidgets' traits (the picker's value) and Output's methods are untyped.
+        self.picker: Any = w.Dropdown(options=options, value="", description="trace", layout=w.Layout(width="340px"))
         self.picker.observe(self._on_pick, names="value")
         self.frame_button = w.Button(description="DataFrame", icon="table", tooltip="Show the spans as a DataFrame")
-        self.frame_button.on_click(lambda _b: self.show_dataframe())
+        on_click(self.frame_button, lambda _b: self.show_dataframe())
         self.tree = w.HTML(h.wrap(trace_html(self.rows)))
-        self.output = w.Output()
+        self.output: Any = w.Output()
         self.widget = w.VBox([w.HBox([self.picker, self.frame_button]), self.tree, self.output])
 
     def selected_rows(self) -> list[dict[str, Any]]:
@@ -195,9 +197,7 @@ class TraceView:
         self.frame = self.to_dataframe()
         self.output.clear_output()
         with self.output:
-            from IPython.display import display
-
-            display(self.frame)
+            ipy_display(self.frame)
         return self.frame
 
     def _on_pick(self, _change: Any) -> None:
@@ -208,7 +208,7 @@ class TraceView:
         return trace_text(self.selected_rows())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle = widget_bundle(self.widget, **kwargs)
         bundle["text/plain"] = self.to_text()
         # The static copy (what a saved notebook keeps) leaves the attributes out: they are the widget's
         # detail view, and which attributes a span carries changes with instrumentation settings.

@@ -77,6 +77,6 @@ def span_rows(*, last: int | None = None, trace_id: str | None = None) -> list[d
         for row in sorted(rows, key=lambda r: r["start_ns"]):
             if row["trace_id"] not in order:
                 order.append(row["trace_id"])
-        keep = set(order[-last:]) if last > 0 else set()
+        keep: set[str] = set(order[-last:]) if last > 0 else set()
         rows = [r for r in rows if r["trace_id"] in keep]
     return rows

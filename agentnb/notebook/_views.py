@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import time
 import warnings
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
 from ._approval import ApprovalCard, AutoApprove
 from ._display import agent_identity, messages_html, usage_text
 from ._run import AgentRun
-from ._widgets import close_tree, current_cell, settled_display
+from ._widgets import close_tree, current_cell, ipy_display, on_click, settled_display, widget_bundle
 
 if TYPE_CHECKING:
     from .._agents import SupportsAgentRun
@@ -116,14 +117,15 @@ class AgentView:
         self.controller = controller or AgentRun(agent, session=session, auto_approve=auto_approve, stream=stream)
         self.header = w.HTML(h.wrap(f"<div class='anb-head'>{_agent_title(agent)}</div>"))
         self.transcript = w.HTML()
-        self.cards_box = w.VBox()
+        # Widgets whose traits are read back are held as Any: ipywidgets' traits are untyped.
+        self.cards_box: Any = w.VBox()
         self.status_line = w.HTML()
-        self.stop_button = w.Button(
+        self.stop_button: Any = w.Button(
             description="Stop", icon="stop", button_style="warning", disabled=True, layout=w.Layout(width="90px")
         )
-        self.stop_button.on_click(lambda _b: self.stop())
+        on_click(self.stop_button, lambda _b: self.stop())
         footer = w.HBox([self.stop_button, self.status_line], layout=w.Layout(align_items="center"))
-        self.widget = w.VBox([self.header, self.transcript, self.cards_box, footer])
+        self.widget: Any = w.VBox([self.header, self.transcript, self.cards_box, footer])
         self.cards: dict[str, ApprovalCard] = {}
         self._last_render = 0.0
         self._render_handle: asyncio.TimerHandle | None = None
@@ -197,9 +199,7 @@ class AgentView:
     def display(self) -> None:
         """Display the view in the current output (once; later calls do nothing)."""
         if self._display_handle is None:
-            from IPython.display import display
-
-            self._display_handle = display(self, display_id=True)
+            self._display_handle = ipy_display(self, display_id=True)
             self._display_cell = current_cell()
 
     async def wait(self) -> Any:
@@ -286,7 +286,7 @@ class AgentView:
         return h.wrap(head + self._transcript_html() + f"<div>{self._status_html(timing=False)}</div>")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle = widget_bundle(self.widget, **kwargs)
         if self.status == "idle" and not self.controller.messages:
             # Nothing has happened yet: no static fallback (it would only repeat the header).
             bundle["text/plain"] = ""
@@ -305,7 +305,8 @@ class AgentView:
     def _usage(self) -> dict[str, Any] | None:
         total: dict[str, Any] = {}
         for response in self.controller.responses:
-            for key, value in (response.usage_details or {}).items():
+            usage: Mapping[str, Any] = response.usage_details or {}
+            for key, value in usage.items():
                 if isinstance(value, int):
                     total[key] = total.get(key, 0) + value
         return total or None
@@ -413,15 +414,18 @@ class ChatWidget(AgentView):
         import ipywidgets as w
 
         super().__init__(agent, session=session, auto_approve=auto_approve)
-        self.input = w.Text(placeholder="Message the agent and press Enter", layout=w.Layout(flex="1"))
+        self.input: Any = w.Text(placeholder="Message the agent and press Enter", layout=w.Layout(flex="1"))
         self.send_button = w.Button(description="Send", icon="paper-plane", button_style="primary")
         with warnings.catch_warnings():
             # ipywidgets 8 deprecates on_submit in favour of continuous_update=False, which also sends on blur:
             # clicking elsewhere would send a half-written message. Enter-to-send needs on_submit.
             warnings.simplefilter("ignore", DeprecationWarning)
-            self.input.on_submit(lambda _t: self.submit())
-        self.send_button.on_click(lambda _b: self.submit())
+            self.input.on_submit(self._on_enter)
+        on_click(self.send_button, lambda _b: self.submit())
         self.widget.children = (*self.widget.children, w.HBox([self.input, self.send_button]))
+
+    def _on_enter(self, _text_widget: Any) -> None:
+        self.submit()
 
     def submit(self, text: str | None = None) -> bool:
         """Send ``text`` (or the input box's text) as the next user message.

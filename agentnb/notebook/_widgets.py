@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["close_tree"]
+from .._json import is_json_object, is_list_or_tuple
+
+__all__ = ["close_tree", "ipy_display", "on_click", "widget_bundle"]
+
+# ipywidgets and IPython's display() are untyped: the views hold widgets as they are and reach them through
+# these helpers, the one place their signatures are assumed.
+
+
+def on_click(button: Any, callback: Callable[[Any], object]) -> None:
+    """Call ``callback`` with the button each time an ipywidgets ``Button`` is clicked."""
+    button.on_click(callback)
+
+
+def ipy_display(obj: object, **kwargs: Any) -> Any:
+    """IPython's ``display(obj, **kwargs)``; returns its display handle when ``display_id=True``."""
+    from IPython.display import display  # pyright: ignore[reportUnknownVariableType] - IPython is untyped here
+
+    return display(obj, **kwargs)
+
+
+def widget_bundle(widget: Any, **kwargs: Any) -> dict[str, Any]:
+    """A widget's MIME bundle (``_repr_mimebundle_``, the hook Jupyter calls) as a new dict."""
+    return dict(widget._repr_mimebundle_(**kwargs) or {})
 
 
 def close_tree(widget: Any) -> None:
@@ -23,7 +46,7 @@ def close_tree(widget: Any) -> None:
         for name in ("children", "layout", "style"):
             if name in getattr(current, "keys", ()):
                 value = getattr(current, name, None)
-                if isinstance(value, (list, tuple)):
+                if is_list_or_tuple(value):
                     stack.extend(value)
                 elif value is not None and hasattr(value, "close"):
                     stack.append(value)
@@ -48,8 +71,8 @@ def current_cell() -> str | None:
         parent = get_parent()
     except TypeError:  # pragma: no cover - ipykernel < 6 needs the channel
         parent = get_parent("shell")
-    header = (parent or {}).get("header") or {}
-    return header.get("msg_id")
+    header = parent.get("header") if is_json_object(parent) else None
+    return header.get("msg_id") if is_json_object(header) else None
 
 
 def settled_display(view: Any, handle: Any, cell: str | None) -> Any:
@@ -64,7 +87,7 @@ def settled_display(view: Any, handle: Any, cell: str | None) -> Any:
     """
     if handle is None or cell is None or cell != current_cell():
         return handle
-    from IPython.display import clear_output, display
+    from IPython.display import clear_output
 
     clear_output(wait=True)
-    return display(view, display_id=True)
+    return ipy_display(view, display_id=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
 from .._types import AgentResponse, ChatResponse, Message
-from ._widgets import current_cell, settled_display
+from ._widgets import current_cell, ipy_display, on_click, settled_display, widget_bundle
 
 if TYPE_CHECKING:
     from ..workflows import Workflow, WorkflowCheckpoint, WorkflowEvent, WorkflowRunResult
@@ -127,7 +127,7 @@ def workflow_text(workflow: Workflow) -> str:
 
 
 def _events_table(events: Sequence[WorkflowEvent[Any]]) -> str:
-    rows = []
+    rows: list[tuple[object, ...]] = []
     for event in events[-_EVENT_LIMIT:]:
         detail = event.state.value if event.type == "status" and event.state is not None else ""
         if not detail and event.data is not None:
@@ -318,9 +318,10 @@ class WorkflowView:
         self.header = w.HTML()
         self.graph = w.HTML()
         self.outputs_html = w.HTML()
-        self.requests_box = w.VBox()
+        # Widgets whose traits are read back are held as Any: ipywidgets' traits are untyped.
+        self.requests_box: Any = w.VBox()
         self.event_log = w.HTML()
-        self.slider = w.IntSlider(
+        self.slider: Any = w.IntSlider(
             value=0, min=0, max=0, description="checkpoint", disabled=True, continuous_update=False,
             layout=w.Layout(width="420px"),
         )  # fmt: skip
@@ -328,24 +329,24 @@ class WorkflowView:
         self.resume_button = w.Button(
             description="Resume from here", icon="play", disabled=True, layout=w.Layout(width="auto")
         )
-        self.resume_button.on_click(lambda _b: self.resume())
+        on_click(self.resume_button, lambda _b: self.resume())
         self.rerun_button = w.Button(
             description="Re-run executor", icon="redo", disabled=True, layout=w.Layout(width="auto"),
             tooltip="Run the chosen executor again from this checkpoint, nothing else; nothing is written",
         )  # fmt: skip
-        self.rerun_button.on_click(lambda _b: self._in_background(self.rerun()))
-        self.rerun_executor = w.Dropdown(
+        on_click(self.rerun_button, lambda _b: self._in_background(self.rerun()))
+        self.rerun_executor: Any = w.Dropdown(
             options=list(workflow.executors), description="executor", layout=w.Layout(width="260px")
         )
         self.rerun_executor.observe(self._on_rerun_executor, names="value")
-        self.rerun_input = w.Textarea(
+        self.rerun_input: Any = w.Textarea(
             placeholder="Its input at this checkpoint, as JSON (edit to try another)",
             layout=w.Layout(width="420px", height="80px"),
         )
         self.continue_button = w.Button(
             description="Continue with this output", icon="code-branch", disabled=True, layout=w.Layout(width="auto")
         )
-        self.continue_button.on_click(lambda _b: self._in_background(self.continue_from_rerun()))
+        on_click(self.continue_button, lambda _b: self._in_background(self.continue_from_rerun()))
         self.rerun_html = w.HTML()
         self.checkpoint_html = w.HTML()
         rerun_box = w.VBox(
@@ -385,9 +386,7 @@ class WorkflowView:
     def display(self) -> None:
         """Display the view in the current output (once)."""
         if self._display_handle is None:
-            from IPython.display import display
-
-            self._display_handle = display(self, display_id=True)
+            self._display_handle = ipy_display(self, display_id=True)
             self._display_cell = current_cell()
 
     async def wait(self) -> None:
@@ -537,18 +536,19 @@ class WorkflowView:
         """
         from ..workflows import parse_rerun_input
 
-        if self.selected is None:
+        selected = self.selected
+        if selected is None:
             if not self.checkpoints:
                 raise ValueError("No checkpoint to re-run from; run the workflow first.")
-            await self.select(self.slider.value)
-        executor_id = executor_id or self.rerun_executor.value
+            selected = await self.select(self.slider.value)
+        chosen: str = executor_id or self.rerun_executor.value
         text = self.rerun_input.value if input_json is None else input_json
         self.rerun_button.disabled = True
         try:
             edited: dict[str, Any] = {}
             if text.strip() and text != self._rerun_prefill:
-                edited["input"] = parse_rerun_input(text, self.workflow, executor_id)
-            result = await self._history().rerun_executor(self.selected.checkpoint_id, executor_id, **edited)
+                edited["input"] = parse_rerun_input(text, self.workflow, chosen)
+            result = await self._history().rerun_executor(selected.checkpoint_id, chosen, **edited)
         except (ValueError, TypeError) as exc:  # bad JSON, an input of the wrong type, nothing to run on
             self.rerun_result = None
             self.continue_button.disabled = True
@@ -606,7 +606,7 @@ class WorkflowView:
             prompt = w.HTML(h.wrap(f"<div>{h.badge('input needed', 'warn')} {asks}</div>"))
             answer = w.Text(placeholder="Your answer")
             send = w.Button(description="Send", button_style="primary")
-            send.on_click(lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
+            on_click(send, lambda _b, rid=request_id, box=answer: self.respond(rid, box.value))
             self._request_forms[request_id] = w.VBox([prompt, w.HBox([answer, send])])
         children = tuple(self._request_forms.values())
         if children != self.requests_box.children:
@@ -622,7 +622,7 @@ class WorkflowView:
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle = widget_bundle(self.widget, **kwargs)
         # Before the first run there is nothing to show without widgets.
         bundle["text/plain"] = self.to_text() if self.events else ""
         return bundle
