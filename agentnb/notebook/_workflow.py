@@ -22,7 +22,17 @@ from .._types import AgentResponse, ChatResponse, Message
 from ._widgets import current_cell, ipy_display, on_click, settled_display, widget_bundle
 
 if TYPE_CHECKING:
-    from ..workflows import Workflow, WorkflowCheckpoint, WorkflowEvent, WorkflowRunResult
+    from ..store import Store
+    from ..workflows import (
+        CheckpointHistory,
+        CheckpointInfo,
+        CheckpointStorage,
+        RerunResult,
+        Workflow,
+        WorkflowCheckpoint,
+        WorkflowEvent,
+        WorkflowRunResult,
+    )
 
 __all__ = [
     "STATE_COLOURS",
@@ -280,7 +290,13 @@ class WorkflowView:
         ```
     """
 
-    def __init__(self, workflow: Any, *, checkpoint_storage: Any = None, run_store: Any = None) -> None:
+    def __init__(
+        self,
+        workflow: Workflow,
+        *,
+        checkpoint_storage: CheckpointStorage | None = None,
+        run_store: Store | None = None,
+    ) -> None:
         import ipywidgets as w
 
         from ..workflows import InMemoryCheckpointStorage
@@ -291,21 +307,22 @@ class WorkflowView:
             checkpoint_storage = workflow.checkpoint_storage
         self.storage = checkpoint_storage if checkpoint_storage is not None else InMemoryCheckpointStorage()
         # The runs' events are kept in a run store so a re-run executor can be compared with what it yielded.
-        self.run_store = run_store if run_store is not None else workflow.run_store
-        self._own_store = self.run_store is None
-        if self.run_store is None:
+        store = run_store if run_store is not None else workflow.run_store
+        self._own_store = store is None
+        if store is None:
             from ..store import RunStore
 
-            self.run_store = RunStore(":memory:")
-        self.rerun_result: Any = None
+            store = RunStore(":memory:")
+        self.run_store: Store = store
+        self.rerun_result: RerunResult | None = None
         self._rerun_inputs: dict[str, list[Any]] = {}
         self._rerun_prefill = ""
         self.states: dict[str, str] = {}
-        self.events: list[Any] = []
+        self.events: list[WorkflowEvent[Any]] = []
         self.outputs: list[Any] = []
-        self.requests: dict[str, Any] = {}
-        self.checkpoints: list[Any] = []
-        self.selected: Any = None
+        self.requests: dict[str, WorkflowEvent[Any]] = {}
+        self.checkpoints: list[CheckpointInfo] = []
+        self.selected: WorkflowCheckpoint | None = None
         self.error: BaseException | None = None
         self.run_id: str | None = None
         self.status = "idle"
@@ -370,7 +387,7 @@ class WorkflowView:
         """Resume from a checkpoint (default: the one the slider shows): a new branch, history kept."""
         target = checkpoint_id
         if target is None and self.checkpoints:
-            target = self.checkpoints[self.slider.value].checkpoint_id
+            target = self.checkpoints[int(self.slider.value)].checkpoint_id
         if target is None:
             raise ValueError("No checkpoint selected; run the workflow first or pass checkpoint_id=....")
         self._start(checkpoint_id=target)
@@ -425,7 +442,7 @@ class WorkflowView:
         if self._display_handle is not None:
             self._display_handle.update(self)
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: WorkflowEvent[Any]) -> None:
         self.events.append(event)
         eid = event.executor_id
         if event.type == "started":
@@ -469,7 +486,7 @@ class WorkflowView:
         self.resume_button.disabled = self.rerun_button.disabled = False
 
     # -- time travel ---------------------------------------------------------------------------------------
-    async def select(self, index: int) -> Any:
+    async def select(self, index: int) -> WorkflowCheckpoint:
         """Show the checkpoint at ``index`` (oldest first): the state after that superstep."""
         info = self.checkpoints[index]
         if self.slider.value != index:
@@ -479,11 +496,11 @@ class WorkflowView:
                 self.slider.value = index
             finally:
                 self.slider.observe(self._on_slide, names="value")
-        self.selected = await self.storage.load(info.checkpoint_id)
+        selected = self.selected = await self.storage.load(info.checkpoint_id)
         self.resume_button.disabled = False
-        await self._offer_rerun()
+        await self._offer_rerun(selected)
         self._render()
-        return self.selected
+        return selected
 
     def _on_slide(self, change: Any) -> None:
         self._in_background(self.select(int(change["new"])))
@@ -494,14 +511,14 @@ class WorkflowView:
         task.add_done_callback(self._aux.discard)
 
     # -- re-running one executor -----------------------------------------------------------------------
-    def _history(self) -> Any:
+    def _history(self) -> CheckpointHistory:
         from ..workflows import CheckpointHistory
 
         return CheckpointHistory(self.storage, self.workflow, run_store=self.run_store)
 
-    async def _offer_rerun(self) -> None:
+    async def _offer_rerun(self, checkpoint: WorkflowCheckpoint) -> None:
         """Pick the executor due next at the selected checkpoint and show its input for editing."""
-        self._rerun_inputs = await self._history().inputs_at(self.selected.checkpoint_id)
+        self._rerun_inputs = await self._history().inputs_at(checkpoint.checkpoint_id)
         self.rerun_result = None
         self.rerun_html.value = ""
         self.continue_button.disabled = True
@@ -523,7 +540,7 @@ class WorkflowView:
         self._rerun_prefill = editable_input(inputs[0]) if len(inputs) == 1 else ""
         self.rerun_input.value = self._rerun_prefill
 
-    async def rerun(self, executor_id: str | None = None, input_json: str | None = None) -> Any:
+    async def rerun(self, executor_id: str | None = None, input_json: str | None = None) -> RerunResult | None:
         """Re-run one executor from the selected checkpoint and show how it compares with the original run.
 
         Args:
