@@ -33,7 +33,12 @@ from ._approval import (
     create_always_approve_tool_with_arguments_response,
     pending_approval_requests,
 )
-from ._clients import BaseChatClient, SupportsChatGetResponse
+from ._clients import (
+    BaseChatClient,
+    FunctionInvocationConfiguration,
+    SupportsChatGetResponse,
+    normalize_function_invocation_configuration,
+)
 from ._middleware import (
     AgentContext,
     AgentMiddleware,
@@ -171,6 +176,7 @@ __all__ = [
     "FileCheckpointStorage",
     "FileHistoryProvider",
     "FileSessionStore",
+    "FunctionInvocationConfiguration",
     "FunctionInvocationContext",
     "FunctionMiddleware",
     "FunctionTool",
@@ -218,6 +224,7 @@ __all__ = [
     "handler",
     "load_experiment",
     "load_ipython_extension",
+    "normalize_function_invocation_configuration",
     "pending_approval_requests",
     "register_state_type",
     "register_type",

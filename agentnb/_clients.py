@@ -11,7 +11,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
 
 from typing_extensions import Self, TypeVar
 
@@ -51,15 +51,88 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError
+from .exceptions import AgentnbError, ToolError, UnknownToolError
 
 if TYPE_CHECKING:
     from ._agents import Agent
     from ._sessions import AgentSession
 
-__all__ = ["BaseChatClient", "SupportsChatGetResponse"]
+__all__ = [
+    "BaseChatClient",
+    "FunctionInvocationConfiguration",
+    "SupportsChatGetResponse",
+    "normalize_function_invocation_configuration",
+]
 
 DEFAULT_MAX_ITERATIONS = 40
+DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST = 3
+LIMIT_REACHED_TEXT = "Function invocation limit reached before a final answer could be produced."
+
+
+class FunctionInvocationConfiguration(TypedDict, total=False):
+    """The knobs of a chat client's function-invocation loop (``client.function_invocation_configuration``).
+
+    A plain dict, as in the reference: change it in place (``client.function_invocation_configuration
+    ["max_iterations"] = 5``) and the next request uses it.
+
+    - ``enabled``: run the loop at all; ``False`` returns the model's tool calls to the caller unexecuted.
+    - ``max_iterations``: model calls in one request that may call tools (default 40); one more call without
+      tools then asks for the answer.
+    - ``max_function_calls``: tool executions in one request (``None``: unlimited). Checked after each batch,
+      so a batch of parallel calls runs whole; after the limit the model answers without tools.
+    - ``max_consecutive_errors_per_request``: batches in a row with a failed call (default 3) after which the
+      model answers without tools.
+    - ``terminate_on_unknown_calls``: a call to a tool that does not exist raises ``UnknownToolError``
+      instead of reporting the mistake to the model.
+    - ``additional_tools``: tools that run when the model calls them but are not offered to it.
+    - ``include_detailed_errors``: show the model the exception a tool raised (type and message); by
+      default it is told only that the tool failed, and the detail stays in the result's ``exception``.
+      agentnb's own errors (unknown tool, invalid arguments, invocation limits) always reach the model,
+      since they tell it how to correct its call and reveal nothing of the tool's internals.
+    """
+
+    enabled: bool
+    max_iterations: int
+    max_function_calls: int | None
+    max_consecutive_errors_per_request: int
+    terminate_on_unknown_calls: bool
+    additional_tools: Sequence[FunctionTool]
+    include_detailed_errors: bool
+
+
+def normalize_function_invocation_configuration(
+    config: FunctionInvocationConfiguration | Mapping[str, Any] | None = None,
+) -> FunctionInvocationConfiguration:
+    """Every knob with its default, overridden by ``config``; raises ``ValueError`` for an impossible value.
+
+    Example:
+        >>> normalize_function_invocation_configuration({"max_iterations": 5})["max_iterations"]
+        5
+    """
+    normalized = FunctionInvocationConfiguration(
+        enabled=True,
+        max_iterations=DEFAULT_MAX_ITERATIONS,
+        max_function_calls=None,
+        max_consecutive_errors_per_request=DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST,
+        terminate_on_unknown_calls=False,
+        additional_tools=[],
+        include_detailed_errors=False,
+    )
+    if config:
+        unknown = sorted(set(config) - set(normalized))
+        if unknown:
+            raise ValueError(f"Unknown function invocation setting(s) {unknown}; known: {sorted(normalized)}.")
+        normalized.update(cast("FunctionInvocationConfiguration", dict(config)))  # keys checked above
+    iterations = normalized.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+    if iterations < 1:
+        raise ValueError(f"max_iterations must be >= 1, got {iterations}")
+    limit = normalized.get("max_function_calls")
+    if limit is not None and limit < 1:
+        raise ValueError(f"max_function_calls must be >= 1 or None, got {limit}")
+    errors = normalized.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
+    if errors < 0:
+        raise ValueError(f"max_consecutive_errors_per_request must be >= 0, got {errors}")
+    return normalized
 
 
 @runtime_checkable
@@ -85,7 +158,10 @@ class BaseChatClient(ABC, Generic[OptionsT]):
     Args:
         model_id: The model this client asks by default.
         middleware: Chat and function middleware applied to every request of this client.
-        max_iterations: Model calls allowed in one request while tools are being called.
+        function_invocation_configuration: The tool loop's knobs (see :class:`FunctionInvocationConfiguration`);
+            kept, completed with the defaults, as the mutable dict ``client.function_invocation_configuration``.
+        max_iterations: agentnb's shorthand for ``function_invocation_configuration["max_iterations"]``
+            (also readable and settable as ``client.max_iterations``).
 
     Example:
         ```python
@@ -107,15 +183,30 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         *,
         model_id: str | None = None,
         middleware: Sequence[Any] | None = None,
-        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        max_iterations: int | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
-        if max_iterations < 1:
-            raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+        config = dict(function_invocation_configuration or {})
+        if max_iterations is not None:
+            config["max_iterations"] = max_iterations
+        self.function_invocation_configuration: FunctionInvocationConfiguration = (
+            normalize_function_invocation_configuration(config)
+        )
         self.model_id = model_id
         self.middleware: list[Any] = list(middleware or [])
-        self.max_iterations = max_iterations
         self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    @property
+    def max_iterations(self) -> int:
+        """``function_invocation_configuration["max_iterations"]``: model calls in one request that may call tools."""
+        return self.function_invocation_configuration.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+
+    @max_iterations.setter
+    def max_iterations(self, value: int) -> None:
+        if value < 1:
+            raise ValueError(f"max_iterations must be >= 1, got {value}")
+        self.function_invocation_configuration["max_iterations"] = value
 
     async def close(self) -> None:
         """Release what the client holds (nothing by default; providers close their HTTP clients)."""
@@ -265,6 +356,9 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     response.messages = [m for m in response.messages if m.contents]
 
 
+_VISIBLE_TYPES = frozenset({"text", "data", "uri", "error", "hosted_file", "hosted_vector_store"})
+
+
 class _FunctionInvocationLoop:
     """One request: model -> tools -> model ..., streaming updates as they happen."""
 
@@ -293,7 +387,9 @@ class _FunctionInvocationLoop:
         self.new_messages: list[Message] = []
         self.usage: UsageDetails | None = None
         self.last: ChatResponse | None = None
-        self.tools: list[FunctionTool] = []
+        self.tools: list[FunctionTool] = []  # offered to the model
+        self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
+        self.calls_made = 0
 
     async def run_to_completion(self) -> ChatResponse:
         async for _ in self.run(stream=False):
@@ -324,22 +420,33 @@ class _FunctionInvocationLoop:
         return ChatResponseUpdate(contents=list(message.contents), role=message.role, message_id=message.message_id)
 
     async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
-        self.tools = await resolve_tools(self.options.get("tools"))
+        config = self.client.function_invocation_configuration
+        self.tools = self.runnable = await resolve_tools(self.options.get("tools"))
         conversation = list(self.input)
         instructions = self.options.get("instructions")
         if instructions:
             conversation.insert(0, Message("system", [instructions]))
+        # Disabled: no loop, one model call with the tools offered; its calls go back to the caller unexecuted.
+        enabled = config.get("enabled", True)
+        if enabled:
+            hidden = config.get("additional_tools")
+            if hidden:
+                extra = await resolve_tools(list(hidden))
+                self.runnable = [*self.tools, *(t for t in extra if t not in self.tools)]
+            updates, done = await self._settle_answers(conversation)
+            if stream:
+                for update in updates:
+                    yield update
+            if done:
+                return
 
-        updates, done = await self._settle_answers(conversation)
-        if stream:
-            for update in updates:
-                yield update
-        if done:
-            return
-
-        max_iterations = self.client.max_iterations
+        max_iterations = config.get("max_iterations", DEFAULT_MAX_ITERATIONS)
+        max_calls = config.get("max_function_calls")
+        max_errors = config.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
+        errors_in_a_row = 0
+        tools_stopped = max_calls is not None and self.calls_made >= max_calls
         for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
-            over_budget = iterations_used(conversation) >= max_iterations
+            over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
             response = None
             async with aclosing(self._call_model(conversation, stream=stream, allow_tools=not over_budget)) as items:
                 async for item in items:
@@ -357,10 +464,19 @@ class _FunctionInvocationLoop:
             _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
-            calls = [c for m in response.messages for c in calls_in(m)]
-            if not calls or over_budget:
+            if not enabled:
                 return
-            tools_by_name = {t.name: t for t in self.tools}
+            calls = [c for m in response.messages for c in calls_in(m)]
+            if over_budget:
+                if not any(c.type in _VISIBLE_TYPES for m in response.messages for c in m.contents):
+                    # The calls it made anyway were dropped: say why there is no answer.
+                    fallback = self._add(Message("assistant", [LIMIT_REACHED_TEXT]))
+                    if stream:
+                        yield fallback
+                return
+            if not calls:
+                return
+            tools_by_name = {t.name: t for t in self.runnable}
             if any(c.name in tools_by_name and tools_by_name[c.name].func is None for c in calls):
                 return  # declaration-only tools: the caller executes them
             asked = calls_needing_approval(calls, tools_by_name, has_session=self.session is not None)
@@ -371,6 +487,13 @@ class _FunctionInvocationLoop:
                 if stream:
                     yield ChatResponseUpdate(contents=requests, role="assistant", message_id=holder.message_id)
                 return
+            if config.get("terminate_on_unknown_calls") and (
+                unknown := [c.name for c in calls if c.name not in tools_by_name]
+            ):
+                raise UnknownToolError(
+                    f"The model called {unknown!r}, which is not among the tools "
+                    f"({', '.join(sorted(tools_by_name)) or 'none'}), and terminate_on_unknown_calls is set."
+                )
             results = await self._execute(calls)
             conversation.append(results)
             update = self._add(results)
@@ -378,6 +501,12 @@ class _FunctionInvocationLoop:
                 yield update
             if results.additional_properties.get("terminate"):
                 return
+            if any(c.exception is not None for c in results.contents):
+                errors_in_a_row += 1
+                tools_stopped = tools_stopped or errors_in_a_row >= max_errors
+            else:
+                errors_in_a_row = 0
+            tools_stopped = tools_stopped or (max_calls is not None and self.calls_made >= max_calls)
 
     async def _settle_answers(self, conversation: list[Message]) -> tuple[list[ChatResponseUpdate], bool]:
         """Take the approval answers in the input: run or deny the calls they decide, or ask for what is missing.
@@ -390,7 +519,7 @@ class _FunctionInvocationLoop:
         standalone = batch is None and self.session is None
         check_answers(conversation, batch, standalone=standalone)
         if batch is not None:
-            answers, waiting = batch.settle(conversation, {t.name: t for t in self.tools})
+            answers, waiting = batch.settle(conversation, {t.name: t for t in self.runnable})
             if waiting:
                 return [self._add(Message("assistant", waiting))], True
             calls, updates = batch.calls, []
@@ -446,8 +575,9 @@ class _FunctionInvocationLoop:
 
         ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer).
         """
-        tools_by_name = {t.name: t for t in self.tools}
+        tools_by_name = {t.name: t for t in self.runnable}
         answers = list(approvals) if approvals is not None else [None] * len(calls)
+        self.calls_made += len(calls)
         if len(calls) == 1:
             outcomes = [await self._invoke(calls[0], tools_by_name, answers[0])]
         else:
@@ -499,7 +629,14 @@ class _FunctionInvocationLoop:
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
+            detail = f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
+            if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
+                "include_detailed_errors", False
+            ):
+                return Content.from_function_result(call_id, exception=detail), context.terminate
+            # What the tool raised may hold its internals (paths, queries, secrets): the model is told only
+            # that it failed (the result's text); the caller keeps the detail in ``exception``.
             return Content.from_function_result(
-                call_id, exception=f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
+                call_id, result=f"Error: tool {tool.name!r} failed.", exception=detail
             ), context.terminate
         return Content.from_function_result(call_id, result=context.result), context.terminate

@@ -27,7 +27,7 @@ from typing import runtime_checkable as _runtime_checkable
 
 from ._json import is_list_or_tuple
 from ._telemetry_layers import traced_tool_invoke
-from .exceptions import ToolError, ToolSchemaError
+from .exceptions import ToolArgumentsError, ToolError, ToolSchemaError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -306,7 +306,7 @@ class FunctionTool:
         if model is None:
             missing = [k for k in self.parameters().get("required", []) if k not in arguments]
             if missing:
-                raise ValueError(f"Missing required argument(s) {missing} for tool {self.name!r}.")
+                raise ToolArgumentsError(f"Missing required argument(s) {missing} for tool {self.name!r}.")
             return arguments
         try:
             validated = model.model_validate(arguments)
@@ -315,7 +315,7 @@ class FunctionTool:
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
                 for err in e.errors(include_url=False)
             )
-            raise ValueError(f"Invalid arguments for tool {self.name!r}: {problems}") from None
+            raise ToolArgumentsError(f"Invalid arguments for tool {self.name!r}: {problems}") from None
         values = {name: getattr(validated, name) for name in type(validated).model_fields}
         if self._accepts_kwargs:
             values.update({k: v for k, v in arguments.items() if k not in values})
@@ -329,7 +329,11 @@ class FunctionTool:
         context: FunctionInvocationContext | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Validate ``arguments`` and call the function; returns what the function returns."""
+        """Validate ``arguments`` and call the function; returns what the function returns.
+
+        Raises:
+            ToolArgumentsError: The arguments do not fit the schema (a ``ValueError`` too).
+        """
         if self.func is None:
             raise ToolError(f"Tool {self.name!r} is a declaration only; the caller must execute it.")
         if self.max_invocations is not None and self.invocation_count >= self.max_invocations:

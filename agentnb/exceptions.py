@@ -18,6 +18,8 @@ AgentnbError
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
 │   ├── ToolExecutionError           a tool failed while running
+│   ├── ToolArgumentsError           the model's arguments do not fit the tool's schema (also a ValueError)
+│   ├── UnknownToolError             the model called a tool that does not exist (also a KeyError)
 │   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
 ├── ApprovalError                    an approval answer that matches no pending request
 ├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
@@ -81,11 +83,13 @@ __all__ = [
     "SessionError",
     "StoreError",
     "StructuredOutputError",
+    "ToolArgumentsError",
     "ToolError",
     "ToolException",
     "ToolExecutionError",
     "ToolExecutionException",
     "ToolSchemaError",
+    "UnknownToolError",
     "WorkflowCheckpointException",
     "WorkflowError",
     "WorkflowException",
@@ -191,6 +195,20 @@ class ToolError(AgentnbError):
 
 class ToolExecutionError(ToolError):
     """A tool failed while running; raised when a run is configured to fail on tool errors."""
+
+
+class ToolArgumentsError(ToolError, ValueError):
+    """The model's arguments for a tool do not fit its schema (a ``ValueError`` too, as it was before)."""
+
+
+class UnknownToolError(ToolError, KeyError):
+    """The model called a tool that does not exist, with ``terminate_on_unknown_calls`` set.
+
+    A ``KeyError`` too, which is what the reference raises there.
+    """
+
+    def __str__(self) -> str:
+        return Exception.__str__(self)  # KeyError would quote the message
 
 
 class ToolSchemaError(ToolError):

@@ -78,7 +78,10 @@ RENAMES: dict[str, tuple[str, str]] = {
     "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
     "AgentTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
     "ChatTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
-    "DEFAULT_MAX_ITERATIONS": ("agentnb.BaseChatClient", "`max_iterations=` on the client"),
+    "DEFAULT_MAX_ITERATIONS": (
+        "agentnb.BaseChatClient",
+        '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',
+    ),
     # Reference exceptions with no class of their own in agentnb: the nearest class to catch.
     "ChatClientInvalidRequestException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
     "ChatClientInvalidResponseException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),

@@ -5,9 +5,18 @@ import asyncio
 import pytest
 from pydantic import BaseModel
 
-from agentnb import BaseChatClient, ChatResponse, Content, FunctionInvocationContext, Message, tool
-from agentnb.exceptions import ChatClientError, StructuredOutputError
+from agentnb import (
+    BaseChatClient,
+    ChatResponse,
+    Content,
+    FunctionInvocationContext,
+    Message,
+    normalize_function_invocation_configuration,
+    tool,
+)
+from agentnb.exceptions import ChatClientError, StructuredOutputError, UnknownToolError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
+from agentnb.openai._shared import function_result_text
 
 call = ScriptedChatClient.call
 
@@ -229,3 +238,195 @@ async def test_cancelling_a_stream_closes_the_provider_stream() -> None:
             break
     await stream.aclose()
     assert closed.is_set()
+
+
+# -- function_invocation_configuration ---------------------------------------------------------------------
+
+
+def test_function_invocation_configuration_is_the_references_mutable_dict() -> None:
+    client = ScriptedChatClient([])
+    assert client.function_invocation_configuration == {
+        "enabled": True,
+        "max_iterations": 40,
+        "max_function_calls": None,
+        "max_consecutive_errors_per_request": 3,
+        "terminate_on_unknown_calls": False,
+        "additional_tools": [],
+        "include_detailed_errors": False,
+    }
+    client.function_invocation_configuration["max_iterations"] = 7
+    assert client.max_iterations == 7  # agentnb's attribute reads the same dict
+    client.max_iterations = 9
+    assert client.function_invocation_configuration["max_iterations"] == 9
+    configured = ScriptedChatClient([], function_invocation_configuration={"max_function_calls": 2}, max_iterations=5)
+    assert configured.function_invocation_configuration["max_function_calls"] == 2
+    assert configured.function_invocation_configuration["max_iterations"] == 5
+    for bad, match in [
+        ({"max_iterations": 0}, "max_iterations must be >= 1"),
+        ({"max_function_calls": 0}, "max_function_calls must be >= 1 or None"),
+        ({"max_consecutive_errors_per_request": -1}, "must be >= 0"),
+        ({"max_iteration": 3}, "Unknown function invocation setting"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            normalize_function_invocation_configuration(bad)  # type: ignore[arg-type]
+
+
+def _tools_offered(seen: list[bool]):
+    """A model that calls ``again`` whenever tools are offered (recording whether they were), else answers."""
+
+    def model(messages, options):
+        seen.append(bool(options.get("tools")))
+        if options.get("tools"):
+            return [Content.from_function_call(f"c{len(seen)}", "again", "{}")]
+        return "answer without tools"
+
+    return model
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_disabled_loop_returns_the_calls_unexecuted(stream: bool) -> None:
+    ran: list[str] = []
+
+    @tool
+    def again() -> str:
+        ran.append("again")
+        return "more"
+
+    seen: list[bool] = []
+    client = FunctionChatClient(_tools_offered(seen))
+    client.function_invocation_configuration["enabled"] = False
+    if stream:
+        response = await client.get_response("go", tools=[again], stream=True).get_final_response()
+    else:
+        response = await client.get_response("go", tools=[again])
+    assert seen == [True] and ran == []  # one model call, tools offered, nothing executed
+    assert [(c.type, c.name) for c in response.messages[0].contents] == [("function_call", "again")]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_max_function_calls_stops_tools_after_the_batch_that_reaches_it(stream: bool) -> None:
+    ran: list[str] = []
+
+    @tool
+    def again() -> str:
+        ran.append("again")
+        return "more"
+
+    seen: list[bool] = []
+    client = FunctionChatClient(_tools_offered(seen), function_invocation_configuration={"max_function_calls": 2})
+    if stream:
+        response = await client.get_response("go", tools=[again], stream=True).get_final_response()
+    else:
+        response = await client.get_response("go", tools=[again])
+    assert len(ran) == 2 and seen == [True, True, False]
+    assert response.text == "answer without tools"
+
+
+async def test_max_function_calls_and_max_iterations_say_so_when_the_model_gives_no_answer() -> None:
+    @tool
+    def again() -> str:
+        return "more"
+
+    def stubborn(messages, options):  # calls the tool even when none is offered
+        return [Content.from_function_call(f"c{len(messages)}", "again", "{}")]
+
+    client = FunctionChatClient(stubborn, function_invocation_configuration={"max_function_calls": 1})
+    response = await client.get_response("go", tools=[again])
+    assert response.text == "Function invocation limit reached before a final answer could be produced."
+    assert len(results_of(response)) == 1  # the call made without tools did not run
+    stream = FunctionChatClient(stubborn, max_iterations=1).get_response("go", tools=[again], stream=True)
+    updates = [u async for u in stream]
+    assert updates[-1].text == "Function invocation limit reached before a final answer could be produced."
+
+
+@pytest.mark.parametrize(("limit", "model_calls_with_tools"), [(3, 3), (1, 1), (0, 1)])
+async def test_consecutive_errors_stop_tools(limit: int, model_calls_with_tools: int) -> None:
+    @tool
+    def again() -> str:
+        raise RuntimeError("backend down")
+
+    seen: list[bool] = []
+    client = FunctionChatClient(
+        _tools_offered(seen), function_invocation_configuration={"max_consecutive_errors_per_request": limit}
+    )
+    response = await client.get_response("go", tools=[again])
+    assert seen == [True] * model_calls_with_tools + [False]
+    assert response.text == "answer without tools"
+
+
+async def test_a_successful_batch_resets_the_consecutive_error_count() -> None:
+    outcomes = iter([False, True, False, True, False])  # fail, ok, fail, ok, fail: never two in a row
+
+    @tool
+    def flaky() -> str:
+        if not next(outcomes):
+            raise RuntimeError("flaky")
+        return "ok"
+
+    script = [call("flaky", call_id=f"c{i}") for i in range(5)] + ["done"]
+    client = ScriptedChatClient(script, function_invocation_configuration={"max_consecutive_errors_per_request": 2})
+    response = await client.get_response("go", tools=[flaky])
+    assert len(results_of(response)) == 5 and response.text == "done"
+
+
+async def test_terminate_on_unknown_calls_raises_before_anything_runs() -> None:
+    ran: list[str] = []
+
+    @tool
+    def known() -> str:
+        ran.append("known")
+        return "ok"
+
+    script = [[call("known", call_id="a"), call("missing", call_id="b")], "done"]
+    client = ScriptedChatClient(script, function_invocation_configuration={"terminate_on_unknown_calls": True})
+    with pytest.raises(UnknownToolError, match=r"\['missing'\]") as raised:
+        await client.get_response("go", tools=[known])
+    assert isinstance(raised.value, KeyError) and ran == []
+    # Without it the model hears of its mistake and the run goes on.
+    response = await ScriptedChatClient(script).get_response("go", tools=[known])
+    assert ran == ["known"] and "there is no tool named 'missing'" in (results_of(response)[1].exception or "")
+
+
+async def test_additional_tools_run_but_are_not_offered() -> None:
+    @tool
+    def visible() -> str:
+        return "v"
+
+    @tool
+    def hidden() -> str:
+        return "h"
+
+    offered: list[list[str]] = []
+
+    def model(messages, options):
+        offered.append([t.name for t in options.get("tools") or []])
+        return "done" if messages[-1].role == "tool" else [Content.from_function_call("c1", "hidden", "{}")]
+
+    client = FunctionChatClient(model, function_invocation_configuration={"additional_tools": [hidden]})
+    response = await client.get_response("go", tools=[visible])
+    assert offered == [["visible"], ["visible"]]
+    assert results_of(response)[0].result == "h" and response.text == "done"
+
+
+async def test_the_model_sees_a_tools_exception_only_with_include_detailed_errors() -> None:
+    @tool
+    def connect() -> str:
+        raise ConnectionError("postgres://admin:hunter2@db.internal/prod refused")
+
+    @tool
+    def add(a: int) -> int:
+        return a
+
+    script = [[call("connect", call_id="c1"), call("add", call_id="c2", a="x")], "sorry"]
+    client = ScriptedChatClient(list(script))
+    response = await client.get_response("go", tools=[connect, add])
+    failed, invalid = results_of(response)
+    assert failed.result == "Error: tool 'connect' failed."  # what the model is sent
+    assert "hunter2" in (failed.exception or "")  # the caller keeps the detail
+    assert function_result_text(failed) == "Error: tool 'connect' failed."
+    # agentnb's own errors (here the model's invalid arguments) always reach the model: they say how to fix it.
+    assert invalid.result is None and "Invalid arguments for tool 'add'" in function_result_text(invalid)
+
+    detailed = ScriptedChatClient(list(script), function_invocation_configuration={"include_detailed_errors": True})
+    failed, _ = results_of(await detailed.get_response("go", tools=[connect, add]))
+    assert failed.result is None and "hunter2" in function_result_text(failed)

@@ -294,8 +294,12 @@ def response_format_schema(response_format: Any) -> tuple[str, dict[str, Any]] |
 
 
 def function_result_text(content: Content) -> str:
-    """What the model sees for a tool result: the error text for a failed call, else the result as text."""
-    if content.exception:
+    """What the model sees for a tool result: the result as text; for a failed call without one, the error text.
+
+    A failed call whose result is set (the loop's "tool failed" without the exception's detail, see
+    ``include_detailed_errors``) sends only that result: the detail in ``exception`` is for the caller.
+    """
+    if content.exception and content.result is None:
         return f"Error: {content.exception}"
     return result_to_text(content.result)
 

@@ -608,6 +608,22 @@ CASES: dict[str, Case] = {
             re.compile(r"SVG file saved to: \S+\.svg"),
         ],
     ),
+    # The sample's documented output shows the configuration as JSON from an older release; the reference's
+    # configuration is a plain dict (a TypedDict) and prints as one, as agentnb's does.
+    "02-agents/tools/function_invocation_configuration.py": Case(
+        script=[
+            call("add", x=239847293, y=29834),
+            _saw("239847293 + 29834 = 239877127", "239,877,127"),
+        ],
+        expected=[
+            "Function invocation configured as: \n{'enabled': True, 'max_iterations': 40, 'max_function_calls': None, "
+            "'max_consecutive_errors_per_request': 3, 'terminate_on_unknown_calls': False, 'additional_tools': [], "
+            "'include_detailed_errors': True}",
+            "=" * 60,
+            "Call add(239847293, 29834)",
+            "Response: 239,877,127",
+        ],
+    ),
 }
 
 
