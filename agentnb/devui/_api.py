@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
@@ -35,6 +35,9 @@ from agentnb.workflows import WorkflowErrorDetails
 from ._admission import is_loopback_client
 from ._discovery import Catalog, Entity
 from ._widgets import readable
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["ApiError", "ResponsesAPI", "api_routes"]
 
@@ -84,7 +87,7 @@ class ResponsesAPI:
         store: A run store to save agent sessions into (so the DevUI lists them); optional.
     """
 
-    def __init__(self, catalog: Catalog, *, token: str | None = None, store: Any = None) -> None:
+    def __init__(self, catalog: Catalog, *, token: str | None = None, store: Store | None = None) -> None:
         self.catalog = catalog
         self.token = token
         self.store = store

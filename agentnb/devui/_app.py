@@ -6,7 +6,7 @@ sessions of a server, the per-session state (chat sessions, selections, polling)
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import panel as pn
 
@@ -14,6 +14,9 @@ from agentnb._html import badge, escape
 
 from ._discovery import Catalog, Entity
 from ._widgets import error_card, html_pane, watch
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["DevUI", "create_app", "enable_tracing"]
 
@@ -57,7 +60,7 @@ class DevUI:
         self,
         catalog: Catalog,
         *,
-        store: Any = None,
+        store: Store | None = None,
         poll_ms: int = 1000,
         tracing: bool = False,
         mode: Literal["developer", "user"] = "developer",
@@ -262,7 +265,7 @@ class DevUI:
 _tracing_stores: set[int] = set()
 
 
-def enable_tracing(store: Any) -> bool:
+def enable_tracing(store: Store) -> bool:
     """Record this process's spans into ``store`` (once per process); ``False`` when the SDK is missing."""
     if id(store) in _tracing_stores:
         return True
@@ -277,7 +280,7 @@ def enable_tracing(store: Any) -> bool:
 
 
 def create_app(
-    catalog: Catalog | None = None, *, store: Any = None, poll_ms: int = 1000, tracing: bool = False
+    catalog: Catalog | None = None, *, store: Store | None = None, poll_ms: int = 1000, tracing: bool = False
 ) -> pn.viewable.Viewable:
     """Build the DevUI page for the current browser session.
 

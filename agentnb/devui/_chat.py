@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import panel as pn
 
@@ -34,6 +34,9 @@ from agentnb._types import AgentResponse, Content, Message
 from ._discovery import Entity
 from ._tokens import TokenLedger
 from ._widgets import error_card, highlight_code, html_pane, readable, set_html, watch
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["ChatView", "model_label", "stored_session_label"]
 
@@ -152,7 +155,9 @@ class ChatView:
         >>> view.panel()  # doctest: +SKIP
     """
 
-    def __init__(self, entity: Entity, *, store: Any = None, on_open: Callable[[str, str], None] | None = None) -> None:
+    def __init__(
+        self, entity: Entity, *, store: Store | None = None, on_open: Callable[[str, str], None] | None = None
+    ) -> None:
         self.entity = entity
         self.agent = entity.obj
         self.store = store
@@ -744,11 +749,11 @@ class ChatView:
 class _TurnRecord:
     """Mirrors one chat turn into the run store, so it is listed with every other run (best effort)."""
 
-    store: Any
+    store: Store | None
     run_id: str
 
     @classmethod
-    def start(cls, store: Any, name: str, view: _SessionView, message: Message, model: str) -> _TurnRecord:
+    def start(cls, store: Store | None, name: str, view: _SessionView, message: Message, model: str) -> _TurnRecord:
         run_id = uuid.uuid4().hex
         if store is None:
             return cls(None, run_id)

@@ -12,9 +12,12 @@ import ipaddress
 import socket
 import threading
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._discovery import Catalog, discover
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["free_port", "is_loopback", "running_servers", "serve", "stop"]
 
@@ -75,7 +78,7 @@ def serve(
     address: str = "127.0.0.1",
     background: bool = True,
     show: bool = False,
-    store: Any = None,
+    store: Store | None = None,
     token: str | None = None,
     basic_auth: str | None = None,
     title: str = "agentnb DevUI",

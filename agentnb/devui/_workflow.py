@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import panel as pn
 
@@ -26,6 +26,9 @@ from ._forms import TypeForm, hints_of, type_label
 from ._graph import GraphPane
 from ._runs import event_table, events_frame
 from ._widgets import error_card, html_pane, jsonable, readable, set_html, watch
+
+if TYPE_CHECKING:
+    from agentnb.store import Store
 
 __all__ = ["WorkflowRunner", "WorkflowView", "event_summary"]
 
@@ -97,7 +100,7 @@ class WorkflowRunner:
         >>> events = [e async for e in runner.stream(message=None)]  # doctest: +SKIP
     """
 
-    def __init__(self, workflow: Any, store: Any) -> None:
+    def __init__(self, workflow: Any, store: Store | None) -> None:
         self.workflow = workflow
         self.store = store
 
@@ -130,7 +133,7 @@ class WorkflowView:
     """
 
     def __init__(
-        self, entity: Entity, *, store: Any = None, on_checkpoint: Callable[[str], None] | None = None
+        self, entity: Entity, *, store: Store | None = None, on_checkpoint: Callable[[str], None] | None = None
     ) -> None:
         self.entity = entity
         self.workflow = entity.obj
