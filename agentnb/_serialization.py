@@ -24,10 +24,13 @@ import json
 import sys
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ._json import is_list_or_tuple
 from .exceptions import SerializationError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = [
     "MAX_DEPTH",
@@ -248,7 +251,7 @@ def _decode_pydantic(data: dict[str, Any], depth: int) -> Any:
     cls = resolve_type(data["type"])
     if not hasattr(cls, "model_validate"):
         raise SerializationError(f"{data['type']!r} is not a pydantic model; refusing to restore it.")
-    return cls.model_validate(data["data"])  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+    return cast("type[BaseModel]", cls).model_validate(data["data"])
 
 
 def _decode_dataclass(data: dict[str, Any], depth: int) -> Any:

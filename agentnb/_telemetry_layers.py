@@ -158,7 +158,7 @@ def traced_agent_run(run: _F) -> _F:
             return _agent_stream(run, self, messages, kwargs)
         return _agent_response(run, self, messages, kwargs)
 
-    return run_traced  # type: ignore[return-value]
+    return cast(_F, run_traced)  # the wrapper keeps the wrapped method's signature
 
 
 # --- model calls ------------------------------------------------------------------------------------------
@@ -203,7 +203,7 @@ def traced_model_call(call: _F) -> _F:
             tel.end_span(span)
         return None
 
-    return model_call  # type: ignore[return-value]
+    return cast(_F, model_call)  # the wrapper keeps the wrapped method's signature
 
 
 # --- tool calls -------------------------------------------------------------------------------------------
@@ -240,4 +240,4 @@ def traced_tool_invoke(invoke: _F) -> _F:
         tel.end_span(span)
         return result
 
-    return invoke_traced  # type: ignore[return-value]
+    return cast(_F, invoke_traced)  # the wrapper keeps the wrapped method's signature

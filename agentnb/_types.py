@@ -12,7 +12,7 @@ import base64
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast
 
 from typing_extensions import Self, TypedDict, TypeVar
 
@@ -69,9 +69,9 @@ class UsageDetails(TypedDict, total=False):
 def add_usage_details(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:
     """Sum two usage records key by key (``None`` is the empty record)."""
     if not a:
-        return dict(b) if b else None  # type: ignore[return-value]
+        return cast(UsageDetails, dict(b)) if b else None
     if not b:
-        return dict(a)  # type: ignore[return-value]
+        return cast(UsageDetails, dict(a))
     total: dict[str, Any] = dict(a)
     for key, value in b.items():
         if isinstance(value, (int, float)) and isinstance(total.get(key, 0), (int, float)):
@@ -349,7 +349,8 @@ class Content:
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # type: ignore[assignment]
+    # Unhashable, as equal-by-value mutable objects must be; typeshed declares object.__hash__ a method.
+    __hash__: ClassVar[None] = None  # pyright: ignore[reportIncompatibleMethodOverride]
 
     def __str__(self) -> str:
         """Text for text content, the message for an error, else the kind of content."""
@@ -496,7 +497,8 @@ class Message(_JsonForm):
             return NotImplemented
         return self.to_dict() == other.to_dict()
 
-    __hash__ = None  # type: ignore[assignment]
+    # Unhashable, as equal-by-value mutable objects must be; typeshed declares object.__hash__ a method.
+    __hash__: ClassVar[None] = None  # pyright: ignore[reportIncompatibleMethodOverride]
 
     def __repr__(self) -> str:
         author = f", author_name={self.author_name!r}" if self.author_name else ""
