@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import os
 import statistics
 import sys
 import tempfile
@@ -40,6 +41,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from observability import make_spans  # noqa: E402
 
 from agentnb.observability import SpanStore, traces  # noqa: E402
+from agentnb.observability._frames import _SOURCE as SOURCE  # noqa: E402  # pyright: ignore[reportPrivateUsage]
+from agentnb.observability._frames import records_frame  # noqa: E402
 from agentnb.store import Store, open_store  # noqa: E402
 from agentnb.workflows import (  # noqa: E402
     Executor,
@@ -84,10 +87,39 @@ def postgres(url: str | None) -> Iterator[list[tuple[str, str]]]:
     from tests.store.pg_server import running_postgres
 
     with running_postgres() as server:
+        SERVER["pid"] = int((server.data / "postmaster.pid").read_text().split()[0])
         durable = server.url(schema=server.fresh_schema())
         # libpq's options parameter: the session's commits return before the WAL reaches the disk.
         relaxed = server.url(schema=server.fresh_schema()) + "%20-csynchronous_commit%3Doff"
         yield [("PostgreSQL", durable), ("PG, sync_commit=off", relaxed)]
+
+
+SERVER: dict[str, int] = {}
+"""``pid``: the throwaway server's postmaster (absent with ``--url``): its processes' CPU time is the server's work."""
+
+
+def server_cpu() -> float:
+    """CPU seconds used so far by the throwaway server: the postmaster, its live children (backends, WAL
+    writer, checkpointer, ...) and the children it reaped (parallel workers); 0 without a server of our own.
+
+    On a shared machine wall time also counts the time the server waited for a core; this does not.
+    """
+    postmaster = SERVER.get("pid")
+    if postmaster is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == postmaster:
+            total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        elif ppid == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -170,20 +202,41 @@ async def bench_chain(store: Store, runs: int) -> float:
     return statistics.median(times)
 
 
-def bench_spans(store: Store, encoded: list[tuple[Any, ...]]) -> Row:
-    gc.collect()
-    t0, c0 = time.perf_counter(), time.process_time()
-    for i in range(0, len(encoded), 512):
-        store.add_span_records(encoded[i : i + 512])
-    write, write_cpu = time.perf_counter() - t0, time.process_time() - c0
-    best, best_cpu = float("inf"), float("inf")
-    for _ in range(3):
+class Clock:
+    """Wall time, this process's CPU time and the server's CPU time of one timed block, in seconds."""
+
+    def __enter__(self) -> Clock:
         gc.collect()
-        t0, c0 = time.perf_counter(), time.process_time()
-        frame = traces(store=store)
-        best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, time.process_time() - c0)
-        assert len(frame) == len(encoded), (len(frame), len(encoded))
-    return {"spans write s": write, "spans write cpu s": write_cpu, "spans read s": best, "spans read cpu s": best_cpu}
+        self._start = (time.perf_counter(), time.process_time(), server_cpu())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = (time.perf_counter(), time.process_time(), server_cpu())
+        self.wall, self.cpu, self.server = (b - a for a, b in zip(self._start, end, strict=True))
+
+
+def bench_spans(store: Store, encoded: list[tuple[Any, ...]]) -> Row:
+    with Clock() as write:
+        for i in range(0, len(encoded), 512):
+            store.add_span_records(encoded[i : i + 512])
+    row: Row = {"write": write}
+    # The whole read (traces()), then its two halves: the store's query and the DataFrame built from its rows.
+    for key, read in (("read", lambda: traces(store=store)), ("query", lambda: store.select_spans(SOURCE))):
+        runs: list[Clock] = []
+        for _ in range(3):
+            with Clock() as clock:
+                result = read()
+            assert len(result) == len(encoded), (len(result), len(encoded))
+            runs.append(clock)
+        row[key] = min(runs, key=lambda c: c.wall)
+    records = store.select_spans(SOURCE)
+    frames: list[Clock] = []
+    for _ in range(3):
+        with Clock() as clock:
+            records_frame(records)
+        frames.append(clock)
+    row["frame"] = min(frames, key=lambda c: c.wall)
+    return row
 
 
 def main() -> None:
@@ -228,13 +281,19 @@ def main() -> None:
         for label, row in results.items():
             print(f"{label:<22}{row['chain ms/run']:>10.1f} ms/run  ({row['chain ms/run'] / WIDTH:.3f} ms per step)")
     if "spans" in parts:
-        print(f"\nSpans: {len(encoded):,} written in batches of 512, then traces(store=...) -> DataFrame, s")
-        print("(wall time, best of 3 reads; this process's CPU time beside it: the server's work is not in it)")
-        for label, row in results.items():
-            print(
-                f"{label:<22}{row['spans write s']:>8.2f} write ({row['spans write cpu s']:.2f} cpu)"
-                f"{row['spans read s']:>8.2f} read ({row['spans read cpu s']:.2f} cpu)"
-            )
+        print_spans(results, len(encoded))
+
+
+def print_spans(results: dict[str, Row], n: int) -> None:
+    print(f"\nSpans: {n:,} written in batches of 512, then read back as a DataFrame, s")
+    print("(wall time; CPU time of this process + of the server beside it; reads: best of 3)")
+    print("  read = traces(store=...); query = store.select_spans() alone; frame = records_frame() on its rows")
+    for label, row in results.items():
+        cells = []
+        for key in ("write", "read", "query", "frame"):
+            c: Clock = row[key]
+            cells.append(f"{key} {c.wall:5.2f} ({c.cpu:.2f} + {c.server:.2f} cpu)")
+        print(f"{label:<22}" + "   ".join(cells))
 
 
 def print_checkpoints(results: dict[str, Row], n: int, size: float) -> None:

@@ -16,6 +16,8 @@ import pytest
 
 from agentnb.exceptions import StoreError
 from agentnb.store import Store, open_store
+from agentnb.store._loop_pool import LoopPool
+from agentnb.workflows import Executor, RunStoreCheckpointStorage, WorkflowBuilder, WorkflowContext, handler
 from tests.store.pg_fixture import PostgresServer
 
 # The advisory lock that run writers take in turn (see the PostgreSQL store): held elsewhere, it makes them wait.
@@ -162,3 +164,58 @@ def test_closing_from_another_thread_closes_a_running_loops_pool(pg_url: str, po
 
     asyncio.run(work())
     assert wait_for_connections(postgres_server, others) == others
+
+
+class Step(Executor):
+    @handler
+    async def step(self, n: int, ctx: WorkflowContext[int]) -> None:
+        await ctx.send_message(n + 1)
+
+
+class Last(Executor):
+    @handler
+    async def last(self, n: int, ctx: WorkflowContext[int, int]) -> None:
+        await ctx.yield_output(n + 1)
+
+
+async def test_a_checkpointed_mirrored_workflow_uses_only_async_connections(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = open_store(pg_url)
+    executor = CountingExecutor()
+    asyncio.get_running_loop().set_default_executor(executor)
+    lent = {"blocking": 0, "async": 0}
+    blocking_connection = store._pool.connection  # type: ignore[attr-defined]
+    async_connection = LoopPool.connection
+
+    def count_blocking(*args: Any, **kwargs: Any) -> Any:
+        lent["blocking"] += 1
+        return blocking_connection(*args, **kwargs)
+
+    def count_async(self: LoopPool) -> Any:
+        lent["async"] += 1
+        return async_connection(self)
+
+    monkeypatch.setattr(store._pool, "connection", count_blocking)  # type: ignore[attr-defined]
+    monkeypatch.setattr(LoopPool, "connection", count_async)
+    try:
+        storage = RunStoreCheckpointStorage(store)
+        steps = [Step("a"), Step("b"), Last("c")]
+        builder = WorkflowBuilder(start_executor=steps[0], checkpoint_storage=storage, run_store=store)
+        workflow = builder.add_chain(steps).build()
+        result = await workflow.run(0)
+        assert result.get_outputs() == [3]
+        infos = await storage.list_checkpoint_infos(workflow_name=workflow.name)
+        assert len(infos) >= 3
+        first = min(infos, key=lambda info: info.step)
+        resumed = await workflow.run(checkpoint_id=first.checkpoint_id, checkpoint_storage=storage)
+        assert resumed.get_outputs() == [3]
+        # Runs, events and checkpoints (saved, listed, loaded) all went over the loop's async connections:
+        # no blocking pool connection, no worker thread.
+        assert lent["blocking"] == 0 and executor.submitted == []
+        assert lent["async"] >= 2 * (2 + len(infos))  # two runs: start, events, finish; a save per checkpoint
+    finally:
+        monkeypatch.undo()
+        await store.aclose()
+    with open_store(pg_url) as check:
+        assert [run["status"] for run in check.list_runs()] == ["completed", "completed"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -80,3 +81,67 @@ async def test_async_writes_fail_typed_while_the_server_is_down_and_resume_after
         assert [e["data"] for e in store.list_events("r")] == [json.dumps({"after": 1})]
     finally:
         await store.aclose()
+
+
+@pytest.mark.slow
+def test_the_password_is_in_no_log_record_span_or_repr_through_an_outage(
+    own_server: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentnb.observability import SpanStore
+    from agentnb.workflows import RunStoreCheckpointStorage
+
+    caplog.set_level(logging.DEBUG)  # every logger, psycopg's and its pool's included
+    url = own_server.url()
+    store = open_store(url, timeout=2)
+    spans = SpanStore(store, flush_interval=0.05)
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(spans)  # pyright: ignore[reportArgumentType]
+    tracer = provider.get_tracer("t")
+    try:
+        with tracer.start_as_current_span("before"):
+            pass
+        assert spans.force_flush()
+        store.watermark()  # starts the listener, which logs when it loses the server
+        _wait_until(lambda: store._listening)  # type: ignore[attr-defined]
+        own_server.stop("immediate")
+        errors: list[StoreError] = []
+        for call in (lambda: store.start_run("r", kind="agent", name="a"), store.list_runs, store.watermark):
+            with pytest.raises(StoreError) as info:
+                call()
+            errors.append(info.value)
+        with tracer.start_as_current_span("during"):
+            pass
+        spans.force_flush(timeout_millis=5000)  # the write fails: the span store's writer logs it
+        _wait_until(lambda: any("stopped hearing" in r.getMessage() for r in caplog.records))
+        own_server.start()
+        with tracer.start_as_current_span("after"):
+            pass
+
+        def written() -> bool:
+            spans.force_flush(timeout_millis=2000)
+            try:
+                return any(s["name"] == "after" for s in store.list_spans())
+            except StoreError:
+                return False
+
+        _wait_until(written, 20)
+        shown = [repr(store), store.url, repr(spans), repr(SpanStore(url)), repr(RunStoreCheckpointStorage(store))]
+        shown += [json.dumps(store.list_spans()), *map(str, errors)]
+        shown += [r.getMessage() for r in caplog.records] + [str(r.exc_info) for r in caplog.records if r.exc_info]
+        messages = [r.getMessage() for r in caplog.records]
+        assert any("stopped hearing changes from database 'agentnb'" in m for m in messages)
+        assert any("could not write 1 spans" in m for m in messages)
+        assert all(PASSWORD not in text for text in shown), [t for t in shown if PASSWORD in t][:3]
+        assert all("agentnb:***@" in text for text in shown[:5])
+    finally:
+        spans.shutdown()
+        store.close()
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.1)
