@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
@@ -924,7 +924,7 @@ class Store(abc.ABC):
         created_at: Any,
         data: str,
     ) -> Program[None]:
-        if not isinstance(data, str):  # pyright: ignore[reportUnnecessaryIsInstance] - untyped callers
+        if not isinstance(cast(object, data), str):  # untyped callers may pass anything
             raise TypeError(f"Checkpoint data must be JSON text (str), got {type(data).__name__}.")
         params = (checkpoint_id, run_id, workflow_name, parent_id, step, to_iso(created_at), data)
         yield from self._turn("checkpoints")
@@ -992,7 +992,7 @@ class Store(abc.ABC):
 
     def save_session(self, session_id: str, data: str) -> None:
         """Store a session's JSON text (replacing the previous version)."""
-        if not isinstance(data, str):  # pyright: ignore[reportUnnecessaryIsInstance] - untyped callers
+        if not isinstance(cast(object, data), str):  # untyped callers may pass anything
             raise TypeError(f"Session data must be JSON text (str), got {type(data).__name__}.")
         with self._write() as conn:
             self._serialize(conn, "sessions")

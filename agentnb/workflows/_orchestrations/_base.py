@@ -460,7 +460,8 @@ class OrchestrationBuilder:
         min_participants = self._MIN_PARTICIPANTS
         allow_executors = self._ALLOW_EXECUTORS
         # Checked at run time too: notebooks pass whatever is at hand.
-        if isinstance(participants, (str, bytes)) or not isinstance(participants, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
+        given = cast(object, participants)
+        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
             raise TypeError(f"participants must be a list of agents, got {type(participants).__name__}.")
         kind = type(self).__name__
         if len(participants) < min_participants:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, Field
 from typing_extensions import Unpack
@@ -257,7 +257,7 @@ class GroupChatBuilder(OrchestrationBuilder):
             participant_name(orchestrator_agent, role="orchestrator agent")
             if any(p is orchestrator_agent for p in self.participants):
                 raise ValueError("The orchestrator agent cannot also be a participant; give it its own agent.")
-        if max_rounds is not None and (not isinstance(max_rounds, int) or max_rounds < 1):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if max_rounds is not None and (not isinstance(cast(object, max_rounds), int) or max_rounds < 1):
             raise ValueError(f"max_rounds must be an int >= 1 or None, got {max_rounds!r}.")
         self._selection_func = selection_func
         self._orchestrator_agent = orchestrator_agent
@@ -273,7 +273,7 @@ class GroupChatBuilder(OrchestrationBuilder):
 
     def with_max_rounds(self, max_rounds: int) -> GroupChatBuilder:
         """Allow at most ``max_rounds`` participant turns."""
-        if not isinstance(max_rounds, int) or max_rounds < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(cast(object, max_rounds), int) or max_rounds < 1:
             raise ValueError(f"max_rounds must be an int >= 1, got {max_rounds!r}.")
         self._max_rounds = max_rounds
         return self

@@ -354,7 +354,7 @@ class HandoffBuilder(OrchestrationBuilder):
             turn_limit: Autonomous turns in a row per owner before asking the user after all.
             prompt: The user message added before each autonomous turn.
         """
-        if not isinstance(turn_limit, int) or turn_limit < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+        if not isinstance(cast(object, turn_limit), int) or turn_limit < 1:
             raise ValueError(f"turn_limit must be an int >= 1, got {turn_limit!r}.")
         names = self.participant_names if agents is None else [self.participant_by_name(a) for a in agents]
         self._autonomous = dict.fromkeys(names, turn_limit)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import BaseModel, Field
 from typing_extensions import Unpack
@@ -472,9 +472,9 @@ class MagenticBuilder(OrchestrationBuilder):
                 f"The manager agent's name {manager_name!r} is also a participant's; the manager needs its own name."
             )
         for label, value, low in (("max_round_count", max_round_count, 1), ("max_stall_count", max_stall_count, 0)):
-            if not isinstance(value, int) or value < low:  # pyright: ignore[reportUnnecessaryIsInstance]
+            if not isinstance(cast(object, value), int) or value < low:
                 raise ValueError(f"{label} must be an int >= {low}, got {value!r}.")
-        if max_reset_count is not None and (not isinstance(max_reset_count, int) or max_reset_count < 0):  # pyright: ignore[reportUnnecessaryIsInstance]
+        if max_reset_count is not None and (not isinstance(cast(object, max_reset_count), int) or max_reset_count < 0):
             raise ValueError(f"max_reset_count must be an int >= 0 or None, got {max_reset_count!r}.")
         self._manager = manager_agent
         self._max_round_count = max_round_count
