@@ -13,7 +13,7 @@ import panel as pn
 from agentnb._html import badge, escape
 
 from ._discovery import Catalog, Entity
-from ._widgets import error_card, html_pane, watch
+from ._widgets import error_card, html_pane, tabs_stylesheets, watch
 
 if TYPE_CHECKING:
     from agentnb.store import Store
@@ -85,7 +85,12 @@ class DevUI:
         self._timetravel: Any = None
         self._traces: Any = None
         self._experiments: Any = None
-        self.tabs = pn.Tabs(dynamic=True, sizing_mode="stretch_width", css_classes=["anb-tabs"])
+        self.tabs = pn.Tabs(
+            dynamic=True,
+            sizing_mode="stretch_width",
+            css_classes=["anb-tabs"],
+            stylesheets=tabs_stylesheets(),
+        )
         self._layout: pn.viewable.Viewable | None = None
 
     # ------------------------------------------------------------------------------------------------ build

@@ -14,7 +14,7 @@ import panel as pn
 from agentnb._html import badge, escape
 
 from ._guard import view_callback
-from ._widgets import html_pane, set_html, watch
+from ._widgets import html_pane, set_html, table_theme, tabs_stylesheets, watch
 
 if TYPE_CHECKING:
     from agentnb.store import Store
@@ -64,6 +64,7 @@ class ExperimentsView:
             selectable=1,
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
+            theme=table_theme(),
             css_classes=["anb-experiments-table"],
         )
         self.detail = html_pane("", css_classes=["anb-experiment-detail"])
@@ -80,6 +81,7 @@ class ExperimentsView:
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
             formatters={c: {"type": "plaintext"} for c in ("output_a", "output_b")},
+            theme=table_theme(),
             css_classes=["anb-compare-table"],
         )
         self.errors = pn.Column(sizing_mode="stretch_width")
@@ -108,6 +110,7 @@ class ExperimentsView:
                     ),
                 ),
                 sizing_mode="stretch_width",
+                stylesheets=tabs_stylesheets(),
                 css_classes=["anb-experiment-tabs"],
             ),
             sizing_mode="stretch_width",

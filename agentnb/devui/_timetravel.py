@@ -218,7 +218,9 @@ class TimeTravelView:
             html_pane("<div class='anb-role'>Checkpoint tree</div>"),
             pn.Column(self.tree, max_height=260, scroll=True, sizing_mode="stretch_width"),
             html_pane("<div class='anb-role'>Diff</div>"),
-            pn.Row(self.diff_a, self.diff_b, pn.Column(pn.Spacer(height=18), self.diff_button)),
+            # Wraps when the column is narrower than both pickers and the button (the button was drawn
+            # under the checkpoint state beside it).
+            pn.FlexBox(self.diff_a, self.diff_b, pn.Column(pn.Spacer(height=18), self.diff_button)),
             self.diff_out,
             sizing_mode="stretch_width",
         )

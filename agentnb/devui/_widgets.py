@@ -123,6 +123,10 @@ DEVUI_CSS = (
 .agentnb.anb-dark .anb-error{color:#ff7b72}
 .agentnb.anb-dark .anb-waiting{border-color:#1f6feb;background:#0c2d6b}
 .agentnb.anb-dark .anb-offline{background:#3b2300 !important}
+.agentnb.anb-dark tr.anb-rerun-changed{background:#3b2300 !important}
+.agentnb.anb-dark tr.anb-rerun-added{background:#033a16 !important}
+.agentnb.anb-dark tr.anb-rerun-removed{background:#490202 !important}
+.agentnb.anb-dark tr.anb-rerun-unknown{background:#1f242c !important}
 """
     + _code_css()
 )
@@ -132,6 +136,17 @@ def _wrap(safe_html: str) -> str:
     # The page's theme (light, or dark when the browser prefers it) is fixed per browser session.
     dark = " anb-dark" if pn.config.theme == "dark" else ""
     return f'<div class="agentnb{dark}">{safe_html}</div>'
+
+
+# Bokeh's tabs draw the selected tab's label in a dark grey, unreadable on the dark theme's tab colour.
+_DARK_TABS_CSS = """
+:host .bk-header .bk-tab.bk-active{color:#e6edf3;background-color:#30363d;border-color:#484f58}
+"""
+
+
+def tabs_stylesheets() -> list[str]:
+    """Stylesheets for a ``pn.Tabs`` that match the page: a readable selected tab on the dark theme."""
+    return [_DARK_TABS_CSS] if pn.config.theme == "dark" else []
 
 
 def table_theme() -> str:

@@ -8,6 +8,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +171,20 @@ def send_chat(page: Any, entity_name: str, message: str) -> None:
         except Exception:
             continue
     raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")
+
+
+@contextmanager
+def dark_page(browser: Any, url: str) -> Iterator[Any]:
+    """A page of ``url`` in a browser whose system theme is dark (the DevUI follows it), closed afterwards."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(url)
+        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
+        yield page
+    finally:
+        context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"

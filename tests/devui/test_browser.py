@@ -75,7 +75,8 @@ def test_chat_streams_text_and_shows_tool_cards(app: Any) -> None:
     app.evaluate("clearInterval(window.__watch)")
     final = text(app.locator(".anb-bubble-assistant").last)
     assert "sunny, 21 °C" in final and "0.92 EUR" in final
-    seen = [t for t in app.evaluate("window.__seen") if t.strip()]
+    # (Each rendered paragraph ends its text with a newline, so a partial answer is compared without it.)
+    seen = [t.rstrip() for t in app.evaluate("window.__seen") if t.strip()]
     # Streaming means the browser showed the answer growing: at least one strict, non-empty prefix of it.
     partial = [t for t in seen if len(t) < len(seen[-1]) and seen[-1].startswith(t)]
     assert partial, f"the answer appeared in one piece: {seen}"
@@ -198,6 +199,9 @@ def test_time_travel_inspect_and_fork_with_an_edited_value(app: Any) -> None:
     assert "HELLO ADA!!" in text(app.locator(".anb-branch-a"))
     assert "HELLO GRACE!!" in text(app.locator(".anb-tt-result"))
     assert app.locator(".anb-tree g.cp").count() >= 7  # the first run's 4 checkpoints plus the fork's branch
+    # Two checkpoints diffed: the button is reachable (nothing drawn over it) and the diff names both steps.
+    app.locator(".anb-diff button").click()
+    app.locator(".anb-diff-out", has_text="→ step").wait_for(timeout=WAIT)
     time.sleep(0.5)
     app.screenshot(path=str(DOCS / "devui-timetravel.png"), full_page=True)
 

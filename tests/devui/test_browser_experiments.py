@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from agentnb import Agent
 from agentnb.evals import evaluate, scorers
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
-from tests.devui.devui_harness import DOCS, REPO, WAIT, DevUIServer, text
+from tests.devui.devui_harness import DOCS, REPO, WAIT, DevUIServer, dark_page, text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -91,3 +92,16 @@ def test_experiments_list_detail_compare_and_live_updates(server: DevUIServer, h
     subprocess.run([sys.executable, "-c", script, str(HERE), str(home)], check=True, env=env, timeout=120)
     page.get_by_text("3 in the store").first.wait_for(timeout=WAIT)
     assert not dialogs
+
+
+def test_the_experiments_view_in_the_dark_theme(server: DevUIServer, browser: Any) -> None:
+    with dark_page(browser, server.url) as page:
+        page.locator(".bk-tab", has_text="Experiments").click()
+        page.locator(".anb-experiments-table .tabulator-row", has_text="geo-v2").first.click()
+        page.get_by_text("Cases (1 failing first)").first.wait_for(timeout=WAIT)
+        # The selected tab's label reads on the dark tab colour (bokeh draws it dark grey otherwise).
+        tab = page.locator(".bk-tab.bk-active", has_text="Experiments").first
+        colour = tab.evaluate("el => getComputedStyle(el).color")
+        red, green, blue = (int(v) for v in re.findall(r"\d+", colour)[:3])
+        assert red + green + blue > 3 * 180, colour
+        page.screenshot(path=str(DOCS / "devui-experiments-dark.png"))

@@ -88,3 +88,38 @@ def test_nothing_loads_from_the_internet(app: Any, launcher: LauncherServer, out
     assert outside == [], f"the page fetched from the internet: {outside}"
     log = Path(launcher.log).read_text(errors="replace")
     assert "Traceback" not in log, log
+
+
+def test_nothing_loads_from_the_internet_in_the_dark_theme(launcher: LauncherServer, browser: Any) -> None:
+    # The dark theme has stylesheets of its own (Panel's dark theme, Tabulator's "midnight"): local too.
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+    fetched: list[str] = []
+    outside: list[str] = []
+
+    def guard(route: Any) -> None:
+        fetched.append(route.request.url)
+        if is_local_url(route.request.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", guard)
+    page = context.new_page()
+    try:
+        page.goto(launcher.url)
+        page.locator("input[name=password]").fill(TOKEN)
+        page.locator("button[type=submit]").click()
+        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        page.locator(".anb-entity-greeting-pipeline button").click(timeout=WAIT)
+        page.locator(".anb-workflow-view .tabulator").first.wait_for(timeout=WAIT)
+        for entity in ("assistant", "mailer", "human-review"):
+            page.locator(f".anb-entity-{entity} button").click()
+            page.wait_for_timeout(300)
+        for tab in ("Runs", "Time travel", "Traces", "Experiments", "Playground"):
+            page.locator(".bk-tab", has_text=tab).click()
+            page.wait_for_timeout(300)
+    finally:
+        context.close()
+    assert any("midnight" in url for url in fetched), "the dark page did not load Tabulator's dark theme"
+    assert outside == [], f"the dark page fetched from the internet: {outside}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -13,7 +14,7 @@ from agentnb.devui._timetravel import TimeTravelView
 from agentnb.devui._workflow import WorkflowView
 from agentnb.devui.demos import demo_catalog
 from agentnb.store import RunStore
-from tests.devui.devui_harness import DOCS, WAIT, DevUIServer, text
+from tests.devui.devui_harness import DOCS, WAIT, DevUIServer, dark_page, text
 
 
 async def _travel_at_step(store: RunStore, step: int) -> TimeTravelView:
@@ -82,12 +83,8 @@ def pn_catalog_without_workflows() -> Any:
     return Catalog()
 
 
-@pytest.mark.browser
-@pytest.mark.slow
-@pytest.mark.timeout(240)
-def test_rerun_executor_in_chromium(devui_server: DevUIServer, page: Any) -> None:
-    page.goto(devui_server.url)
-    page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
+def _rerun_shout_on_an_edited_input(page: Any) -> None:
+    """Run the greeting pipeline, open its checkpoint after step 1 and re-run "shout" on an edited input."""
     page.locator(".anb-entity-greeting-pipeline button").click()
     page.get_by_text("3 executors · start: prepare").first.wait_for(timeout=WAIT)
     done = page.locator(".anb-run-done")
@@ -112,6 +109,29 @@ def test_rerun_executor_in_chromium(devui_server: DevUIServer, page: Any) -> Non
     assert page.locator(".anb-rerun-out i").count() == 0  # nothing from the input became markup
     page.locator(".anb-rerun-out .anb-rerun-table").scroll_into_view_if_needed()
     time.sleep(0.3)
-    page.screenshot(path=str(DOCS / "devui-rerun.png"), full_page=True)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_rerun_executor_in_chromium(devui_server: DevUIServer, page: Any) -> None:
+    page.goto(devui_server.url)
+    page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
+    _rerun_shout_on_an_edited_input(page)
+    page.screenshot(path=str(DOCS / "devui-rerun.png"))
     page.locator(".anb-rerun-continue button").click()
     page.locator(".anb-tt-result", has_text="HELLO <I>GRACE</I>!").wait_for(timeout=WAIT)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_rerun_executor_in_the_dark_theme(devui_server: DevUIServer, browser: Any) -> None:
+    with dark_page(browser, devui_server.url) as page:
+        _rerun_shout_on_an_edited_input(page)
+        # The changed row keeps its highlight, in a shade the page's light text reads on.
+        row = page.locator(".anb-rerun-out tr.anb-rerun-changed").first
+        background = row.evaluate("el => getComputedStyle(el).backgroundColor")
+        red, green, blue = (int(v) for v in re.findall(r"\d+", background)[:3])
+        assert red + green + blue < 3 * 100 and (red, green, blue) != (0, 0, 0), background
+        page.screenshot(path=str(DOCS / "devui-rerun-dark.png"))
