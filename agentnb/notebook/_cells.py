@@ -260,6 +260,18 @@ class CellTracker:
                 self.ip.events.unregister(name, hook)
 
 
+def _shown_path(path: object) -> str | None:
+    """A notebook's path as ``%agentnb runs`` shows it: relative to the kernel's folder when inside it.
+
+    Absolute paths are long and a table cuts them at the end, where the notebook's name is.
+    """
+    if not isinstance(path, str) or not path:
+        return None
+    with contextlib.suppress(ValueError, OSError):
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    return path
+
+
 def notebook_runs(*, last: int = 20, everywhere: bool = False, user_ns: dict[str, Any] | None = None) -> Any:
     """Return this notebook's runs, newest first, as a DataFrame with their cells (``%agentnb runs``).
 
@@ -267,6 +279,9 @@ def notebook_runs(*, last: int = 20, everywhere: bool = False, user_ns: dict[str
         last: At most this many runs.
         everywhere: Runs started from any notebook cell, not only this notebook's.
         user_ns: The kernel's namespace (to find the notebook's path in VS Code).
+
+    The ``notebook`` column names each run's notebook relative to the kernel's folder when it is inside it
+    (the full path is in the run's metadata, as ``agentnb.runs()`` reads it).
     """
     import pandas as pd
 
@@ -288,7 +303,7 @@ def notebook_runs(*, last: int = 20, everywhere: bool = False, user_ns: dict[str
             continue
         mine = (path is not None and cell.get("notebook") == path) or cell.get("kernel") == _KERNEL
         if everywhere or mine:
-            rows.append({**row, "cell": cell_label(cell), "notebook": cell.get("notebook")})
+            rows.append({**row, "cell": cell_label(cell), "notebook": _shown_path(cell.get("notebook"))})
         if len(rows) >= last:
             break
     columns = ["cell", "kind", "name", "status", "started_at", "duration_ms", "input_tokens", "output_tokens"]
