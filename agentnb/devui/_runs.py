@@ -15,13 +15,17 @@ import panel as pn
 
 from .._json import is_json_object
 from .._provenance import cell_label
-from ..store import RUN_SUMMARY_COLUMNS, Store
+from ..store import Store
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html, table_theme, watch
 
 __all__ = ["RunsView", "event_table", "events_frame", "states_from_events"]
 
-_RUN_COLUMNS = [*RUN_SUMMARY_COLUMNS, "cell"]  # cell: the notebook cell that started the run
+# What a person scans first comes first (the run id, for copying, last); the end time is the start plus the
+# duration. cell: the notebook cell that started the run.
+_RUN_COLUMNS = [
+    "name", "kind", "status", "cell", "started_at", "duration_ms", "input_tokens", "output_tokens", "error", "run_id"
+]  # fmt: skip
 _EVENT_COLUMNS = ["seq", "type", "executor_id", "timestamp", "data"]
 _MAX_RUNS = 1000
 _DATA_PREVIEW = 160
@@ -31,6 +35,11 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     return f"{value:.0f}" if isinstance(value, float) else str(value)
+
+
+def _when(value: Any) -> str:
+    """A stored ISO time as the table shows it: ``2026-12-01 20:26:08`` (UTC, to the second)."""
+    return str(value or "")[:19].replace("T", " ")
 
 
 def events_frame(rows: list[dict[str, Any]]) -> Any:
@@ -191,7 +200,8 @@ class RunsView:
             ordered = sorted(self._rows.values(), key=lambda r: str(r.get("started_at") or ""), reverse=True)
             frame = pd.DataFrame.from_records(
                 [
-                    {k: _cell(r.get(k)) for k in _RUN_COLUMNS} | {"cell": _cell(cell_label(r.get("metadata")))}
+                    {k: _cell(r.get(k)) for k in _RUN_COLUMNS}
+                    | {"cell": _cell(cell_label(r.get("metadata"))), "started_at": _when(r.get("started_at"))}
                     for r in ordered
                 ],
                 columns=_RUN_COLUMNS,

@@ -7,6 +7,7 @@ under 200 ms.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Literal
 
@@ -372,6 +373,10 @@ def test_runs_view_names_the_notebook_cell_that_started_a_run(store: RunStore) -
     assert runs.refresh() == 2
     frame = runs.table.value
     assert dict(zip(frame["run_id"], frame["cell"], strict=True)) == {"r1": "[7] r = await bot.run('hi')", "r2": ""}
+    # Name, kind, status and cell first; the start to the second; the id, for copying, last.
+    assert list(frame.columns)[:4] == ["name", "kind", "status", "cell"] and list(frame.columns)[-1] == "run_id"
+    started = list(frame["started_at"])
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", t) for t in started), started
 
 
 async def test_resume_from_here_starts_a_new_run_from_the_checkpoint(store: RunStore) -> None:
