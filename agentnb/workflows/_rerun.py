@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
-from .. import _serialization  # pyright: ignore[reportPrivateUsage]
 from .. import _telemetry as tel
 from .._json import is_json_array, is_json_object
+from .._serialization import TAG, decode, encode
 from .._types import AgentResponse, ChatResponse, Message
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, SerializationError, WorkflowError
 from ._agent_executor import AgentExecutorResponse
@@ -162,7 +162,7 @@ def readable(value: Any) -> str:
     if isinstance(value, WorkflowErrorDetails):
         return f"{value.error_type}: {value.message}"
     encoded = safe_encode(value)
-    if is_json_object(encoded) and _serialization.TAG in encoded and "type" in encoded:
+    if is_json_object(encoded) and TAG in encoded and "type" in encoded:
         name = str(encoded["type"]).rsplit(":", 1)[-1].rsplit(".", 1)[-1]
         body = encoded.get("fields", encoded.get("data", encoded.get("value")))
         return f"{name} {json.dumps(_untagged(body), ensure_ascii=False, sort_keys=True, default=repr)}"
@@ -172,7 +172,7 @@ def readable(value: Any) -> str:
 def _untagged(value: Any) -> Any:
     """Tagged JSON without its type tags (what a person reading a diff wants to see)."""
     if is_json_object(value):
-        if _serialization.TAG in value:
+        if TAG in value:
             inner = value.get("fields", value.get("data", value.get("value", value.get("items"))))
             return _untagged(inner)
         return {k: _untagged(v) for k, v in value.items()}
@@ -473,7 +473,7 @@ def parse_rerun_input(text: str, workflow: Workflow, executor_id: str) -> Any:
     except RecursionError as e:
         raise ValueError("The input is not valid JSON: nested too deeply.") from e
     try:
-        value = _serialization.decode(raw)
+        value = decode(raw)
     except (SerializationError, KeyError, TypeError) as e:
         raise ValueError(f"Cannot read the input: {e}") from e
     _check_input(executor, value)
@@ -578,7 +578,7 @@ def _decode_event(row: dict[str, Any]) -> WorkflowEvent:
     except ValueError:
         value = data
     with contextlib.suppress(Exception):  # otherwise kept as its JSON (a type this process cannot rebuild)
-        value = _serialization.decode(value)
+        value = decode(value)
     return WorkflowEvent(str(row["type"]), value, executor_id=row.get("executor_id"))
 
 
@@ -682,7 +682,7 @@ async def _maybe_await(value: Any) -> Any:
 def _detached(value: Any) -> Any:
     """A copy that later changes to the live executor cannot reach (through tagged JSON when possible)."""
     try:
-        return _serialization.decode(_serialization.encode(value))
+        return decode(encode(value))
     except Exception:
         return value
 
