@@ -12,6 +12,7 @@ import base64
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
+from contextlib import AbstractContextManager, ExitStack
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast
 
 from typing_extensions import Self, TypedDict, TypeVar
@@ -556,6 +557,8 @@ def _parse_structured(text: str, response_format: Any) -> Any:
 
 _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
+_OuterUpdateT = TypeVar("_OuterUpdateT")
+_OuterFinalT = TypeVar("_OuterFinalT")
 
 
 class _UpdateBase(_JsonForm):
@@ -978,7 +981,20 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
     """A streamed response: iterate it for updates, then ``await stream.get_final_response()``.
 
     Nothing runs until the stream is iterated or awaited. The final response is assembled once from the
-    updates that were streamed, so asking for it never re-runs the model.
+    updates that were streamed, so asking for it never re-runs the model. As in the reference, behaviour can
+    be layered on without consuming the stream twice:
+
+    - transform hooks (``transform_hooks=[...]`` / :meth:`with_transform_hook`) see each update as it is
+      yielded and may return a replacement for the consumer (``None`` keeps it); :attr:`updates` and the
+      finalizer keep the update as it came;
+    - cleanup hooks (:meth:`with_cleanup_hook`) run once when the stream ends, however it ends (exhausted,
+      failed, closed), before the finalizer;
+    - the finalizer turns the updates into the final response (without one, the final is the update list);
+    - result hooks (:meth:`with_result_hook`) see the final response and may return a replacement.
+
+    The finalizer and result hooks run once, when the stream is exhausted or :meth:`get_final_response` is
+    called, whichever comes first. :meth:`map`, :meth:`flat_map` and :meth:`with_finalizer` make an outer
+    stream over this one: the inner stream keeps its own hooks and finalizes first.
 
     Example:
         ```python
@@ -994,46 +1010,209 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
 
     def __init__(
         self,
-        source: AsyncIterable[_UpdateT],
-        finalizer: Callable[[list[_UpdateT]], _FinalT | Awaitable[_FinalT]],
+        stream: AsyncIterable[_UpdateT] | Awaitable[AsyncIterable[_UpdateT]],
+        finalizer: Callable[[list[_UpdateT]], _FinalT | Awaitable[_FinalT]] | None = None,
+        *,
+        transform_hooks: Sequence[Callable[[_UpdateT], _UpdateT | Awaitable[_UpdateT | None] | None]] | None = None,
+        cleanup_hooks: Sequence[Callable[[], Awaitable[None] | None]] | None = None,
+        result_hooks: Sequence[Callable[[_FinalT], _FinalT | Awaitable[_FinalT | None] | None]] | None = None,
     ) -> None:
-        self._source = source
+        self._source: AsyncIterable[_UpdateT] | Awaitable[AsyncIterable[_UpdateT]] = stream
         self._iterator: AsyncIterator[_UpdateT] | None = None
         self._finalizer = finalizer
         self._updates: list[_UpdateT] = []
         self._final: _FinalT | None = None
-        self._done = False
+        self._consumed = False
         self._finalized = False
+        self._transform_hooks = list(transform_hooks or ())
+        self._cleanup_hooks = list(cleanup_hooks or ())
+        self._result_hooks = list(result_hooks or ())
+        self._cleanup_run = False
+        self._inner: ResponseStream[Any, Any] | None = None  # the stream this one wraps (map, with_finalizer)
+        self._map: Callable[[Any], Any] | None = None
+        self._flat_map: Callable[[Any], Any] | None = None
+        self._pending: list[_UpdateT] = []
+        self._pull_contexts: list[Callable[[], AbstractContextManager[Any]]] = []
 
     @property
     def updates(self) -> list[_UpdateT]:
-        """The updates streamed so far."""
+        """The updates streamed so far, as they came (before the transform hooks, as in the reference)."""
         return self._updates
 
+    # -- layering -----------------------------------------------------------------------------------------
+    def _wrapped(
+        self, finalizer: Callable[[list[Any]], Any] | None, *, map_update: Any = None, flat_map: Any = None
+    ) -> Any:
+        outer: ResponseStream[Any, Any] = ResponseStream(self, finalizer)
+        outer._inner = self
+        outer._map = map_update
+        outer._flat_map = flat_map
+        return outer
+
+    def map(
+        self,
+        transform: Callable[[_UpdateT], _OuterUpdateT | Awaitable[_OuterUpdateT]],
+        finalizer: Callable[[list[_OuterUpdateT]], _OuterFinalT | Awaitable[_OuterFinalT]],
+    ) -> ResponseStream[_OuterUpdateT, _OuterFinalT]:
+        """An outer stream yielding ``transform(update)`` for each update, finalized by ``finalizer``.
+
+        Iterating the outer stream consumes this one (once); this stream's finalizer and result hooks still
+        run, before the outer ones.
+        """
+        return cast("ResponseStream[_OuterUpdateT, _OuterFinalT]", self._wrapped(finalizer, map_update=transform))
+
+    def flat_map(
+        self,
+        transform: Callable[[_UpdateT], Iterable[_OuterUpdateT] | Awaitable[Iterable[_OuterUpdateT]]],
+        finalizer: Callable[[list[_OuterUpdateT]], _OuterFinalT | Awaitable[_OuterFinalT]],
+    ) -> ResponseStream[_OuterUpdateT, _OuterFinalT]:
+        """Like :meth:`map`, but each update becomes zero or more updates."""
+        return cast("ResponseStream[_OuterUpdateT, _OuterFinalT]", self._wrapped(finalizer, flat_map=transform))
+
+    def with_finalizer(
+        self, finalizer: Callable[[list[_UpdateT]], _OuterFinalT | Awaitable[_OuterFinalT]]
+    ) -> ResponseStream[_UpdateT, _OuterFinalT]:
+        """An outer stream with the same updates and another finalizer (this stream still finalizes first)."""
+        return cast("ResponseStream[_UpdateT, _OuterFinalT]", self._wrapped(finalizer))
+
+    @classmethod
+    def from_awaitable(
+        cls, awaitable: Awaitable[ResponseStream[_UpdateT, _FinalT]]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        """A stream over the stream ``awaitable`` resolves to (its final response is that stream's)."""
+        outer: ResponseStream[_UpdateT, _FinalT] = cls(cast("Awaitable[AsyncIterable[_UpdateT]]", awaitable))
+        outer._inner = outer  # marks it as wrapping: the inner stream is known once resolved
+        return outer
+
+    def with_transform_hook(
+        self, hook: Callable[[_UpdateT], _UpdateT | Awaitable[_UpdateT | None] | None]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        """Add a hook that sees (and may replace) each update as it is yielded."""
+        self._transform_hooks.append(hook)
+        return self
+
+    def with_result_hook(
+        self, hook: Callable[[_FinalT], _FinalT | Awaitable[_FinalT | None] | None]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        """Add a hook that sees (and may replace) the final response; a final already made is made again."""
+        self._result_hooks.append(hook)
+        self._finalized = False
+        self._final = None
+        return self
+
+    def with_cleanup_hook(self, hook: Callable[[], Awaitable[None] | None]) -> ResponseStream[_UpdateT, _FinalT]:
+        """Add a hook run once when the stream ends (exhausted, failed or closed), before the finalizer."""
+        self._cleanup_hooks.append(hook)
+        return self
+
+    def with_pull_context_manager(
+        self, cm_factory: Callable[[], AbstractContextManager[Any]]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        """Enter ``cm_factory()`` around each pull from the underlying stream (e.g. to activate a span)."""
+        self._pull_contexts.append(cm_factory)
+        return self
+
+    # -- iteration ----------------------------------------------------------------------------------------
     def __aiter__(self) -> AsyncIterator[_UpdateT]:
         return self
 
+    async def _open(self) -> AsyncIterator[_UpdateT]:
+        source = self._source
+        if isinstance(source, AsyncIterable):
+            iterable: AsyncIterable[_UpdateT] = source
+        else:
+            iterable = await source
+            if self._inner is self:  # from_awaitable: the stream it resolved to is the inner one
+                inner: object = iterable
+                self._inner = cast("ResponseStream[Any, Any]", inner) if isinstance(inner, ResponseStream) else None
+            self._source = iterable
+        self._iterator = aiter(iterable)
+        return self._iterator
+
     async def __anext__(self) -> _UpdateT:
-        if self._done:
+        if self._pending:
+            return await self._record(self._pending.pop(0))
+        if self._consumed:
             raise StopAsyncIteration
-        if self._iterator is None:
-            self._iterator = aiter(self._source)
-        try:
-            update = await anext(self._iterator)
-        except StopAsyncIteration:
-            self._done = True
-            raise
-        self._updates.append(update)
+        while True:
+            try:
+                if self._pull_contexts:
+                    with ExitStack() as stack:
+                        for factory in self._pull_contexts:
+                            stack.enter_context(factory())
+                        update = await anext(self._iterator or await self._open())
+                else:
+                    update = await anext(self._iterator or await self._open())
+                if self._map is None and self._flat_map is None and not self._transform_hooks:
+                    self._updates.append(update)  # the common case, kept cheap: no layering, no hooks
+                    return update
+            except StopAsyncIteration:
+                self._consumed = True
+                await self._run_cleanup_hooks()
+                await self.get_final_response()
+                raise
+            except BaseException:
+                await self._run_cleanup_hooks()
+                raise
+            if self._flat_map is not None:
+                expanded = self._flat_map(update)
+                if isinstance(expanded, Awaitable):
+                    expanded = await cast("Awaitable[Iterable[_UpdateT]]", expanded)
+                self._pending.extend(cast("Iterable[_UpdateT]", expanded))
+                if not self._pending:
+                    continue
+                update = self._pending.pop(0)
+            elif self._map is not None:
+                mapped = self._map(update)
+                update = await cast("Awaitable[_UpdateT]", mapped) if isinstance(mapped, Awaitable) else mapped
+            return await self._record(update)
+
+    async def _record(self, update: _UpdateT) -> _UpdateT:
+        self._updates.append(update)  # as the reference: the finalizer sees the updates before the hooks
+        for hook in self._transform_hooks:
+            hooked = hook(update)
+            if isinstance(hooked, Awaitable):
+                hooked = await cast("Awaitable[_UpdateT | None]", hooked)
+            if hooked is not None:
+                update = hooked
         return update
 
+    async def _run_cleanup_hooks(self) -> None:
+        if self._cleanup_run:
+            return
+        self._cleanup_run = True
+        for hook in self._cleanup_hooks:
+            done = hook()
+            if isinstance(done, Awaitable):
+                await done
+
+    # -- the final response -------------------------------------------------------------------------------
     async def get_final_response(self) -> _FinalT:
-        """Drain the stream if needed and return the assembled final response."""
+        """Drain the stream if needed and return the assembled final response (made once)."""
         if not self._finalized:
-            async for _ in self:
-                pass
-            result: Any = self._finalizer(self._updates)
-            if isinstance(result, Awaitable):
-                result = await cast("Awaitable[_FinalT]", result)
+            if not self._consumed:
+                async for _ in self:
+                    pass
+            if self._finalized:  # reaching the end finalized it
+                return cast(_FinalT, self._final)
+            inner = self._inner
+            result: Any
+            if self._finalizer is not None:
+                if inner is not None:
+                    await inner.get_final_response()  # the inner layer's finalizer and result hooks run first
+                result = self._finalizer(self._updates)
+                if isinstance(result, Awaitable):
+                    result = await cast("Awaitable[_FinalT]", result)
+            elif inner is not None and inner is not self:
+                result = await inner.get_final_response()
+            else:
+                result = list(self._updates)
+            for hook in self._result_hooks:
+                hooked: Any = hook(result)
+                if isinstance(hooked, Awaitable):
+                    hooked = await cast("Awaitable[_FinalT | None]", hooked)
+                if hooked is not None:
+                    result = hooked
             self._final = cast(_FinalT, result)
             self._finalized = True
         return cast(_FinalT, self._final)
@@ -1042,11 +1221,15 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         return self.get_final_response().__await__()
 
     async def aclose(self) -> None:
-        """Stop the stream early, closing the model call and any open HTTP stream."""
-        self._done = True
-        closer = getattr(self._iterator or self._source, "aclose", None)
-        if closer is not None:
-            await closer()
+        """Stop the stream early, closing the model call and any open HTTP stream (cleanup hooks run)."""
+        self._consumed = True
+        self._pending.clear()
+        try:
+            closer = getattr(self._iterator or self._source, "aclose", None)
+            if closer is not None:
+                await closer()
+        finally:
+            await self._run_cleanup_hooks()
 
 
 def now() -> float:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -286,3 +287,107 @@ def test_messages_responses_and_updates_round_trip_through_json() -> None:
     assert ser.loads(ser.dumps(update)).text == "Hel"
     with pytest.raises(ValueError, match="needs a JSON object"):
         Message.from_json("[1]")
+
+
+async def _letters(text: str = "abc"):
+    for letter in text:
+        yield ChatResponseUpdate(contents=[letter])
+
+
+async def test_response_stream_hooks_run_in_the_references_order() -> None:
+    log: list[str] = []
+
+    def upper(update: ChatResponseUpdate) -> ChatResponseUpdate:
+        log.append(f"transform {update.text}")
+        return ChatResponseUpdate(contents=[update.text.upper()])
+
+    async def cleanup() -> None:
+        log.append("cleanup")
+
+    def finalize(updates: list[ChatResponseUpdate]) -> ChatResponse:
+        log.append("finalize")
+        return ChatResponse.from_updates(updates)
+
+    def keep(response: ChatResponse) -> None:  # None keeps the result
+        log.append("keep")
+
+    async def quote(response: ChatResponse) -> ChatResponse:
+        log.append("quote")
+        return ChatResponse(text=f'"{response.text}"')
+
+    stream = ResponseStream(_letters(), finalizer=finalize, transform_hooks=[upper], cleanup_hooks=[cleanup])
+    stream.with_result_hook(keep).with_result_hook(quote)
+    assert [u.text async for u in stream] == ["A", "B", "C"]
+    # Exhausting the stream finalized it: cleanup first, then the finalizer (on the updates as they came).
+    assert log == ["transform a", "transform b", "transform c", "cleanup", "finalize", "keep", "quote"]
+    assert [u.text for u in stream.updates] == ["a", "b", "c"]
+    final = await stream.get_final_response()
+    assert final.text == '"abc"' and log.count("finalize") == 1
+    # A result hook added later makes the final again.
+    stream.with_result_hook(lambda r: ChatResponse(text=r.text + "!"))
+    assert (await stream.get_final_response()).text == '"abc"!'
+
+
+async def test_response_stream_cleanup_runs_once_however_the_stream_ends() -> None:
+    async def failing():
+        yield ChatResponseUpdate(contents=["x"])
+        raise RuntimeError("provider hung up")
+
+    cleaned: list[str] = []
+    stream = ResponseStream(failing(), ChatResponse.from_updates).with_cleanup_hook(lambda: cleaned.append("failed"))
+    with pytest.raises(RuntimeError, match="hung up"):
+        async for _ in stream:
+            pass
+    closed = ResponseStream(_letters(), ChatResponse.from_updates).with_cleanup_hook(lambda: cleaned.append("closed"))
+    await anext(closed)
+    await closed.aclose()
+    await closed.aclose()
+    assert cleaned == ["failed", "closed"]
+
+
+async def test_map_flat_map_and_with_finalizer_consume_the_inner_stream_once() -> None:
+    order: list[str] = []
+    inner = ResponseStream(_letters(), ChatResponse.from_updates).with_result_hook(lambda r: order.append("inner"))
+    mapped = inner.map(lambda u: ChatResponseUpdate(contents=[u.text * 2]), ChatResponse.from_updates)
+    mapped.with_result_hook(lambda r: order.append("outer"))
+    assert (await mapped.get_final_response()).text == "aabbcc"  # finalizing drains through the inner stream
+    assert order == ["inner", "outer"] and (await inner.get_final_response()).text == "abc"
+
+    async def twice(update: ChatResponseUpdate) -> list[ChatResponseUpdate]:
+        return [update, update] if update.text != "b" else []
+
+    doubled = ResponseStream(_letters()).flat_map(twice, ChatResponse.from_updates)
+    assert [u.text async for u in doubled] == ["a", "a", "c", "c"]
+    renamed = ResponseStream(_letters(), ChatResponse.from_updates).with_finalizer(lambda ups: len(ups))
+    assert await renamed.get_final_response() == 3
+    plain = ResponseStream(_letters())
+    assert [u.text for u in await plain.get_final_response()] == ["a", "b", "c"]  # no finalizer: the updates
+
+
+async def test_from_awaitable_and_pull_context_managers() -> None:
+    async def make() -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+        return ResponseStream(_letters("xy"), ChatResponse.from_updates)
+
+    wrapped = ResponseStream.from_awaitable(make())
+    assert [u.text async for u in wrapped] == ["x", "y"]
+    assert (await wrapped.get_final_response()).text == "xy"  # the resolved stream's final response
+
+    depth: list[int] = []
+    active = [0]
+
+    @contextlib.contextmanager
+    def around():
+        active[0] += 1
+        try:
+            yield
+        finally:
+            active[0] -= 1
+
+    async def watched():
+        for letter in "pq":
+            depth.append(active[0])
+            yield ChatResponseUpdate(contents=[letter])
+
+    stream = ResponseStream(watched(), ChatResponse.from_updates).with_pull_context_manager(around)
+    assert (await stream.get_final_response()).text == "pq"
+    assert depth == [1, 1] and active == [0]

@@ -94,6 +94,7 @@ SAMPLES: list[str] = [
     "03-workflows/orchestrations/sequential_custom_executors.py",
     "03-workflows/visualization/concurrent_with_visualization.py",
     "02-agents/tools/function_invocation_configuration.py",
+    "02-agents/response_stream.py",
 ]
 
 

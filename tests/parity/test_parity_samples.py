@@ -624,6 +624,33 @@ CASES: dict[str, Case] = {
             "Response: 239,877,127",
         ],
     ),
+    # No model: ResponseStream on its own (hooks, finalizer, map), with the sample's own generator.
+    "02-agents/response_stream.py": Case(
+        expected=[
+            "Iterating through updates:",
+            "  Update: 'Hello'",
+            "  Update: '!'",
+            "Final response: 'Hello from the streaming response!'",
+            "Got final response directly: 'Hello from the streaming response!'",
+            "Number of updates collected internally: 10",
+            "  Received: 'HELLO'",
+            "  Received: 'STREAMING'",
+            "Total updates processed: 10",
+            "Starting iteration (cleanup happens after):",
+            "  [Cleanup] Cleaning up resources...",
+            "Cleanup was performed: True",
+            'Final text: "Hello from the streaming response!"',
+            "Metadata: {'processed': True, 'word_count': 5}",
+            "  [AGENT] Hello",
+            "Mapped final: [AGENT FINAL] [AGENT] Hello[AGENT]  [AGENT] from",
+            "Mapped metadata: {'layer': 'agent'}",
+            "Inner stream consumed: True",
+            "  -> 'Hello'",
+            "  [Cleanup] Stream complete: 10 updates, 34 chars",
+            "Final: 'Hello from the streaming response!'",
+            "Stats: {'updates': 10, 'characters': 34}",
+        ],
+    ),
 }
 
 
