@@ -27,6 +27,7 @@ def test_ci_script_installs_the_dev_extra_and_system_packages_then_runs_pytest()
     assert len(installs) == 1 and re.search(r'"\.\[([^\]]*\b)?dev\b', installs[0]), installs
     for package in ("chromium", "postgresql"):
         assert f"debian_packages+=({package})" in script, f".ci/run no longer installs {package} when missing"
+    assert "basedpyright" in commands[commands.index(installs[0]) + 1 : -1], ".ci/run no longer type-checks agentnb/"
 
 
 def test_conda_file_installs_what_the_first_command_installs() -> None:
