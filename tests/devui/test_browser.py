@@ -53,6 +53,7 @@ def app(devui_server: DevUIServer, browser: Any) -> Any:
 def select_entity(page: Any, entity_id: str, ready_text: str) -> None:
     page.locator(f".anb-entity-{entity_id} button").click()
     page.get_by_text(ready_text).first.wait_for(timeout=WAIT)
+    page.mouse.move(0, 0)  # off the entry, so its description's tooltip does not cover the view
 
 
 def open_tab(page: Any, name: str) -> None:
@@ -251,16 +252,21 @@ def test_the_dark_theme_follows_the_system(devui_server: DevUIServer, browser: A
         select_entity(page, "greeting-pipeline", "3 executors · start: prepare")
         run_workflow(page)
         page.screenshot(path=str(DOCS / "devui-workflow-dark.png"))
-        open_tab(page, "Runs")
-        page.locator(".anb-runs-table").get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
-        page.screenshot(path=str(DOCS / "devui-runs-dark.png"))
         open_tab(page, "Time travel")
         page.locator(".anb-timeline").first.wait_for(timeout=WAIT)
         page.wait_for_timeout(1000)
         page.screenshot(path=str(DOCS / "devui-timetravel-dark.png"))
-        open_tab(page, "Traces")
-        page.locator(".anb-traces-view").first.wait_for(timeout=WAIT)
-        page.wait_for_timeout(1000)
+        # As in the light pictures: a run's events, then its trace with a span opened.
+        open_tab(page, "Runs")
+        table = page.locator(".anb-runs-table")
+        table.get_by_text("greeting-pipeline").first.wait_for(timeout=WAIT)
+        table.locator(".tabulator-row", has_text="assistant").first.click()
+        page.locator(".anb-run-events").get_by_text("message").first.wait_for(timeout=WAIT)
+        page.screenshot(path=str(DOCS / "devui-runs-dark.png"))
+        page.get_by_role("button", name="Open trace").click()
+        waterfall = page.locator(".anb-waterfall")
+        waterfall.get_by_text("execute_tool").first.click()
+        page.locator(".anb-span-details").wait_for(timeout=WAIT)
         page.screenshot(path=str(DOCS / "devui-traces-dark.png"))
     finally:
         context.close()
