@@ -254,8 +254,11 @@ class DevUI:
         return WorkflowView(entity, store=self.store, on_checkpoint=self._on_workflow_run)
 
     def _on_workflow_run(self, run_id: str) -> None:
+        # A run started on this page is the one its user wants to travel through next, even when the
+        # time-travel view still shows a run of another workflow.
         if self._timetravel is not None:
             self._timetravel.refresh_runs()
+            self._timetravel.open_run(run_id)
 
     def open_run(self, where: str, run_id: str) -> None:
         """Open a run in the time-travel (``"timetravel"``) or traces (``"traces"``) view."""

@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from agentnb import Agent, AgentSession, Message, tool
-from agentnb.devui import Catalog
+from agentnb.devui import Catalog, DevUI
 from agentnb.devui._chat import ChatView
 from agentnb.devui._forms import TypeForm
 from agentnb.devui._graph import GraphPane, state_css
@@ -393,6 +393,19 @@ async def test_resume_from_here_starts_a_new_run_from_the_checkpoint(store: RunS
     assert "HELLO ADA!!" in result and "Resumed" in result
     runs = store.list_runs(kind="workflow")
     assert len(runs) == 2 and runs[0]["metadata"].get("resumed_from") == step_two.checkpoint_id
+
+
+async def test_time_travel_follows_the_run_started_on_the_page(store: RunStore) -> None:
+    app = DevUI(demo_catalog(), store=store)
+    app.panel()
+    travel = app._timetravel
+    assert travel is not None
+    for workflow in ("greeting-pipeline", "text-stats"):
+        app.select(workflow)
+        view = app._views[workflow]
+        await view.run(message=view.form.value())
+        assert travel.run_select.value == view.run_id
+        assert workflow in str(travel.run_info.object)
 
 
 def test_trace_export_is_csv_of_the_shown_spans(store: RunStore) -> None:
