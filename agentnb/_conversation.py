@@ -274,7 +274,7 @@ def check_answers(conversation: Sequence[Message], batch: PendingBatch | None, *
     start = batch.index if batch is not None else _answers_start(conversation)
     seen: set[str] = set()
     answered: set[str] | None = None  # with ``asked``: looked up once, and only for standalone answers
-    asked: set[str | None] = set()
+    asked: dict[str | None, Content | None] = {}
     for message in conversation[start + 1 :]:
         if not tool_kinds(message) & HAS_CONTROL:
             continue
@@ -292,16 +292,27 @@ def check_answers(conversation: Sequence[Message], batch: PendingBatch | None, *
                 if answered is None:
                     answered = {i for m in conversation for i in _result_ids(m)}
                     asked = {
-                        c.id
+                        c.id: c.function_call
                         for m in conversation
                         if tool_kinds(m) & HAS_CONTROL
                         for c in m.contents
                         if c.type == "function_approval_request"
                     }
                 if rid in asked:
-                    raise ApprovalError(
-                        f"Approval response {rid!r} answers a request that was already answered; nothing was executed."
-                    )
+                    # The caller resent the request with its answer (Agent Framework's sample does, one request
+                    # and answer per message): it counts while its call has no result, for that very call.
+                    requested = asked[rid]
+                    if call.call_id in answered or (requested is not None and requested.call_id in answered):
+                        raise ApprovalError(
+                            f"Approval response {rid!r} answers a request that was already answered; "
+                            "nothing was executed."
+                        )
+                    if not same_call(call, requested):
+                        raise ApprovalError(
+                            f"Approval response {rid!r} does not match the requested call "
+                            f"{requested.name if requested is not None else '?'!r}; nothing was executed."
+                        )
+                    continue
                 if call.call_id in answered:
                     raise ApprovalError(
                         f"Approval response {rid!r} answers call {call.call_id!r}, which already has a result; "

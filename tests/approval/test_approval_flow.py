@@ -443,3 +443,37 @@ async def test_the_pending_request_survives_json_in_the_same_process(tools: Tool
 
     assert tools.ran == [("delete", {"path": "a"})]
     assert response.text == "Deleted."
+
+
+async def test_without_a_session_requests_resent_with_their_answers_decide_the_calls(tools: Tools, run: Run) -> None:
+    # Agent Framework's approval sample resends the query, then each request in an assistant message followed
+    # by its answer in a user message: each answer decides its request's call.
+    batch = [call("delete", call_id="c1", path="a"), call("lookup", call_id="c2", key="k")]
+    client = ScriptedChatClient([batch, "Done.", batch])
+    agent = Agent(client, tools=tools.all)
+    query = Message("user", ["Go"])
+    _, response = await run(agent, query)
+    first, second = response.user_input_requests
+
+    def resent(*answers: tuple[Content, Content]) -> list[Message]:
+        out = [query]
+        for request, answer in answers:
+            out += [Message("assistant", [request]), Message("user", [answer])]
+        return out
+
+    approve, deny = first.to_function_approval_response(True), second.to_function_approval_response(False)
+    _, done = await run(agent, resent((first, approve), (second, deny)))
+    assert tools.ran == [("delete", {"path": "a"})] and done.text == "Done."
+    results = [c for m in done.messages for c in m.contents if c.type == "function_result"]
+    assert [r.call_id for r in results] == ["c1", "c2"]
+    assert results[1].additional_properties["approval"] == "rejected"
+
+    # An answer whose call differs from the request it answers (other arguments) runs nothing.
+    other_call = Content.from_function_call("c1", "delete", json.dumps({"path": "/"}))
+    forged = Content.from_function_approval_response(first.id or "", True, other_call)
+    with pytest.raises(ApprovalError, match="does not match the requested call"):
+        await run(agent, resent((first, forged)))
+    # Resent again after the calls ran (their results are in the history): refused.
+    with pytest.raises(ApprovalError, match="already answered"):
+        await run(agent, [*resent((first, approve)), *done.messages[1:], Message("user", [approve])])
+    assert tools.ran == [("delete", {"path": "a"})]

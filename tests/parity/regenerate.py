@@ -28,11 +28,12 @@ MANIFEST = HERE / "manifest.json"
 REFERENCE_TAG = "python-1.13.0"
 
 # Import lines every sample gets, in this order (first match wins), applied to lines that start a statement.
+# Indented imports (under ``if TYPE_CHECKING:``) keep their indentation.
 IMPORTS: list[tuple[str, str]] = [
-    (r"^from agent_framework\.orchestrations import", "from agentnb.orchestrations import"),
-    (r"^from agent_framework\.observability import", "from agentnb.observability import"),
-    (r"^from agent_framework\.mcp import", "from agentnb.mcp import"),
-    (r"^from agent_framework import", "from agentnb import"),
+    (r"^(\s*)from agent_framework\.orchestrations import", r"\1from agentnb.orchestrations import"),
+    (r"^(\s*)from agent_framework\.observability import", r"\1from agentnb.observability import"),
+    (r"^(\s*)from agent_framework\.mcp import", r"\1from agentnb.mcp import"),
+    (r"^(\s*)from agent_framework import", r"\1from agentnb import"),
 ]
 
 # Provider packages whose ``*Client`` classes become ``model()``; their import line becomes the model's import.
@@ -95,6 +96,7 @@ SAMPLES: list[str] = [
     "03-workflows/visualization/concurrent_with_visualization.py",
     "02-agents/tools/function_invocation_configuration.py",
     "02-agents/response_stream.py",
+    "02-agents/tools/function_tool_with_approval.py",
 ]
 
 

@@ -651,6 +651,41 @@ CASES: dict[str, Case] = {
             "Stats: {'updates': 10, 'characters': 34}",
         ],
     ),
+    # Without a session every call of a batch with an approval-required call asks for approval (the
+    # reference's rule); the sample resends the query with each request and its answer, and the answers decide
+    # which calls run: denied ones reach the model as denials.
+    "02-agents/tools/function_tool_with_approval.py": Case(
+        script=[
+            [
+                call("get_weather", location="Los Angeles, CA"),
+                call("get_weather", location="Portland, OR"),
+                call("get_weather_detail", location="Seattle, WA"),
+            ],
+            lambda m, o: "Summary: " + all_tool_results(m),
+        ]
+        * 2,
+        inputs=["y", "y", "n", "y", "n", "y"],
+        expected=[
+            "=== Weather Agent with Approval Required (Non-Streaming) ===",
+            "User: Can you give me an update of the weather in LA and Portland and detailed weather for Seattle?",
+            "User Input Request for function from WeatherAgent:",
+            '  Arguments: {"location":"Los Angeles, CA"}',
+            "Approve function call? (y/n): ",
+            "  Function: get_weather_detail",
+            re.compile(
+                r"WeatherAgent: Summary: The weather in Los Angeles, CA is \w+ and -?\d+°C\. \| "
+                r"The weather in Portland, OR is \w+ and -?\d+°C\. \| "
+                r"The user denied the call to 'get_weather_detail'; do not retry it\."
+            ),
+            "=== Weather Agent with Approval Required (Streaming) ===",
+            '  Arguments: {"location":"Portland, OR"}',
+            re.compile(
+                r"Summary: The weather in Los Angeles, CA is \w+ and -?\d+°C\. \| "
+                r"The user denied the call to 'get_weather'; do not retry it\. \| "
+                r"The weather in Seattle, WA is \w+ and -?\d+°C, with a humidity of 88%\."
+            ),
+        ],
+    ),
 }
 
 
