@@ -713,7 +713,9 @@ class ChatView:
             "reported per call, not per message: what the prompt gained between two calls is counted for what "
             "was added (the user's message, or tool results), framing tokens included; the first call's input "
             "holds the instructions too. No tokenizer is used.</div>"
-            f"<div class='anb-role'>Model calls</div>{calls if ledger.calls else '<i>none yet</i>'}"
+            # The widest table scrolls sideways inside the panel instead of running past its edge.
+            f"<div class='anb-role'>Model calls</div><div class='anb-scroll-x'>"
+            f"{calls if ledger.calls else '<i>none yet</i>'}</div>"
             f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}",
         )
         recent = view.events[-30:][::-1]

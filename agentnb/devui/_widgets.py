@@ -111,6 +111,7 @@ DEVUI_CSS = (
 .agentnb .anb-token-note{font-size:11px;margin:2px 0 6px}
 .agentnb .anb-msg.anb-feed-msg{max-width:none;margin:0;padding:0;background:none}
 .agentnb .anb-waiting{border-color:#0969da;background:#ddf4ff}
+.agentnb .anb-scroll-x{overflow-x:auto;max-width:100%}
 .agentnb.anb-dark{--jp-layout-color1:#161b22;--jp-layout-color2:#1f242c;--jp-layout-color3:#30363d;
  --jp-border-color2:#30363d;--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;color-scheme:dark}
 .agentnb.anb-dark .anb-msg.anb-user:not(.anb-feed-msg){background:#0c2d6b}

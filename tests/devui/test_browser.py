@@ -99,6 +99,10 @@ def test_chat_streams_text_and_shows_tool_cards(app: Any) -> None:
     now = int(re.search(r"context now: (\d+) tokens", context).group(1))  # type: ignore[union-attr]
     rows = re.findall(r"(assistant|instructions \+ user|tool|user) (-?\d+) (?:output tokens|prompt growth)", context)
     assert rows and sum(int(n) for _, n in rows) == now, (rows, now)
+    # The model-call table ends inside the side panel (scrolling sideways), not past its edge.
+    calls = app.locator(".anb-context .anb-scroll-x").bounding_box()
+    side = app.locator(".anb-side-panel").bounding_box()
+    assert calls is not None and side is not None and calls["x"] + calls["width"] <= side["x"] + side["width"] + 1
     app.screenshot(path=str(DOCS / "devui-chat.png"))
 
 
