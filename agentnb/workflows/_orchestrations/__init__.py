@@ -17,7 +17,14 @@ from ._base import (
     ParticipantReviewResponse,
 )
 from ._concurrent import ConcurrentBuilder
-from ._group_chat import GroupChatBuilder, GroupChatDecision, GroupChatState
+from ._group_chat import (
+    GroupChatBuilder,
+    GroupChatDecision,
+    GroupChatRequestSentEvent,
+    GroupChatResponseReceivedEvent,
+    GroupChatSelectionFunction,
+    GroupChatState,
+)
 from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
 from ._magentic import (
     MagenticBuilder,
@@ -33,6 +40,9 @@ __all__ = [
     "ConcurrentBuilder",
     "GroupChatBuilder",
     "GroupChatDecision",
+    "GroupChatRequestSentEvent",
+    "GroupChatResponseReceivedEvent",
+    "GroupChatSelectionFunction",
     "GroupChatState",
     "HandoffAgentUserRequest",
     "HandoffBuilder",

@@ -38,7 +38,14 @@ from ._base import (
 if TYPE_CHECKING:
     from .._workflow import Workflow
 
-__all__ = ["GroupChatBuilder", "GroupChatDecision", "GroupChatState"]
+__all__ = [
+    "GroupChatBuilder",
+    "GroupChatDecision",
+    "GroupChatRequestSentEvent",
+    "GroupChatResponseReceivedEvent",
+    "GroupChatSelectionFunction",
+    "GroupChatState",
+]
 
 MANAGER_ID = "group_chat_manager"
 
@@ -92,6 +99,33 @@ class GroupChatDecision(BaseModel):
 SelectionFunc = Callable[[GroupChatState], str | Awaitable[str | None] | None]
 
 
+@dataclass
+class GroupChatRequestSentEvent:
+    """The data of a ``"group_chat"`` event: the manager asked ``participant_name`` to speak (as in the reference).
+
+    ``round_index`` counts the turns before this one (0 for the first speaker).
+
+    Example:
+        >>> GroupChatRequestSentEvent(round_index=0, participant_name="writer").participant_name
+        'writer'
+    """
+
+    round_index: int
+    participant_name: str
+
+
+@dataclass
+class GroupChatResponseReceivedEvent:
+    """The data of a ``"group_chat"`` event: ``participant_name`` answered the request of ``round_index``."""
+
+    round_index: int
+    participant_name: str
+
+
+GroupChatSelectionFunction = SelectionFunc
+"""The reference's name for a selection function: ``(GroupChatState) -> str`` (sync or async)."""
+
+
 class GroupChatManager(ConversationStart):
     """Holds the group conversation, asks the selection function or agent who is next, and ends the chat."""
 
@@ -125,6 +159,9 @@ class GroupChatManager(ConversationStart):
     @handler
     async def on_answer(self, answer: AgentExecutorResponse, ctx: ConversationCtx) -> None:
         """A participant's turn: add its messages and pick again."""
+        await ctx.add_event(
+            WorkflowEvent("group_chat", GroupChatResponseReceivedEvent(self._round, answer.executor_id))
+        )
         self._conversation.extend(answer.agent_response.messages)
         self._round += 1
         self._last_speaker = answer.executor_id
@@ -146,6 +183,7 @@ class GroupChatManager(ConversationStart):
             return
         await ctx.add_event(WorkflowEvent("group_chat_speaker", {"round": self._round + 1, "speaker": speaker}))
         await ctx.send_message(list(self._conversation), target_id=speaker)
+        await ctx.add_event(WorkflowEvent("group_chat", GroupChatRequestSentEvent(self._round, speaker)))
 
     async def _select(self, ctx: ConversationCtx) -> str | None:
         if self.selection_func is not None:

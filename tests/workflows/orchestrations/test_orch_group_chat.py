@@ -7,7 +7,14 @@ import pytest
 from agentnb import Agent, Message
 from agentnb.exceptions import WorkflowRunError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
-from agentnb.workflows import GroupChatBuilder, GroupChatDecision, GroupChatState
+from agentnb.workflows import (
+    GroupChatBuilder,
+    GroupChatDecision,
+    GroupChatRequestSentEvent,
+    GroupChatResponseReceivedEvent,
+    GroupChatSelectionFunction,
+    GroupChatState,
+)
 from tests.workflows.orchestrations.orch_scenarios import group_chat, group_chat_agents
 
 
@@ -123,3 +130,25 @@ def test_builder_validation() -> None:
         GroupChatBuilder(participants=agents, selection_func=lambda s: None, max_rounds=0)
     with pytest.raises(TypeError, match="termination condition"):
         GroupChatBuilder(participants=agents, selection_func=lambda s: None).with_termination_condition(3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_group_chat_events_carry_the_references_request_and_response_payloads(stream: bool) -> None:
+    def round_robin(state: GroupChatState) -> str:
+        return list(state.participants)[state.current_round % 2]
+
+    selection: GroupChatSelectionFunction = round_robin
+    workflow = GroupChatBuilder(participants=group_chat_agents(), selection_func=selection, max_rounds=3).build()
+    if stream:
+        events = [e async for e in workflow.run("a bakery", stream=True) if e.type == "group_chat"]
+    else:
+        events = (await workflow.run("a bakery")).get_events("group_chat")
+    assert [(type(e.data).__name__, e.data.round_index, e.data.participant_name) for e in events] == [
+        ("GroupChatRequestSentEvent", 0, "writer"),
+        ("GroupChatResponseReceivedEvent", 0, "writer"),
+        ("GroupChatRequestSentEvent", 1, "critic"),
+        ("GroupChatResponseReceivedEvent", 1, "critic"),
+        ("GroupChatRequestSentEvent", 2, "writer"),
+        ("GroupChatResponseReceivedEvent", 2, "writer"),
+    ]
+    assert all(isinstance(e.data, GroupChatRequestSentEvent | GroupChatResponseReceivedEvent) for e in events)
