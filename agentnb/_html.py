@@ -34,6 +34,7 @@ __all__ = [
     "ALLOWED_URL_SCHEMES",
     "STYLE",
     "badge",
+    "dark_css",
     "details",
     "escape",
     "json_html",
@@ -69,10 +70,7 @@ ALLOWED_ATTRIBUTES: Mapping[str, frozenset[str]] = {
 #: URL schemes allowed in ``href``/``src``. ``javascript:``, ``data:`` and ``vbscript:`` are dropped.
 ALLOWED_URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
 
-#: The stylesheet for every ``.agentnb`` block. Scoped by class so it never restyles the host page; colours
-#: follow JupyterLab's theme variables with light fallbacks so it also reads well in classic Notebook,
-#: VS Code and static HTML exports.
-STYLE = """
+_LIGHT = """
 .agentnb{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px;line-height:1.45;
  color:var(--jp-ui-font-color1,#1f2328);max-width:960px}
 .agentnb .anb-card{border:1px solid var(--jp-border-color2,#d0d7de);border-radius:8px;padding:8px 12px;margin:4px 0;
@@ -105,7 +103,39 @@ STYLE = """
 .agentnb table.anb-table th{background:var(--jp-layout-color2,#f6f8fa)}
 .agentnb .anb-error{color:#a40e26}
 .agentnb .anb-md p{margin:2px 0}
+.agentnb tr.anb-rerun-changed{background:#fff8c5}
+.agentnb tr.anb-rerun-added{background:#dafbe1}
+.agentnb tr.anb-rerun-removed{background:#ffebe9}
+.agentnb tr.anb-rerun-unknown{background:var(--jp-layout-color2,#f6f8fa)}
 """
+
+
+def dark_css(scope: str) -> str:
+    """Dark shades for the light tints in :data:`STYLE`, for the elements under ``scope``.
+
+    The tints are fixed colours, so on a dark theme they would sit under light text. JupyterLab's dark themes
+    are ``body[data-jp-theme-light="false"]``; the DevUI's is ``.anb-dark``.
+    """
+    return f"""{scope} .anb-msg.anb-system,{scope} tr.anb-rerun-changed{{background:#3b2300}}
+{scope} .anb-msg.anb-tool{{background:#272046}}
+{scope} tr.anb-rerun-added{{background:#033a16}}
+{scope} tr.anb-rerun-removed{{background:#490202}}
+{scope} .anb-badge.anb-ok{{background:#033a16;color:#7ee787}}
+{scope} .anb-badge.anb-warn{{background:#3b2300;color:#e3b341}}
+{scope} .anb-badge.anb-err{{background:#490202;color:#ffa198}}
+{scope} .anb-badge.anb-info{{background:#0c2d6b;color:#a5d6ff}}
+{scope} .anb-error{{color:#ff7b72}}
+"""
+
+
+#: The stylesheet for every ``.agentnb`` block. Scoped by class so it never restyles the host page; colours
+#: follow JupyterLab's theme variables with light fallbacks so it also reads well in classic Notebook,
+#: VS Code and static HTML exports.
+STYLE = (
+    _LIGHT
+    + dark_css('body[data-jp-theme-light="false"] .agentnb')
+    + 'body[data-jp-theme-light="false"] .agentnb .anb-msg.anb-user{background:#0c2d6b}\n'
+)
 
 
 def escape(value: object) -> str:

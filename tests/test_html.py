@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -133,3 +134,22 @@ def test_module_imports_without_heavy_dependencies() -> None:
 
 def test_all_is_sorted() -> None:
     assert list(_html.__all__) == sorted(_html.__all__)
+
+
+def test_every_light_tint_has_a_dark_shade_under_jupyterlab_and_devui_dark_themes() -> None:
+    from agentnb.devui._widgets import DEVUI_CSS
+
+    light = _html.STYLE.split('body[data-jp-theme-light="false"]', 1)[0]
+    # A fixed (not theme-variable) background under theme-coloured text is the combination a dark theme breaks.
+    tinted = {
+        selector.strip()
+        for block, declarations in re.findall(r"([^{}]+)\{([^{}]*)\}", light)
+        if re.search(r"background:#", declarations) and "color:" not in declarations.replace("background", "")
+        for selector in block.split(",")
+    }
+    assert ".agentnb tr.anb-rerun-changed" in tinted and ".agentnb .anb-msg.anb-tool" in tinted
+    for scope, sheet in (('body[data-jp-theme-light="false"] .agentnb', _html.STYLE), (".agentnb.anb-dark", DEVUI_CSS)):
+        for selector in tinted:
+            dark = selector.replace(".agentnb", scope, 1)
+            assert re.search(re.escape(dark) + r"(:not\([^)]*\))?[,{]", sheet), f"no dark shade for {selector}"
+    assert _html.dark_css(".x").count(".x ") >= 9

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import panel as pn
 
-from agentnb._html import STYLE, escape, json_html, render_markdown
+from agentnb._html import STYLE, dark_css, escape, json_html, render_markdown
 
 if TYPE_CHECKING:
     import param
@@ -115,20 +115,10 @@ DEVUI_CSS = (
 .agentnb.anb-dark{--jp-layout-color1:#161b22;--jp-layout-color2:#1f242c;--jp-layout-color3:#30363d;
  --jp-border-color2:#30363d;--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;color-scheme:dark}
 .agentnb.anb-dark .anb-msg.anb-user:not(.anb-feed-msg){background:#0c2d6b}
-.agentnb.anb-dark .anb-msg.anb-system{background:#3b2300}
-.agentnb.anb-dark .anb-msg.anb-tool{background:#272046}
-.agentnb.anb-dark .anb-badge.anb-ok{background:#033a16;color:#7ee787}
-.agentnb.anb-dark .anb-badge.anb-warn{background:#3b2300;color:#e3b341}
-.agentnb.anb-dark .anb-badge.anb-err{background:#490202;color:#ffa198}
-.agentnb.anb-dark .anb-badge.anb-info{background:#0c2d6b;color:#a5d6ff}
-.agentnb.anb-dark .anb-error{color:#ff7b72}
 .agentnb.anb-dark .anb-waiting{border-color:#1f6feb;background:#0c2d6b}
 .agentnb.anb-dark .anb-offline{background:#3b2300 !important}
-.agentnb.anb-dark tr.anb-rerun-changed{background:#3b2300 !important}
-.agentnb.anb-dark tr.anb-rerun-added{background:#033a16 !important}
-.agentnb.anb-dark tr.anb-rerun-removed{background:#490202 !important}
-.agentnb.anb-dark tr.anb-rerun-unknown{background:#1f242c !important}
 """
+    + dark_css(".agentnb.anb-dark")
     + _code_css()
 )
 

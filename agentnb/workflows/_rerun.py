@@ -374,16 +374,14 @@ class RerunResult:
             f"{' · edited input' if self.edited else ''} · nothing was written</span>"
         )
         inputs = "".join(f"<pre>{h.escape(readable(v))}</pre>" for v in self.inputs)
-        colours = {"changed": "#fff8c5", "added": "#dafbe1", "removed": "#ffebe9", "unknown": "#f6f8fa"}
         rows: list[str] = []
         for change in self._shown():
             if change.status == "same" and change.original is None:
                 continue
-            style = f" style='background:{colours[change.status]}'" if change.status in colours else ""
             before = "<i>not recorded</i>" if change.status == "unknown" else h.escape(change.original or "—")
             label = h.escape(f"{change.section} {change.key}".strip())
             rows.append(
-                f"<tr class='anb-rerun-{change.status}'{style}><td>{label}</td><td>{h.escape(change.status)}</td>"
+                f"<tr class='anb-rerun-{change.status}'><td>{label}</td><td>{h.escape(change.status)}</td>"
                 f"<td><pre>{before}</pre></td><td><pre>{h.escape(change.rerun or '—')}</pre></td></tr>"
             )
         table = (
