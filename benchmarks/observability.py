@@ -17,7 +17,7 @@ Run: ``python benchmarks/observability.py [--spans N] [--store-spans M] [--quick
    1,000,000): ``traces(last=10)``, the trace list the DevUI opens (``list_traces(limit=200)``), and the
    Python memory that opening and querying that store costs.
 
-Times are CPU time of this process, background threads included (median of 7 rounds for turns, the rows
+Times are CPU time of this process, background threads included (the fastest of 9 rounds for turns, the rows
 taking turns round by round so that a busy spell falls on all of them; best of 3 otherwise), so a busy
 shared machine does not inflate them. The tracing modes share one global provider (OpenTelemetry lets a
 process set it once) whose span processor is swapped between rows.
@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import gc
 import sqlite3
-import statistics
 import tempfile
 import time
 import tracemalloc
@@ -127,11 +126,13 @@ Mode = tuple[Callable[[], None], Callable[[], Awaitable[Any]], Callable[[], None
 """What a row runs: a setup (installs its processor), one turn, and a finish run inside the timing."""
 
 
-async def per_turn_us(modes: dict[str, Mode], *, turns: int, rounds: int = 7) -> dict[str, float]:
-    """Median CPU µs per turn of each mode, the modes taking turns round by round.
+async def per_turn_us(modes: dict[str, Mode], *, turns: int, rounds: int = 9) -> dict[str, float]:
+    """The fastest round's CPU µs per turn of each mode, the modes taking turns round by round.
 
     Interleaving the rows means a busy spell on the machine, or the process heap growing, falls on all of
-    them alike instead of on whichever row happened to run then.
+    them alike instead of on whichever row happened to run then; and as other processes on the machine only
+    ever add to a round's CPU time (shared caches and cores), the fastest round is the one they disturbed
+    least.
     """
     samples: dict[str, list[float]] = {name: [] for name in modes}
     for round_ in range(rounds + 1):
@@ -147,7 +148,7 @@ async def per_turn_us(modes: dict[str, Mode], *, turns: int, rounds: int = 7) ->
             finish()  # e.g. the SQLite row's writer writing what its turns queued: part of their cost
             if round_:  # the first round warms up
                 samples[name].append((clock() - start) / turns * 1e6)
-    return {name: statistics.median(values) for name, values in samples.items()}
+    return {name: min(values) for name, values in samples.items()}
 
 
 def _replay(spans: Sequence[ReadableSpan]) -> Callable[[], None]:
