@@ -106,7 +106,12 @@ from ._timetravel import (
 from ._viz import WorkflowViz, checkpoint_tree_svg
 from ._workflow import Workflow
 from ._workflow_agent import WorkflowAgent
-from ._workflow_executor import SubWorkflowRequest, WorkflowExecutor
+from ._workflow_executor import (
+    SubWorkflowRequest,
+    SubWorkflowRequestMessage,
+    SubWorkflowResponseMessage,
+    WorkflowExecutor,
+)
 
 __all__ = [
     "AgentExecutor",
@@ -157,6 +162,8 @@ __all__ = [
     "SequentialBuilder",
     "SingleEdgeGroup",
     "SubWorkflowRequest",
+    "SubWorkflowRequestMessage",
+    "SubWorkflowResponseMessage",
     "SwitchCaseEdgeGroup",
     "Workflow",
     "WorkflowAgent",

@@ -97,6 +97,7 @@ SAMPLES: list[str] = [
     "02-agents/tools/function_invocation_configuration.py",
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
+    "03-workflows/composition/sub_workflow_request_interception.py",
 ]
 
 

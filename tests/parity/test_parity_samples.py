@@ -651,6 +651,31 @@ CASES: dict[str, Case] = {
             "Stats: {'updates': 10, 'characters': 34}",
         ],
     ),
+    # No model: the parent workflow intercepts the sub-workflow's domain checks (SubWorkflowRequestMessage) and
+    # answers them itself (create_response), so no request reaches the caller.
+    "03-workflows/composition/sub_workflow_request_interception.py": Case(
+        expected=[
+            "Processing email to 'user1@example.com'",
+            "Validating domain: 'example.com'",
+            "External domain validation for 'example.com': valid",
+            "Domain 'example.com' is valid.",
+            "Email sent to 'user1@example.com' successfully.",
+            "Final result for 'user1@example.com': Delivered",
+            "Processing email to ' user2@invalid'",
+            "Invalid email format: 'user2@invalid'",
+            "Final result for 'user2@invalid': Blocked",  # the sample replaced the recipient with its sanitized form
+            "Processing email to '  user3@company.com  '",
+            "External domain validation for 'company.com': valid",
+            "Final result for 'user3@company.com': Delivered",
+            "External domain validation for 'unknown.com': invalid",
+            "Email address 'user4@unknown.com' is invalid. Blocking email.",
+            "Final result for 'user4@unknown.com': Blocked",
+            "Recipient 'user1@example.com' has been previously approved.",
+            "Final result for 'user1@example.com': Delivered",
+            "Blocking email to previously disapproved recipient: ' user2@invalid'",
+            "Final result for ' user2@invalid': Blocked",
+        ],
+    ),
     # Without a session every call of a batch with an approval-required call asks for approval (the
     # reference's rule); the sample resends the query with each request and its answer, and the answers decide
     # which calls run: denied ones reach the model as denials.

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from typing_extensions import Never
 
+from agentnb import _serialization as ser
+from agentnb.exceptions import WorkflowRunError
 from agentnb.workflows import (
     Executor,
     FileCheckpointStorage,
     SubWorkflowRequest,
+    SubWorkflowRequestMessage,
+    SubWorkflowResponseMessage,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowEvent,
     WorkflowExecutor,
     executor,
     handler,
@@ -55,7 +62,7 @@ class Confirm(Executor):
 async def test_inner_outputs_flow_on_or_out() -> None:
     inner = WorkflowBuilder(start_executor=shout, name="shouter").build()
     node = WorkflowExecutor(inner)
-    assert node.id == "shouter" and node.input_types == [str]
+    assert node.id == "shouter" and node.input_types == [str, SubWorkflowResponseMessage]  # as in the reference
     chained = WorkflowBuilder(start_executor=node).add_edge(node, collect).build()
     assert (await chained.run("hi")).get_outputs() == ["got HI", "got HI!"]
     alone = WorkflowBuilder(start_executor=WorkflowExecutor(inner, id="solo")).build()
@@ -76,3 +83,76 @@ async def test_inner_requests_are_answered_from_outside_also_after_restart(tmp_p
     # A fresh outer and inner workflow (as after a restart) continue from the checkpoint.
     done = await build(storage).run(checkpoint_id=paused.checkpoint_id, responses={request.request_id: True})
     assert done.get_outputs() == ["ok to send mail? True (asked 1x)"]
+
+
+@dataclass
+class Mail:
+    text: str
+
+
+class Interceptor(Executor):
+    """Answers the sub-workflow's confirmations itself: yes for mail, a wrong type for 'bad'."""
+
+    def __init__(self) -> None:
+        super().__init__("interceptor")
+        self.seen: list[str] = []
+
+    @handler
+    async def start(self, mail: Mail, ctx: WorkflowContext[str]) -> None:
+        await ctx.send_message(mail.text)
+
+    @handler
+    async def intercept(
+        self, request: SubWorkflowRequestMessage, ctx: WorkflowContext[SubWorkflowResponseMessage]
+    ) -> None:
+        self.seen.append(request.source_event.data)
+        if "bad" in request.source_event.data:
+            request.create_response("not a bool")  # raises TypeError: the request wants a bool
+        await ctx.send_message(request.create_response(True), target_id=request.source_executor_id)
+
+    @handler
+    async def done(self, text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(text)
+
+
+def _intercepted(propagate_request: bool | None = None) -> Workflow:
+    inner = WorkflowBuilder(start_executor=Confirm(), name="confirm-flow").build()
+    node = WorkflowExecutor(inner, id="sub", propagate_request=propagate_request)
+    front = Interceptor()
+    return WorkflowBuilder(start_executor=front).add_edge(front, node).add_edge(node, front).build()
+
+
+async def test_an_outer_executor_intercepts_and_answers_the_inner_request() -> None:
+    result = await _intercepted().run(Mail("mail"))
+    assert result.get_request_info_events() == []  # answered inside, nothing reached the caller
+    assert result.get_outputs() == ["ok to send mail? True (asked 1x)"]
+    with pytest.raises(WorkflowRunError, match="TypeError"):
+        await _intercepted().run(Mail("bad"))
+    # propagate_request=True: the request goes to the caller even though an executor could intercept it.
+    propagated = await _intercepted(propagate_request=True).run(Mail("mail"))
+    (request,) = propagated.get_request_info_events()
+    assert isinstance(request.data, SubWorkflowRequest) and request.data.request_data == "ok to send mail?"
+
+
+def test_create_response_checks_the_type_and_the_messages_survive_a_checkpoint() -> None:
+    event = WorkflowEvent("request_info", "ok?", executor_id="confirm", request_id="r1", response_type=bool)
+    message = SubWorkflowRequestMessage(event, executor_id="sub")
+    with pytest.raises(TypeError, match="does not match the expected type bool"):
+        message.create_response("yes")
+    back = ser.loads(ser.dumps(message))
+    assert isinstance(back, SubWorkflowRequestMessage) and back.executor_id == "sub"
+    assert (back.source_event.data, back.source_event.request_id, back.source_event.response_type) == (
+        "ok?",
+        "r1",
+        bool,
+    )
+    answer = ser.loads(ser.dumps(back.create_response(True)))
+    assert isinstance(answer, SubWorkflowResponseMessage) and answer.data is True
+    assert answer.source_event.request_id == "r1"
+
+
+async def test_allow_direct_output_yields_even_with_outgoing_edges() -> None:
+    inner = WorkflowBuilder(start_executor=shout, name="shouter").build()
+    node = WorkflowExecutor(inner, id="direct", allow_direct_output=True)
+    workflow = WorkflowBuilder(start_executor=node).add_edge(node, collect).build()
+    assert (await workflow.run("hi")).get_outputs() == ["HI", "HI!"]
