@@ -1033,6 +1033,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         self._flat_map: Callable[[Any], Any] | None = None
         self._pending: list[_UpdateT] = []
         self._pull_contexts: list[Callable[[], AbstractContextManager[Any]]] = []
+        self._plain = not self._transform_hooks  # no hooks or mapping per update: __anext__'s short path
 
     @property
     def updates(self) -> list[_UpdateT]:
@@ -1047,6 +1048,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         outer._inner = self
         outer._map = map_update
         outer._flat_map = flat_map
+        outer._plain = map_update is None and flat_map is None
         return outer
 
     def map(
@@ -1089,6 +1091,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
     ) -> ResponseStream[_UpdateT, _FinalT]:
         """Add a hook that sees (and may replace) each update as it is yielded."""
         self._transform_hooks.append(hook)
+        self._plain = False
         return self
 
     def with_result_hook(
@@ -1110,6 +1113,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
     ) -> ResponseStream[_UpdateT, _FinalT]:
         """Enter ``cm_factory()`` around each pull from the underlying stream (e.g. to activate a span)."""
         self._pull_contexts.append(cm_factory)
+        self._plain = False
         return self
 
     # -- iteration ----------------------------------------------------------------------------------------
@@ -1130,6 +1134,27 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         return self._iterator
 
     async def __anext__(self) -> _UpdateT:
+        iterator = self._iterator
+        if iterator is not None and self._plain:  # the common case, kept as cheap as a bare iterator
+            try:
+                update = await iterator.__anext__()
+            except StopAsyncIteration:
+                await self._exhausted()
+                raise
+            except BaseException:
+                await self._run_cleanup_hooks()
+                raise
+            self._updates.append(update)
+            return update
+        return await self._next_slowly()
+
+    async def _exhausted(self) -> None:
+        self._consumed = True
+        self._plain = False
+        await self._run_cleanup_hooks()
+        await self.get_final_response()
+
+    async def _next_slowly(self) -> _UpdateT:
         if self._pending:
             return await self._record(self._pending.pop(0))
         if self._consumed:
@@ -1143,13 +1168,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
                         update = await anext(self._iterator or await self._open())
                 else:
                     update = await anext(self._iterator or await self._open())
-                if self._map is None and self._flat_map is None and not self._transform_hooks:
-                    self._updates.append(update)  # the common case, kept cheap: no layering, no hooks
-                    return update
             except StopAsyncIteration:
-                self._consumed = True
-                await self._run_cleanup_hooks()
-                await self.get_final_response()
+                await self._exhausted()
                 raise
             except BaseException:
                 await self._run_cleanup_hooks()
@@ -1223,6 +1243,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
     async def aclose(self) -> None:
         """Stop the stream early, closing the model call and any open HTTP stream (cleanup hooks run)."""
         self._consumed = True
+        self._plain = False
         self._pending.clear()
         try:
             closer = getattr(self._iterator or self._source, "aclose", None)
