@@ -167,11 +167,6 @@ _metrics_api: Any = None
 _UNKNOWN = object()
 # What a span passes on to the spans started inside it (see _INHERITED), set while it is current.
 _inherited: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inherited_attributes", default=None)
-_INHERITED_KEYS = frozenset(_INHERITED)
-# The span start_span made last and what spans started inside it inherit. use_span, which nearly always
-# follows at once, takes that from here instead of reading the span's attributes back; one tuple, assigned
-# whole, so a thread that sees its own span here also sees that span's attributes.
-_last_started: tuple[Any, dict[str, Any] | None] = (None, None)
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -346,19 +341,11 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
     if OPENINFERENCE_SPAN_KIND not in clean:
         clean[OPENINFERENCE_SPAN_KIND] = "CHAIN"  # a workflow step: OpenInference's name for any other step
     parent = _inherited.get()
-    own = clean.keys() & _INHERITED_KEYS
-    if own:  # this span names (some of) what its children inherit
-        inherit: dict[str, Any] | None = (
-            {**parent, **{key: clean[key] for key in own}} if parent else {key: clean[key] for key in own}
-        )
-    else:
-        inherit = parent  # the same as its parent's: shared, never copied
     if parent:
-        clean = {**parent, **clean}
-    span = tracer.start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
-    global _last_started
-    _last_started = (span, inherit)
-    return span
+        for key, value in parent.items():
+            if key not in clean:
+                clean[key] = value
+    return tracer.start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
 
 
 def _plain_attributes(span: Any) -> dict[str, Any]:
@@ -383,12 +370,8 @@ class _Current:
 
     def __init__(self, span: Any) -> None:
         self._context = _api().set_span_in_context(span)
-        last = _last_started
-        if last[0] is span:
-            self._inherit = last[1]
-        else:
-            own = _plain_attributes(span)
-            self._inherit = {key: own[key] for key in _INHERITED if key in own} or None
+        own = _plain_attributes(span)
+        self._inherit = {key: own[key] for key in _INHERITED if key in own} or None
         self._token: Any = None
         self._inherit_token: Any = None
 
