@@ -169,8 +169,15 @@ def _is_pydantic_model(value: object) -> bool:
     return callable(model_dump) and hasattr(type(value), "model_validate")
 
 
+_type_of: Callable[[object], type[Any]] = type
+"""``type()``, typed for the checker as returning a class of Any (no ``cast()`` call on the hot path)."""
+
+
 def encode(value: Any) -> Any:
     """Turn ``value`` into JSON-compatible data with type tags where plain JSON would lose the type."""
+    cls = _type_of(value)
+    if cls is str or cls is int or cls is bool or value is None:
+        return value  # a JSON scalar, without the nested call
     try:
         return _encode(value, 0)
     except RecursionError as e:
@@ -180,19 +187,32 @@ def encode(value: Any) -> Any:
 
 
 def _encode(value: Any, depth: int) -> Any:
-    if value is None or isinstance(value, (bool, int, str)):
+    # Values of the exact JSON types are told apart by identity first: most of a checkpoint is plain dicts,
+    # lists, strings and numbers, and a failing isinstance() is costly (it also looks up __class__). Every
+    # other value takes the general path below, in the order that decides what it becomes.
+    cls = _type_of(value)
+    if cls is str or cls is int or cls is bool or value is None:
         return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return {TAG: "float", "value": repr(value)}
-        return value
+    plain = cls is dict or cls is list
+    if not plain:
+        if isinstance(value, (bool, int, str)):
+            return value
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                return {TAG: "float", "value": repr(value)}
+            return value
     depth += 1
     if depth > MAX_DEPTH:
         raise _too_deep_to_write()
-    cls = cast("type[Any]", type(value))
     codec = _CODECS.get(cls)
     if codec is not None:
         return {TAG: "codec", "type": type_id(cls), "data": _encode(dict(codec[0](value)), depth)}
+    if plain:  # as the dict and list branches below would; ``value`` stays Any, so no cast() is needed
+        if cls is list:
+            return [_encode(v, depth) for v in value]
+        if all(isinstance(k, str) for k in value) and TAG not in value:
+            return {k: _encode(v, depth) for k, v in value.items()}
+        return {TAG: "dict", "items": [[_encode(k, depth), _encode(v, depth)] for k, v in value.items()]}
     if isinstance(value, enum.Enum):
         return {TAG: "enum", "type": type_id(cls), "value": _encode(value.value, depth)}
     if isinstance(value, dict):
