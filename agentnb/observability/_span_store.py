@@ -414,14 +414,17 @@ class SpanStore:
 
     def frame_records(self) -> list[tuple[Any, ...]]:
         """Return the memory buffer as :func:`frame_record` tuples, oldest first (what ``traces()`` reads)."""
-        out: list[tuple[Any, ...]] = []
-        for entry in list(self._buffer):
+        entries = list(self._buffer)
+        if self._precompute:  # every span was converted as it ended
+            return [entry[1] for entry in entries]
+        records: list[tuple[Any, ...]] = []
+        for entry in entries:
             record = entry[1]
             if record is None:
                 # Two readers may race to fill the same entry; both compute the same tuple.
                 record = entry[1] = frame_record(entry[0])
-            out.append(record)
-        return out
+            records.append(record)
+        return records
 
     def clear(self) -> None:
         """Forget the spans in the memory buffer (stored spans stay)."""
