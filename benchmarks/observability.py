@@ -395,7 +395,7 @@ def bench_frames(spans: list[ReadableSpan], tmp: Path) -> None:
     _setup._active["span_store"] = memory  # pyright: ignore[reportPrivateUsage]
     warm, frame = best_of(lambda: traces(source="memory"))
     assert len(frame) == n
-    row("traces() from memory, default store (converted as spans ended)", warm, "s", "< 0.3 s", warm < 0.3)
+    row("traces() from memory, default store (pre-converted)", warm, "s", "< 0.3 s", warm < 0.3)
     store = RunStore(tmp / "frames.db")
     encoded = SpanStore._encode(spans)  # pyright: ignore[reportPrivateUsage]
     for i in range(0, n, 512):
