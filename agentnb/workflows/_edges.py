@@ -180,7 +180,10 @@ class SingleEdgeGroup(EdgeGroup):
                 return self._route_after(verdict, data, source, router)
             if not verdict:
                 return False
-        return _deliver_one(only, data, source, router)
+        if not router.can_handle(only, data):  # _deliver_one, inlined: this runs for every message of a chain
+            return False
+        router.deliver(only, source, data)
+        return True
 
     async def _route_after(self, verdict: Awaitable[Any], data: Any, source: str, router: Router) -> bool:
         return bool(await verdict) and _deliver_one(self.targets[0], data, source, router)
