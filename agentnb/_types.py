@@ -1137,7 +1137,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         iterator = self._iterator
         if iterator is not None and self._plain:  # the common case, kept as cheap as a bare iterator
             try:
-                update = await iterator.__anext__()
+                update = await anext(iterator)
             except StopAsyncIteration:
                 await self._exhausted()
                 raise
