@@ -24,6 +24,7 @@ from ._conversation import (
     calls_needing_approval,
     check_answers,
     for_model,
+    has_new_answers,
     iterations_used,
     same_call,
     standalone_answers,
@@ -433,12 +434,15 @@ class _FunctionInvocationLoop:
             if hidden:
                 extra = await resolve_tools(list(hidden))
                 self.runnable = [*self.tools, *(t for t in extra if t not in self.tools)]
-            updates, done = await self._settle_answers(conversation)
-            if stream:
-                for update in updates:
-                    yield update
-            if done:
-                return
+            # Most turns hold no approval answers: skip the settling (and its coroutine) unless it has work.
+            batch = PendingBatch.find(conversation)
+            if batch is not None or has_new_answers(conversation):
+                updates, done = await self._settle_answers(conversation, batch)
+                if stream:
+                    for update in updates:
+                        yield update
+                if done:
+                    return
 
         max_iterations = config.get("max_iterations", DEFAULT_MAX_ITERATIONS)
         max_calls = config.get("max_function_calls")
@@ -508,14 +512,15 @@ class _FunctionInvocationLoop:
                 errors_in_a_row = 0
             tools_stopped = tools_stopped or (max_calls is not None and self.calls_made >= max_calls)
 
-    async def _settle_answers(self, conversation: list[Message]) -> tuple[list[ChatResponseUpdate], bool]:
+    async def _settle_answers(
+        self, conversation: list[Message], batch: PendingBatch | None
+    ) -> tuple[list[ChatResponseUpdate], bool]:
         """Take the approval answers in the input: run or deny the calls they decide, or ask for what is missing.
 
-        Returns the updates for the messages this added to the conversation, and whether the request ends
-        here (answers still missing, or a tool ended the run). Answers that do not count raise
-        ``ApprovalError`` before anything runs.
+        ``batch`` is the conversation's pending batch (:meth:`PendingBatch.find`). Returns the updates for the
+        messages this added to the conversation, and whether the request ends here (answers still missing, or
+        a tool ended the run). Answers that do not count raise ``ApprovalError`` before anything runs.
         """
-        batch = PendingBatch.find(conversation)
         standalone = batch is None and self.session is None
         check_answers(conversation, batch, standalone=standalone)
         if batch is not None:

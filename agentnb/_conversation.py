@@ -54,6 +54,7 @@ __all__ = [
     "calls_needing_approval",
     "check_answers",
     "for_model",
+    "has_new_answers",
     "iterations_used",
     "pending_requests",
     "same_call",
@@ -257,6 +258,22 @@ def _answers_start(conversation: Sequence[Message]) -> int:
         if tool_kinds(message) & HAS_RESULT or _is_plain_answer(message):
             return index
     return -1
+
+
+def has_new_answers(conversation: Sequence[Message]) -> bool:
+    """Whether approval answers follow the conversation's last settled point (tool results or a plain answer).
+
+    That is where :func:`check_answers` and :func:`standalone_answers` look when no batch is pending: without
+    answers there, a turn has nothing to settle. One backward pass over the unsettled end of the conversation.
+    """
+    for index in range(len(conversation) - 1, -1, -1):
+        message = conversation[index]
+        kinds = tool_kinds(message)
+        if kinds & HAS_RESULT or (not kinds and message.role == "assistant"):
+            return False  # the settled point (see _answers_start): nothing after it held an answer
+        if kinds & HAS_CONTROL:
+            return True
+    return False
 
 
 def check_answers(conversation: Sequence[Message], batch: PendingBatch | None, *, standalone: bool = False) -> None:

@@ -3,9 +3,12 @@
 A response waiting for approval is only half a conversation. Front ends (the notebook's live display, the
 DevUI) need the agent and the session to send the answers and resume the run, but a response must not keep
 an agent alive or carry it into anything it is saved to. So the agent and session are held through weak
-references, kept beside the response (never in ``to_dict``), and a session remembers the agent that last
-ran on it the same way. Without a session, the run's own input is kept so the conversation can be resumed
-on a fresh one.
+references, in a private attribute of the response (never in ``to_dict``), and a session remembers the agent
+that last ran on it the same way. Without a session, the run's own input is kept so the conversation can be
+resumed on a fresh one.
+
+Every turn attaches an origin, so it costs one attribute write; objects that take no attributes are
+remembered in weak dictionaries instead.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import Any
 
 __all__ = ["ResponseOrigin", "attach_origin", "origin_of", "session_origin"]
 
-# Keyed weakly by the response / session object itself, so nothing here outlives what it describes.
+_ATTRIBUTE = "_agentnb_origin"
+
+# For objects without attributes of their own: keyed weakly by the response / session object itself, so
+# nothing here outlives what it describes.
 _BY_RESPONSE: weakref.WeakKeyDictionary[Any, ResponseOrigin] = weakref.WeakKeyDictionary()
 _BY_SESSION: weakref.WeakKeyDictionary[Any, ResponseOrigin] = weakref.WeakKeyDictionary()
 
@@ -58,24 +64,40 @@ def attach_origin(response: Any, agent: Any, session: Any, messages: Sequence[An
     """Remember that ``agent`` produced ``response`` on ``session`` from ``messages``."""
     try:
         origin = ResponseOrigin(agent, session, messages)
-        _BY_RESPONSE[response] = origin
-        if session is not None:
-            _BY_SESSION[session] = origin
-    except TypeError:  # an object that cannot be weakly referenced: nothing to remember
+    except TypeError:  # an agent or session that cannot be weakly referenced: nothing to remember
         return
+    _remember(response, origin, _BY_RESPONSE)
+    if session is not None:
+        _remember(session, origin, _BY_SESSION)
+
+
+def _remember(obj: Any, origin: ResponseOrigin, fallback: weakref.WeakKeyDictionary[Any, ResponseOrigin]) -> None:
+    try:
+        setattr(obj, _ATTRIBUTE, origin)
+        return
+    except (AttributeError, TypeError):  # __slots__, or a built-in type
+        pass
+    try:
+        fallback[obj] = origin
+    except TypeError:  # an object that cannot be weakly referenced either: nothing to remember
+        return
+
+
+def _recall(obj: Any, fallback: weakref.WeakKeyDictionary[Any, ResponseOrigin]) -> ResponseOrigin | None:
+    found = getattr(obj, _ATTRIBUTE, None)
+    if isinstance(found, ResponseOrigin):
+        return found
+    try:
+        return fallback.get(obj)
+    except TypeError:
+        return None
 
 
 def origin_of(response: Any) -> ResponseOrigin | None:
     """Return where ``response`` came from, or ``None`` when unknown (e.g. a response loaded from disk)."""
-    try:
-        return _BY_RESPONSE.get(response)
-    except TypeError:
-        return None
+    return _recall(response, _BY_RESPONSE)
 
 
 def session_origin(session: Any) -> ResponseOrigin | None:
     """Return the origin of the last response produced on ``session`` (it names the agent that ran there)."""
-    try:
-        return _BY_SESSION.get(session)
-    except TypeError:
-        return None
+    return _recall(session, _BY_SESSION)
