@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from .._provenance import cell_label
@@ -12,6 +13,20 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["runs"]
+
+
+def _write_traced_spans() -> None:
+    """Write the spans this process traced so far, so a run that just ended shows its tokens.
+
+    A run's tokens are summed from its stored model-call spans, and the span writer batches them off the hot path.
+    """
+    if "agentnb.observability" not in sys.modules:  # nothing traced here; never load it just to ask
+        return
+    from agentnb.observability import get_span_store
+
+    span_store = get_span_store()
+    if span_store is not None and span_store.persistent:
+        span_store.force_flush()
 
 
 def runs(
@@ -50,6 +65,7 @@ def runs(
 
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}.")
+    _write_traced_spans()
     owned = store is not None and not isinstance(store, Store)
     target = default_store() if store is None else store if isinstance(store, Store) else open_store(store)
     try:
