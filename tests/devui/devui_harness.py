@@ -173,6 +173,24 @@ def send_chat(page: Any, entity_name: str, message: str) -> None:
     raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")
 
 
+def wait_for_dark_theme(page: Any) -> None:
+    """Wait for the page's one reload into ``?theme=dark`` (the DevUI follows a browser that prefers dark).
+
+    The reload can start while the first page is still loading; Playwright reports that aborted navigation as
+    an error of the wait itself, so the wait starts again until the dark page has loaded.
+    """
+    from playwright.sync_api import Error as PlaywrightError
+
+    deadline = time.monotonic() + WAIT / 1000
+    while True:
+        try:
+            page.wait_for_url("**theme=dark**", timeout=WAIT)
+            return
+        except PlaywrightError as exc:
+            if "ERR_ABORTED" not in str(exc) or time.monotonic() > deadline:
+                raise
+
+
 @contextmanager
 def dark_page(browser: Any, url: str) -> Iterator[Any]:
     """A page of ``url`` in a browser whose system theme is dark (the DevUI follows it), closed afterwards."""
@@ -182,7 +200,7 @@ def dark_page(browser: Any, url: str) -> Iterator[Any]:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
         page.goto(url)
-        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        wait_for_dark_theme(page)
         page.get_by_text("agentnb DevUI").first.wait_for(timeout=WAIT)
         yield page
     finally:

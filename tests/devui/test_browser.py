@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from tests.devui.devui_harness import BUDGET_SCALE, DOCS, WAIT, DevUIServer, send_chat, text
+from tests.devui.devui_harness import (
+    BUDGET_SCALE,
+    DOCS,
+    WAIT,
+    DevUIServer,
+    send_chat,
+    text,
+    wait_for_dark_theme,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -235,7 +243,7 @@ def test_the_dark_theme_follows_the_system(devui_server: DevUIServer, browser: A
     page = context.new_page()
     try:
         page.goto(devui_server.url)
-        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        wait_for_dark_theme(page)
         page.locator(".anb-entity-assistant button").wait_for(timeout=WAIT)
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         red, green, blue = (int(v) for v in re.findall(r"\d+", background)[:3])

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.devui.devui_harness import WAIT, LauncherServer, is_local_url, text
+from tests.devui.devui_harness import WAIT, LauncherServer, is_local_url, text, wait_for_dark_theme
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -110,7 +110,7 @@ def test_nothing_loads_from_the_internet_in_the_dark_theme(launcher: LauncherSer
         page.goto(launcher.url)
         page.locator("input[name=password]").fill(TOKEN)
         page.locator("button[type=submit]").click()
-        page.wait_for_url("**theme=dark**", timeout=WAIT)
+        wait_for_dark_theme(page)
         page.locator(".anb-entity-greeting-pipeline button").click(timeout=WAIT)
         page.locator(".anb-workflow-view .tabulator").first.wait_for(timeout=WAIT)
         for entity in ("assistant", "mailer", "human-review"):
