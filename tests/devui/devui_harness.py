@@ -173,6 +173,25 @@ def send_chat(page: Any, entity_name: str, message: str) -> None:
     raise AssertionError(f"the chat with {entity_name} did not take the message {message!r}")
 
 
+def refuse_outside(context: Any, outside: list[str], fetched: list[str] | None = None) -> None:
+    """Abort every request of a browser context to a non-loopback address, recording it in ``outside``.
+
+    ``fetched`` (when given) records every URL the pages asked for, local or not.
+    """
+
+    def guard(route: Any) -> None:
+        url = route.request.url
+        if fetched is not None:
+            fetched.append(url)
+        if is_local_url(url):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    context.route("**/*", guard)
+
+
 def wait_for_dark_theme(page: Any) -> None:
     """Wait for the page's one reload into ``?theme=dark`` (the DevUI follows a browser that prefers dark).
 

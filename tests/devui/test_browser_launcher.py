@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.devui.devui_harness import WAIT, LauncherServer, is_local_url, text, wait_for_dark_theme
+from tests.devui.devui_harness import WAIT, LauncherServer, refuse_outside, text, wait_for_dark_theme
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -38,15 +38,7 @@ def outside() -> list[str]:
 @pytest.fixture(scope="module")
 def app(launcher: LauncherServer, browser: Any, outside: list[str]) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-
-    def guard(route: Any) -> None:
-        if is_local_url(route.request.url):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
+    refuse_outside(context, outside)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -95,16 +87,7 @@ def test_nothing_loads_from_the_internet_in_the_dark_theme(launcher: LauncherSer
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
     fetched: list[str] = []
     outside: list[str] = []
-
-    def guard(route: Any) -> None:
-        fetched.append(route.request.url)
-        if is_local_url(route.request.url):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-
-    context.route("**/*", guard)
+    refuse_outside(context, outside, fetched)
     page = context.new_page()
     try:
         page.goto(launcher.url)
