@@ -17,8 +17,9 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from operator import attrgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from .._telemetry import (
     GEN_AI_AGENT_NAME,
@@ -225,9 +226,6 @@ def _json_encoder() -> Callable[[Any], str]:
             return _json_text(value)
 
     return encode
-
-
-_ENCODER: list[Callable[[Any], str]] = []
 
 
 class SpanStore:
@@ -484,68 +482,148 @@ class SpanStore:
     def _encode(batch: Iterable[ReadableSpan]) -> list[tuple[Any, ...]]:
         """Turn spans into run-store records (:data:`RECORD_COLUMNS` order) with the JSON columns as text.
 
-        The writer thread's inner loop, so it reads each span once, straight into the record, and encodes
-        the resource (shared by every span of a provider) once per batch.
+        The writer thread's inner loop (see :func:`_encode_spans`).
         """
-        if not _NAMES:
-            _NAMES.update(_kind_names())
-        names = _NAMES
-        resource_json: dict[int, str] = {}
-        if not _ENCODER:
-            _ENCODER.append(_json_encoder())
-        dumps = _ENCODER[0]
-        out: list[tuple[Any, ...]] = []
-        append = out.append
-        for span in batch:
-            ctx = span.context
-            parent = span.parent
+        return _encode_spans(batch)
+
+
+# What the SDK's ReadableSpan properties return, read in one C call: each of its properties returns one of
+# these fields as is (``attributes`` wraps its field in a read-only view, ``events`` copies its list into a
+# tuple). Only an exact ReadableSpan is read this way; any other span class goes through the properties,
+# and a test checks that both give the same records.
+_PUBLIC_FIELDS = (
+    "context",
+    "parent",
+    "attributes",
+    "status",
+    "resource",
+    "events",
+    "name",
+    "kind",
+    "start_time",
+    "end_time",
+)
+_SDK_FIELDS = tuple(f"_{field}" for field in _PUBLIC_FIELDS)
+
+
+# The attributes copied into columns of their own, in the order _encode_spans reads them.
+_COLUMN_ATTRIBUTES = (
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_AGENT_NAME,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+    WORKFLOW_RUN_ID,
+)
+
+
+class _Readers(NamedTuple):
+    sdk_span: type
+    bounded: type
+    sdk_fields: Callable[[Any], tuple[Any, ...]]
+    public_fields: Callable[[Any], tuple[Any, ...]]
+    dumps: Callable[[Any], str]
+
+
+_READERS: list[_Readers] = []
+
+
+def _readers() -> _Readers:
+    if not _READERS:
+        from opentelemetry.attributes import BoundedAttributes
+        from opentelemetry.sdk.trace import ReadableSpan
+
+        _READERS.append(
+            _Readers(
+                ReadableSpan,
+                BoundedAttributes,
+                attrgetter(*_SDK_FIELDS),
+                attrgetter(*_PUBLIC_FIELDS),
+                _json_encoder(),
+            )
+        )
+    return _READERS[0]
+
+
+def _encode_spans(batch: Iterable[ReadableSpan], *, public: bool = False) -> list[tuple[Any, ...]]:
+    """Turn finished spans into run-store records (:data:`RECORD_COLUMNS` order), JSON columns as text.
+
+    Each span is read once, straight into its record: an SDK ``ReadableSpan``'s fields in one call (its
+    attribute dict is encoded as it is, not copied), the resource (shared by every span of a provider) and
+    the status (the SDK shares one for all spans that never set theirs) converted once per batch, and a
+    trace id turned into hex once for the spans of a trace that follow one another. ``public`` reads every
+    span through its public properties (what any other span class gets; tests compare the two).
+    """
+    if not _NAMES:
+        _NAMES.update(_kind_names())
+    names = _NAMES
+    sdk_span, bounded, sdk_fields, public_fields, dumps = _readers()
+    resources: dict[int, str] = {}
+    statuses: dict[int, tuple[str, str | None]] = {}
+    last_trace, last_hex = -1, ""
+    out: list[tuple[Any, ...]] = []
+    append = out.append
+    for span in batch:
+        attrs: dict[str, Any]
+        if type(span) is sdk_span and not public:
+            ctx, parent, raw, status, resource, events, name, kind, start, end = sdk_fields(span)
+            if type(raw) is bounded:
+                attrs = raw._dict
+            elif raw is None:
+                attrs = {}
+            else:
+                attrs = cast("dict[str, Any]", raw) if type(raw) is dict else dict(raw)
+        else:
+            ctx, parent, _, status, resource, events, name, kind, start, end = public_fields(span)
             attrs = _attributes_of(span)
-            get = attrs.get
-            status = span.status
-            resource = _resource_of(span)
-            key = id(resource)
-            resource_text = resource_json.get(key)
-            if resource_text is None:
-                resource_text = resource_json[key] = dumps(dict(resource.attributes) if resource is not None else {})
-            events = span.events
-            model = get(GEN_AI_RESPONSE_MODEL) or get(GEN_AI_REQUEST_MODEL)
-            operation, agent, tool, run_id = (
-                get(GEN_AI_OPERATION_NAME),
-                get(GEN_AI_AGENT_NAME),
-                get(GEN_AI_TOOL_NAME),
-                get(WORKFLOW_RUN_ID),
-            )
-            input_tokens, output_tokens = get(GEN_AI_USAGE_INPUT_TOKENS), get(GEN_AI_USAGE_OUTPUT_TOKENS)
-            append(
-                (
-                    ctx.trace_id.to_bytes(16, "big").hex() if ctx is not None else "0" * 32,
-                    ctx.span_id.to_bytes(8, "big").hex() if ctx is not None else "0" * 16,
-                    parent.span_id.to_bytes(8, "big").hex() if parent is not None else None,
-                    span.name,
-                    names[id(span.kind)],
-                    span.start_time or 0,
-                    span.end_time,
-                    names[id(status.status_code)],
-                    status.description,
-                    operation if operation is None or type(operation) is str else str(operation),
-                    agent if agent is None or type(agent) is str else str(agent),
-                    model if model is None or type(model) is str else str(model),
-                    tool if tool is None or type(tool) is str else str(tool),
-                    input_tokens if input_tokens is None or type(input_tokens) is int else _int_or_none(input_tokens),
-                    output_tokens
-                    if output_tokens is None or type(output_tokens) is int
-                    else _int_or_none(output_tokens),
-                    run_id if run_id is None or type(run_id) is str else str(run_id),
-                    dumps(attrs),
-                    dumps(
-                        [
-                            {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})}
-                            for e in events
-                        ]
-                    )
-                    if events
-                    else "[]",
-                    resource_text,
+        key = id(resource)
+        resource_text = resources.get(key)
+        if resource_text is None:
+            resource_text = resources[key] = dumps(dict(resource.attributes) if resource is not None else {})
+        code = statuses.get(id(status))
+        if code is None:
+            code = statuses[id(status)] = (names[id(status.status_code)], status.description)
+        if ctx is None:
+            trace_hex, span_hex = "0" * 32, "0" * 16
+        else:
+            trace = ctx.trace_id
+            if trace != last_trace:
+                last_trace, last_hex = trace, trace.to_bytes(16, "big").hex()
+            trace_hex, span_hex = last_hex, ctx.span_id.to_bytes(8, "big").hex()
+        operation, agent, model, request_model, tool, input_tokens, output_tokens, run_id = map(
+            attrs.get, _COLUMN_ATTRIBUTES
+        )
+        model = model or request_model
+        append(
+            (
+                trace_hex,
+                span_hex,
+                parent.span_id.to_bytes(8, "big").hex() if parent is not None else None,
+                name,
+                names[id(kind)],
+                start or 0,
+                end,
+                code[0],
+                code[1],
+                operation if operation is None or type(operation) is str else str(operation),
+                agent if agent is None or type(agent) is str else str(agent),
+                model if model is None or type(model) is str else str(model),
+                tool if tool is None or type(tool) is str else str(tool),
+                input_tokens if input_tokens is None or type(input_tokens) is int else _int_or_none(input_tokens),
+                output_tokens if output_tokens is None or type(output_tokens) is int else _int_or_none(output_tokens),
+                run_id if run_id is None or type(run_id) is str else str(run_id),
+                dumps(attrs) if attrs else "{}",
+                dumps(
+                    [
+                        {"name": e.name, "timestamp_ns": e.timestamp, "attributes": dict(e.attributes or {})}
+                        for e in events
+                    ]
                 )
+                if events
+                else "[]",
+                resource_text,
             )
-        return out
+        )
+    return out

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
 from agentnb import _telemetry as tel
-from agentnb.observability import SpanStore, frame_record, records_frame, span_to_row
+from agentnb.observability import SpanStore, frame_record, records_frame, span_record, span_to_row
+from agentnb.observability._span_store import _encode_spans  # pyright: ignore[reportPrivateUsage]
 from agentnb.store import RunStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,6 +68,53 @@ def test_span_to_row() -> None:
     assert row["resource"]["service.name"] == "span-store-test"
     assert row["end_ns"] >= row["start_ns"] > 0
     assert span_to_row(spans.spans()[1])["parent_id"] is None
+    spans.shutdown()
+
+
+def test_the_writers_records_read_sdk_spans_as_their_public_properties_do() -> None:
+    spans = SpanStore(None, precompute=False)
+    provider = _provider(spans)
+    tracer = provider.get_tracer("tests")
+    root = tracer.start_span("invoke_agent a", attributes={tel.GEN_AI_AGENT_NAME: "a", "big": 2**70})
+    ctx = set_span_in_context(root)
+    chat = tracer.start_span(
+        "chat m",
+        context=ctx,
+        kind=SpanKind.CLIENT,
+        attributes={
+            tel.GEN_AI_OPERATION_NAME: "chat",
+            tel.GEN_AI_RESPONSE_MODEL: "m-1",
+            tel.GEN_AI_USAGE_INPUT_TOKENS: 7,
+        },
+    )
+    chat.add_event("retry", {"attempt": 2})
+    chat.set_status(Status(StatusCode.ERROR, "nope"))
+    chat.end()
+    tool_span = tracer.start_span("execute_tool t", context=ctx, attributes={tel.GEN_AI_TOOL_NAME: "t"})
+    tool_span.set_status(Status(StatusCode.OK))
+    tool_span.end()
+    tracer.start_span("bare").end()  # no attributes, another trace
+    root.end()
+    finished = spans.spans()
+    fast = _encode_spans(finished)
+    assert fast == _encode_spans(finished, public=True)
+    assert [r[:16] for r in fast] == [span_record(s)[:16] for s in finished]
+    assert [json.loads(r[16]) for r in fast] == [json.loads(json.dumps(dict(s.attributes or {}))) for s in finished]
+    assert json.loads(fast[0][17]) == [
+        {"name": "retry", "timestamp_ns": finished[0].events[0].timestamp, "attributes": {"attempt": 2}}
+    ]
+    assert json.loads(fast[-1][16])["big"] == 2**70  # past orjson's 64 bits, encoded by json instead
+    assert json.loads(fast[2][18])["service.name"] == "span-store-test"
+
+    class Redacted(ReadableSpan):
+        """A span class of its own: the writer must read it through its properties, not the SDK's fields."""
+
+        @property
+        def attributes(self) -> Any:
+            return {"redacted": True}
+
+    copy = Redacted(name="x", context=finished[0].context, attributes={"secret": 1})
+    assert json.loads(_encode_spans([copy])[0][16]) == {"redacted": True}
     spans.shutdown()
 
 
@@ -179,7 +229,7 @@ def test_spans_are_written_at_interpreter_exit(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
         from agentnb.observability import SpanStore
 
         spans = SpanStore(sys.argv[1], flush_interval=3600)  # the thread would never get to it
@@ -256,7 +306,7 @@ def test_the_writer_thread_stops_cleanly_at_exit_while_busy(tmp_path: Path) -> N
     script = textwrap.dedent(
         """
         import sys, threading
-        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
         from agentnb.observability import SpanStore
 
         spans = SpanStore(sys.argv[1], flush_interval=0.01, batch_size=64)
