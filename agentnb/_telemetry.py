@@ -6,7 +6,9 @@ Only ``opentelemetry-api`` is used here, and only once instrumentation is switch
 check, so an uninstrumented run pays nothing for tracing. Switched on without a tracer provider (only the
 API's no-op one), spans are skipped the same way instead of being created as non-recording ones.
 ``AGENTNB_ENABLE_SENSITIVE_DATA`` turns on the capture of messages and tool data for instrumentation
-switched on by the environment.
+switched on by the environment. When every span processor of the SDK provider is one of agentnb's span
+stores, the spans are agentnb's light spans (:mod:`agentnb._telemetry_spans`), which cost a fraction of
+SDK spans; any other processor, such as an exporter, gets SDK spans as usual.
 
 Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
 ``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
@@ -24,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
 from typing import Any
@@ -167,6 +169,8 @@ _metrics_api: Any = None
 _UNKNOWN = object()
 # What a span passes on to the spans started inside it (see _INHERITED), set while it is current.
 _inherited: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inherited_attributes", default=None)
+# Starts an agentnb light span, or returns None when the SDK must make the span (set with an SDK tracer).
+_light: Callable[[Any, str, dict[str, Any], Any], Any] | None = None
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -229,7 +233,20 @@ def _resolve_tracer() -> Any:
     if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
         return None
     _tracer = provider.get_tracer("agentnb")
+    _load_light_spans(_tracer)
     return _tracer
+
+
+def _load_light_spans(tracer: Any) -> None:
+    """Load light spans (see :mod:`agentnb._telemetry_spans`) when the tracer is the SDK's."""
+    global _light
+    if not hasattr(tracer, "span_processor"):
+        return
+    try:
+        from ._telemetry_spans import start_light_span
+    except ImportError:  # pragma: no cover - an SDK tracer without the SDK's span classes
+        return
+    _light = start_light_span
 
 
 def recording() -> bool:
@@ -345,7 +362,12 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
         for key, value in parent.items():
             if key not in clean:
                 clean[key] = value
-    return tracer.start_span(name, attributes=clean, kind=api.kinds.get(kind) or api.kinds["internal"])
+    span_kind = api.kinds.get(kind) or api.kinds["internal"]
+    if _light is not None:
+        span = _light(tracer, name, clean, span_kind)
+        if span is not None:
+            return span
+    return tracer.start_span(name, attributes=clean, kind=span_kind)
 
 
 def _plain_attributes(span: Any) -> dict[str, Any]:
@@ -370,7 +392,10 @@ class _Current:
 
     def __init__(self, span: Any) -> None:
         self._context = _api().set_span_in_context(span)
-        own = _plain_attributes(span)
+        # Read in place where the span keeps a mapping of its own (SDK and light spans): no copy per span.
+        own: Mapping[str, Any] | None = getattr(span, "_attributes", None)
+        if not isinstance(own, Mapping):
+            own = _plain_attributes(span)
         self._inherit = {key: own[key] for key in _INHERITED if key in own} or None
         self._token: Any = None
         self._inherit_token: Any = None

@@ -44,7 +44,7 @@ def _response_attributes(response: ChatResponse | AgentResponse) -> dict[str, An
     return {
         tel.GEN_AI_RESPONSE_MODEL: response.model_id,
         tel.GEN_AI_RESPONSE_ID: response.response_id,
-        tel.GEN_AI_RESPONSE_FINISH_REASONS: [response.finish_reason] if response.finish_reason else None,
+        tel.GEN_AI_RESPONSE_FINISH_REASONS: (response.finish_reason,) if response.finish_reason else None,
         tel.GEN_AI_USAGE_INPUT_TOKENS: usage.get("input_token_count"),
         tel.GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("output_token_count"),
     }

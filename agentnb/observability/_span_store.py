@@ -260,6 +260,9 @@ class SpanStore:
         ```
     """
 
+    accepts_light_spans = True
+    """It only keeps finished spans, so agentnb may hand it light spans (see :mod:`agentnb._telemetry_spans`)."""
+
     def __init__(
         self,
         store: Store | str | os.PathLike[str] | None = DEFAULT,

@@ -2,8 +2,11 @@
 
 OpenTelemetry lets a process set its global tracer provider only once, so the provider is set up a single
 time (through ``configure_otel_providers``, the way users do it) with a forwarding processor; each test
-gets its own ``InMemorySpanExporter`` and memory-only :class:`SpanStore` behind that forwarder.
-Tests that need a pristine process (provider creation, OTLP, metrics) run in a subprocess instead.
+gets its own memory-only :class:`SpanStore` behind that forwarder. Every test that takes ``otel`` runs
+twice: once with an ``InMemorySpanExporter`` beside the span store, so the SDK makes every span, and once
+with the span store alone, so agentnb makes light spans (see ``agentnb._telemetry_spans``): both kinds
+must give the same spans. Tests that need a pristine process (provider creation, OTLP, metrics) run in a
+subprocess instead.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class _Forward:
 
     def __init__(self) -> None:
         self.targets: list[Any] = []
+        self.accepts_light_spans = False
 
     def on_start(self, span: Any, parent_context: Any = None) -> None:
         for t in self.targets:
@@ -56,16 +60,19 @@ def _provider() -> Iterator[None]:
     _telemetry._state.update(saved)  # pyright: ignore[reportPrivateUsage]
 
 
-@pytest.fixture
-def otel(_provider: None) -> Iterator[Otel]:
-    exporter = InMemorySpanExporter()
+@pytest.fixture(params=["sdk spans", "light spans"])
+def otel(_provider: None, request: pytest.FixtureRequest) -> Iterator[Otel]:
+    light = request.param == "light spans"
+    exporter = None if light else InMemorySpanExporter()
     span_store = SpanStore(None)
-    _FORWARD.targets = [SimpleSpanProcessor(exporter), span_store]
+    _FORWARD.targets = [span_store] if exporter is None else [SimpleSpanProcessor(exporter), span_store]
+    _FORWARD.accepts_light_spans = light
     previous = _setup._active["span_store"]  # pyright: ignore[reportPrivateUsage]
     _setup._active["span_store"] = span_store  # pyright: ignore[reportPrivateUsage]
     _telemetry.enable(sensitive_data=False)
     yield Otel(exporter, span_store)
     _telemetry.disable()
     _FORWARD.targets = []
+    _FORWARD.accepts_light_spans = False
     span_store.shutdown()
     _setup._active["span_store"] = previous  # pyright: ignore[reportPrivateUsage]
