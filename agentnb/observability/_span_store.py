@@ -492,7 +492,8 @@ class SpanStore:
 
 # What the SDK's ReadableSpan properties return, read in one C call: each of its properties returns one of
 # these fields as is (``attributes`` wraps its field in a read-only view, ``events`` copies its list into a
-# tuple). Only an exact ReadableSpan is read this way; any other span class goes through the properties,
+# tuple). Only an exact ReadableSpan or an agentnb light span (which keeps the same fields, its attributes in a
+# plain dict) is read this way; any other span class goes through the properties,
 # and a test checks that both give the same records.
 _PUBLIC_FIELDS = (
     "context",
@@ -523,7 +524,7 @@ _COLUMN_ATTRIBUTES = (
 
 
 class _Readers(NamedTuple):
-    sdk_span: type
+    sdk_spans: tuple[type, ...]
     bounded: type
     sdk_fields: Callable[[Any], tuple[Any, ...]]
     public_fields: Callable[[Any], tuple[Any, ...]]
@@ -538,9 +539,11 @@ def _readers() -> _Readers:
         from opentelemetry.attributes import BoundedAttributes
         from opentelemetry.sdk.trace import ReadableSpan
 
+        from .._telemetry_spans import LightSpan
+
         _READERS.append(
             _Readers(
-                ReadableSpan,
+                (ReadableSpan, LightSpan),
                 BoundedAttributes,
                 attrgetter(*_SDK_FIELDS),
                 attrgetter(*_PUBLIC_FIELDS),
@@ -562,7 +565,7 @@ def _encode_spans(batch: Iterable[ReadableSpan], *, public: bool = False) -> lis
     if not _NAMES:
         _NAMES.update(_kind_names())
     names = _NAMES
-    sdk_span, bounded, sdk_fields, public_fields, dumps = _readers()
+    sdk_spans, bounded, sdk_fields, public_fields, dumps = _readers()
     resources: dict[int, str] = {}
     statuses: dict[int, tuple[str, str | None]] = {}
     last_trace, last_hex = -1, ""
@@ -570,7 +573,7 @@ def _encode_spans(batch: Iterable[ReadableSpan], *, public: bool = False) -> lis
     append = out.append
     for span in batch:
         attrs: dict[str, Any]
-        if type(span) is sdk_span and not public:
+        if type(span) in sdk_spans and not public:
             ctx, parent, raw, status, resource, events, name, kind, start, end = sdk_fields(span)
             if type(raw) is bounded:
                 attrs = raw._dict

@@ -21,6 +21,7 @@ from agentnb import Agent, _telemetry, tool
 from agentnb._telemetry_spans import LightSpan, start_light_span
 from agentnb.local import ScriptedChatClient
 from agentnb.observability import SpanStore
+from agentnb.observability._span_store import _encode_spans  # pyright: ignore[reportPrivateUsage]
 from tests.observability.otel_fixtures import Otel
 
 
@@ -230,3 +231,26 @@ def test_an_sdk_tracer_with_another_processor_gets_no_light_span() -> None:
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
     assert start_light_span(tracer, "b", {}, SpanKind.INTERNAL) is None
     assert start_light_span(trace.NoOpTracer(), "c", {}, SpanKind.INTERNAL) is None
+
+
+def test_the_writer_reads_light_spans_like_their_public_properties() -> None:
+    store = SpanStore(None, precompute=False)
+    tracer = _provider(store).get_tracer("agentnb")
+    root = start_light_span(tracer, "invoke_agent a", {_telemetry.GEN_AI_AGENT_NAME: "a"}, SpanKind.INTERNAL)
+    assert root is not None
+    token = context_api.attach(trace.set_span_in_context(root))
+    try:
+        chat = start_light_span(tracer, "chat m", {_telemetry.GEN_AI_OPERATION_NAME: "chat"}, SpanKind.CLIENT)
+    finally:
+        context_api.detach(token)
+    assert chat is not None
+    chat.set_attributes({_telemetry.GEN_AI_USAGE_INPUT_TOKENS: 7, "tags": ["x"]})
+    chat.add_event("retry", {"attempt": 2})
+    chat.set_status(Status(StatusCode.ERROR, "nope"))
+    chat.end()
+    root.end()
+    finished = store.spans()
+    assert all(type(s) is LightSpan for s in finished)
+    records = _encode_spans(finished)
+    assert records == _encode_spans(finished, public=True)
+    assert records[0][2] == format(root.context.span_id, "016x") and records[0][13] == 7
