@@ -112,10 +112,18 @@ _PUT_CHECKPOINT_SQL = (
     "step = excluded.step, created_at = excluded.created_at, data = excluded.data"
 )
 _SPAN_INSERT_COLUMNS = SPAN_COLUMNS[1:]
+# SQLite (schema version 6) stores each span with its trace's number, keyed by (trace_no, span_id).
 _SPAN_INSERT_SQL = (
-    f"INSERT INTO spans ({', '.join(_SPAN_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_id, span_id) DO NOTHING"
+    f"INSERT INTO spans (trace_no, {', '.join(_SPAN_INSERT_COLUMNS)}) "
+    f"VALUES (?, {', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_no, span_id) DO NOTHING"
 )
+# The same with the row id given, to continue past span_id_floor after the newest spans were deleted.
+_SPAN_INSERT_WITH_ID_SQL = (
+    f"INSERT INTO spans (id, trace_no, {', '.join(_SPAN_INSERT_COLUMNS)}) "
+    f"VALUES (?, ?, {', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_no, span_id) DO NOTHING"
+)
+_TRACE_NUMBERS_SQL = "SELECT trace_id, trace_no FROM traces WHERE trace_id IN (SELECT value FROM json_each(?))"
+_SPAN_IDS_SQL = "SELECT (SELECT MAX(id) FROM span_id_floor), (SELECT MAX(id) FROM spans)"
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
 TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
 # Adds one batch's summary of a trace to the stored one (CASE instead of min/max: portable SQL).
@@ -128,12 +136,17 @@ TRACE_UPSERT_SQL = (
     "spans = traces.spans + excluded.spans, errors = traces.errors + excluded.errors, "
     "root = COALESCE(excluded.root, traces.root), agent_name = COALESCE(excluded.agent_name, traces.agent_name)"
 )
-# Recounts the summary of one trace from its stored spans (after a delete, or a batch with repeats).
+# Recount the summary of one trace from its stored spans (after a delete, or a batch with repeats), in place
+# (its number stays: SQLite's spans refer to it), once the summaries of traces with no span left are gone.
+# ``{key}`` is the column spans and traces share: ``trace_no`` in SQLite, ``trace_id`` in PostgreSQL.
+_TRACE_PRUNE_SQL = (
+    "DELETE FROM traces WHERE trace_id = ? AND NOT EXISTS (SELECT 1 FROM spans s WHERE s.{key} = traces.{key})"
+)
 _TRACE_RECOUNT_SQL = (
-    f"INSERT INTO traces ({', '.join(TRACE_COLUMNS)}) "
-    "SELECT trace_id, MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
+    "UPDATE traces SET (start_ns, end_ns, spans, errors, root, agent_name) = ("
+    "SELECT MIN(start_ns), MAX(end_ns), COUNT(*), SUM(CASE WHEN status_code = 'ERROR' THEN 1 ELSE 0 END), "
     "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
-    "FROM spans WHERE trace_id = ? GROUP BY trace_id"
+    "FROM spans s WHERE s.{key} = traces.{key}) WHERE trace_id = ?"
 )
 _I_TRACE, _I_PARENT, _I_NAME, _I_START, _I_END, _I_STATUS, _I_AGENT = (
     _SPAN_INSERT_COLUMNS.index(c)
@@ -277,6 +290,8 @@ class Store(abc.ABC):
     _insert_order: str = "rowid"
     # Exceptions a backend raises when a UNIQUE constraint fails.
     _integrity_errors: tuple[type[BaseException], ...] = ()
+    # The column that ties spans to their row in ``traces`` (and leads the spans' unique key).
+    _trace_key: str = "trace_no"
 
     # ------------------------------------------------------------------ plumbing (per backend)
 
@@ -704,24 +719,38 @@ class Store(abc.ABC):
         """Write spans given as tuples in :data:`SPAN_COLUMNS` order without ``id`` (JSON columns as text).
 
         The span store's fast path; :meth:`add_spans` checks and fills in dict rows instead. The ``traces``
-        summary (what :meth:`list_traces` and ``last_traces`` read) is updated in the same transaction.
+        summary (what :meth:`list_traces` and ``last_traces`` read) is updated in the same transaction. A span
+        stored before (same trace and span id) is skipped.
+
+        Returns:
+            How many spans were new.
         """
         if not records:
             return 0
+        summaries = _trace_summaries(records)
         with self._write() as conn:
             self._serialize(conn, "spans")
-            added = max(conn.executemany(_SPAN_INSERT_SQL, records).rowcount, 0)
-            if added == len(records):
-                conn.executemany(TRACE_UPSERT_SQL, _trace_summaries(records))
-            elif added:  # some spans were stored before: count their traces again from what is stored
-                self._recount_traces(conn, {r[_I_TRACE] for r in records})
+            # The batch's traces first: a new trace gets the next number, a known one adds to its summary.
+            conn.executemany(TRACE_UPSERT_SQL, summaries)
+            numbers = dict(conn.execute(_TRACE_NUMBERS_SQL, (json.dumps([t[0] for t in summaries]),)).fetchall())
+            floor, top = conn.execute(_SPAN_IDS_SQL).fetchone()
+            if floor is None:
+                rows = [(numbers[r[_I_TRACE]], *r) for r in records]
+                added = max(conn.executemany(_SPAN_INSERT_SQL, rows).rowcount, 0)
+            else:  # the newest spans were deleted: ids go on from the highest ever given out
+                first = max(floor, top or 0) + 1
+                rows = [(first + i, numbers[r[_I_TRACE]], *r) for i, r in enumerate(records)]
+                added = max(conn.executemany(_SPAN_INSERT_WITH_ID_SQL, rows).rowcount, 0)
+                if added:  # a stored span's id is now the highest given out
+                    conn.execute("DELETE FROM span_id_floor")
+            if added < len(records):  # some spans were stored before: count their traces again
+                self._recount_traces(conn, numbers)
             return added
 
-    @staticmethod
-    def _recount_traces(conn: Any, trace_ids: Iterable[str]) -> None:
+    def _recount_traces(self, conn: Any, trace_ids: Iterable[str]) -> None:
         ids = [(trace_id,) for trace_id in trace_ids]
-        conn.executemany("DELETE FROM traces WHERE trace_id = ?", ids)
-        conn.executemany(_TRACE_RECOUNT_SQL, ids)
+        conn.executemany(_TRACE_PRUNE_SQL.format(key=self._trace_key), ids)
+        conn.executemany(_TRACE_RECOUNT_SQL.format(key=self._trace_key), ids)
 
     def list_spans(
         self,
@@ -801,8 +830,9 @@ class Store(abc.ABC):
         )
         return self._read(sql, params)
 
-    @staticmethod
+    @classmethod
     def _span_query(
+        cls,
         columns: Sequence[str],
         *,
         trace_id: str | Sequence[str] | None = None,
@@ -820,9 +850,16 @@ class Store(abc.ABC):
             raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
         where: list[str] = []
         params: list[Any] = []
+        key = cls._trace_key
         if trace_id is not None:
             ids = [trace_id] if isinstance(trace_id, str) else list(trace_id)
-            where.append(f"trace_id IN ({', '.join('?' * len(ids))})")
+            marks = ", ".join("?" * len(ids))
+            # Spans are found by the key their unique index leads with (a trace's number in SQLite).
+            where.append(
+                f"trace_id IN ({marks})"
+                if key == "trace_id"
+                else f"{key} IN (SELECT {key} FROM traces WHERE trace_id IN ({marks}))"
+            )
             params.extend(ids)
         if agent_name is not None:
             where.append("agent_name = ?")
@@ -840,7 +877,7 @@ class Store(abc.ABC):
             where.append("id > ?")
             params.append(int(after_id))
         if last_traces is not None:
-            where.append("trace_id IN (SELECT trace_id FROM traces ORDER BY start_ns DESC LIMIT ?)")
+            where.append(f"{key} IN (SELECT {key} FROM traces ORDER BY start_ns DESC LIMIT ?)")
             params.append(int(last_traces))
         sql = f"SELECT {', '.join(columns)} FROM spans"
         if where:
@@ -873,14 +910,34 @@ class Store(abc.ABC):
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
         with self._write() as conn:
             self._serialize(conn, "spans")
+            top = self._highest_span_id(conn)
             if before is None:
                 conn.execute("DELETE FROM traces")
-                return conn.execute("DELETE FROM spans").rowcount
-            cutoff = to_ns(before)
-            touched = conn.execute("SELECT DISTINCT trace_id FROM spans WHERE start_ns < ?", (cutoff,)).fetchall()
-            deleted = conn.execute("DELETE FROM spans WHERE start_ns < ?", (cutoff,)).rowcount
-            self._recount_traces(conn, [row[0] for row in touched])
+                deleted = conn.execute("DELETE FROM spans").rowcount
+            else:
+                cutoff = to_ns(before)
+                touched = conn.execute("SELECT DISTINCT trace_id FROM spans WHERE start_ns < ?", (cutoff,)).fetchall()
+                deleted = conn.execute("DELETE FROM spans WHERE start_ns < ?", (cutoff,)).rowcount
+                self._recount_traces(conn, [row[0] for row in touched])
+            if deleted and top is not None:
+                self._keep_span_ids_above(conn, top)
             return deleted
+
+    def _highest_span_id(self, conn: Any) -> int | None:
+        """The highest span row id given out so far, for a backend that could give it out again (else None).
+
+        SQLite's plain rowid continues from the highest stored id, so deleting the newest spans would hand
+        their ids out again and a poller that already read past them would skip the new spans.
+        """
+        floor, top = conn.execute(_SPAN_IDS_SQL).fetchone()
+        return max(floor or 0, top or 0) or None
+
+    def _keep_span_ids_above(self, conn: Any, top: int) -> None:
+        """After a delete: remember ``top`` if no stored span holds it any more (the writer continues past it)."""
+        (left,) = conn.execute("SELECT MAX(id) FROM spans").fetchone()
+        conn.execute("DELETE FROM span_id_floor")
+        if left is None or left < top:
+            conn.execute("INSERT INTO span_id_floor (id) VALUES (?)", (top,))
 
     # ------------------------------------------------------------------ checkpoints
 

@@ -178,6 +178,7 @@ class PostgresStore(Store):
     backend = "postgresql"
     _insert_order = "seq"
     _integrity_errors = (psycopg.errors.UniqueViolation,)
+    _trace_key = "trace_id"  # spans keep UNIQUE (trace_id, span_id) here: COPY writes them as they come
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8, timeout: float = 10.0) -> None:
         self.__url = url  # name-mangled: the only place the password lives
@@ -347,6 +348,9 @@ class PostgresStore(Store):
             raise self._error("Cannot reach", e) from None
         except psycopg.Error as e:
             raise self._error("Cannot read", e) from None
+
+    def _highest_span_id(self, conn: Any) -> int | None:
+        return None  # a BIGSERIAL never gives an id out twice, whatever is deleted
 
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:
         """Write span tuples (see :meth:`Store.add_span_records`) with ``COPY``, the server's bulk path.

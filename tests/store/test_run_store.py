@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -365,6 +366,70 @@ def test_trace_summary_follows_every_write_and_delete(store: RunStore) -> None:
     assert store.delete_spans(before=1000) == 4 and store.list_traces() == []
 
 
+def test_span_ids_keep_growing_after_the_newest_spans_are_deleted(store: Store) -> None:
+    # Pollers read spans with after_id: an id given out once must never come back, even when the span that
+    # held the highest one is deleted (here it started earliest, so a time cutoff takes it).
+    store.add_spans([_span("t1", "a", 100), _span("t1", "b", 50)])
+    seen = store.watermark()["spans"]
+    assert store.delete_spans(before=60) == 1  # b, the newest row
+    store.add_spans([_span("t2", "c", 200)])
+    assert [(s["span_id"], s["id"] > seen) for s in store.list_spans(after_id=seen)] == [("c", True)]
+    seen = store.watermark()["spans"]
+    assert store.delete_spans() == 2
+    assert store.add_spans([_span("t3", "d", 300)]) == 1
+    assert store.add_spans([_span("t3", "d", 300)]) == 0  # a repeat neither counts nor moves the floor away
+    store.add_spans([_span("t3", "e", 301)])
+    assert [s["span_id"] for s in store.list_spans(after_id=seen)] == ["d", "e"]
+    assert [(t["trace_id"], t["spans"]) for t in store.list_traces()] == [("t3", 2)]
+
+
+def _version_5_store(path: Path) -> None:
+    """A run store as agentnb wrote it at schema version 5 (AUTOINCREMENT span ids, text trace key)."""
+    from agentnb.store._schema import MIGRATIONS, VERSION_TABLE  # pyright: ignore[reportPrivateUsage]
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(VERSION_TABLE)
+    conn.execute("INSERT INTO schema_version (version) VALUES (5)")
+    for version in range(1, 6):
+        for statement in MIGRATIONS[version].statements("sqlite"):
+            conn.execute(statement)
+    columns = ("trace_id", "span_id", "parent_id", "name", "start_ns", "end_ns", "status_code", "agent_name")
+    insert = f"INSERT INTO spans ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    rows = [
+        ("t1", "a", None, "invoke_agent bot", 100, 104, "UNSET", "bot"),
+        ("t1", "b", "a", "chat m", 101, 102, "ERROR", "bot"),
+        ("t2", "c", None, "workflow.run", 200, 201, "UNSET", None),
+        ("t3", "d", None, "gone", 300, 301, "UNSET", None),  # deleted below: its id 4 must not come back
+    ]
+    conn.executemany(insert, rows)
+    conn.execute("DELETE FROM spans WHERE span_id = 'd'")
+    conn.execute(
+        "INSERT INTO traces (trace_id, start_ns, end_ns, spans, errors, root, agent_name) "
+        "VALUES ('t1', 100, 104, 2, 1, 'invoke_agent bot', 'bot')"
+    )  # t2's summary row is missing: the upgrade makes it from its spans
+    conn.close()
+
+
+def test_a_version_5_store_is_upgraded_with_its_spans_and_ids(tmp_path: Path) -> None:
+    path = tmp_path / "v5.db"
+    _version_5_store(path)
+    store = RunStore(path)
+    assert store.schema_version == SCHEMA_VERSION
+    spans = store.list_spans()
+    assert [(s["id"], s["trace_id"], s["span_id"]) for s in spans] == [(1, "t1", "a"), (2, "t1", "b"), (3, "t2", "c")]
+    assert {t["trace_id"]: (t["spans"], t["errors"], t["root"]) for t in store.list_traces()} == {
+        "t1": (2, 1, "invoke_agent bot"),
+        "t2": (1, 0, "workflow.run"),
+    }
+    assert [s["span_id"] for s in store.list_spans(trace_id="t1")] == ["a", "b"]
+    assert [s["span_id"] for s in store.list_spans(last_traces=1)] == ["c"]
+    assert store.add_spans([_span("t1", "b", 101)]) == 0  # stored before the upgrade: still a repeat
+    assert store.add_spans([_span("t2", "e", 202)]) == 1
+    assert [(s["id"], s["span_id"]) for s in store.list_spans(after_id=3)] == [(5, "e")]  # not 4: d had it
+    assert {t["trace_id"]: t["spans"] for t in store.list_traces()} == {"t1": 2, "t2": 2}
+    store.close()
+
+
 def test_last_traces_reads_an_index_not_every_span(tmp_path: Path) -> None:
     store = RunStore(tmp_path / "plan.db")
     store.add_spans([_span(f"t{i}", "s", i) for i in range(50)])
@@ -375,7 +440,8 @@ def test_last_traces_reads_an_index_not_every_span(tmp_path: Path) -> None:
         row[3] for row in conn.execute("EXPLAIN QUERY PLAN SELECT trace_id FROM traces ORDER BY start_ns DESC LIMIT 10")
     )
     conn.close()
-    assert "SCAN spans" not in plan and "SCAN traces" not in plan.replace("SCAN traces USING INDEX traces_start", "")
+    index_scan = re.compile(r"SCAN traces USING (COVERING )?INDEX traces_start")
+    assert "SCAN spans" not in plan and "SCAN traces" not in index_scan.sub("", plan), plan
     assert "traces_start" in plan and "SEARCH spans USING INDEX" in plan, plan
     assert "traces_start" in traces_plan and "TEMP B-TREE" not in traces_plan, traces_plan
     assert [r[0] for r in store.select_spans(["trace_id"], last_traces=3)] == ["t47", "t48", "t49"]
