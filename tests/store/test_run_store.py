@@ -383,6 +383,17 @@ def test_span_ids_keep_growing_after_the_newest_spans_are_deleted(store: Store) 
     assert [(t["trace_id"], t["spans"]) for t in store.list_traces()] == [("t3", 2)]
 
 
+def test_none_binds_as_null_through_the_fast_adapter(tmp_path: Path) -> None:
+    assert sqlite3.adapters[(type(None), sqlite3.PrepareProtocol)](None) is None
+    store = RunStore(tmp_path / "nulls.db")
+    store.add_spans([_span("t", "a", 1)])
+    store.close()
+    conn = sqlite3.connect(tmp_path / "nulls.db")
+    kinds = conn.execute("SELECT typeof(parent_id), typeof(status_message), typeof(input_tokens) FROM spans").fetchone()
+    conn.close()
+    assert kinds == ("null", "null", "null")
+
+
 def _version_5_store(path: Path) -> None:
     """A run store as agentnb wrote it at schema version 5 (AUTOINCREMENT span ids, text trace key)."""
     from agentnb.store._schema import MIGRATIONS, VERSION_TABLE  # pyright: ignore[reportPrivateUsage]
