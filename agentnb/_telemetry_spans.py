@@ -54,14 +54,20 @@ def _cleaned(attributes: Mapping[str, Any]) -> dict[str, Any]:
     return dict(BoundedAttributes(None, attributes, immutable=False))
 
 
+def _plain_tuple(value: Any) -> bool:
+    """Whether ``value`` is a tuple of one plain type (finish reasons, say), which every SDK keeps as it is."""
+    return type(value) is tuple and len(set(map(type, cast("tuple[Any, ...]", value)))) <= 1 and (
+        not value or type(cast("tuple[Any, ...]", value)[0]) in _EXACT
+    )
+
+
 def _clean_items(target: dict[str, Any], attributes: Mapping[str, Any], limit: int | None) -> int:
     """Copy ``attributes`` into ``target`` as the SDK would; returns how many were dropped for the limit."""
     # agentnb's own attributes are plain values under plain names, well within the limit: checked by
     # passes in C and copied in one.
-    if not (
-        _EXACT.issuperset(map(type, attributes.values()))
-        and _STR.issuperset(map(type, attributes))
-        and "" not in attributes
+    values = attributes.values()
+    if not (_STR.issuperset(map(type, attributes)) and "" not in attributes) or not (
+        _EXACT.issuperset(map(type, values)) or all(_plain_tuple(v) for v in values if type(v) not in _EXACT)
     ):
         attributes = _cleaned(attributes)
     if limit is None or len(target) + len(attributes) <= limit:

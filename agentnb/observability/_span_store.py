@@ -165,9 +165,17 @@ def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
     if not _NAMES:
         _NAMES.update(_kind_names())
     names = _NAMES
-    ctx = span.context
-    parent = span.parent
-    attrs = _attributes_of(span)
+    sdk_spans, bounded, sdk_fields, public_fields, _ = _READERS[0] if _READERS else _readers()
+    attrs: dict[str, Any]
+    if type(span) in sdk_spans:  # the fields in one call, as the writer reads them (see _PUBLIC_FIELDS)
+        ctx, parent, raw, status, _, _, name, kind, start, end = sdk_fields(span)
+        if type(raw) is dict:
+            attrs = cast("dict[str, Any]", raw).copy()
+        else:
+            attrs = raw._dict.copy() if type(raw) is bounded else dict(raw or {})
+    else:
+        ctx, parent, _, status, _, _, name, kind, start, end = public_fields(span)
+        attrs = _attributes_of(span)
     pop = attrs.pop
     operation = pop(GEN_AI_OPERATION_NAME, None)
     agent = pop(GEN_AI_AGENT_NAME, None)
@@ -175,15 +183,14 @@ def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
     input_tokens = pop(GEN_AI_USAGE_INPUT_TOKENS, None)
     output_tokens = pop(GEN_AI_USAGE_OUTPUT_TOKENS, None)
     get = attrs.get
-    status = span.status
     return (
         ctx.trace_id.to_bytes(16, "big").hex() if ctx is not None else "0" * 32,
         ctx.span_id.to_bytes(8, "big").hex() if ctx is not None else "0" * 16,
         parent.span_id.to_bytes(8, "big").hex() if parent is not None else None,
-        span.name,
-        names[id(span.kind)],
-        span.start_time or 0,
-        span.end_time,
+        name,
+        names[id(kind)],
+        start or 0,
+        end,
         names[id(status.status_code)],
         status.description,
         operation,
