@@ -56,8 +56,10 @@ def _cleaned(attributes: Mapping[str, Any]) -> dict[str, Any]:
 
 def _plain_tuple(value: Any) -> bool:
     """Whether ``value`` is a tuple of one plain type (finish reasons, say), which every SDK keeps as it is."""
-    return type(value) is tuple and len(set(map(type, cast("tuple[Any, ...]", value)))) <= 1 and (
-        not value or type(cast("tuple[Any, ...]", value)[0]) in _EXACT
+    return (
+        type(value) is tuple
+        and len(set(map(type, cast("tuple[Any, ...]", value)))) <= 1
+        and (not value or type(cast("tuple[Any, ...]", value)[0]) in _EXACT)
     )
 
 
