@@ -61,6 +61,9 @@ def _import_pandas() -> Any:
 # The record fields a frame is built from (a prefix of RECORD_COLUMNS: everything up to ``attributes``).
 _SOURCE = RECORD_COLUMNS[: RECORD_COLUMNS.index("attributes") + 1]
 _I = {name: i for i, name in enumerate(_SOURCE)}
+# What a frame reads from a store: the same fields without ``run_id``, which no column shows.
+_STORE_SOURCE = tuple(name for name in _SOURCE if name != "run_id")
+_I_STORE = {name: i for i, name in enumerate(_STORE_SOURCE)}
 _STRING_COLUMNS = ("trace_id", "span_id", "parent_id", "name", "operation", "kind")
 _STRING_COLUMNS_2 = ("status_code", "status_message", "agent_name", "model")
 
@@ -102,54 +105,121 @@ def records_frame(
     (as :func:`frame_record` makes them).
     """
     with _gc_paused():
-        return _records_frame(records, flatten=flatten, attributes_filtered=attributes_filtered)
+        return _records_frame(records, _I, flatten=flatten, attributes_filtered=attributes_filtered)
 
 
-def _records_frame(records: Sequence[Sequence[Any]], *, flatten: bool, attributes_filtered: bool) -> pd.DataFrame:
+def _records_frame(
+    records: Sequence[Sequence[Any]], index: Mapping[str, int], *, flatten: bool, attributes_filtered: bool
+) -> pd.DataFrame:
+    """Build the frame from tuples whose fields ``index`` places (``_I``, or ``_I_STORE`` for store rows)."""
     import numpy as np
 
     pd = _import_pandas()
     n = len(records)
-    i_start = _I["start_ns"]
+    i_start = index["start_ns"]
     # Rows are put in start order before they become columns: reordering a list of tuples costs a tenth
-    # of sorting the finished DataFrame (which moves every column, strings and dicts included).
+    # of sorting the finished DataFrame (which moves every column, strings and dicts included). The sort
+    # is stable, so spans that started at the same time keep the order they came in (stored order).
     start_ns = np.fromiter(map(itemgetter(i_start), records), dtype=np.int64, count=n)
-    if n and not bool((start_ns[1:] >= start_ns[:-1]).all()):
+    if n > 1 and not bool((start_ns[1:] >= start_ns[:-1]).all()):
         order = np.argsort(start_ns, kind="stable")
-        records = [records[i] for i in order.tolist()]
+        records = itemgetter(*order.tolist())(records)
         start_ns = start_ns[order]
-    columns: list[tuple[Any, ...]] = list(zip(*records, strict=False)) if n else [()] * len(_SOURCE)
-    ends = columns[_I["end_ns"]]
+    columns: list[tuple[Any, ...]] = list(zip(*records, strict=False)) if n else [()] * len(index)
+    ends = columns[index["end_ns"]]
     missing_end = None
     if None in ends:  # a span still open when it was read: no end time, no duration
         missing_end = np.array([e is None for e in ends], dtype=bool)
         ends = tuple(s if e is None else e for s, e in zip(columns[i_start], ends, strict=True))
     end_ns = np.fromiter(ends, dtype=np.int64, count=n)
+    raw_attributes = columns[index["attributes"]]
+    # Filtered records may be cached by the span store: copy, so editing a cell never edits the cache.
+    attributes: list[dict[str, Any]] = (
+        [a.copy() for a in raw_attributes] if attributes_filtered else _visible(raw_attributes)
+    )
+    strings = _string_array(pd)
+    integers = _int_array(pd)
+    return _assemble(
+        pd,
+        start_ns,
+        end_ns,
+        missing_end,
+        {name: strings(columns[index[name]]) for name in (*_STRING_COLUMNS, *_STRING_COLUMNS_2, "tool_name")},
+        {name: integers(columns[index[name]]) for name in ("input_tokens", "output_tokens")},
+        attributes,
+        flatten=flatten,
+    )
+
+
+def _columns_frame(columns: Mapping[str, Any], *, flatten: bool) -> pd.DataFrame:
+    """Build the frame from pyarrow arrays of ``id`` and the :data:`_STORE_SOURCE` fields, in any order."""
+    import numpy as np
+    import pyarrow
+    import pyarrow.compute
+
+    pa: Any = pyarrow
+    pc: Any = pyarrow.compute
+    pd = _import_pandas()
+    ids = columns["id"].to_numpy()
+    start_ns = columns["start_ns"].to_numpy()
+    if len(ids) > 1:
+        later, tied = start_ns[1:] > start_ns[:-1], start_ns[1:] == start_ns[:-1]
+        if not bool((later | (tied & (ids[1:] > ids[:-1]))).all()):
+            order = np.lexsort((ids, start_ns))  # start time, then id: the order select_spans gives
+            indices = pa.array(order)
+            columns = {name: array.take(indices) for name, array in columns.items()}
+            start_ns = start_ns[order]
+    ends = columns["end_ns"]
+    missing_end = None
+    if ends.null_count:  # a span still open when it was read: no end time, no duration
+        missing_end = ends.is_null().to_numpy(zero_copy_only=False)
+        ends = pc.if_else(ends.is_null(), columns["start_ns"], ends)
+    strings = pd.arrays.ArrowStringArray
+    integers = pd.arrays.IntegerArray
+    return _assemble(
+        pd,
+        start_ns,
+        ends.to_numpy(),
+        missing_end,
+        {name: strings(columns[name]) for name in (*_STRING_COLUMNS, *_STRING_COLUMNS_2, "tool_name")},
+        {name: integers(*_values_and_mask(columns[name])) for name in ("input_tokens", "output_tokens")},
+        _visible(columns["attributes"].to_pylist()),
+        flatten=flatten,
+    )
+
+
+def _values_and_mask(array: Any) -> tuple[Any, Any]:
+    """A pyarrow integer array as numpy values (0 where missing) and its numpy mask of missing values."""
+    return array.fill_null(0).to_numpy(), array.is_null().to_numpy(zero_copy_only=False)
+
+
+def _assemble(
+    pd: Any,
+    start_ns: Any,
+    end_ns: Any,
+    missing_end: Any,
+    strings: Mapping[str, Any],
+    integers: Mapping[str, Any],
+    attributes: list[dict[str, Any]],
+    *,
+    flatten: bool,
+) -> pd.DataFrame:
+    """The frame from its columns: times as int64 ns arrays (``missing_end`` masks open spans), pandas arrays."""
+    import numpy as np
+
     start = pd.DatetimeIndex(start_ns.astype("datetime64[ns]")).tz_localize("UTC")
     end = pd.DatetimeIndex(end_ns.astype("datetime64[ns]")).tz_localize("UTC")
     duration = (end_ns - start_ns) / 1e6
     if missing_end is not None:
         end = end.where(~missing_end)
         duration[missing_end] = np.nan
-    raw_attributes = columns[_I["attributes"]]
-    # Filtered records may be cached by the span store: copy, so editing a cell never edits the cache.
-    attributes: list[dict[str, Any]] = (
-        [a.copy() for a in raw_attributes] if attributes_filtered else _visible(raw_attributes)
-    )
-
-    strings = _string_array(pd)
-    integers = _int_array(pd)
-
-    def text(name: str) -> Any:
-        return strings(columns[_I[name]])
-
-    data: dict[str, Any] = {name: text(name) for name in _STRING_COLUMNS}
+    data: dict[str, Any] = {name: strings[name] for name in _STRING_COLUMNS}
     data |= {"start_time": start, "end_time": end, "duration_ms": duration}
-    data |= {name: text(name) for name in _STRING_COLUMNS_2}
+    data |= {name: strings[name] for name in _STRING_COLUMNS_2}
     data |= {
-        "input_tokens": integers(columns[_I["input_tokens"]]),
-        "output_tokens": integers(columns[_I["output_tokens"]]),
-        "tool_name": text("tool_name"),
+        "input_tokens": integers["input_tokens"],
+        "output_tokens": integers["output_tokens"],
+        "tool_name": strings["tool_name"],
         "attributes": pd.Series(attributes, dtype=object),
     }
     if flatten:
@@ -196,8 +266,7 @@ def _int_array(pd: Any) -> Callable[[Sequence[int | None]], Any]:
             array = pa.array(values, type=int64)
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # not plain integers: let pandas judge
             return pd.array(values, dtype="Int64")
-        mask = array.is_null().to_numpy(zero_copy_only=False)
-        return pd.arrays.IntegerArray(array.fill_null(0).to_numpy(), mask)
+        return pd.arrays.IntegerArray(*_values_and_mask(array))
 
     return build
 
@@ -236,6 +305,8 @@ def _visible(raw: Sequence[Any]) -> list[dict[str, Any]]:
                 attrs = json.loads(value)
         else:
             attrs = dict(value or {})
+        # Popped while the dict is fresh in the CPU's cache: a pass per key over all the dicts costs four
+        # times as much.
         for key in hidden:
             attrs.pop(key, None)
         append(attrs)
@@ -344,20 +415,24 @@ def traces(
 
     if run_store is None:
         return records_frame([], flatten=flatten)
+    filters: dict[str, Any] = {
+        "trace_id": sorted(ids) if ids is not None else None,
+        "agent_name": agent,
+        "start": start,
+        "end": end,
+        "last_traces": last,
+    }
     try:
         with _gc_paused():
-            records = run_store.select_spans(
-                _SOURCE,
-                trace_id=sorted(ids) if ids is not None else None,
-                agent_name=agent,
-                start=start,
-                end=end,
-                last_traces=last,
-            )
+            columns = run_store.select_span_columns(["id", *_STORE_SOURCE], **filters)
+            if columns is not None:
+                return _columns_frame(columns, flatten=flatten)
+            # Stored order; the frame sorts by start time itself (stably, so ties stay in id order).
+            records = run_store.select_spans(_STORE_SOURCE, order="id", **filters)
+            return _records_frame(records, _I_STORE, flatten=flatten, attributes_filtered=False)
     finally:
         if close_after:
             run_store.close()
-    return records_frame(records, flatten=flatten)
 
 
 def _open_existing(url: str | None) -> tuple[Store | None, bool]:

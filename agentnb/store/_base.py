@@ -40,6 +40,9 @@ __all__ = [
 
 T = TypeVar("T")
 
+SpanOrder = Literal["start", "id"]
+"""How :meth:`Store.select_spans` orders spans: by start time (then id), or by id (the order they were stored)."""
+
 MEMORY = ":memory:"
 """Pass as ``path`` for a store that lives only in this process (tests, nothing on disk)."""
 
@@ -122,12 +125,7 @@ _SPAN_INSERT_WITH_ID_SQL = (
     f"INSERT INTO spans (id, trace_no, {', '.join(_SPAN_INSERT_COLUMNS)}) "
     f"VALUES (?, ?, {', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_no, span_id) DO NOTHING"
 )
-# Trace numbers are looked up a fixed number of ids at a time (a short chunk repeats its last id), so the
-# statement is prepared once; SQLite's JSON functions are not in every build, so no json_each.
-_TRACE_NUMBERS_CHUNK = 64
-_TRACE_NUMBERS_SQL = (
-    f"SELECT trace_id, trace_no FROM traces WHERE trace_id IN ({', '.join('?' * _TRACE_NUMBERS_CHUNK)})"
-)
+_TRACE_NUMBERS_SQL = "SELECT trace_id, trace_no FROM traces WHERE trace_id IN (SELECT value FROM json_each(?))"
 _SPAN_IDS_SQL = "SELECT (SELECT MAX(id) FROM span_id_floor), (SELECT MAX(id) FROM spans)"
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
 TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
@@ -186,17 +184,6 @@ def _trace_summaries(records: Sequence[Sequence[Any]]) -> list[list[Any]]:
         if root:
             row[5], row[6] = r[_I_NAME], r[_I_AGENT]
     return list(out.values())
-
-
-def _trace_numbers(conn: Any, trace_ids: list[str]) -> dict[str, int]:
-    """The ``trace_no`` of each of these stored traces (SQLite)."""
-    numbers: dict[str, int] = {}
-    size = _TRACE_NUMBERS_CHUNK
-    for i in range(0, len(trace_ids), size):
-        chunk = trace_ids[i : i + size]
-        chunk += [chunk[-1]] * (size - len(chunk))
-        numbers.update(conn.execute(_TRACE_NUMBERS_SQL, chunk).fetchall())
-    return numbers
 
 
 _SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
@@ -748,7 +735,7 @@ class Store(abc.ABC):
             self._serialize(conn, "spans")
             # The batch's traces first: a new trace gets the next number, a known one adds to its summary.
             conn.executemany(TRACE_UPSERT_SQL, summaries)
-            numbers = _trace_numbers(conn, [t[0] for t in summaries])
+            numbers = dict(conn.execute(_TRACE_NUMBERS_SQL, (json.dumps([t[0] for t in summaries]),)).fetchall())
             floor, top = conn.execute(_SPAN_IDS_SQL).fetchone()
             if floor is None:
                 rows = [(numbers[r[_I_TRACE]], *r) for r in records]
@@ -828,10 +815,14 @@ class Store(abc.ABC):
         last_traces: int | None = None,
         after_id: int | None = None,
         limit: int | None = None,
+        order: SpanOrder = "start",
     ) -> list[tuple[Any, ...]]:
         """Return chosen span columns as tuples, in start order (JSON columns stay text).
 
-        The fast path behind DataFrames; the filters are those of :meth:`list_spans`.
+        The fast path behind DataFrames; the filters are those of :meth:`list_spans`. ``order="id"`` returns
+        the spans in the order they were stored instead, which costs the database nothing: a caller that
+        sorts by start time itself (a stable sort, so equal start times stay in stored order) gets the same
+        order as ``"start"`` without the database looking each row up through the start-time index.
         """
         sql, params = self._span_query(
             columns,
@@ -843,13 +834,31 @@ class Store(abc.ABC):
             last_traces=last_traces,
             after_id=after_id,
             limit=limit,
+            order=order,
         )
         return self._read(sql, params)
 
-    @classmethod
-    def _span_query(
-        cls,
+    def select_span_columns(
+        self,
         columns: Sequence[str],
+        *,
+        trace_id: str | Sequence[str] | None = None,
+        agent_name: str | None = None,
+        start: Any = None,
+        end: Any = None,
+        last_traces: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Return chosen span columns as pyarrow arrays, in id order (stored order), or ``None``.
+
+        A backend that can hand columns over without a Python object per value does (SQLite); ``None``
+        means it cannot for this store or these values, and :meth:`select_spans` is the way to read them.
+        The filters are those of :meth:`list_spans`.
+        """
+        return None
+
+    @classmethod
+    def _span_filters(
+        cls,
         *,
         trace_id: str | Sequence[str] | None = None,
         agent_name: str | None = None,
@@ -858,12 +867,8 @@ class Store(abc.ABC):
         end: Any = None,
         last_traces: int | None = None,
         after_id: int | None = None,
-        limit: int | None = None,
-    ) -> tuple[str, list[Any]]:
-        """The SQL and parameters of :meth:`select_spans` (tests read its query plan)."""
-        unknown = [c for c in columns if c not in SPAN_COLUMNS]
-        if unknown:
-            raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
+    ) -> tuple[list[str], list[Any]]:
+        """The SQL conditions (``?`` placeholders) and parameters of the span filters."""
         where: list[str] = []
         params: list[Any] = []
         key = cls._trace_key
@@ -895,10 +900,42 @@ class Store(abc.ABC):
         if last_traces is not None:
             where.append(f"{key} IN (SELECT {key} FROM traces ORDER BY start_ns DESC LIMIT ?)")
             params.append(int(last_traces))
+        return where, params
+
+    @classmethod
+    def _span_query(
+        cls,
+        columns: Sequence[str],
+        *,
+        trace_id: str | Sequence[str] | None = None,
+        agent_name: str | None = None,
+        run_id: str | None = None,
+        start: Any = None,
+        end: Any = None,
+        last_traces: int | None = None,
+        after_id: int | None = None,
+        limit: int | None = None,
+        order: SpanOrder = "start",
+    ) -> tuple[str, list[Any]]:
+        """The SQL and parameters of :meth:`select_spans` (tests read its query plan)."""
+        unknown = [c for c in columns if c not in SPAN_COLUMNS]
+        if unknown:
+            raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
+        where, params = cls._span_filters(
+            trace_id=trace_id,
+            agent_name=agent_name,
+            run_id=run_id,
+            start=start,
+            end=end,
+            last_traces=last_traces,
+            after_id=after_id,
+        )
         sql = f"SELECT {', '.join(columns)} FROM spans"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY start_ns, id"
+        if order not in ("start", "id"):
+            raise ValueError(f"order must be 'start' or 'id', got {order!r}.")
+        sql += " ORDER BY start_ns, id" if order == "start" else " ORDER BY id"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))

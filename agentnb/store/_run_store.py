@@ -191,6 +191,38 @@ class RunStore(Store):
             except sqlite3.Error as e:
                 raise StoreError(f"Cannot read the run store at {self._where()}: {e}") from e
 
+    def select_span_columns(
+        self,
+        columns: Sequence[str],
+        *,
+        trace_id: str | Sequence[str] | None = None,
+        agent_name: str | None = None,
+        start: Any = None,
+        end: Any = None,
+        last_traces: int | None = None,
+    ) -> dict[str, Any] | None:
+        """Return chosen span columns as pyarrow arrays, in id order, or ``None`` (see the base method).
+
+        Each column of a chunk of rows travels as one text (:mod:`agentnb.store._columns`); the chunks are read
+        in one read transaction, so they see one committed state of the store.
+        """
+        from ._columns import read_span_columns
+
+        where, params = self._span_filters(
+            trace_id=trace_id, agent_name=agent_name, start=start, end=end, last_traces=last_traces
+        )
+        with self._lock:
+            conn = self._check_open()
+            try:
+                conn.execute("BEGIN")
+                try:
+                    return read_span_columns(conn, columns, where, params)
+                finally:
+                    conn.execute("COMMIT")  # nothing was written: this ends the read transaction
+            except sqlite3.Error as e:
+                self._rollback(conn)
+                raise StoreError(f"Cannot read the run store at {self._where()}: {e}") from e
+
     def close(self) -> None:
         """Close the database connection; closing twice is harmless."""
         with self._lock:
