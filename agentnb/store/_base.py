@@ -125,7 +125,12 @@ _SPAN_INSERT_WITH_ID_SQL = (
     f"INSERT INTO spans (id, trace_no, {', '.join(_SPAN_INSERT_COLUMNS)}) "
     f"VALUES (?, ?, {', '.join('?' * len(_SPAN_INSERT_COLUMNS))}) ON CONFLICT (trace_no, span_id) DO NOTHING"
 )
-_TRACE_NUMBERS_SQL = "SELECT trace_id, trace_no FROM traces WHERE trace_id IN (SELECT value FROM json_each(?))"
+# Trace numbers are looked up a fixed number of ids at a time (a short chunk repeats its last id), so the
+# statement is prepared once; SQLite's JSON functions are not in every build, so no json_each.
+_TRACE_NUMBERS_CHUNK = 64
+_TRACE_NUMBERS_SQL = (
+    f"SELECT trace_id, trace_no FROM traces WHERE trace_id IN ({', '.join('?' * _TRACE_NUMBERS_CHUNK)})"
+)
 _SPAN_IDS_SQL = "SELECT (SELECT MAX(id) FROM span_id_floor), (SELECT MAX(id) FROM spans)"
 _SPAN_REQUIRED = ("trace_id", "span_id", "name", "start_ns")
 TRACE_COLUMNS = ("trace_id", "start_ns", "end_ns", "spans", "errors", "root", "agent_name")
@@ -184,6 +189,17 @@ def _trace_summaries(records: Sequence[Sequence[Any]]) -> list[list[Any]]:
         if root:
             row[5], row[6] = r[_I_NAME], r[_I_AGENT]
     return list(out.values())
+
+
+def _trace_numbers(conn: Any, trace_ids: list[str]) -> dict[str, int]:
+    """The ``trace_no`` of each of these stored traces (SQLite)."""
+    numbers: dict[str, int] = {}
+    size = _TRACE_NUMBERS_CHUNK
+    for i in range(0, len(trace_ids), size):
+        chunk = trace_ids[i : i + size]
+        chunk += [chunk[-1]] * (size - len(chunk))
+        numbers.update(conn.execute(_TRACE_NUMBERS_SQL, chunk).fetchall())
+    return numbers
 
 
 _SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
@@ -735,7 +751,7 @@ class Store(abc.ABC):
             self._serialize(conn, "spans")
             # The batch's traces first: a new trace gets the next number, a known one adds to its summary.
             conn.executemany(TRACE_UPSERT_SQL, summaries)
-            numbers = dict(conn.execute(_TRACE_NUMBERS_SQL, (json.dumps([t[0] for t in summaries]),)).fetchall())
+            numbers = _trace_numbers(conn, [t[0] for t in summaries])
             floor, top = conn.execute(_SPAN_IDS_SQL).fetchone()
             if floor is None:
                 rows = [(numbers[r[_I_TRACE]], *r) for r in records]

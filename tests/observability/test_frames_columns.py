@@ -152,14 +152,37 @@ def test_a_reader_sees_only_committed_spans(tmp_path: Path) -> None:
     writer = sqlite3.connect(tmp_path / "spans.db", isolation_level=None)
     try:
         writer.execute("BEGIN IMMEDIATE")
-        writer.execute(
-            "INSERT INTO spans (trace_id, span_id, name, start_ns) VALUES ('t5', 'pending', 'pending', ?)", (T0,)
-        )
-        assert "pending" not in set(traces(store=store)["span_id"])
+        writer.execute("UPDATE spans SET name = 'renamed' WHERE span_id = 'x1'")
+        writer.execute("DELETE FROM spans WHERE span_id = 'y2'")
+        df = traces(store=store)
+        assert "renamed" not in set(df["name"]) and "y2" in set(df["span_id"])
         writer.execute("COMMIT")
-        assert "pending" in set(traces(store=store)["span_id"])
+        df = traces(store=store)
+        assert "renamed" in set(df["name"]) and "y2" not in set(df["span_id"])
     finally:
         writer.close()
+        store.close()
+
+
+def test_the_chunks_of_one_read_see_one_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, other = RunStore(tmp_path / "spans.db"), RunStore(tmp_path / "spans.db")
+    store.add_spans(_rows())
+    monkeypatch.setattr(columns_module, "_CHUNK", 2)
+    column = columns_module._column
+    deleted: list[int] = []
+
+    def column_then_delete(*args: Any) -> Any:
+        if not deleted:  # while the first chunk is read, another connection deletes every span and commits
+            deleted.append(other.delete_spans())
+        return column(*args)
+
+    monkeypatch.setattr(columns_module, "_column", column_then_delete)
+    try:
+        assert len(traces(store=store)) == len(_rows())  # the later chunks still read the state the first did
+        assert deleted == [len(_rows())]
+        assert len(traces(store=store)) == 0
+    finally:
+        other.close()
         store.close()
 
 

@@ -383,6 +383,14 @@ def test_span_ids_keep_growing_after_the_newest_spans_are_deleted(store: Store) 
     assert [(t["trace_id"], t["spans"]) for t in store.list_traces()] == [("t3", 2)]
 
 
+def test_one_batch_of_many_traces_finds_every_trace(store: Store) -> None:
+    rows = [_span(f"t{i:03}", s, i) for i in range(150) for s in ("a", "b")]
+    assert store.add_spans(rows) == 300
+    assert store.add_spans(rows[::7]) == 0
+    assert len(store.list_traces()) == 150 and {t["spans"] for t in store.list_traces()} == {2}
+    assert [s["span_id"] for s in store.list_spans(trace_id=["t000", "t149"])] == ["a", "b", "a", "b"]
+
+
 def test_none_binds_as_null_through_the_fast_adapter(tmp_path: Path) -> None:
     assert sqlite3.adapters[(type(None), sqlite3.PrepareProtocol)](None) is None
     store = RunStore(tmp_path / "nulls.db")
