@@ -246,24 +246,42 @@ class LightSpan(trace_api.Span, ReadableSpan):
         self.end()
 
 
-def _light_limits(tracer: Tracer) -> SpanLimits | None:
-    """The tracer's span limits when light spans can keep them, else ``None`` (the SDK must make spans)."""
-    processors = getattr(tracer.span_processor, "_span_processors", None)
-    if not processors or not all(getattr(p, "accepts_light_spans", False) for p in processors):
-        return None
+def _tracer_limits(tracer: Tracer) -> SpanLimits | None:
+    """The tracer's span limits when its settings let light spans stand in for SDK spans, else ``None``.
+
+    A tracer's sampler, limits and metrics are fixed when the provider makes it, so this runs once per tracer.
+    """
     if tracer.sampler not in _DEFAULT_SAMPLERS:
         return None
-    # Newer SDKs only: a tracer switched off by its configurator, and the SDK's own span metrics.
-    enabled = getattr(tracer, "_is_enabled", None)
-    if enabled is not None and not enabled():
-        return None
-    metrics = getattr(tracer, "_tracer_metrics", None)
+    metrics = getattr(tracer, "_tracer_metrics", None)  # newer SDKs: the SDK's own span metrics
     if metrics is not None and type(metrics).__name__ != "NoOpTracerMetrics":
         return None
     limits: SpanLimits | None = getattr(tracer, "_span_limits", None)
     if limits is None or limits.max_span_attribute_length is not None or limits.max_attribute_length is not None:
         return None
     return limits
+
+
+# The last tracer asked about and its limits (agentnb uses one tracer, so one entry is enough; it holds no more).
+_last_tracer: list[Any] = [None, None]
+
+
+def _light_limits(tracer: Tracer) -> SpanLimits | None:
+    """The tracer's span limits when light spans can keep them, else ``None`` (the SDK must make spans).
+
+    What may change while the tracer lives is checked every time: its processors (added at any time, and
+    each may change its mind) and whether its configurator has switched it off (newer SDKs).
+    """
+    for processor in getattr(tracer.span_processor, "_span_processors", None) or (None,):
+        if not getattr(processor, "accepts_light_spans", False):
+            return None
+    last = _last_tracer
+    if last[0] is not tracer:
+        last[:] = [tracer, _tracer_limits(tracer)]
+    enabled = getattr(tracer, "_is_enabled", None)
+    if enabled is not None and not enabled():
+        return None
+    return last[1]
 
 
 def start_light_span(tracer: Any, name: str, attributes: dict[str, Any], kind: SpanKind) -> LightSpan | None:

@@ -156,6 +156,10 @@ def span_record(span: ReadableSpan, resources: dict[int, dict[str, Any]] | None 
 FRAME_HIDDEN_ATTRIBUTES = (*sorted(PROMOTED_ATTRIBUTES), GEN_AI_OPERATION_NAME)
 
 
+# The last trace id frame_record made hex of, as one tuple (read and replaced whole, so threads never mix two).
+_LAST_TRACE: list[tuple[int, str]] = [(-1, "")]
+
+
 def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
     """Turn a finished SDK span into the first 17 :data:`RECORD_COLUMNS` fields, ready for a DataFrame.
 
@@ -183,9 +187,20 @@ def frame_record(span: ReadableSpan) -> tuple[Any, ...]:
     input_tokens = pop(GEN_AI_USAGE_INPUT_TOKENS, None)
     output_tokens = pop(GEN_AI_USAGE_OUTPUT_TOKENS, None)
     get = attrs.get
+    if ctx is None:
+        trace_hex, span_hex = "0" * 32, "0" * 16
+    else:
+        # The spans of a turn end one after another: their trace id becomes hex once.
+        trace, span_hex = ctx.trace_id, ctx.span_id.to_bytes(8, "big").hex()
+        last = _LAST_TRACE[0]
+        if last[0] == trace:
+            trace_hex = last[1]
+        else:
+            trace_hex = trace.to_bytes(16, "big").hex()
+            _LAST_TRACE[0] = (trace, trace_hex)
     return (
-        ctx.trace_id.to_bytes(16, "big").hex() if ctx is not None else "0" * 32,
-        ctx.span_id.to_bytes(8, "big").hex() if ctx is not None else "0" * 16,
+        trace_hex,
+        span_hex,
         parent.span_id.to_bytes(8, "big").hex() if parent is not None else None,
         name,
         names[id(kind)],
