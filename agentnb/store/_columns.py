@@ -38,6 +38,9 @@ _SEP = "\x1e"
 _NULL_TEXT = "\x1f"
 _CHUNK = 65_536
 """Ids per query: bounds the texts in memory (and keeps each far below SQLite's 1 GB limit on a string)."""
+_FEW = 2_048
+"""Fewer matching spans than this are read as rows: cheap anyway, and ``traces(last=10)`` then costs one
+indexed query instead of a query per chunk of the whole table."""
 
 
 class _Inexact(Exception):
@@ -54,7 +57,8 @@ def read_span_columns(
 
     Returns:
         Column name -> ``pyarrow`` array (``large_string`` or ``int64``, null where SQL has NULL), or ``None``
-        when pyarrow is missing or a stored value cannot travel as text exactly.
+        when pyarrow is missing, a stored value cannot travel as text exactly, or the filters match fewer
+        than :data:`_FEW` spans (rows cost less then).
     """
     try:
         import pyarrow
@@ -74,7 +78,14 @@ def read_span_columns(
     # Chunks are ranges of ids (the rowid), each a plain stretch of the table.
     sql = f"SELECT {', '.join(aggregates)} FROM spans WHERE {' AND '.join([*where, 'id > ?', 'id <= ?'])}"
     chunks: dict[str, list[Any]] = {c: [] for c in columns}
-    low, high = conn.execute("SELECT min(id), max(id) FROM spans").fetchone()
+    if where:  # the filters' indexes say how many spans match and where their ids lie
+        found, low, high = conn.execute(
+            f"SELECT count(*), min(id), max(id) FROM spans WHERE {' AND '.join(where)}", params
+        ).fetchone()
+        if found < _FEW:
+            return None
+    else:
+        low, high = conn.execute("SELECT min(id), max(id) FROM spans").fetchone()
     for after in range(int(low or 1) - 1, int(high or 0), _CHUNK):
         try:
             row = conn.execute(sql, (*params, after, after + _CHUNK)).fetchone()

@@ -90,12 +90,21 @@ def test_columns_and_rows_give_the_same_frame(
     store: RunStore, filters: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(columns_module, "_CHUNK", 2)  # several chunks per read
+    monkeypatch.setattr(columns_module, "_FEW", 0)  # filtered reads take the column path too
     assert store.select_span_columns(["id", "name"]) is not None  # the column path is the one taken
     by_columns = traces(store=store, **filters)
     _by_rows(monkeypatch)
     by_rows = traces(store=store, **filters)
     pd.testing.assert_frame_equal(by_columns, by_rows)
     assert tuple(by_columns.columns[: len(FRAME_COLUMNS)]) == FRAME_COLUMNS
+
+
+def test_a_filter_that_matches_few_spans_reads_rows(store: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert store.select_span_columns(["id", "name"], last_traces=1) is None  # one indexed query, not a scan
+    assert store.select_span_columns(["id", "name"]) is not None  # no filter: the column path
+    monkeypatch.setattr(columns_module, "_FEW", 2)
+    assert store.select_span_columns(["id", "name"], last_traces=1) is not None  # 2 spans match
+    assert store.select_span_columns(["id", "name"], trace_id="none") is None
 
 
 def test_the_frame_is_in_start_order_with_ties_in_stored_order(store: RunStore) -> None:
