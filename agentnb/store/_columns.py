@@ -73,7 +73,9 @@ def read_span_columns(
     nullable = [c for c in columns if c in _NULLABLE_TEXT or c in _NULLABLE_INTEGER]
     # The separators are literals: an expression such as char(30) would be evaluated again for every row.
     aggregates = ["count(*)"]
-    aggregates += [f"group_concat({_value(c)}, '{_SEP if _is_text(c) else ','}')" for c in columns]
+    # As BLOBs, the texts reach Python as bytes that pyarrow reads in place (no UTF-8 decoding into str objects
+    # and encoding back); pyarrow checks the UTF-8 of the text columns instead.
+    aggregates += [f"CAST(group_concat({_value(c)}, '{_SEP if _is_text(c) else ','}') AS BLOB)" for c in columns]
     aggregates += [f"count({c})" for c in nullable]
     # Chunks are ranges of ids (the rowid), each a plain stretch of the table.
     sql = f"SELECT {', '.join(aggregates)} FROM spans WHERE {' AND '.join([*where, 'id > ?', 'id <= ?'])}"
@@ -87,12 +89,7 @@ def read_span_columns(
     else:
         low, high = conn.execute("SELECT min(id), max(id) FROM spans").fetchone()
     for after in range(int(low or 1) - 1, int(high or 0), _CHUNK):
-        try:
-            row = conn.execute(sql, (*params, after, after + _CHUNK)).fetchone()
-        except sqlite3.OperationalError as e:
-            if "decode" in str(e):  # stored text that is not UTF-8 (the row path returns it as it is)
-                return None
-            raise
+        row = conn.execute(sql, (*params, after, after + _CHUNK)).fetchone()
         n = int(row[0])
         if not n:
             continue
@@ -118,14 +115,19 @@ def _value(column: str) -> str:
     return column
 
 
-def _column(pa: Any, pc: Any, column: str, text: str | None, n: int, present: int | None) -> Any:
+def _column(pa: Any, pc: Any, column: str, data: bytes | None, n: int, present: int | None) -> Any:
     """One chunk of a column as a pyarrow array, from its aggregated text; ``present`` counts non-NULLs.
 
     Raises:
         _Inexact: The text does not split into ``n`` parts, or holds more NULL markers than there are NULLs.
+        pyarrow.ArrowInvalid: A text column's bytes are not UTF-8.
     """
-    values = pc.split_pattern(pa.array([text or ""], type=pa.large_string()), _SEP if _is_text(column) else ",")
-    values = values.flatten()
+    data = data or b""
+    offsets = pa.array([0, len(data)], type=pa.int64()).buffers()[1]
+    text = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    if _is_text(column):
+        text.validate(full=True)  # UTF-8, as the row path's decoding requires
+    values = pc.split_pattern(text, _SEP if _is_text(column) else ",").flatten()
     if len(values) != n:
         raise _Inexact
     if present is not None:

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from agentnb import _telemetry as tel
+from agentnb.exceptions import StoreError
 from agentnb.observability import FRAME_COLUMNS, traces
 from agentnb.store import RunStore, Store, open_store
 from agentnb.store import _columns as columns_module
@@ -152,6 +153,13 @@ def test_an_integer_column_holding_text_is_read_as_rows(store: RunStore) -> None
     store._conn.execute("UPDATE spans SET input_tokens = 'many' WHERE span_id = 'y1'")
     assert store.select_span_columns(["id", "input_tokens"]) is None
     with pytest.raises((TypeError, ValueError)):  # the row path refuses it too: not an integer
+        traces(store=store)
+
+
+def test_text_that_is_not_utf8_is_read_as_rows(store: RunStore) -> None:
+    store._conn.execute("UPDATE spans SET name = CAST(X'ff' AS TEXT) WHERE span_id = 'y1'")
+    assert store.select_span_columns(["id", "name"]) is None
+    with pytest.raises(StoreError, match="decode"):  # the row path cannot decode it either
         traces(store=store)
 
 
