@@ -156,6 +156,7 @@ _TRACE_RECOUNT_SQL = (
     "MAX(CASE WHEN parent_id IS NULL THEN name END), MAX(CASE WHEN parent_id IS NULL THEN agent_name END) "
     "FROM spans s WHERE s.{key} = traces.{key}) WHERE trace_id = ?"
 )
+_I_SPAN = _SPAN_INSERT_COLUMNS.index("span_id")
 _I_TRACE, _I_PARENT, _I_NAME, _I_START, _I_END, _I_STATUS, _I_AGENT = (
     _SPAN_INSERT_COLUMNS.index(c)
     for c in ("trace_id", "parent_id", "name", "start_ns", "end_ns", "status_code", "agent_name")
@@ -724,14 +725,16 @@ class Store(abc.ABC):
             missing = [key for key in _SPAN_REQUIRED if row.get(key) is None]
             if missing:
                 raise ValueError(f"A span row needs {missing}; got keys {sorted(row)}.")
-            values.append(
-                tuple(
-                    _plain_json(row.get(col), _SPAN_JSON_DEFAULTS[col])
-                    if col in _SPAN_JSON_DEFAULTS
-                    else row.get(col, _SPAN_DEFAULTS.get(col))
-                    for col in _SPAN_INSERT_COLUMNS
-                )
+            value = tuple(
+                _plain_json(row.get(col), _SPAN_JSON_DEFAULTS[col])
+                if col in _SPAN_JSON_DEFAULTS
+                else row.get(col, _SPAN_DEFAULTS.get(col))
+                for col in _SPAN_INSERT_COLUMNS
             )
+            # Ids are text columns (a number given as an id is stored as its text, as SQLite's affinity did).
+            if type(value[_I_TRACE]) is not str or type(value[_I_SPAN]) is not str:
+                value = (str(value[_I_TRACE]), str(value[_I_SPAN]), *value[2:])
+            values.append(value)
         return self.add_span_records(values)
 
     def add_span_records(self, records: Sequence[Sequence[Any]]) -> int:

@@ -389,6 +389,8 @@ def test_one_batch_of_many_traces_finds_every_trace(store: Store) -> None:
     assert store.add_spans(rows[::7]) == 0
     assert len(store.list_traces()) == 150 and {t["spans"] for t in store.list_traces()} == {2}
     assert [s["span_id"] for s in store.list_spans(trace_id=["t000", "t149"])] == ["a", "b", "a", "b"]
+    assert store.add_spans([{"trace_id": 7, "span_id": 8, "name": "n", "start_ns": 1}]) == 1  # ids kept as text
+    assert [(s["trace_id"], s["span_id"]) for s in store.list_spans(trace_id="7")] == [("7", "8")]
 
 
 def test_none_binds_as_null_through_the_fast_adapter(tmp_path: Path) -> None:
