@@ -359,9 +359,7 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
         clean[OPENINFERENCE_SPAN_KIND] = "CHAIN"  # a workflow step: OpenInference's name for any other step
     parent = _inherited.get()
     if parent:
-        for key, value in parent.items():
-            if key not in clean:
-                clean[key] = value
+        clean = parent | clean  # the span's own values win
     span_kind = api.kinds.get(kind) or api.kinds["internal"]
     if _light is not None:
         span = _light(tracer, name, clean, span_kind)

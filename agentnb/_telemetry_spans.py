@@ -63,14 +63,21 @@ def _plain_tuple(value: Any) -> bool:
     )
 
 
+def _plain(attributes: Mapping[str, Any]) -> bool:
+    """Whether every SDK keeps ``attributes`` as they are: plain names, plain values or tuples of one kind.
+
+    agentnb's own attributes are, and are checked by passes in C."""
+    values = attributes.values()
+    return (
+        _STR.issuperset(map(type, attributes))
+        and "" not in attributes
+        and (_EXACT.issuperset(map(type, values)) or all(_plain_tuple(v) for v in values if type(v) not in _EXACT))
+    )
+
+
 def _clean_items(target: dict[str, Any], attributes: Mapping[str, Any], limit: int | None) -> int:
     """Copy ``attributes`` into ``target`` as the SDK would; returns how many were dropped for the limit."""
-    # agentnb's own attributes are plain values under plain names, well within the limit: checked by
-    # passes in C and copied in one.
-    values = attributes.values()
-    if not (_STR.issuperset(map(type, attributes)) and "" not in attributes) or not (
-        _EXACT.issuperset(map(type, values)) or all(_plain_tuple(v) for v in values if type(v) not in _EXACT)
-    ):
+    if not _plain(attributes):
         attributes = _cleaned(attributes)
     if limit is None or len(target) + len(attributes) <= limit:
         target.update(attributes)
@@ -287,7 +294,8 @@ def _light_limits(tracer: Tracer) -> SpanLimits | None:
 def start_light_span(tracer: Any, name: str, attributes: dict[str, Any], kind: SpanKind) -> LightSpan | None:
     """Start a light span under the current span, or return ``None`` when the SDK must make it.
 
-    ``attributes`` becomes the span's own dict (values that are not plain are cleaned first).
+    ``attributes`` becomes the span's own dict (a new dict of the caller's; values that are not plain, or
+    more than the limit allows, make a cleaned copy instead).
     """
     if not hasattr(tracer, "span_processor"):
         return None  # not an SDK tracer
@@ -310,8 +318,12 @@ def start_light_span(tracer: Any, name: str, attributes: dict[str, Any], kind: S
         state = DEFAULT_TRACE_STATE
         parent_context = None
     context = SpanContext(trace_id, ids.generate_span_id(), is_remote=False, trace_flags=flags, trace_state=state)
-    own: dict[str, Any] = {}
-    dropped = _clean_items(own, attributes, limits.max_span_attributes)
+    limit = limits.max_span_attributes
+    own: dict[str, Any] = attributes
+    dropped = 0
+    if not _plain(attributes) or (limit is not None and len(attributes) > limit):
+        own = {}
+        dropped = _clean_items(own, attributes, limit)
     span = LightSpan(name, context, parent_context, sdk_tracer, own, kind, limits)
     if dropped:
         span._drop(0, dropped)  # pyright: ignore[reportPrivateUsage]
