@@ -125,7 +125,11 @@ def test_gaps_in_ids_are_read(store: RunStore, monkeypatch: pytest.MonkeyPatch) 
     store.delete_spans(before=(T0 + 45 * MS) / 1e9)  # the first five ids go
     store.add_spans([_span("t4", "z", 200)])
     assert list(traces(store=store)["span_id"]) == ["x1", "y1", "y2", "z"]
-    assert len(traces(store=RunStore(":memory:"))) == 0  # an empty store: no chunk at all
+    empty = RunStore(":memory:")
+    by_columns = traces(store=empty)  # an empty store: no chunk at all
+    _by_rows(monkeypatch)
+    pd.testing.assert_frame_equal(by_columns, traces(store=empty))
+    assert len(by_columns) == 0 and str(by_columns["start_time"].dtype) == "datetime64[ns, UTC]"
 
 
 @pytest.mark.parametrize(
