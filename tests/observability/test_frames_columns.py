@@ -216,3 +216,11 @@ def test_postgres_reads_rows_and_gives_the_same_frame(pg_url: str, store: RunSto
             pd.testing.assert_frame_equal(traces(store=pg, **filters), traces(store=store, **filters))
     finally:
         pg.close()
+
+
+def test_select_spans_orders_by_start_or_by_stored_id(store: RunStore) -> None:
+    by_id = [row[0] for row in store.select_spans(["span_id"], order="id")]
+    assert by_id == [row["span_id"] for row in _rows()]  # the order add_spans stored them in
+    assert [row[0] for row in store.select_spans(["span_id"])] == ["r1", "c1", "c2", "x2", "x1", "y1", "y2"]
+    with pytest.raises(ValueError, match="order must be"):
+        store.select_spans(["span_id"], order="name")  # pyright: ignore[reportArgumentType]
