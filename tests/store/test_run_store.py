@@ -366,6 +366,29 @@ def test_trace_summary_follows_every_write_and_delete(store: RunStore) -> None:
     assert store.delete_spans(before=1000) == 4 and store.list_traces() == []
 
 
+def test_agent_and_run_filters_search_their_partial_indexes(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "partial.db")
+    rows = [
+        _span(f"t{i}", "s", i, agent_name="bot" if i % 2 else None, run_id="r" if i % 3 == 0 else None)
+        for i in range(30)
+    ]
+    store.add_spans(rows)
+    conn = sqlite3.connect(tmp_path / "partial.db")
+    indexes = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN ('spans_agent', 'spans_run')"))
+    assert (
+        "WHERE agent_name IS NOT NULL" in indexes["spans_agent"] and "WHERE run_id IS NOT NULL" in indexes["spans_run"]
+    )
+    for filters, index in (({"agent_name": "bot"}, "spans_agent"), ({"run_id": "r"}, "spans_run")):
+        sql, params = store._span_query(["span_id"], **filters)  # pyright: ignore[reportPrivateUsage]
+        plan = " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
+        assert f"SEARCH spans USING INDEX {index}" in plan, plan
+    tokens = "SELECT (SELECT SUM(s.input_tokens) FROM spans s WHERE s.run_id = r.run_id) FROM runs r"  # as runs() asks
+    assert "USING INDEX spans_run" in " | ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {tokens}"))
+    conn.close()
+    assert len(store.list_spans(agent_name="bot")) == 15 and len(store.list_spans(run_id="r")) == 10
+    store.close()
+
+
 def test_span_ids_keep_growing_after_the_newest_spans_are_deleted(store: Store) -> None:
     # Pollers read spans with after_id: an id given out once must never come back, even when the span that
     # held the highest one is deleted (here it started earliest, so a time cutoff takes it).
