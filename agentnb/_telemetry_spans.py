@@ -120,7 +120,7 @@ class LightSpan(trace_api.Span, ReadableSpan):
         self._links: tuple[Link, ...] | list[Link] = ()
         self._resource = tracer.resource
         self._status = _UNSET
-        self._processor = tracer.span_processor
+        self._processor: Any = tracer.span_processor
         self._limits = limits
         self._dropped: list[int] | None = None  # attributes, events and links over the limits, once any is
 
@@ -236,6 +236,7 @@ class LightSpan(trace_api.Span, ReadableSpan):
             return
         self._end_time = end_time if end_time is not None else time_ns()
         processor: Any = self._processor
+        self._processor = None  # a finished span is data only, like the SDK's ReadableSpan copy
         ending = getattr(processor, "_on_ending", None)  # newer SDKs tell processors just before on_end
         if ending is not None:
             ending(self)

@@ -5,12 +5,13 @@ Run: ``python benchmarks/observability.py [--spans N] [--store-spans M] [--quick
 1. microseconds per agent turn (one model call, one tool call, a second model call) on the offline
    ``ScriptedChatClient``: tracing off; on with no SDK provider; on with the SDK and the span store in memory
    (agentnb's light spans, as the span store is the provider's only processor; and SDK spans, as when an
-   exporter sits beside it); on with the span store writing to SQLite (its writer thread's CPU included, and what the turns queued
-   written before the round's clock stops); and the floor, the OpenTelemetry SDK's own cost for the same
-   four spans (same names, kinds, attributes and nesting, copied from a traced turn) on a ``TracerProvider``
-   with ``SimpleSpanProcessor`` + ``InMemorySpanExporter``, measured in the same run. The floor is shown
-   twice: alone in a tight loop (the goal's reference), and made right after each untraced turn, minus that
-   turn, which is where traced spans are made (the CPU's caches then hold the agent's code, not the SDK's);
+   exporter sits beside it); on with the span store writing to SQLite (its writer thread's CPU included, and
+   what the turns queued written before the round's clock stops); and the floor, the OpenTelemetry SDK's own
+   cost for the same four spans (same names, kinds, attributes and nesting, copied from a traced turn) on a
+   ``TracerProvider`` with ``SimpleSpanProcessor`` + ``InMemorySpanExporter``, measured in the same run. The
+   floor is shown twice: alone in a tight loop (the goal's reference), and made right after each untraced
+   turn, minus that turn, which is where traced spans are made (the CPU's caches then hold the agent's code,
+   not the SDK's);
 2. the span store's writer: encoding and writing N spans (default 100,000) to SQLite in batches, beside
    SQLite's own floor (the same rows into a bare table), and a burst of N spans through a live
    ``SpanStore`` (dropped spans counted);
