@@ -588,8 +588,11 @@ def _encode_spans(batch: Iterable[ReadableSpan], *, public: bool = False) -> lis
         _NAMES.update(_kind_names())
     names = _NAMES
     sdk_spans, bounded, sdk_fields, public_fields, dumps = _readers()
+    # Keyed by id(): each object is kept alive in ``seen`` for the batch, so its id cannot be reused by another
+    # (a span class whose property makes a new object on every read would otherwise free it at once).
     resources: dict[int, str] = {}
     statuses: dict[int, tuple[str, str | None]] = {}
+    seen: list[Any] = []
     last_trace, last_hex = -1, ""
     out: list[tuple[Any, ...]] = []
     append = out.append
@@ -610,9 +613,11 @@ def _encode_spans(batch: Iterable[ReadableSpan], *, public: bool = False) -> lis
         resource_text = resources.get(key)
         if resource_text is None:
             resource_text = resources[key] = dumps(dict(resource.attributes) if resource is not None else {})
+            seen.append(resource)
         code = statuses.get(id(status))
         if code is None:
             code = statuses[id(status)] = (names[id(status.status_code)], status.description)
+            seen.append(status)
         if ctx is None:
             trace_hex, span_hex = "0" * 32, "0" * 16
         else:

@@ -115,6 +115,16 @@ def test_the_writers_records_read_sdk_spans_as_their_public_properties_do() -> N
 
     copy = Redacted(name="x", context=finished[0].context, attributes={"secret": 1})
     assert json.loads(_encode_spans([copy])[0][16]) == {"redacted": True}
+
+    class FreshStatus(ReadableSpan):
+        """Makes a new status object on every read: the batch's status cache must not mix them up."""
+
+        @property
+        def status(self) -> Status:
+            return Status(StatusCode.ERROR, "bad") if self.name == "bad" else Status(StatusCode.OK)
+
+    fresh = [FreshStatus(name="bad" if i % 3 == 0 else "good", context=finished[0].context) for i in range(200)]
+    assert [r[7] for r in _encode_spans(fresh)] == ["ERROR" if i % 3 == 0 else "OK" for i in range(200)]
     spans.shutdown()
 
 
