@@ -12,9 +12,10 @@ subprocess instead.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -63,6 +64,11 @@ def _provider() -> Iterator[None]:
 @pytest.fixture(params=["sdk spans", "light spans"])
 def otel(_provider: None, request: pytest.FixtureRequest) -> Iterator[Otel]:
     light = request.param == "light spans"
+    # The forwarder is the provider's only processor while the test runs, whatever tests that ran earlier in
+    # this process added to the global provider (the SDK can add processors but not remove them).
+    processors: Any = cast(Any, trace.get_tracer_provider())._active_span_processor
+    saved = processors._span_processors
+    processors._span_processors = (_FORWARD,)
     exporter = None if light else InMemorySpanExporter()
     span_store = SpanStore(None)
     _FORWARD.targets = [span_store] if exporter is None else [SimpleSpanProcessor(exporter), span_store]
@@ -74,5 +80,6 @@ def otel(_provider: None, request: pytest.FixtureRequest) -> Iterator[Otel]:
     _telemetry.disable()
     _FORWARD.targets = []
     _FORWARD.accepts_light_spans = False
+    processors._span_processors = saved
     span_store.shutdown()
     _setup._active["span_store"] = previous  # pyright: ignore[reportPrivateUsage]
