@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, cast
 
 from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
 from opentelemetry.semconv.attributes import error_attributes as _error
@@ -169,8 +169,9 @@ _metrics_api: Any = None
 _UNKNOWN = object()
 # What a span passes on to the spans started inside it (see _INHERITED), set while it is current.
 _inherited: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inherited_attributes", default=None)
-# Starts an agentnb light span, or returns None when the SDK must make the span (set with an SDK tracer).
-_light: Callable[[Any, str, dict[str, Any], Any], Any] | None = None
+# Starts an agentnb light span, or returns None when the SDK must make the span; loaded by the first span
+# (None when the SDK is not installed).
+_light: Callable[[Any, str, dict[str, Any], Any], Any] | object | None = _UNKNOWN
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -233,20 +234,19 @@ def _resolve_tracer() -> Any:
     if isinstance(provider, (api.ProxyTracerProvider, api.NoOpTracerProvider)):
         return None
     _tracer = provider.get_tracer("agentnb")
-    _load_light_spans(_tracer)
     return _tracer
 
 
-def _load_light_spans(tracer: Any) -> None:
-    """Load light spans (see :mod:`agentnb._telemetry_spans`) when the tracer is the SDK's."""
+def _load_light_spans() -> Callable[[Any, str, dict[str, Any], Any], Any] | None:
+    """Load light spans (see :mod:`agentnb._telemetry_spans`), or ``None`` without the SDK."""
     global _light
-    if not hasattr(tracer, "span_processor"):
-        return
     try:
         from ._telemetry_spans import start_light_span
-    except ImportError:  # pragma: no cover - an SDK tracer without the SDK's span classes
-        return
+    except ImportError:  # the API without the SDK: its tracers make the spans
+        _light = None
+        return None
     _light = start_light_span
+    return start_light_span
 
 
 def recording() -> bool:
@@ -361,8 +361,9 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
     if parent:
         clean = parent | clean  # the span's own values win
     span_kind = api.kinds.get(kind) or api.kinds["internal"]
-    if _light is not None:
-        span = _light(tracer, name, clean, span_kind)
+    light = _load_light_spans() if _light is _UNKNOWN else cast("Callable[..., Any] | None", _light)
+    if light is not None:
+        span = light(tracer, name, clean, span_kind)
         if span is not None:
             return span
     return tracer.start_span(name, attributes=clean, kind=span_kind)
