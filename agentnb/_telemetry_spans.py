@@ -82,12 +82,18 @@ def _clean_items(target: dict[str, Any], attributes: Mapping[str, Any], limit: i
     if limit is None or len(target) + len(attributes) <= limit:
         target.update(attributes)
         return 0
+    # Over the limit, as the SDK's BoundedAttributes does: a value set again moves to the end, and a new key
+    # pushes out the oldest one.
     dropped = 0
     for key, value in attributes.items():
-        if key in target or len(target) < limit:
-            target[key] = value
-        else:
+        if key in target:
+            del target[key]
+        elif len(target) >= limit:
             dropped += 1
+            if not target:  # a limit of 0 keeps nothing
+                continue
+            del target[next(iter(target))]
+        target[key] = value
     return dropped
 
 

@@ -153,6 +153,7 @@ async def test_count_limits_are_kept_and_a_length_limit_hands_spans_to_the_sdk(
     assert all(isinstance(s, LightSpan) for s in light) and not any(isinstance(s, LightSpan) for s in sdk)
     assert [len(s.attributes or {}) for s in light] == [len(s.attributes or {}) for s in sdk] == [3] * 4
     assert [s.dropped_attributes for s in light] == [s.dropped_attributes for s in sdk]
+    assert [list(s.attributes or {}) for s in light] == [list(s.attributes or {}) for s in sdk]  # the newest kept
     assert all(s.dropped_attributes > 0 for s in light)
 
     store = SpanStore(None)
