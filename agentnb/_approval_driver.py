@@ -59,8 +59,9 @@ class ApprovalDriver:
         policy: What may be answered without a person (anything :meth:`ApprovalPolicy.coerce` takes).
         history: Conversation that comes before the first input and is sent once with it (a response
             picked up without its session continues on a new one).
-        max_auto_rounds: Turns the policy may resume on its own in one :meth:`run`; past it the requests
-            wait for a person and :attr:`gave_up` is set.
+        max_auto_rounds: Turns the policy may resume on its own in one :meth:`run`; past it :attr:`gave_up`
+            is set and the run stops with the policy's answers collected (:meth:`resume` sends them). ``0``
+            lets the caller resume every turn itself.
 
     Example:
         ```python
@@ -217,8 +218,7 @@ class ApprovalDriver:
             if not self.pending or not self.complete:
                 return
             if rounds >= self.max_auto_rounds:
-                self.gave_up = True
-                self._answers = {}
+                self.gave_up = True  # the answers stay: resume() sends them when the caller chooses
                 return
             rounds += 1
             pending_input = [self.take_answers()]

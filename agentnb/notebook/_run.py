@@ -201,9 +201,12 @@ class AgentRun:
             ) from None
         self._stop_requested = False
         self.status = "running"  # at once, so a view shows it before the task's first step
-        self._task = loop.create_task(self._drive(events))
+        task = self._task = loop.create_task(self._drive(events))
+        # Once more when the task is over: ``running`` is only false then, and views publish the settled
+        # state (what a saved notebook keeps) on that change, not on the last one made inside the task.
+        task.add_done_callback(lambda done: self._changed() if done is self._task else None)
         self._changed()
-        return self._task
+        return task
 
     async def run(self, messages: Any) -> Any:
         """Run a turn (and any automatically answered approvals) and return the latest response."""

@@ -106,6 +106,8 @@ async def test_the_driver_gives_up_after_its_automatic_rounds() -> None:
     )
     driver = ApprovalDriver(agent, policy=True, max_auto_rounds=1)
     await _events(driver, "Search twice")
-    assert driver.gave_up and len(driver.pending) == 1 and ran == ["None:a"]
+    assert driver.gave_up and len(driver.pending) == 1 and driver.complete and ran == ["None:a"]
+    await _events(driver)  # the policy's answer was kept: resuming sends it
+    assert ran == ["None:a", "None:b"] and driver.response is not None and driver.response.text == "Both."
     with pytest.raises(ValueError, match="max_auto_rounds"):
         ApprovalDriver(agent, max_auto_rounds=-1)
