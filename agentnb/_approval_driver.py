@@ -164,16 +164,20 @@ class ApprovalDriver:
         self._answers[str(match.id)] = answer
         return self.complete
 
-    def take_answers(self, extra: Sequence[Content] = ()) -> Message:
+    def take_answers(self, extra: Sequence[Content] = (), *, partial: bool = False) -> Message:
         """The user message that resumes the run: every answer in request order, then ``extra`` contents.
 
+        Args:
+            extra: More contents for the same message (text a client sent along with its answers).
+            partial: Send the answers there are; the agent asks again for the requests left unanswered.
+
         Raises:
-            ApprovalError: A pending request has no answer yet.
+            ApprovalError: A pending request has no answer yet (and ``partial`` is false).
         """
         missing = [r.id for r in self.pending if r.id not in self._answers]
-        if missing:
+        if missing and not partial:
             raise ApprovalError(f"Approval request(s) {missing} have no answer yet; answer every one to resume.")
-        contents = [self._answers[str(r.id)] for r in self.pending]
+        contents = [self._answers[str(r.id)] for r in self.pending if r.id in self._answers]
         self.pending, self._answers = [], {}
         return Message("user", [*contents, *extra])
 
