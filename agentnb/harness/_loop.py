@@ -29,7 +29,7 @@ from .._types import (
     add_usage_details,
     normalize_messages,
 )
-from ..exceptions import MiddlewareTermination
+from ..exceptions import MiddlewareTermination, StructuredOutputError
 
 if TYPE_CHECKING:
     from .._clients import SupportsChatGetResponse
@@ -103,15 +103,14 @@ def _judge(client: SupportsChatGetResponse, instructions: str) -> tuple[ShouldCo
             *last_result.messages,
             Message("user", ["Has the original request been fully addressed?"]),
         ]
-        response = await cast("Any", client).get_response(messages, options={"response_format": JudgeVerdict})
         try:
-            verdict = response.value
-        except Exception:  # a reply that is not the schema: fall back to the text markers
-            verdict = None
+            response = await cast("Any", client).get_response(messages, options={"response_format": JudgeVerdict})
+            verdict, text = response.value, str(response.text)
+        except StructuredOutputError as e:  # a reply that is not the schema: read the text markers instead
+            verdict, text = None, e.text or ""
         if isinstance(verdict, JudgeVerdict):
             answered, reasoning = verdict.answered, verdict.reasoning
         else:
-            text = str(response.text)
             # MORE wins: an ambiguous reply keeps the loop going rather than stopping on unfinished work.
             answered = JUDGE_VERDICT_MORE not in text.upper() and JUDGE_VERDICT_DONE in text.upper()
             reasoning = text.strip()
