@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .._agents import Agent, SupportsAgentRun
-from .._approval import AutoApprovalRule, ToolApprovalMiddleware
+from .._approval_middleware import ToolApprovalMiddleware
+from .._approval_policy import ToolApprovalRuleCallback
 from .._json import is_list_or_tuple
 from .._sessions import ContextProvider, HistoryProvider, InMemoryHistoryProvider
 from .._tools import FunctionTool
@@ -152,7 +153,7 @@ def create_harness_agent(
     shell_environment_provider_options: Any = None,
     disable_web_search: bool = False,
     disable_tool_auto_approval: bool = False,
-    auto_approval_rules: Sequence[AutoApprovalRule] | None = None,
+    auto_approval_rules: Sequence[ToolApprovalRuleCallback] | None = None,
     loop_should_continue: ShouldContinueCallable | None = None,
     loop_next_message: NextMessageCallable | None = None,
     loop_max_iterations: int | None = DEFAULT_MAX_ITERATIONS,
