@@ -64,6 +64,7 @@ from ._loop import (
     todos_remaining_message,
 )
 from ._mode import DEFAULT_MODE_INSTRUCTIONS, DEFAULT_MODE_SOURCE_ID, AgentModeProvider, get_agent_mode, set_agent_mode
+from ._snapshot import HarnessSnapshot, MemoryFile, harness_snapshot
 from ._todo import (
     DEFAULT_TODO_INSTRUCTIONS,
     DEFAULT_TODO_SOURCE_ID,
@@ -106,8 +107,10 @@ __all__ = [
     "FileSearchResult",
     "FileStoreEntry",
     "FileSystemAgentFileStore",
+    "HarnessSnapshot",
     "InMemoryAgentFileStore",
     "JudgeVerdict",
+    "MemoryFile",
     "MessageInjectionMiddleware",
     "TodoFileStore",
     "TodoItem",
@@ -119,6 +122,7 @@ __all__ = [
     "create_harness_agent",
     "enqueue_messages",
     "get_agent_mode",
+    "harness_snapshot",
     "request_loop_stop",
     "set_agent_mode",
     "todos_remaining",
