@@ -84,12 +84,18 @@ def _assemble_instructions(harness_instructions: str | None, agent_instructions:
     return f"{harness}\n\n{agent_instructions or ''}".strip() or None
 
 
-def _require(module: str, feature: str, parameters: str, remedy: str) -> None:
-    if importlib.util.find_spec(module) is None:
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _require(module: str, feature: str, parameters: str, remedy: str) -> Any:
+    """``module`` imported, or a :class:`FeatureNotAvailableError` naming what is missing."""
+    if not _available(module):
         raise FeatureNotAvailableError(
             f"{parameters} need {feature}, which this agentnb does not have yet ({module} is missing). {remedy}",
             feature=feature,
         )
+    return importlib.import_module(module)
 
 
 def _compaction(
@@ -100,23 +106,43 @@ def _compaction(
     before_compaction_strategy: Any,
     after_compaction_strategy: Any,
     tokenizer: Any,
-) -> None:
-    """Refuse compaction settings until history compaction exists, rather than silently ignoring them."""
+    history_source_id: str,
+) -> tuple[Any, ContextProvider | None]:
+    """The strategy each model call is compacted with, and the provider that compacts the stored history.
+
+    As in the reference, both budgets give one context-window strategy used for both phases, and a
+    strategy given for a phase wins. Settings that ask for compaction are refused, never ignored, when
+    this agentnb has no compaction.
+    """
     if disable_compaction:
-        return
+        return None, None
     budget = max_context_window_tokens is not None and max_output_tokens is not None
-    if (
-        budget
-        or before_compaction_strategy is not None
-        or after_compaction_strategy is not None
-        or tokenizer is not None
-    ):
-        _require(
-            "agentnb.compaction",
-            "context compaction",
-            "max_context_window_tokens with max_output_tokens, and the compaction strategies,",
-            "Pass disable_compaction=True to run without it (the history then grows without bound).",
+    asked = budget or before_compaction_strategy is not None or after_compaction_strategy is not None
+    if not asked and tokenizer is None:
+        return None, None
+    compaction = _require(
+        "agentnb.compaction",
+        "context compaction",
+        "max_context_window_tokens with max_output_tokens, the compaction strategies and tokenizer",
+        "Pass disable_compaction=True to run without it (the history then grows without bound).",
+    )
+    default = (
+        compaction.ContextWindowCompactionStrategy(
+            max_context_window_tokens=max_context_window_tokens,
+            max_output_tokens=max_output_tokens,
+            tokenizer=tokenizer,
         )
+        if budget
+        else None
+    )
+    before = before_compaction_strategy if before_compaction_strategy is not None else default
+    after = after_compaction_strategy if after_compaction_strategy is not None else default
+    provider = (
+        compaction.CompactionProvider(after_strategy=after, tokenizer=tokenizer, history_source_id=history_source_id)
+        if after is not None
+        else None
+    )
+    return before, provider
 
 
 def create_harness_agent(
@@ -202,16 +228,9 @@ def create_harness_agent(
             f"max_output_tokens ({max_output_tokens}) must be less than max_context_window_tokens "
             f"({max_context_window_tokens})."
         )
-    _compaction(
-        disable_compaction=disable_compaction,
-        max_context_window_tokens=max_context_window_tokens,
-        max_output_tokens=max_output_tokens,
-        before_compaction_strategy=before_compaction_strategy,
-        after_compaction_strategy=after_compaction_strategy,
-        tokenizer=tokenizer,
-    )
+    skills = None
     if skills_provider is not None or skills_paths:
-        _require("agentnb.skills", "agent skills", "skills_provider and skills_paths", "Leave them unset for now.")
+        skills = _require("agentnb.skills", "agent skills", "skills_provider and skills_paths", "Leave them unset.")
     if shell_environment_provider_options is not None:
         raise FeatureNotAvailableError(
             "shell_environment_provider_options needs a shell environment provider, which agentnb does not have; "
@@ -233,7 +252,18 @@ def create_harness_agent(
         _warn_experimental(["shell_executor"], "the pre-release shell tool")
 
     history = history_provider or InMemoryHistoryProvider()
+    before_compaction, compaction_provider = _compaction(
+        disable_compaction=disable_compaction,
+        max_context_window_tokens=max_context_window_tokens,
+        max_output_tokens=max_output_tokens,
+        before_compaction_strategy=before_compaction_strategy,
+        after_compaction_strategy=after_compaction_strategy,
+        tokenizer=tokenizer,
+        history_source_id=history.source_id,
+    )
     providers: list[ContextProvider] = [history]
+    if compaction_provider is not None:
+        providers.append(compaction_provider)  # after history: it compacts what history loaded and stores
     if not disable_todo:
         providers.append(todo_provider or TodoProvider())
     if not disable_mode:
@@ -252,10 +282,8 @@ def create_harness_agent(
         )
     if skills_provider is not None:
         providers.append(skills_provider)
-    if skills_paths:
-        from agentnb.skills import SkillsProvider  # pyright: ignore  # present: checked by _require above
-
-        providers.append(SkillsProvider.from_paths(skills_paths))  # pyright: ignore
+    if skills_paths and skills is not None:
+        providers.append(skills.SkillsProvider.from_paths(skills_paths))
     if background_agents:
         providers.append(BackgroundAgentsProvider(background_agents, instructions=background_agents_instructions))
     providers.extend(context_providers or [])
@@ -295,6 +323,10 @@ def create_harness_agent(
     if middleware is not None:
         assembled.extend(middleware if is_list_or_tuple(middleware) else [middleware])
 
+    # Per-request compaction is an Agent argument only where compaction exists (checked above).
+    compaction_arguments: dict[str, Any] = (
+        {"compaction_strategy": before_compaction, "tokenizer": tokenizer} if before_compaction is not None else {}
+    )
     return Agent(
         client,
         _assemble_instructions(harness_instructions, agent_instructions),
@@ -306,6 +338,7 @@ def create_harness_agent(
         context_providers=providers,
         middleware=assembled,
         require_per_service_call_history_persistence=True,
+        **compaction_arguments,
         additional_properties={
             "harness": True,
             "otel_provider_name": otel_provider_name or HARNESS_AGENT_PROVIDER_NAME,

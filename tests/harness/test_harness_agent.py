@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from pathlib import Path
 from typing import Any
@@ -98,18 +99,44 @@ def test_disable_switches_and_extras() -> None:
     assert agent.default_options == {"temperature": 0, "max_tokens": 500}
 
 
-def test_budgets_are_checked_and_missing_features_are_named() -> None:
+def test_budgets_are_checked() -> None:
     client = ScriptedChatClient([])
     with pytest.raises(ValueError, match="max_output_tokens"):
         create_harness_agent(client, max_context_window_tokens=100, max_output_tokens=100)
     with pytest.raises(ValueError, match="positive"):
         create_harness_agent(client, max_context_window_tokens=0)
-    with pytest.raises(FeatureNotAvailableError, match="compaction") as info:
-        create_harness_agent(client, max_context_window_tokens=1000, max_output_tokens=100)
-    assert isinstance(info.value, NotImplementedError) and info.value.feature == "context compaction"
-    with pytest.raises(FeatureNotAvailableError, match="skills"):
-        create_harness_agent(client, skills_paths=["./skills"], disable_file_memory=True)
     create_harness_agent(client, max_context_window_tokens=1000, max_output_tokens=100, disable_compaction=True)
+
+
+def test_context_budgets_wire_compaction_or_name_it_missing() -> None:
+    """Where compaction exists the budgets build it (a provider after history); else a typed error says so."""
+    client = ScriptedChatClient([])
+    if importlib.util.find_spec("agentnb.compaction") is None:
+        with pytest.raises(FeatureNotAvailableError, match="compaction") as info:
+            create_harness_agent(client, max_context_window_tokens=1000, max_output_tokens=100)
+        assert isinstance(info.value, NotImplementedError) and info.value.feature == "context compaction"
+        return
+    from agentnb.compaction import CompactionProvider, ContextWindowCompactionStrategy
+
+    agent = create_harness_agent(
+        client, max_context_window_tokens=1000, max_output_tokens=100, file_memory_store=InMemoryAgentFileStore()
+    )
+    assert isinstance(agent.context_providers[1], CompactionProvider)
+    assert isinstance(agent.compaction_strategy, ContextWindowCompactionStrategy)  # type: ignore[attr-defined]
+    assert agent.default_options["max_tokens"] == 100
+
+
+def test_skills_wire_the_skills_provider_or_name_it_missing(tmp_path: Path) -> None:
+    client = ScriptedChatClient([])
+    if importlib.util.find_spec("agentnb.skills") is None:
+        with pytest.raises(FeatureNotAvailableError, match="skills") as info:
+            create_harness_agent(client, skills_paths=[tmp_path], disable_file_memory=True)
+        assert info.value.feature == "agent skills"
+        return
+    from agentnb.skills import SkillsProvider
+
+    agent = create_harness_agent(client, skills_paths=[tmp_path], disable_file_memory=True)
+    assert any(isinstance(p, SkillsProvider) for p in agent.context_providers)
 
 
 async def test_a_harness_agent_plans_remembers_and_reads_files_under_approval(tmp_path: Path) -> None:
