@@ -103,10 +103,6 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
     ),
     (r"Skill", "skills are not implemented"),
     (
-        r"^Memory|MEMORY_SOURCE",
-        "the consolidating memory store is not implemented: use `FileMemoryProvider` (file memory per session)",
-    ),
-    (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
     ),

@@ -7,6 +7,8 @@ in the session, so it saves, reloads and shows in the notebook and DevUI like an
 - :class:`FileMemoryProvider` (the agent's own notes as files, per session) and :class:`FileAccessProvider`
   (the user's files, every call under approval by default), both over an :class:`AgentFileStore`
   confined to its root;
+- :class:`MemoryContextProvider` (durable facts per owner across sessions, extracted and consolidated by the
+  model, in topic files behind a ``MEMORY.md`` index);
 - :class:`BackgroundAgentsProvider` (delegate to agents running concurrently);
 - :class:`AgentLoopMiddleware` (run until done, never past ``max_iterations``) and
   :class:`MessageInjectionMiddleware` (talk to an agent while it works);
@@ -63,6 +65,14 @@ from ._loop import (
     todos_remaining,
     todos_remaining_message,
 )
+from ._memory import (
+    DEFAULT_MEMORY_SOURCE_ID,
+    MemoryContextProvider,
+    MemoryFileStore,
+    MemoryIndexEntry,
+    MemoryStore,
+    MemoryTopicRecord,
+)
 from ._mode import DEFAULT_MODE_INSTRUCTIONS, DEFAULT_MODE_SOURCE_ID, AgentModeProvider, get_agent_mode, set_agent_mode
 from ._snapshot import HarnessSnapshot, MemoryFile, harness_snapshot
 from ._todo import (
@@ -86,6 +96,7 @@ __all__ = [
     "DEFAULT_HARNESS_INSTRUCTIONS",
     "DEFAULT_JUDGE_MAX_ITERATIONS",
     "DEFAULT_MAX_ITERATIONS",
+    "DEFAULT_MEMORY_SOURCE_ID",
     "DEFAULT_MODE_INSTRUCTIONS",
     "DEFAULT_MODE_SOURCE_ID",
     "DEFAULT_NEXT_MESSAGE",
@@ -110,7 +121,12 @@ __all__ = [
     "HarnessSnapshot",
     "InMemoryAgentFileStore",
     "JudgeVerdict",
+    "MemoryContextProvider",
     "MemoryFile",
+    "MemoryFileStore",
+    "MemoryIndexEntry",
+    "MemoryStore",
+    "MemoryTopicRecord",
     "MessageInjectionMiddleware",
     "TodoFileStore",
     "TodoItem",
