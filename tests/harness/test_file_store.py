@@ -192,3 +192,22 @@ async def test_non_utf8_files_are_a_clear_error_on_read_and_skipped_by_search(tm
 def test_an_empty_root_is_refused() -> None:
     with pytest.raises(ValueError, match="root_directory"):
         FileSystemAgentFileStore("  ")
+
+
+@pytest.mark.parametrize("path", ["....//x.txt", "．．/x.txt", "..%2fx.txt", "a/...", "CON", "x\u202e.txt"])
+async def test_lookalike_names_are_ordinary_names_inside_the_root(tmp_path: Path, path: str) -> None:
+    root = tmp_path / "root"
+    store = FileSystemAgentFileStore(root)
+    await store.write(path, "kept inside")
+    inside = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(inside) == 1 and inside[0].resolve().is_relative_to(root.resolve())
+    assert await store.read(path) == "kept inside"
+
+
+async def test_case_variants_of_one_name_on_disk_follow_the_file_system(tmp_path: Path) -> None:
+    store = FileSystemAgentFileStore(tmp_path)
+    await store.write("Report.md", "upper")
+    await store.write("report.md", "lower")
+    # Linux file systems tell case apart: two files, neither clobbered; the names never leave the root.
+    assert {p.name for p in tmp_path.iterdir()} == {"Report.md", "report.md"}
+    assert await store.read("Report.md") == "upper"

@@ -209,3 +209,22 @@ async def test_return_final_only_returns_the_last_iteration() -> None:
     )
     response = await agent.run("Go")
     assert isinstance(response, AgentResponse) and [m.text for m in response.messages] == ["two"]
+
+
+async def test_streaming_also_stops_at_once_when_an_iteration_waits_for_approval() -> None:
+    @tool(approval_mode="always_require")
+    def deploy() -> str:
+        """Deploy."""
+        return "deployed"
+
+    client = ScriptedChatClient([call("deploy")])
+    asked: list[int] = []
+    loop = AgentLoopMiddleware(lambda **_: asked.append(1) or True, max_iterations=5)
+    agent = Agent(client, tools=[deploy], middleware=[loop])
+    session = agent.create_session()
+    stream = agent.run("Ship it", session=session, stream=True)
+    updates = [u async for u in stream]
+    final = await stream.get_final_response()
+    assert [r.function_call.name for r in final.user_input_requests] == ["deploy"]
+    assert asked == [] and not any(u.role == "user" for u in updates)  # no nudge, no second iteration
+    assert session.state[LOOP_STATE_KEY]["running"] is False
