@@ -21,6 +21,7 @@ from .._agents import SupportsAgentRun
 from .._sessions import AgentSession, ContextProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import AgentResponse, Message
+from ._tool_cache import ToolCache
 
 __all__ = [
     "DEFAULT_BACKGROUND_AGENTS_INSTRUCTIONS",
@@ -188,6 +189,7 @@ class BackgroundAgentsProvider(ContextProvider):
         template = instructions if instructions is not None else DEFAULT_BACKGROUND_AGENTS_INSTRUCTIONS
         self.instructions = template.replace("{background_agents}", listing)
         self._runtime: dict[str, _Runtime] = {}
+        self._tools = ToolCache()
 
     @property
     def agents(self) -> list[SupportsAgentRun]:
@@ -407,7 +409,7 @@ class BackgroundAgentsProvider(ContextProvider):
     ) -> None:
         session = session if session is not None else AgentSession(session_id=context.session_id)
         context.extend_instructions(self.source_id, self.instructions)
-        context.extend_tools(self.source_id, self.tools(session))
+        context.extend_tools(self.source_id, self._tools.get(session, self.source_id, lambda: self.tools(session)))
         tasks = self.get_tasks(session)
         if tasks:
             lines = ["### Current background tasks"] + [

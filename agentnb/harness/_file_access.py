@@ -18,6 +18,7 @@ from .._sessions import AgentSession, ContextProvider, SessionContext
 from .._tools import ApprovalMode, FunctionTool, tool
 from ._edits import LineEdit, apply_replace, apply_replace_lines, line_edits
 from ._file_store import AgentFileStore, matches_glob, normalize_path
+from ._tool_cache import ToolCache
 
 if TYPE_CHECKING:
     from .._types import Content
@@ -159,6 +160,7 @@ class FileAccessProvider(ContextProvider):
         self.disable_write_tool_approval = disable_write_tool_approval
         # Read-modify-write tools (replace, replace_lines) on a shared store must not interleave.
         self._write_lock = asyncio.Lock()
+        self._tools = ToolCache()
 
     @staticmethod
     def _is_local(function_call: Content) -> bool:
@@ -300,7 +302,7 @@ class FileAccessProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
     ) -> None:
         context.extend_instructions(self.source_id, self.instructions)
-        context.extend_tools(self.source_id, self.tools(state))
+        context.extend_tools(self.source_id, self._tools.get(session, id(state), lambda: self.tools(state)))
 
     def __repr__(self) -> str:
         return f"FileAccessProvider({self.store!r}, disable_write_tools={self.disable_write_tools})"

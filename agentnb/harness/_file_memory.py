@@ -22,6 +22,7 @@ from .._types import Message
 from ._edits import LineEdit, apply_replace, apply_replace_lines, line_edits
 from ._file_access import record_touch
 from ._file_store import AgentFileStore, FileStoreEntry, matches_glob, normalize_path
+from ._tool_cache import ToolCache
 
 __all__ = ["DEFAULT_FILE_MEMORY_INSTRUCTIONS", "DEFAULT_FILE_MEMORY_SOURCE_ID", "FileMemoryProvider"]
 
@@ -139,6 +140,7 @@ class FileMemoryProvider(ContextProvider):
         self.scope = scope if scope is None else normalize_path(scope, is_directory=True)
         self.instructions = instructions or DEFAULT_FILE_MEMORY_INSTRUCTIONS
         self._write_lock = asyncio.Lock()  # a write and its index rebuild happen together
+        self._tools = ToolCache()
 
     def working_folder(self, session_id: str | None) -> str:
         """The folder this provider's memories live in for ``session_id``."""
@@ -328,7 +330,8 @@ class FileMemoryProvider(ContextProvider):
     ) -> None:
         folder = self.working_folder(context.session_id)
         context.extend_instructions(self.source_id, self.instructions)
-        context.extend_tools(self.source_id, self.tools(folder, state))
+        tools = self._tools.get(session, (folder, id(state)), lambda: self.tools(folder, state))
+        context.extend_tools(self.source_id, tools)
         try:
             index = await self.store.read(_join(folder, INDEX_FILE_NAME))
         except (ValueError, OSError) as e:

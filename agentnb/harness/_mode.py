@@ -14,6 +14,7 @@ from typing import Any, cast
 from .._sessions import AgentSession, ContextProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import Message
+from ._tool_cache import ToolCache
 
 __all__ = [
     "DEFAULT_MODE_INSTRUCTIONS",
@@ -195,6 +196,7 @@ class AgentModeProvider(ContextProvider):
             _normalize(default_mode, self._display) if default_mode is not None else self.available_modes[0]
         )
         self.instructions = instructions
+        self._tools = ToolCache()
 
     def get_mode(self, session: AgentSession) -> str:
         """The session's current mode under this provider's configuration."""
@@ -236,7 +238,7 @@ class AgentModeProvider(ContextProvider):
         current = self.get_mode(session)
         previous = _state(session, self.source_id).pop(_PREVIOUS_MODE_KEY, None)
         context.extend_instructions(self.source_id, self._instructions(current))
-        context.extend_tools(self.source_id, self.tools(session))
+        context.extend_tools(self.source_id, self._tools.get(session, self.source_id, lambda: self.tools(session)))
         if isinstance(previous, str) and previous != current:
             note = MODE_CHANGE_NOTIFICATION.format(
                 previous_mode=self._display.get(previous, previous), current_mode=self._display.get(current, current)

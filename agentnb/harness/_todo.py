@@ -21,6 +21,7 @@ from typing_extensions import NotRequired, TypedDict
 from .._sessions import AgentSession, ContextProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import Message
+from ._tool_cache import ToolCache
 
 __all__ = [
     "DEFAULT_TODO_INSTRUCTIONS",
@@ -273,6 +274,7 @@ class TodoProvider(ContextProvider):
         self.instructions = instructions or DEFAULT_TODO_INSTRUCTIONS
         self.store: TodoStore = store or TodoSessionStore()
         self._locks: weakref.WeakKeyDictionary[AgentSession, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._tools = ToolCache()
 
     def _lock(self, session: AgentSession) -> asyncio.Lock:
         lock = self._locks.get(session)
@@ -372,7 +374,7 @@ class TodoProvider(ContextProvider):
         # Without a session the list lasts for this run only.
         session = session if session is not None else AgentSession(session_id=context.session_id)
         context.extend_instructions(self.source_id, self.instructions)
-        context.extend_tools(self.source_id, self.tools(session))
+        context.extend_tools(self.source_id, self._tools.get(session, self.source_id, lambda: self.tools(session)))
         items = await self.get_items(session)
         lines = [
             f"- {i.id} [{'done' if i.is_complete else 'open'}] {i.title}"
