@@ -922,8 +922,16 @@ def _has_harness(agent: Any) -> bool:
         BackgroundAgentsProvider,
         FileAccessProvider,
         FileMemoryProvider,
+        MemoryContextProvider,
         TodoProvider,
     )
 
-    kinds = (TodoProvider, AgentModeProvider, FileMemoryProvider, FileAccessProvider, BackgroundAgentsProvider)
+    kinds = (
+        TodoProvider,
+        AgentModeProvider,
+        FileMemoryProvider,
+        FileAccessProvider,
+        BackgroundAgentsProvider,
+        MemoryContextProvider,
+    )
     return any(isinstance(p, kinds) for p in providers)

@@ -12,10 +12,12 @@ from typing import Any, cast
 
 from .. import _html as h
 from .._sessions import AgentSession
+from ..exceptions import AgentnbError
 from ._background import BackgroundAgentsProvider, BackgroundTaskInfo, BackgroundTaskStatus
 from ._file_access import FileAccessProvider
 from ._file_memory import FileMemoryProvider
 from ._loop import LOOP_STATE_KEY
+from ._memory import MemoryContextProvider, MemoryTopicRecord
 from ._mode import AgentModeProvider
 from ._todo import TodoItem, TodoProvider
 
@@ -64,6 +66,7 @@ class HarnessSnapshot:
     loop: dict[str, Any] = field(default_factory=lambda: {})
     touched: list[dict[str, str]] = field(default_factory=lambda: [])
     memories: list[MemoryFile] | None = None
+    topics: list[MemoryTopicRecord] | None = None
 
     @property
     def open_todos(self) -> int:
@@ -81,6 +84,7 @@ class HarnessSnapshot:
             "loop": dict(self.loop),
             "touched": list(self.touched),
             "memories": [m.__dict__ for m in self.memories] if self.memories is not None else None,
+            "topics": [t.to_dict() for t in self.topics] if self.topics is not None else None,
         }
 
     def to_html(self) -> str:
@@ -127,6 +131,15 @@ class HarnessSnapshot:
                 for m in self.memories
             )
             parts.append(h.details("Memory files", files or "none yet", open=True))
+        if self.topics is not None:
+            blocks = "".join(
+                h.details(
+                    f"<b>{h.escape(t.topic)}</b> <span class='anb-muted'>{h.escape(t.summary)}</span>",
+                    "<ul>" + "".join(f"<li>{h.escape(m)}</li>" for m in t.memories) + "</ul>",
+                )
+                for t in self.topics
+            )
+            parts.append(h.details("Durable memory (topics)", blocks or "none yet", open=True))
         if self.touched:
             rows = "".join(
                 f"<li>{h.escape(t.get('action', ''))} <code>{h.escape(t.get('path', ''))}</code></li>"
@@ -176,4 +189,10 @@ async def harness_snapshot(agent: Any, session: AgentSession, *, memories: bool 
         snap.memories = [
             MemoryFile(m["name"], m["description"], await memory.read_memory(session, m["name"])) for m in listed
         ]
+    durable = _provider(agent, MemoryContextProvider)
+    if durable is not None and memories:
+        try:
+            snap.topics = durable.store.list_topics(session, source_id=durable.source_id)
+        except AgentnbError:  # no owner in the session yet: nothing to show
+            snap.topics = []
     return snap

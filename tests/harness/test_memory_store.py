@@ -157,3 +157,17 @@ def test_records_and_entries_round_trip() -> None:
     entry = MemoryIndexEntry.from_topic_record(record)
     assert MemoryIndexEntry.from_dict(entry.to_dict()) == entry
     assert entry.to_pointer_line(max_length=20) == "- [Food](topics/f..."
+
+
+async def test_the_snapshot_shows_an_owners_topics_escaped(tmp_path: Path) -> None:
+    from agentnb.harness import harness_snapshot
+
+    memory = _provider(tmp_path)
+    agent = Agent(ScriptedChatClient([]), context_providers=[memory])
+    session = AgentSession(state={"user_id": "ada"})
+    await memory.merge_memory(session, "Food <b>", "Likes <script>soup</script>.")
+    snap = await harness_snapshot(agent, session)
+    assert snap.topics is not None and snap.topics[0].memories == ["Likes <script>soup</script>."]
+    html = snap.to_html()
+    assert "Durable memory" in html and "&lt;script&gt;soup" in html and "<script>" not in html
+    assert (await harness_snapshot(agent, AgentSession())).topics == []  # no owner yet: nothing, no error
