@@ -914,24 +914,8 @@ def _merge_arguments(old: Any, new: Any) -> Any:
 
 def _has_harness(agent: Any) -> bool:
     """Whether ``agent`` carries harness providers (only then the DevUI shows the harness panel)."""
-    providers: list[object] = list(getattr(agent, "context_providers", None) or [])
-    if not providers:
-        return False
-    from agentnb.harness import (
-        AgentModeProvider,
-        BackgroundAgentsProvider,
-        FileAccessProvider,
-        FileMemoryProvider,
-        MemoryContextProvider,
-        TodoProvider,
-    )
+    if not getattr(agent, "context_providers", None):
+        return False  # a plain agent: the harness is not even imported
+    from agentnb.harness import is_harness_agent
 
-    kinds = (
-        TodoProvider,
-        AgentModeProvider,
-        FileMemoryProvider,
-        FileAccessProvider,
-        BackgroundAgentsProvider,
-        MemoryContextProvider,
-    )
-    return any(isinstance(p, kinds) for p in providers)
+    return is_harness_agent(agent)

@@ -74,7 +74,7 @@ from ._memory import (
     MemoryTopicRecord,
 )
 from ._mode import DEFAULT_MODE_INSTRUCTIONS, DEFAULT_MODE_SOURCE_ID, AgentModeProvider, get_agent_mode, set_agent_mode
-from ._snapshot import HarnessSnapshot, MemoryFile, harness_snapshot
+from ._snapshot import HarnessSnapshot, MemoryFile, harness_snapshot, is_harness_agent
 from ._todo import (
     DEFAULT_TODO_INSTRUCTIONS,
     DEFAULT_TODO_SOURCE_ID,
@@ -139,6 +139,7 @@ __all__ = [
     "enqueue_messages",
     "get_agent_mode",
     "harness_snapshot",
+    "is_harness_agent",
     "request_loop_stop",
     "set_agent_mode",
     "todos_remaining",

@@ -21,7 +21,7 @@ from ._memory import MemoryContextProvider, MemoryTopicRecord
 from ._mode import AgentModeProvider
 from ._todo import TodoItem, TodoProvider
 
-__all__ = ["HarnessSnapshot", "MemoryFile", "harness_snapshot"]
+__all__ = ["HarnessSnapshot", "MemoryFile", "harness_snapshot", "is_harness_agent"]
 
 #: Memory file contents longer than this are cut in the view (the file itself is untouched).
 MAX_MEMORY_PREVIEW = 4_000
@@ -154,6 +154,22 @@ class HarnessSnapshot:
     def __repr__(self) -> str:
         todos = f"{len(self.todos or []) - self.open_todos}/{len(self.todos or [])} todos done"
         return f"HarnessSnapshot(session={self.session_id!r}, mode={self.mode!r}, {todos})"
+
+
+_HARNESS_PROVIDERS = (
+    TodoProvider,
+    AgentModeProvider,
+    FileMemoryProvider,
+    FileAccessProvider,
+    BackgroundAgentsProvider,
+    MemoryContextProvider,
+)
+
+
+def is_harness_agent(agent: Any) -> bool:
+    """Whether ``agent`` carries harness providers (the views then show the harness panels)."""
+    providers: list[object] = list(getattr(agent, "context_providers", None) or [])
+    return any(isinstance(p, _HARNESS_PROVIDERS) for p in providers)
 
 
 def _provider(agent: Any, kind: type) -> Any:

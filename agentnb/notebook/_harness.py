@@ -16,7 +16,16 @@ from ._approval import AutoApprove
 from ._run import AgentRun
 from ._views import AgentView
 
-__all__ = ["HarnessView"]
+__all__ = ["HarnessView", "view_class_for"]
+
+
+def view_class_for(agent: Any) -> type[AgentView]:
+    """The view a run of ``agent`` gets: :class:`HarnessView` for a harness agent, else :class:`AgentView`."""
+    if not getattr(agent, "context_providers", None):
+        return AgentView  # a plain agent: the harness is not even imported
+    from ..harness import is_harness_agent
+
+    return HarnessView if is_harness_agent(agent) else AgentView
 
 
 class HarnessView(AgentView):

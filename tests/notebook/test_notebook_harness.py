@@ -139,3 +139,23 @@ def test_snapshot_to_dict_is_json(tmp_path: Any) -> None:
 
     snap = HarnessSnapshot("s1", todos=[TodoItem(1, "a")], mode="plan")
     assert json.loads(json.dumps(snap.to_dict()))["todos"][0]["title"] == "a"
+
+
+def test_an_agent_cell_gets_the_harness_view_for_a_harness_agent_only(no_leaks: None) -> None:
+    from agentnb.notebook import AgentView
+    from agentnb.notebook._magics import _prepare
+
+    class Shell:
+        def __init__(self) -> None:
+            self.user_ns: dict[str, Any] = {
+                "worker": create_harness_agent(ScriptedChatClient([]), file_memory_store=InMemoryAgentFileStore()),
+                "plain": Agent(ScriptedChatClient([])),
+            }
+
+    shell = Shell()
+    harness_view, prompt, _ = _prepare(shell, "worker", "Plan my week")
+    plain_view, _, _ = _prepare(shell, "plain", "Hi")
+    assert isinstance(harness_view, HarnessView) and prompt == "Plan my week"
+    assert type(plain_view) is AgentView
+    harness_view.close()
+    plain_view.close()
