@@ -491,7 +491,9 @@ def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
 
 def _content_payload(content: Content) -> dict[str, Any]:
     payload = content.to_dict()
-    payload.pop("raw_representation", None)
+    # Counted as the reference serializes contents (an empty additional_properties included), so token counts
+    # and the budgets tuned on them match across the two frameworks.
+    payload.setdefault("additional_properties", {})
     return payload
 
 

@@ -98,6 +98,13 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/compaction/basics.py",
+    "02-agents/compaction/custom.py",
+    "02-agents/compaction/agent_client_overrides.py",
+    "02-agents/compaction/compaction_provider.py",
+    "02-agents/compaction/summarization.py",
+    "02-agents/compaction/advanced.py",
+    "02-agents/compaction/tiktoken_tokenizer.py",
 ]
 
 
