@@ -482,9 +482,7 @@ class _FunctionInvocationLoop:
         conversation = list(self.input)
         if self.compaction is not None:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
-            from .compaction import copy_for_request
-
-            conversation = copy_for_request(conversation)
+            conversation = self.compaction.start(conversation)
         instructions = self.options.get("instructions")
         if instructions and self.compaction is not None:
             # Kept apart from the conversation (and put first in each call), so compaction never drops them.
@@ -624,6 +622,8 @@ class _FunctionInvocationLoop:
             if self.instructions is not None:
                 sent = [self.instructions, *sent]
         context = ChatContext(client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs)
+        if self.compaction is not None and self.compaction.reports:
+            context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         await run_pipeline(self.chat_middleware, context, self.model_call)
         # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
         result: object = context.result

@@ -16,7 +16,7 @@ say whether (and why) a message is left out of what the model is sent. Nothing i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._types import Content, Message
@@ -248,7 +248,11 @@ def _link(messages: Sequence[Message], spans: list[dict[str, Any]]) -> None:
 
 
 def group_messages(
-    messages: list[Message], *, id_offset: int = 0, reserved_ids: Iterable[str] | None = None
+    messages: list[Message],
+    *,
+    id_offset: int = 0,
+    reserved_ids: Iterable[str] | None = None,
+    reserved_group_ids: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Split ``messages`` into group spans, giving messages without an id one first.
 
@@ -256,6 +260,10 @@ def group_messages(
         messages: The messages (or a tail slice of a longer list) to group.
         id_offset: The slice's start in the full list, so assigned ids (``msg_<index>``) stay unique.
         reserved_ids: Ids used outside the slice, which assigned ids must not repeat.
+        reserved_group_ids: Group ids used outside the slice. A group id comes from its first message's id;
+            when two groups would get the same one (a client that numbers its messages like the ids
+            assigned here), the later group's id gets ``_at_<index>``, so unrelated messages never share a
+            group.
 
     Returns:
         One dict per contiguous span, in order: ``group_id``, ``kind``, ``start_index``, ``end_index`` (both
@@ -279,11 +287,17 @@ def group_messages(
     spans: list[dict[str, Any]] = []
     n = len(messages)
     i = 0
+    used: set[str] = set()
+    taken = reserved_group_ids or ()
 
     def add(start: int, end: int, kind: str, has_reasoning: bool) -> None:
+        group_id = _group_id_for(messages[start], len(spans))
+        if group_id in used or group_id in taken:
+            group_id = f"{group_id}_at_{id_offset + start}"
+        used.add(group_id)
         spans.append(
             {
-                "group_id": _group_id_for(messages[start], len(spans)),
+                "group_id": group_id,
                 "kind": kind,
                 "start_index": start,
                 "end_index": end,
@@ -371,6 +385,19 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     Every earlier open call with that id counts, not only the one it would pair with: with one of them left
     outside the slice, an ambiguous result would look unambiguous.
     """
+    # Most tails answer no call from before them (a new turn, or a call and its result together): then
+    # nothing before ``start`` can change, and the scan of the whole history is skipped.
+    declared: set[str] = set()
+    answered_before = False
+    for message in messages[start:]:
+        for content in message.contents:
+            if content.call_id:
+                if content.type == "function_call":
+                    declared.add(content.call_id)
+                elif content.type == "function_result" and content.call_id not in declared:
+                    answered_before = True
+    if not answered_before:
+        return start
     open_calls: dict[str, list[int]] = {}
     earliest: int | None = None
     for index, message in enumerate(messages):
@@ -438,17 +465,21 @@ def annotate_message_groups(
     start = _start_of_linked_calls(messages, start)
 
     offset = 0
-    reserved: set[str] = set()
+    prefix_groups: set[str] = set()
     for message in messages[:start]:
-        annotation = annotation_of(message)
-        if annotation is not None:
+        raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if type(raw) is dict:
+            annotation = cast("dict[str, Any]", raw)
             index = annotation.get(GROUP_INDEX_KEY)
             if type(index) is int and index >= offset:
                 offset = index + 1
-        if message.message_id:
-            reserved.add(message.message_id)
+            known = annotation.get(GROUP_ID_KEY)
+            if type(known) is str:
+                prefix_groups.add(known)
     tail = messages[start:]
-    spans = group_messages(tail, id_offset=start, reserved_ids=reserved)
+    # Ids used before the tail matter only when a tail message needs one.
+    reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
+    spans = group_messages(tail, id_offset=start, reserved_ids=reserved, reserved_group_ids=prefix_groups)
     span_count: dict[str, int] = {}
     for span in spans:
         span_count[span["group_id"]] = span_count.get(span["group_id"], 0) + 1
@@ -478,6 +509,10 @@ def annotate_message_groups(
 
 def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
     """Each group id once, in the order the groups start."""
+    try:  # every message annotated (as after annotate_message_groups): one pass in C
+        return list(dict.fromkeys([m.additional_properties[GROUP_ANNOTATION_KEY][GROUP_ID_KEY] for m in messages]))
+    except (KeyError, TypeError):
+        pass
     seen: dict[str, None] = {}
     for message in messages:
         group_id = group_id_of(message)

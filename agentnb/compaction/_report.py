@@ -19,8 +19,6 @@ from ._groups import (
     GROUP_KIND_KEY,
     SUMMARIZED_BY_SUMMARY_ID_KEY,
     SUMMARY_OF_GROUP_IDS_KEY,
-    group_id_of,
-    included_token_count,
     token_count_of,
 )
 
@@ -41,6 +39,8 @@ COMPACTION_REPORT_KEY = "compaction"
 COMPACTION_LOG_KEY = "_compaction_log"
 _LOG_LIMIT = 500
 _PREVIEW = 160
+#: Excluded groups a report lists one by one (the newest); the rest are counted.
+MAX_LISTED_GROUPS = 50
 
 
 class ExcludedGroup(TypedDict):
@@ -99,6 +99,8 @@ class CompactionReport:
         excluded_groups: list[ExcludedGroup],
         summaries: list[SummaryRecord],
         source: str = "client",
+        groups_excluded: int | None = None,
+        tokens_excluded: int | None = None,
     ) -> None:
         self.strategy = strategy
         self.budget = budget
@@ -109,34 +111,46 @@ class CompactionReport:
         self.excluded_groups = excluded_groups
         self.summaries = summaries
         self.source = source
+        self.groups_excluded = len(excluded_groups) if groups_excluded is None else groups_excluded
+        self.tokens_excluded = sum(g["tokens"] for g in excluded_groups) if tokens_excluded is None else tokens_excluded
 
     @property
     def compacted(self) -> bool:
         """Whether anything was left out or summarized."""
-        return bool(self.excluded_groups or self.summaries)
+        return bool(self.groups_excluded or self.summaries)
 
     @classmethod
     def from_messages(
         cls, messages: Sequence[Message], *, strategy: str, budget: int | None = None, source: str = "client"
     ) -> CompactionReport:
-        """Read the report off an annotated, compacted message list (token counts where annotated)."""
+        """Read the report off an annotated, compacted message list (token counts where annotated).
+
+        Only the newest :data:`MAX_LISTED_GROUPS` excluded groups are listed one by one (a long session leaves
+        out hundreds); ``groups_excluded`` and ``tokens_excluded`` count them all.
+        """
         excluded: dict[str, list[Message]] = {}
         summaries: list[SummaryRecord] = []
-        tokens_total = 0
-        sent = 0
+        tokens_total = tokens_sent = sent = 0
         for message in messages:
             props = message.additional_properties
-            tokens = token_count_of(message) or 0
-            raw = props.get(GROUP_ANNOTATION_KEY)
-            annotation = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
+            raw: Any = props.get(GROUP_ANNOTATION_KEY)
+            annotation = cast("dict[str, Any]", raw) if type(raw) is dict else {}
+            count = annotation.get("token_count")
+            tokens = count if type(count) is int else 0
+            summarized = annotation.get(SUMMARY_OF_GROUP_IDS_KEY)
             if props.get(EXCLUDED_KEY, False):
-                group_id = group_id_of(message) or message.message_id or "?"
-                excluded.setdefault(group_id, []).append(message)
-                if annotation.get(SUMMARY_OF_GROUP_IDS_KEY) is None:
+                group_id = annotation.get("id")
+                key = group_id if isinstance(group_id, str) else message.message_id or "?"
+                found = excluded.get(key)
+                if found is None:
+                    excluded[key] = [message]
+                else:
+                    found.append(message)
+                if summarized is None:
                     tokens_total += tokens
                 continue
             sent += 1
-            summarized = annotation.get(SUMMARY_OF_GROUP_IDS_KEY)
+            tokens_sent += tokens
             if isinstance(summarized, list):
                 summaries.append(
                     SummaryRecord(
@@ -149,7 +163,8 @@ class CompactionReport:
             else:
                 tokens_total += tokens
         groups: list[ExcludedGroup] = []
-        for group_id, members in excluded.items():
+        listed = list(excluded.items())[-MAX_LISTED_GROUPS:]
+        for group_id, members in listed:
             first = members[0].additional_properties
             raw = first.get(GROUP_ANNOTATION_KEY)
             annotation = cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}
@@ -165,16 +180,19 @@ class CompactionReport:
                     preview=_preview(members),
                 )
             )
+        tokens_excluded = sum(token_count_of(m) or 0 for ms in excluded.values() for m in ms)
         return cls(
             strategy=strategy,
             budget=budget,
             tokens_total=tokens_total,
-            tokens_sent=included_token_count(list(messages)),
+            tokens_sent=tokens_sent,
             messages_total=len(messages) - len(summaries),
             messages_sent=sent,
             excluded_groups=groups,
             summaries=summaries,
             source=source,
+            groups_excluded=len(excluded),
+            tokens_excluded=tokens_excluded,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -190,6 +208,8 @@ class CompactionReport:
             "excluded_groups": [dict(g) for g in self.excluded_groups],
             "summaries": [dict(s) for s in self.summaries],
             "source": self.source,
+            "groups_excluded": self.groups_excluded,
+            "tokens_excluded": self.tokens_excluded,
         }
 
     @classmethod
@@ -205,12 +225,14 @@ class CompactionReport:
             excluded_groups=cast("list[ExcludedGroup]", list(data.get("excluded_groups") or [])),
             summaries=cast("list[SummaryRecord]", list(data.get("summaries") or [])),
             source=str(data.get("source", "client")),
+            groups_excluded=data.get("groups_excluded"),
+            tokens_excluded=data.get("tokens_excluded"),
         )
 
     def summary_line(self) -> str:
         """One line: tokens sent of the budget and what was left out."""
         budget = f" of {self.budget:,} budget" if self.budget else ""
-        left_out = len(self.excluded_groups)
+        left_out = self.groups_excluded
         return (
             f"{self.tokens_sent:,} tokens sent{budget} ({self.tokens_total:,} before compaction); "
             f"{self.messages_sent}/{self.messages_total} messages, {left_out} group(s) left out, "
@@ -219,8 +241,12 @@ class CompactionReport:
 
     def html_body(self) -> str:
         """The report as an HTML fragment (escaped): a budget bar, then excluded groups and summaries."""
-        return budget_bar(self.tokens_sent, self.budget, self.tokens_total) + _groups_html(
-            self.excluded_groups, self.summaries
+        more = self.groups_excluded - len(self.excluded_groups)
+        note = f"<p class='anb-muted'>and {more} older group(s) left out</p>" if more > 0 else ""
+        return (
+            budget_bar(self.tokens_sent, self.budget, self.tokens_total)
+            + _groups_html(self.excluded_groups, self.summaries)
+            + note
         )
 
     def _repr_html_(self) -> str:

@@ -129,6 +129,7 @@ class _CellSpans(SpanProcessor):
             input_tokens=attrs.get(tel.GEN_AI_USAGE_INPUT_TOKENS),
             output_tokens=attrs.get(tel.GEN_AI_USAGE_OUTPUT_TOKENS),
             duration_ns=duration,
+            compacted=bool(attrs.get(tel.COMPACTION_GROUPS_EXCLUDED)),
         )
         if span.parent is None and operation == tel.OP_INVOKE_AGENT:
             self.tracker.record_agent_run(span, cell)
