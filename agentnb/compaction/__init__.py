@@ -53,7 +53,9 @@ from ._report import (
     COMPACTION_LOG_KEY,
     COMPACTION_REPORT_KEY,
     CompactionReport,
+    compaction_replay_html,
     compaction_reports,
+    compaction_view_html,
     session_compaction_log,
 )
 from ._report import log_turn as log_compaction_turn
@@ -111,7 +113,9 @@ __all__ = [
     "annotate_token_counts",
     "append_compaction_message",
     "apply_compaction",
+    "compaction_replay_html",
     "compaction_reports",
+    "compaction_view_html",
     "copy_for_request",
     "default_tokenizer",
     "drop_orphan_results",

@@ -28,7 +28,9 @@ __all__ = [
     "CompactionReport",
     "ExcludedGroup",
     "SummaryRecord",
+    "compaction_replay_html",
     "compaction_reports",
+    "compaction_view_html",
     "log_turn",
     "session_compaction_log",
 ]
@@ -326,3 +328,66 @@ def session_compaction_log(session: object) -> list[CompactionReport]:
     return [
         CompactionReport.from_dict(cast("dict[str, Any]", r)) for r in cast("list[object]", raw) if isinstance(r, dict)
     ]
+
+
+def _line_html(message: Message, css: str, note: str = "") -> str:
+    text = message.text or ", ".join(c.type for c in message.contents)
+    extra = f" <span class='anb-muted'>{escape(note)}</span>" if note else ""
+    return (
+        f"<div class='anb-cmp-line {css}'><span class='anb-role'>{escape(message.role)}</span> "
+        f"{escape(shorten(text, _PREVIEW))}{extra}</div>"
+    )
+
+
+def compaction_view_html(messages: Sequence[Message], report: CompactionReport) -> str:
+    """The history as one request saw it: left-out groups greyed in place, each summary where it stood in.
+
+    ``messages`` is the stored history up to that request (annotated: their ``_group`` ids match the
+    report's); the budget bar comes first. Everything from the messages is escaped.
+    """
+    excluded = {g["group_id"]: g for g in report.excluded_groups}
+    summary_for: dict[str, SummaryRecord] = {}
+    for summary in report.summaries:
+        for group_id in summary["group_ids"]:
+            summary_for.setdefault(group_id, summary)
+    shown: set[str] = set()
+    lines: list[str] = []
+    for message in messages:
+        raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        group_id = cast("dict[str, Any]", raw).get("id") if isinstance(raw, dict) else None
+        summary = summary_for.get(group_id) if isinstance(group_id, str) else None
+        if summary is not None and summary["summary_id"] not in shown:
+            shown.add(summary["summary_id"])
+            lines.append(
+                f"<div class='anb-cmp-line anb-cmp-summary'><span class='anb-role'>summary</span> "
+                f"{escape(shorten(summary['text'], _PREVIEW))}</div>"
+            )
+        group = excluded.get(group_id) if isinstance(group_id, str) else None
+        if group is not None:
+            lines.append(_line_html(message, "anb-cmp-excluded", f"({group['reason']})"))
+        elif summary is not None:
+            lines.append(_line_html(message, "anb-cmp-excluded", "(summarized)"))
+        else:
+            lines.append(_line_html(message, "anb-cmp-kept"))
+    more = report.groups_excluded - len(report.excluded_groups)
+    note = f"<div class='anb-muted'>{more} older group(s) left out, not listed</div>" if more > 0 else ""
+    return (
+        "<div class='anb-compaction-view'>"
+        + budget_bar(report.tokens_sent, report.budget, report.tokens_total)
+        + note
+        + "".join(lines)
+        + "</div>"
+    )
+
+
+def compaction_replay_html(messages: Sequence[Message], log: Sequence[CompactionReport]) -> str:
+    """Every turn of a stored session's compaction log as its own expandable view, newest first open."""
+    if not log:
+        return "<i>no compaction recorded</i>"
+    parts: list[str] = []
+    for turn in range(len(log), 0, -1):
+        report = log[turn - 1]
+        seen = messages[: report.messages_total]
+        title = f"turn {turn}: {badge(report.strategy)} {escape(report.summary_line())}"
+        parts.append(details(title, compaction_view_html(seen, report), open=turn == len(log)))
+    return "".join(parts)
