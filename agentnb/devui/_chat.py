@@ -730,7 +730,8 @@ class ChatView:
             # The widest table scrolls sideways inside the panel instead of running past its edge.
             f"<div class='anb-role'>Model calls</div><div class='anb-scroll-x'>"
             f"{calls if ledger.calls else '<i>none yet</i>'}</div>"
-            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}",
+            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}"
+            + _compaction_html(view.session),
         )
         recent = view.events[-30:][::-1]
         set_html(
@@ -849,6 +850,21 @@ def _add_footer(message: pn.chat.ChatMessage, pane: pn.pane.HTML) -> None:
     # Panel declares footer_objects as a param Children without a type the checker can read.
     footer = cast("list[Any]", message.footer_objects)  # pyright: ignore[reportUnknownMemberType]
     message.footer_objects = [*footer, pane]
+
+
+def _compaction_html(session: AgentSession) -> str:
+    """The compaction view of a session whose turns were compacted: the budget bar, left-out groups greyed
+    in place, summaries where they stood in; every recorded turn can be replayed (expand it)."""
+    from ..compaction import compaction_replay_html, session_compaction_log
+
+    log = session_compaction_log(session)
+    if not log:
+        return ""
+    compacted = sum(1 for r in log if r.compacted)
+    return (
+        f"<div class='anb-role'>Compaction ({compacted} of {len(log)} turn(s) compacted)</div>"
+        f"<div class='anb-devui-compaction'>{compaction_replay_html(session.messages, log)}</div>"
+    )
 
 
 def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:

@@ -372,10 +372,43 @@ def _response_html(response: Response) -> str:
     pending = response.user_input_requests
     if pending:
         head.append(h.badge(f"{len(pending)} approval(s) pending", "warn"))
-    body = messages_html(response.messages) + _structured_value_html(response)
+    body = messages_html(response.messages) + _structured_value_html(response) + _compaction_html(response)
     usage = usage_text(response.usage_details)
     foot = f"<div class='anb-muted'>{h.escape(usage)}</div>" if usage else ""
     return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{body}{foot}</div>"
+
+
+def _compaction_html(response: Response) -> str:
+    """Per model call of the turn: tokens sent against the budget, and the groups left out and why."""
+    from ..compaction import compaction_reports
+
+    reports = compaction_reports(response)
+    if not reports:
+        return ""
+    parts: list[str] = []
+    for number, report in enumerate(reports, start=1):
+        label = f"call {number}: " if len(reports) > 1 else ""
+        title = f"🗜 compaction {h.badge(report.strategy)} {h.escape(label + report.summary_line())}"
+        parts.append(h.details(title, report.html_body()))
+    return "".join(parts)
+
+
+def compaction_log_html(session: AgentSession) -> str:
+    """A session's compaction turn by turn (each expandable), or nothing when it recorded none."""
+    from ..compaction import session_compaction_log
+
+    log = session_compaction_log(session)
+    if not log:
+        return ""
+    rows = "".join(
+        h.details(
+            f"turn {turn}: {h.badge(report.strategy)} {h.escape(report.summary_line())}",
+            report.html_body(),
+        )
+        for turn, report in enumerate(log, start=1)
+    )
+    compacted = sum(1 for r in log if r.compacted)
+    return h.details(f"<b>Compaction</b> ({compacted} of {len(log)} turn(s) compacted)", rows)
 
 
 def _jsonable(value: object) -> object:
@@ -550,7 +583,8 @@ def _session_html(session: AgentSession) -> str:
         head += " " + h.badge(f"{len(waiting)} approval(s) pending", "warn")
     keys = sorted(str(k) for k in session.state)
     state = f"<div class='anb-muted'>state keys: {h.escape(', '.join(keys))}</div>" if keys else ""
-    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{messages_html(messages)}{state}</div>"
+    body = messages_html(messages) + compaction_log_html(session)
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{body}{state}</div>"
 
 
 def _session_text(session: AgentSession) -> str:

@@ -106,6 +106,13 @@ SAMPLES: list[str] = [
     "02-agents/middleware/agent_loop_middleware_judge.py",
     "02-agents/middleware/agent_loop_middleware_report.py",
     "02-agents/middleware/message_injection_middleware.py",
+    "02-agents/compaction/basics.py",
+    "02-agents/compaction/custom.py",
+    "02-agents/compaction/agent_client_overrides.py",
+    "02-agents/compaction/compaction_provider.py",
+    "02-agents/compaction/summarization.py",
+    "02-agents/compaction/advanced.py",
+    "02-agents/compaction/tiktoken_tokenizer.py",
 ]
 
 
