@@ -9,8 +9,8 @@ import pytest
 
 from agentnb import (
     Agent,
-    FileSkillsSource,
     FileSkillScript,
+    FileSkillsSource,
     Message,
     SkillsProvider,
     SkillsSourceContext,
@@ -75,7 +75,7 @@ async def test_a_script_that_runs_too_long_is_stopped(tmp_path: Path) -> None:
     code = "import os, time\nopen('pid', 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
     write_skill(tmp_path, "slow", files={"scripts/slow.py": code})
     skill = await load(tmp_path, SubprocessScriptRunner(timeout=1.5))
-    with pytest.raises(SkillScriptError, match="longer than 1.5 s"):
+    with pytest.raises(SkillScriptError, match=r"longer than 1\.5 s"):
         await (await skill.get_script("scripts/slow.py")).run(skill)  # type: ignore[union-attr]
     pid = int((tmp_path / "slow" / "pid").read_text())
     with pytest.raises(ProcessLookupError):
