@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 from ._files import MAX_SEARCH_DEPTH, FileSkillsSource, SkippedSkill
+from ._mcp import MCPSkill, MCPSkillResource, MCPSkillsSource
 from ._model import (
     DEFAULT_RESOURCE_EXTENSIONS,
     DEFAULT_SCRIPT_EXTENSIONS,
@@ -72,6 +73,9 @@ __all__ = [
     "InlineSkill",
     "InlineSkillResource",
     "InlineSkillScript",
+    "MCPSkill",
+    "MCPSkillResource",
+    "MCPSkillsSource",
     "Skill",
     "SkillFrontmatter",
     "SkillResource",
