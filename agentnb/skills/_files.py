@@ -109,8 +109,13 @@ def _entry_is_link(entry: os.DirEntry[str]) -> bool:
 def _read_no_follow(path: str) -> str:
     """A file's UTF-8 text, refusing to open it through a final-component link where the OS allows."""
     descriptor = os.open(path, os.O_RDONLY | _NO_FOLLOW)
-    with open(descriptor, encoding="utf-8") as handle:
-        return handle.read()
+    try:
+        chunks: list[bytes] = []
+        while chunk := os.read(descriptor, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks).decode("utf-8")
 
 
 class FileSkillsSource(SkillsSource):
@@ -260,22 +265,27 @@ class FileSkillsSource(SkillsSource):
             logger.error("Skipping skill at %s: %s.", folder, reason)
             skipped.append(SkippedSkill(folder, reason))
             return None
+        # Resources and scripts are found when the skill is first loaded or shown, not at discovery:
+        # advertising needs only the frontmatter, so a thousand skills cost a thousand small reads.
+        return _ScannedFileSkill(self, frontmatter=frontmatter, content=content, path=folder)
+
+    def contents(self, folder: str, skill_name: str) -> tuple[list[SkillResource], list[SkillScript]]:
+        """The resources and scripts of the skill in ``folder`` (link-free files, filtered)."""
         resources: list[SkillResource] = []
         scripts: list[SkillScript] = []
         for relative, full_path in self._files(folder):
             extension = os.path.splitext(relative)[1].lower()
-            name = frontmatter.name
             if (
                 extension in self._resource_extensions
                 and os.path.basename(relative).upper() != SKILL_FILE_NAME.upper()
-                and (self._resource_filter is None or self._resource_filter(name, relative))
+                and (self._resource_filter is None or self._resource_filter(skill_name, relative))
             ):
                 resources.append(FileSkillResource(name=relative, full_path=full_path, root=folder))
             if extension in self._script_extensions and (
-                self._script_filter is None or self._script_filter(name, relative)
+                self._script_filter is None or self._script_filter(skill_name, relative)
             ):
                 scripts.append(FileSkillScript(name=relative, full_path=full_path, runner=self._script_runner))
-        return FileSkill(frontmatter=frontmatter, content=content, path=folder, resources=resources, scripts=scripts)
+        return resources, scripts
 
     def _files(self, folder: str) -> list[tuple[str, str]]:
         """``(relative posix path, absolute path)`` of the regular, link-free files of a skill, sorted."""
@@ -303,6 +313,20 @@ class FileSkillsSource(SkillsSource):
         walk(folder, "", 1)
         files.sort()
         return files
+
+
+class _ScannedFileSkill(FileSkill):
+    """A folder skill whose resources and scripts are found on first use, with its source's rules."""
+
+    def __init__(self, source: FileSkillsSource, *, frontmatter: SkillFrontmatter, content: str, path: str) -> None:
+        super().__init__(frontmatter=frontmatter, content=content, path=path)
+        self._source: FileSkillsSource | None = source
+
+    def _scan(self) -> None:
+        source = self._source
+        if source is not None:
+            self._source = None
+            self._resources, self._scripts = source.contents(self.path, self.frontmatter.name)
 
 
 def _reparse(status: os.stat_result) -> bool:

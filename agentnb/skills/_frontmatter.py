@@ -176,7 +176,7 @@ def parse_frontmatter(text: str) -> dict[str, str | dict[str, str]]:
         if not stripped or stripped.startswith("#"):
             index += 1
             continue
-        if _indent(line) > 0:
+        if line[0] in " \t":
             raise FrontmatterError(f"line {index + 1}: unexpected indentation")
         match = _KEY.match(line)
         if match is None:
@@ -206,9 +206,9 @@ def _mapping_or_empty(lines: list[str], index: int) -> tuple[str | dict[str, str
         if not stripped or stripped.startswith("#"):
             index += 1
             continue
-        indent = _indent(line)
-        if indent == 0:
+        if line[0] not in " \t":
             break
+        indent = _indent(line)
         if width is None:
             width = indent
         if indent != width:

@@ -881,6 +881,9 @@ class FileSkill(Skill):
         self._scripts: list[SkillScript] = list(scripts or []) if runnable else []
         self._content: str | None = None
 
+    def _scan(self) -> None:
+        """Fill ``_resources`` and ``_scripts`` on first use; subclasses that find files lazily override it."""
+
     @property
     def frontmatter(self) -> SkillFrontmatter:
         return self._frontmatter
@@ -891,22 +894,27 @@ class FileSkill(Skill):
 
     @property
     def known_resources(self) -> list[SkillResource]:
+        self._scan()
         return list(self._resources)
 
     @property
     def known_scripts(self) -> list[SkillScript]:
+        self._scan()
         return list(self._scripts)
 
     async def get_content(self) -> str:
         """The SKILL.md text followed by the resource and script lists."""
         if self._content is None:
+            self._scan()
             self._content = f"{self._raw}\n\n{resources_block(self._resources)}\n\n{scripts_block(self._scripts)}"
         return self._content
 
     async def get_resource(self, name: str) -> SkillResource | None:
+        self._scan()
         wanted = name.replace("\\", "/").removeprefix("./")
         return cast("SkillResource | None", _by_name(self._resources, wanted))
 
     async def get_script(self, name: str) -> SkillScript | None:
+        self._scan()
         wanted = name.replace("\\", "/").removeprefix("./")
         return cast("SkillScript | None", _by_name(self._scripts, wanted))

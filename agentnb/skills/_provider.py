@@ -382,7 +382,7 @@ class SkillsProvider(ContextProvider):
         context.extend_instructions(self.source_id, turn.instructions)
         context.extend_tools(self.source_id, turn.tools)
         # Views read which skills each run advertised from here (saved with the session).
-        if state.get("advertised") != turn.names:
+        if state.get("advertised") is not turn.names:  # identity: comparing 100 names each run costs more
             state["advertised"] = turn.names
 
     # -- the tools -------------------------------------------------------------------------------------------------
