@@ -6,16 +6,26 @@ Everything shown is text from skill authors or remote servers, so every value go
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._html import badge, details, escape, shorten, table, wrap
 
 if TYPE_CHECKING:
+    from .._types import Content, Message
     from ._model import Skill
     from ._provider import SkillsProvider
     from ._sources import SkillsSource
 
-__all__ = ["provider_html", "skill_html", "skill_rows", "source_html", "source_tree"]
+__all__ = [
+    "provider_html",
+    "skill_html",
+    "skill_rows",
+    "skills_panel_html",
+    "source_html",
+    "source_tree",
+    "turn_activity",
+]
 
 
 def skill_rows(skill: Skill) -> dict[str, Any]:
@@ -166,3 +176,91 @@ def provider_html(provider: SkillsProvider) -> str:
     if skipped:
         parts.append(details(badge(f"{len(skipped)} skipped", "warn"), table(["path", "reason"], skipped)))
     return wrap("".join(parts))
+
+
+# -- what each turn did with skills (the DevUI side panel) --------------------------------------------------------
+
+_LOAD, _READ, _RUN = "load_skill", "read_skill_resource", "run_skill_script"
+
+
+def turn_activity(messages: Sequence[Message], start: int = 0) -> dict[str, list[str]]:
+    """The skills a stretch of conversation loaded and used, and the skill calls still awaiting an answer.
+
+    Read from the messages themselves (calls and their results), so it is the same after a reload.
+    ``loaded`` lists skill names; ``used`` lists ``skill: resource`` reads and ``skill ▶ script`` runs;
+    ``denied`` and ``waiting`` list calls a person refused or has not answered yet. Only calls made, or
+    answered, from ``messages[start]`` on count (a turn that resumes after an approval ran an earlier call).
+    """
+    results: dict[str, Content] = {}
+    answered_here: set[str] = set()
+    for position, message in enumerate(messages):
+        for content in message.contents:
+            if content.type == "function_result" and content.call_id:
+                results[content.call_id] = content
+                if position >= start:
+                    answered_here.add(content.call_id)
+    activity: dict[str, list[str]] = {"loaded": [], "used": [], "denied": [], "waiting": []}
+    for position, message in enumerate(messages):
+        for call in message.contents:
+            if call.type != "function_call" or call.name not in (_LOAD, _READ, _RUN):
+                continue
+            if position < start and (call.call_id or "") not in answered_here:
+                continue
+            try:
+                arguments = call.parse_arguments()
+            except ValueError:
+                continue
+            skill = str(arguments.get("skill_name", "?"))
+            if call.name == _LOAD:
+                label = skill
+            elif call.name == _READ:
+                label = f"{skill}: {arguments.get('resource_name', '?')}"
+            else:
+                label = f"{skill} ▶ {arguments.get('script_name', '?')}"
+            result = results.get(call.call_id or "")
+            if result is None:
+                activity["waiting"].append(label)
+            elif result.additional_properties.get("approval") == "rejected":
+                activity["denied"].append(label)
+            else:
+                activity["loaded" if call.name == _LOAD else "used"].append(label)
+    return activity
+
+
+def skills_panel_html(
+    providers: Sequence[SkillsProvider], turns: Sequence[tuple[int, list[str], dict[str, list[str]]]]
+) -> str:
+    """The side panel of an agent with skills: each provider's skills, then what every turn did with them.
+
+    ``turns`` holds ``(turn number, advertised names, activity)`` rows, activity as from :func:`turn_activity`.
+    """
+    parts: list[str] = []
+    for provider in providers:
+        skills = provider.skills or _known(provider.source) or []
+        parts.append(
+            f"<div class='anb-role'>{escape(provider.source_id)} · {len(skills)} skills</div>"
+            + (_skills_list(skills) if skills else "<i>listed after the first turn</i>")
+        )
+    rows = [
+        (
+            number,
+            len(advertised),
+            ", ".join(activity["loaded"]) or "—",
+            ", ".join(activity["used"]) or "—",
+            ", ".join(
+                [
+                    *(f"{w} (awaiting approval)" for w in activity["waiting"]),
+                    *(f"{d} (denied)" for d in activity["denied"]),
+                ]
+            )
+            or "—",
+        )
+        for number, advertised, activity in turns
+    ]
+    parts.append("<div class='anb-role'>Skills by turn</div>")
+    parts.append(
+        table(["turn", "advertised", "loaded", "used", "asked"], rows)
+        if rows
+        else "<span class='anb-muted'>no turns yet</span>"
+    )
+    return "".join(parts)
