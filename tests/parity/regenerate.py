@@ -104,6 +104,7 @@ SAMPLES: list[str] = [
     "02-agents/skills/script_approval/script_approval.py",
     "02-agents/skills/skills_auto_approval/skills_auto_approval.py",
     "02-agents/skills/skill_filtering/skill_filtering.py",
+    "02-agents/skills/mixed_skills/mixed_skills.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which
@@ -113,6 +114,9 @@ SUPPORT: list[str] = [
     "02-agents/skills/file_based_skill/skills/unit-converter/SKILL.md",
     "02-agents/skills/file_based_skill/skills/unit-converter/references/CONVERSION_TABLES.md",
     "02-agents/skills/file_based_skill/skills/unit-converter/scripts/convert.py",
+    "02-agents/skills/mixed_skills/skills/unit-converter/SKILL.md",
+    "02-agents/skills/mixed_skills/skills/unit-converter/references/CONVERSION_TABLES.md",
+    "02-agents/skills/mixed_skills/skills/unit-converter/scripts/convert.py",
     "02-agents/skills/skill_filtering/skills/length-converter/SKILL.md",
     "02-agents/skills/skill_filtering/skills/length-converter/scripts/convert.py",
     "02-agents/skills/skill_filtering/skills/volume-converter/SKILL.md",

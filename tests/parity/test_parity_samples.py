@@ -816,6 +816,44 @@ CASES.update(
                 re.compile(r"Agent: Result: .*42\.16"),
             ],
         ),
+        f"{_SKILLS}/mixed_skills/mixed_skills.py": Case(
+            tree=_SKILLS,
+            script=[
+                lambda m, o: (
+                    call("load_skill", skill_name="volume-converter")
+                    if all(
+                        f"<name>{n}</name>" in sent_text(m, o)
+                        for n in ("unit-converter", "volume-converter", "temperature-converter")
+                    )
+                    else "not every kind of skill was advertised"
+                ),
+                [
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="scripts/convert.py",
+                        args=["--value", "26.2", "--factor", "1.60934"],
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="volume-converter",
+                        script_name="convert",
+                        args={"value": 5, "factor": 3.78541},
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="temperature-converter",
+                        script_name="convert-temperature",
+                        args={"value": 98.6, "factor": 0.5556, "offset": -17.7778},
+                    ),
+                ],
+                lambda m, o: "Results: " + all_tool_results(m),
+            ],
+            expected=[
+                "Converting with mixed skills (file + code + class)",
+                re.compile(r"Agent: Results: .*42\.1647.*\| .*18\.92.*\| .*37\.0"),
+            ],
+        ),
         f"{_SKILLS}/skill_filtering/skill_filtering.py": Case(
             tree=_SKILLS,
             script=[
