@@ -41,6 +41,7 @@ __all__ = [
     "message_html",
     "messages_html",
     "register_renderer",
+    "skill_activity",
     "to_html",
     "to_text",
     "usage_text",
@@ -138,7 +139,29 @@ def _text_block(text: str) -> str:
 
 
 def _call_summary(call: Content) -> str:
-    return f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
+    summary = f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
+    note = skill_activity(call)
+    return f"{summary} {h.badge(note, 'info')}" if note else summary
+
+
+def skill_activity(call: Content) -> str | None:
+    """What a skill tool call does, in words (``loading skill 'x'``), or ``None`` for other calls."""
+    verb = _SKILL_VERBS.get(call.name or "")
+    if verb is None:
+        return None
+    try:
+        arguments = call.parse_arguments()
+    except ValueError:
+        return None
+    skill = arguments.get("skill_name")
+    if not isinstance(skill, str):
+        return None
+    item = arguments.get("resource_name") or arguments.get("script_name")
+    return f"{verb} {item!r} of skill {skill!r}" if isinstance(item, str) else f"{verb} skill {skill!r}"
+
+
+# The reference's names for the three SkillsProvider tools (SkillsProvider.*_TOOL_NAME).
+_SKILL_VERBS = {"load_skill": "loading", "read_skill_resource": "reading", "run_skill_script": "running"}
 
 
 def _function_call_html(call: Content, result: Content | None, approval: str | None, *, pending: bool) -> str:
@@ -293,6 +316,9 @@ def _content_text(content: Content, results: Mapping[str, Content]) -> str:
         return f"(reasoning) {h.shorten(content.text or '', 120)}"
     if kind == "function_call":
         line = f"{content.name}({_args_text(content.arguments)})"
+        note = skill_activity(content)
+        if note:
+            line += f" [{note}]"
         result = results.get(content.call_id or "")
         if result is not None:
             line += f" -> error: {result.exception}" if result.exception else f" -> {_result_text(result.result)}"

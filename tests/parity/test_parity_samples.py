@@ -40,6 +40,7 @@ class Case:
     inputs: list[str] = field(default_factory=list)
     slow: bool = False
     env: dict[str, str] = field(default_factory=dict)
+    tree: str | None = None  # a folder of ports the sample reads next to itself (copied whole to run it)
 
 
 def _saw(text: str, reply: str, otherwise: str = "I don't know that.") -> Any:
@@ -1068,6 +1069,170 @@ CASES: dict[str, Case] = {
     ),
 }
 
+# -- agent skills -------------------------------------------------------------------------------------------------
+
+_CONVERSIONS = [
+    call("read_skill_resource", skill_name="unit-converter", resource_name="references/CONVERSION_TABLES.md"),
+    [
+        call(
+            "run_skill_script",
+            skill_name="unit-converter",
+            script_name="scripts/convert.py",
+            args=["--value", "26.2", "--factor", "1.60934"],
+        ),
+        call(
+            "run_skill_script",
+            skill_name="unit-converter",
+            script_name="scripts/convert.py",
+            args=["--value", "75", "--factor", "2.20462"],
+        ),
+    ],
+    lambda m, o: "Converted: " + all_tool_results(m),
+]
+_SKILLS = "02-agents/skills"
+CASES.update(
+    {
+        f"{_SKILLS}/file_based_skill/file_based_skill.py": Case(
+            tree=_SKILLS,
+            script=[call("load_skill", skill_name="unit-converter"), *_CONVERSIONS],
+            expected=[
+                "Converting units",
+                re.compile(
+                    r'Agent: Converted: \{"value": 26\.2, "factor": 1\.60934, "result": 42\.1647\} \| '
+                    r'\{"value": 75\.0, "factor": 2\.20462, "result": 165\.3465\}'
+                ),
+            ],
+        ),
+        f"{_SKILLS}/code_defined_skill/code_defined_skill.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                call("read_skill_resource", skill_name="unit-converter", resource_name="conversion-policy"),
+                lambda m, o: "Policy: " + last_tool_result(m).split("Decimal places:** ")[1].split("\n")[0],
+            ],
+            expected=["Converting units", "Agent: Policy: 2"],  # the run's precision=2 reached the resource
+        ),
+        f"{_SKILLS}/class_based_skill/class_based_skill.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                [
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="convert",
+                        args={"value": 26.2, "factor": 1.60934},
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="convert",
+                        args={"value": 75, "factor": 2.20462},
+                    ),
+                ],
+                lambda m, o: "Converted: " + all_tool_results(m),
+            ],
+            expected=[
+                "Converting units with class-based skills",
+                re.compile(r"Agent: Converted: .*42\.1647.*165\.3465"),
+            ],
+        ),
+        f"{_SKILLS}/script_approval/script_approval.py": Case(
+            script=[
+                call("load_skill", skill_name="deployment"),
+                call(
+                    "run_skill_script",
+                    skill_name="deployment",
+                    script_name="deploy",
+                    args={"version": "2.5.0", "environment": "production"},
+                ),
+                lambda m, o: "Done: " + last_tool_result(m),
+            ],
+            expected=[
+                "User: Deploy the latest application version 2.5.0 to the production environment",
+                "  Function: load_skill",
+                "  Decision: Approved",
+                "  Function: run_skill_script",
+                "Agent: Done: Deployed version 2.5.0 to production",
+            ],
+        ),
+        f"{_SKILLS}/skills_auto_approval/skills_auto_approval.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                call(
+                    "run_skill_script",
+                    skill_name="unit-converter",
+                    script_name="convert",
+                    args={"value": 26.2, "factor": 1.60934},
+                ),
+                lambda m, o: "Result: " + last_tool_result(m),
+            ],
+            # The read-only rule answered load_skill; only the script asked a person.
+            expected=[
+                "Approval needed:\n  Function: run_skill_script",
+                re.compile(r"Agent: Result: .*42\.16"),
+            ],
+        ),
+        f"{_SKILLS}/mixed_skills/mixed_skills.py": Case(
+            tree=_SKILLS,
+            script=[
+                lambda m, o: (
+                    call("load_skill", skill_name="volume-converter")
+                    if all(
+                        f"<name>{n}</name>" in sent_text(m, o)
+                        for n in ("unit-converter", "volume-converter", "temperature-converter")
+                    )
+                    else "not every kind of skill was advertised"
+                ),
+                [
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="scripts/convert.py",
+                        args=["--value", "26.2", "--factor", "1.60934"],
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="volume-converter",
+                        script_name="convert",
+                        args={"value": 5, "factor": 3.78541},
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="temperature-converter",
+                        script_name="convert-temperature",
+                        args={"value": 98.6, "factor": 0.5556, "offset": -17.7778},
+                    ),
+                ],
+                lambda m, o: "Results: " + all_tool_results(m),
+            ],
+            expected=[
+                "Converting with mixed skills (file + code + class)",
+                re.compile(r"Agent: Results: .*42\.1647.*\| .*18\.92.*\| .*37\.0"),
+            ],
+        ),
+        f"{_SKILLS}/skill_filtering/skill_filtering.py": Case(
+            tree=_SKILLS,
+            script=[
+                lambda m, o: (
+                    "length-converter was advertised"
+                    if "<name>length-converter</name>" in sent_text(m, o)
+                    else call("load_skill", skill_name="volume-converter")
+                ),
+                call(
+                    "run_skill_script",
+                    skill_name="volume-converter",
+                    script_name="scripts/convert.py",
+                    args=["--value", "5", "--factor", "3.78541"],
+                ),
+                lambda m, o: "Liters: " + last_tool_result(m),
+            ],
+            expected=[
+                "Skill filtering demo",
+                re.compile(r'Agent: Liters: \{"value": 5\.0, "factor": 3\.78541, "result": 18\.927'),
+            ],
+        ),
+    }
+)
+
 
 @contextlib.contextmanager
 def _answers(inputs: list[str]) -> Iterator[None]:
@@ -1090,8 +1255,13 @@ def _answers(inputs: list[str]) -> Iterator[None]:
 def run_sample(rel: str, case: Case, workdir: Path) -> str:
     """Run one port as ``python sample.py`` would (from a copy in ``workdir``), returning what it printed."""
     parity_model.use(case.script)
-    script = workdir / Path(rel).name
-    shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
+    if case.tree is not None:
+        # The sample reads files beside it (skill folders, a shared module): run it from a copy of the tree.
+        shutil.copytree(PORTS / case.tree, workdir / "tree")
+        script = workdir / "tree" / Path(rel).relative_to(case.tree)
+    else:
+        script = workdir / Path(rel).name
+        shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
     out = io.StringIO()
     with contextlib.redirect_stdout(out), _answers(case.inputs):
         runpy.run_path(str(script), run_name="__main__")
@@ -1127,6 +1297,8 @@ def test_sample(rel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         if not value:
             pytest.fail(f"{rel} needs {name}, which this machine cannot provide")
         monkeypatch.setenv(name, value)
+    # Samples read their provider's endpoint before building the client that ``model()`` stands in for.
+    monkeypatch.setenv("FOUNDRY_PROJECT_ENDPOINT", "http://127.0.0.1:9/unused")
     output = run_sample(rel, CASES[rel], tmp_path)
     assert_in_order(output, CASES[rel].expected)
     for saved in re.findall(r"file saved to: (\S+)", output):  # files a sample says it wrote exist
