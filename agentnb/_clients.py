@@ -621,7 +621,14 @@ class _FunctionInvocationLoop:
             sent = for_model(await self.compaction.prepare(conversation))
             if self.instructions is not None:
                 sent = [self.instructions, *sent]
-        context = ChatContext(client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs)
+        context = ChatContext(
+            client=self.client,
+            messages=sent,
+            options=options,
+            stream=stream,
+            kwargs=self.kwargs,
+            session=self.session,
+        )
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         await run_pipeline(self.chat_middleware, context, self.model_call)
