@@ -68,6 +68,7 @@ from ._types import (
 from .exceptions import AgentnbError, MiddlewareTermination
 
 if TYPE_CHECKING:
+    from ._layers import AgentMiddlewareLayer, ChatMiddlewareLayer, FunctionInvocationLayer
     from .evals import Experiment, compare, evaluate, experiments, load_experiment, run_batch
     from .observability import configure_otel_providers, enable_instrumentation, traces, usage_summary
     from .store import runs
@@ -112,12 +113,15 @@ _LAZY_EXPORTS: dict[str, str] = {
     "AgentExecutor": "agentnb.workflows",
     "AgentExecutorRequest": "agentnb.workflows",
     "AgentExecutorResponse": "agentnb.workflows",
+    "AgentMiddlewareLayer": "agentnb._layers",
     "Case": "agentnb.workflows",
+    "ChatMiddlewareLayer": "agentnb._layers",
     "ConcurrentBuilder": "agentnb.workflows",
     "Default": "agentnb.workflows",
     "Executor": "agentnb.workflows",
     "Experiment": "agentnb.evals",
     "FileCheckpointStorage": "agentnb.workflows",
+    "FunctionInvocationLayer": "agentnb._layers",
     "GroupChatBuilder": "agentnb.workflows",
     "HandoffBuilder": "agentnb.workflows",
     "InMemoryCheckpointStorage": "agentnb.workflows",
@@ -159,6 +163,7 @@ __all__ = [
     "AgentExecutorRequest",
     "AgentExecutorResponse",
     "AgentMiddleware",
+    "AgentMiddlewareLayer",
     "AgentResponse",
     "AgentResponseUpdate",
     "AgentSession",
@@ -168,6 +173,7 @@ __all__ = [
     "Case",
     "ChatContext",
     "ChatMiddleware",
+    "ChatMiddlewareLayer",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseUpdate",
@@ -182,6 +188,7 @@ __all__ = [
     "FileSessionStore",
     "FunctionInvocationConfiguration",
     "FunctionInvocationContext",
+    "FunctionInvocationLayer",
     "FunctionMiddleware",
     "FunctionTool",
     "GroupChatBuilder",

@@ -76,8 +76,6 @@ RENAMES: dict[str, tuple[str, str]] = {
     "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
     "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
     "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
-    "AgentTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
-    "ChatTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
     "DEFAULT_MAX_ITERATIONS": (
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',

@@ -16,6 +16,7 @@ used.
 
 from __future__ import annotations
 
+from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._otel import enable_sensitive_telemetry, get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
@@ -31,6 +32,9 @@ from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, s
 __all__ = [
     "FRAME_COLUMNS",
     "RECORD_COLUMNS",
+    "AgentTelemetryLayer",
+    "ChatTelemetryLayer",
+    "EmbeddingTelemetryLayer",
     "Prices",
     "SpanStore",
     "configure_otel_providers",

@@ -625,6 +625,17 @@ CASES: dict[str, Case] = {
         ],
     ),
     # No model: ResponseStream on its own (hooks, finalizer, map), with the sample's own generator.
+    # The reference's single-method seam, composed with its layer mixins; needs no model.
+    "02-agents/chat_client/custom_chat_client.py": Case(
+        expected=[
+            "Direct response: 🔊 ECHO: HELLO, CUSTOM CHAT CLIENT! (CUSTOM OPTIONS)",
+            "Agent Name: EchoAgent",
+            "Agent: 🔊 Echo: This is a test message",
+            "Agent: 🔊 Echo: Stream this message back to me",
+            "Agent: 🔊 Echo: Thanks for chatting!",
+            "Session contains 6 messages",
+        ],
+    ),
     "02-agents/response_stream.py": Case(
         expected=[
             "Iterating through updates:",
