@@ -34,9 +34,11 @@ __all__ = [
     "Content",
     "ContentType",
     "FinishReason",
+    "FinishReasonLiteral",
     "Message",
     "ResponseStream",
     "Role",
+    "RoleLiteral",
     "UsageDetails",
     "add_usage_details",
     "normalize_messages",
@@ -56,6 +58,9 @@ ContentType = Literal[
     "error",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+# The reference's names for the literals of known values.
+RoleLiteral = Role
+FinishReasonLiteral = FinishReason
 _ROLES = ("system", "user", "assistant", "tool")
 _CONTENT_TYPES = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
 

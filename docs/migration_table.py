@@ -90,6 +90,7 @@ RENAMES: dict[str, tuple[str, str]] = {
     "AgentContentFilterException": ("agentnb.exceptions.ContentFilterError", "catch this instead"),
     "WorkflowConvergenceException": ("agentnb.exceptions.WorkflowRunError", "catch this instead"),
     "ContentError": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+    "AdditionItemMismatch": ("agentnb.exceptions.ChatClientError", "catch this instead"),
 }
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
@@ -193,7 +194,7 @@ def counterpart(name: str, area: Area) -> tuple[str | None, str]:
     for module in area.agentnb_modules:
         path = f"{module}.{name}"
         found = _lookup(path)
-        if found is not None and not name.startswith("_"):
+        if found is not None and (not name.startswith("_") or name == "__version__"):
             real = getattr(found, "__name__", name)
             return path, (f"alias of `{real}`" if isinstance(found, type) and real != name else "")
     for pattern, note in NOT_IN_AGENTNB:

@@ -20,6 +20,7 @@ from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetr
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._otel import enable_sensitive_telemetry, get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
+from ._resources import OtelAttr, create_metric_views, create_resource
 from ._setup import (
     configure_otel_providers,
     disable_instrumentation,
@@ -35,9 +36,12 @@ __all__ = [
     "AgentTelemetryLayer",
     "ChatTelemetryLayer",
     "EmbeddingTelemetryLayer",
+    "OtelAttr",
     "Prices",
     "SpanStore",
     "configure_otel_providers",
+    "create_metric_views",
+    "create_resource",
     "disable_instrumentation",
     "enable_instrumentation",
     "enable_sensitive_telemetry",
