@@ -768,7 +768,11 @@ def _coalesce(previous: Content, content: Content) -> bool:
     if previous.type == content.type and content.type in ("text", "text_reasoning"):
         if content.additional_properties and content.additional_properties != previous.additional_properties:
             return False
+        if previous.protected_data is not None:
+            return False  # a signed (finished) reasoning block: what follows is a new one
         previous.text = (previous.text or "") + (content.text or "")
+        if content.protected_data is not None:
+            previous.protected_data = content.protected_data  # the signature that ends a streamed block
         return True
     if (
         previous.type == content.type == "function_call"

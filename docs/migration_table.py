@@ -56,6 +56,12 @@ AREAS = (
         ("agentnb.openai", "agentnb.exceptions"),
     ),
     Area(
+        "Anthropic",
+        "agent_framework.anthropic",
+        "python/packages/anthropic/agent_framework_anthropic/__init__.py",
+        ("agentnb.anthropic", "agentnb"),
+    ),
+    Area(
         "Observability",
         "agent_framework.observability",
         "python/packages/core/agent_framework/observability.py",
@@ -110,6 +116,11 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
+    ),
+    (
+        r"Bedrock|Vertex|Foundry",
+        "Claude hosted by a cloud service: point `agentnb.anthropic.AnthropicClient(base_url=...)` at its "
+        "Messages-API endpoint",
     ),
     (r"Embedding|embedding", "embeddings are not implemented"),
     (

@@ -99,6 +99,7 @@ SAMPLES: list[str] = [
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
     "02-agents/chat_client/custom_chat_client.py",
+    "02-agents/providers/anthropic/anthropic_basic.py",
 ]
 
 

@@ -636,6 +636,21 @@ CASES: dict[str, Case] = {
             "Session contains 6 messages",
         ],
     ),
+    # Streaming first (two cities, parallel calls), then non-streaming; the tests in tests/anthropic also run the
+    # original against a local Messages API server through AnthropicClient.
+    "02-agents/providers/anthropic/anthropic_basic.py": Case(
+        script=[
+            [call("get_weather", location="Portland"), call("get_weather", location="Paris")],
+            lambda m, o: "Both: " + all_tool_results(m),
+            *_tool_then_report("get_weather", "Seattle: ", location="Seattle"),
+        ],
+        expected=[
+            "=== Streaming Response Example ===",
+            re.compile(r"Agent: Both: The weather in Portland is \w+ with a high of \d+°C\. \| The weather in Paris"),
+            "=== Non-streaming Response Example ===",
+            re.compile(r"Result: Seattle: The weather in Seattle is \w+ with a high of \d+°C\."),
+        ],
+    ),
     "02-agents/response_stream.py": Case(
         expected=[
             "Iterating through updates:",
