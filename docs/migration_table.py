@@ -122,7 +122,6 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
         "Claude hosted by a cloud service: point `agentnb.anthropic.AnthropicClient(base_url=...)` at its "
         "Messages-API endpoint",
     ),
-    (r"Embedding|embedding", "embeddings are not implemented"),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",
