@@ -633,7 +633,12 @@ class _FunctionInvocationLoop:
             options.pop("tools", None)
             options.pop("tool_choice", None)
         context = ChatContext(
-            client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
+            client=self.client,
+            messages=for_model(conversation),
+            options=options,
+            stream=stream,
+            kwargs=self.kwargs,
+            session=self.session,
         )
         self.required_used = True
         await run_pipeline(self.chat_middleware, context, self.model_call)

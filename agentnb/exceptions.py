@@ -40,7 +40,8 @@ AgentnbError
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
-└── StoreError                       the SQLite run store failed or has an unknown schema
+├── StoreError                       the SQLite run store failed or has an unknown schema
+└── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -68,6 +69,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "ContentFilterError",
     "ExecutorInputError",
+    "FeatureNotAvailableError",
     "IntegrationContentFilterException",
     "IntegrationException",
     "IntegrationInitializationError",
@@ -345,6 +347,18 @@ class CheckpointMismatchError(CheckpointError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+class FeatureNotAvailableError(AgentnbError, NotImplementedError):
+    """A requested feature is not part of this agentnb; the message names it and what to do instead.
+
+    Attributes:
+        feature: What is missing (for example ``"skills"``).
+    """
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
 
 
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.
