@@ -14,6 +14,7 @@ AgentnbError
 │   ├── ServiceTimeoutError          no answer in time
 │   └── ServiceConnectionError       could not reach the provider, or it hung up mid-response
 ├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
+│   └── SettingNotFoundError         a required setting is in neither the arguments nor the environment
 ├── ChatClientError                  the model's output cannot be used
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
@@ -75,6 +76,12 @@ __all__ = [
     "ContentFilterError",
     "ExecutorInputError",
     "FeatureNotAvailableError",
+    "IntegrationContentFilterException",
+    "IntegrationException",
+    "IntegrationInitializationError",
+    "IntegrationInvalidAuthException",
+    "IntegrationInvalidRequestException",
+    "IntegrationInvalidResponseException",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -89,6 +96,7 @@ __all__ = [
     "ServiceTimeoutError",
     "SessionCorruptError",
     "SessionError",
+    "SettingNotFoundError",
     "SkillError",
     "SkillScriptError",
     "SkillSecurityError",
@@ -180,6 +188,10 @@ class ServiceConnectionError(ServiceError):
 
 class ServiceInitializationError(AgentnbError):
     """A client cannot be created: configuration such as an API key or model is missing."""
+
+
+class SettingNotFoundError(ServiceInitializationError):
+    """A required setting was given neither as an argument nor in the environment (see ``load_settings``)."""
 
 
 class ChatClientError(AgentnbError):
@@ -395,3 +407,10 @@ ToolExecutionException = ToolExecutionError
 WorkflowException = WorkflowError
 WorkflowRunnerException = WorkflowRunError
 WorkflowCheckpointException = CheckpointError
+# Integrations (external services a tool or provider wraps) fail the way model providers do.
+IntegrationException = ServiceError
+IntegrationInitializationError = ServiceInitializationError
+IntegrationInvalidAuthException = ServiceAuthenticationError
+IntegrationInvalidRequestException = ServiceResponseError
+IntegrationInvalidResponseException = ServiceResponseError
+IntegrationContentFilterException = ContentFilterError

@@ -98,6 +98,8 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/chat_client/custom_chat_client.py",
+    "02-agents/providers/anthropic/anthropic_basic.py",
     "02-agents/context_providers/todo_provider.py",
     "02-agents/context_providers/file_memory_provider.py",
     "02-agents/context_providers/agent_mode_provider.py",

@@ -633,6 +633,32 @@ CASES: dict[str, Case] = {
         ],
     ),
     # No model: ResponseStream on its own (hooks, finalizer, map), with the sample's own generator.
+    # The reference's single-method seam, composed with its layer mixins; needs no model.
+    "02-agents/chat_client/custom_chat_client.py": Case(
+        expected=[
+            "Direct response: 🔊 ECHO: HELLO, CUSTOM CHAT CLIENT! (CUSTOM OPTIONS)",
+            "Agent Name: EchoAgent",
+            "Agent: 🔊 Echo: This is a test message",
+            "Agent: 🔊 Echo: Stream this message back to me",
+            "Agent: 🔊 Echo: Thanks for chatting!",
+            "Session contains 6 messages",
+        ],
+    ),
+    # Streaming first (two cities, parallel calls), then non-streaming; the tests in tests/anthropic also run the
+    # original against a local Messages API server through AnthropicClient.
+    "02-agents/providers/anthropic/anthropic_basic.py": Case(
+        script=[
+            [call("get_weather", location="Portland"), call("get_weather", location="Paris")],
+            lambda m, o: "Both: " + all_tool_results(m),
+            *_tool_then_report("get_weather", "Seattle: ", location="Seattle"),
+        ],
+        expected=[
+            "=== Streaming Response Example ===",
+            re.compile(r"Agent: Both: The weather in Portland is \w+ with a high of \d+°C\. \| The weather in Paris"),
+            "=== Non-streaming Response Example ===",
+            re.compile(r"Result: Seattle: The weather in Seattle is \w+ with a high of \d+°C\."),
+        ],
+    ),
     "02-agents/response_stream.py": Case(
         expected=[
             "Iterating through updates:",
