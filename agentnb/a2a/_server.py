@@ -8,10 +8,8 @@ uvicorn in the current event loop, so a notebook cell can serve an agent and cal
 
 from __future__ import annotations
 
-import asyncio
-import socket
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
@@ -19,11 +17,8 @@ from a2a.server.tasks import InMemoryTaskStore, TaskStore
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
 from starlette.applications import Starlette
 
-from .._asgi_guard import LoopbackOrTokenGuard, check_bind_address
+from .._serving import LoopbackOrTokenGuard, LoopbackServer, check_bind_address, free_port
 from ._executor import A2AExecutor
-
-if TYPE_CHECKING:
-    import uvicorn
 
 __all__ = ["A2AServer", "a2a_app", "agent_card"]
 
@@ -106,12 +101,6 @@ def a2a_app(
     return guarded
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
 class A2AServer:
     """Serve an agent over A2A from this event loop (``async with``), on 127.0.0.1 by default.
 
@@ -140,35 +129,21 @@ class A2AServer:
     ) -> None:
         check_bind_address(host, token=token, what="an A2A agent")
         self.host = host
-        self.port = port or _free_port(host)
+        self.port = port or free_port(host)
         netloc = f"[{host}]" if ":" in host else host
         self.url = f"http://{netloc}:{self.port}/"
         self.app = a2a_app(agent, url=self.url, stream=stream, card=card, token=token, run_kwargs=run_kwargs)
+        self._runner = LoopbackServer(self.app, host=host, port=self.port)
         self.executor: A2AExecutor = self.app.executor  # type: ignore[attr-defined]
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> A2AServer:
         """Start listening; returns once the port accepts connections."""
-        import uvicorn
-
-        config = uvicorn.Config(self.app, host=self.host, port=self.port, log_level="warning", lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._task = asyncio.create_task(self._server.serve())
-        while not self._server.started:
-            if self._task.done():
-                await self._task  # raises the start-up error
-                raise RuntimeError(f"The A2A server on {self.url} stopped while starting.")
-            await asyncio.sleep(0.01)
+        await self._runner.start()
         return self
 
     async def stop(self) -> None:
         """Stop listening and wait for the server to finish."""
-        if self._server is not None and self._task is not None:
-            self._server.should_exit = True
-            await self._task
-        self._server = None
-        self._task = None
+        await self._runner.stop()
 
     async def __aenter__(self) -> A2AServer:
         return await self.start()

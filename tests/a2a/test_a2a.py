@@ -19,6 +19,7 @@ from a2a.types import Part, Role, SendMessageRequest, TaskState
 from starlette.applications import Starlette
 
 from agentnb import Agent, Content, Message, tool
+from agentnb._serving import LoopbackOrTokenGuard, LoopbackServer
 from agentnb.a2a import A2AAgent, A2AError, A2AServer, a2a_app, agent_card
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.notebook._display import to_html
@@ -235,24 +236,16 @@ class _EchoExecutor(AgentExecutor):
 
 @pytest.fixture
 async def sdk_server() -> AsyncIterator[str]:
-    import uvicorn
-
-    from agentnb._asgi_guard import LoopbackOrTokenGuard
-
-    port_holder = A2AServer(Agent(ScriptedChatClient([])))  # borrows a free loopback port
-    url = port_holder.url
+    runner = LoopbackServer(LoopbackOrTokenGuard(Starlette()))  # the app is set once the URL is known
+    url = runner.base_url + "/"
     card = agent_card(Agent(ScriptedChatClient([]), name="Echo"), url=url, protocol_bindings=["JSONRPC"])
     handler = DefaultRequestHandler(agent_executor=_EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
-    server = uvicorn.Server(
-        uvicorn.Config(LoopbackOrTokenGuard(app), host="127.0.0.1", port=port_holder.port, log_level="warning")
+    runner.app = LoopbackOrTokenGuard(
+        Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
     )
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.01)
+    await runner.start()
     yield url
-    server.should_exit = True
-    await task
+    await runner.stop()
 
 
 async def test_a2a_agent_calls_an_sdk_only_server(sdk_server: str) -> None:

@@ -1,18 +1,24 @@
-"""One access rule for every server agentnb starts (A2A, MCP): loopback only, unless a token is required.
+"""What every server agentnb starts (A2A, MCP over HTTP) shares: one access rule and an in-loop runner.
 
 Served agents run tools with the caller's credentials, so a request from another machine is refused unless
 the server was given a token, and then every request must carry ``Authorization: Bearer <token>``. This is
-the DevUI's rule, as plain ASGI middleware so any Starlette app can wear it.
+the DevUI's rule, as plain ASGI middleware so any Starlette app can wear it. :class:`LoopbackServer` runs
+such an app with uvicorn inside the current event loop, so a notebook cell can serve an agent and call it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
+import socket
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["LoopbackOrTokenGuard", "check_bind_address", "is_loopback"]
+if TYPE_CHECKING:
+    import uvicorn
+
+__all__ = ["LoopbackOrTokenGuard", "LoopbackServer", "check_bind_address", "free_port", "is_loopback"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -48,7 +54,7 @@ class LoopbackOrTokenGuard:
     Example:
         ```python
         from starlette.applications import Starlette
-        from agentnb._asgi_guard import LoopbackOrTokenGuard
+        from agentnb._serving import LoopbackOrTokenGuard
 
         app = LoopbackOrTokenGuard(Starlette(), token=None)  # loopback clients only
         ```
@@ -89,3 +95,59 @@ class LoopbackOrTokenGuard:
         if not is_loopback(host):
             return 403, "Only clients on this machine are served; start the server with a token to allow others."
         return None
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LoopbackServer:
+    """Run an ASGI app with uvicorn in this event loop; ``async with`` starts and stops it.
+
+    Args:
+        app: The app (already wrapped in :class:`LoopbackOrTokenGuard`).
+        host: Where to listen; beyond loopback only with ``token`` (checked by the caller).
+        port: The port, or 0 for a free one.
+        lifespan: Run the app's lifespan (the MCP session manager needs it).
+    """
+
+    def __init__(self, app: ASGIApp, *, host: str = "127.0.0.1", port: int = 0, lifespan: bool = False) -> None:
+        self.app = app
+        self.host = host
+        self.port = port or free_port(host)
+        self.lifespan = lifespan
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port`` (no trailing slash)."""
+        netloc = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{netloc}:{self.port}"
+
+    async def start(self) -> None:
+        """Start listening; returns once the port accepts connections."""
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.app, host=self.host, port=self.port, log_level="warning", lifespan="on" if self.lifespan else "off"
+        )
+        server = uvicorn.Server(config)
+        self._server = server
+        self._task = asyncio.create_task(server.serve())
+        while not server.started:
+            if self._task.done():
+                await self._task  # raises the start-up error
+                raise RuntimeError(f"The server on {self.base_url} stopped while starting.")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        """Stop listening and wait for the server to finish."""
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            await self._task
+        self._server = None
+        self._task = None
