@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-__all__ = ["FUNCTIONS", "ExpressionError", "evaluate", "is_expression", "names_in", "parse"]
+__all__ = ["FUNCTIONS", "ExpressionError", "evaluate", "is_expression", "names_in", "parse", "truthy"]
 
 
 class ExpressionError(ValueError):
@@ -340,6 +340,11 @@ def _get_field(value: Any, field: str) -> Any:
         return value.text
     attr = field[:1].lower() + field[1:]
     return getattr(value, attr, None) if not attr.startswith("_") else None
+
+
+def truthy(value: Any) -> bool:
+    """PowerFx truthiness: ``"true"``/``"false"`` text counts as the boolean it spells."""
+    return _truthy(value)
 
 
 def _truthy(value: Any) -> bool:
