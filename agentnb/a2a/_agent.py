@@ -31,6 +31,7 @@ from a2a.types import (
     TaskState,
 )
 from a2a.types import Message as A2AMessage
+from a2a.utils.errors import UnsupportedOperationError
 
 from .._agents import BaseAgent
 from .._types import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream, normalize_messages
@@ -242,8 +243,18 @@ class A2AAgent(BaseAgent):
                 items = client.send_message(request)
             mapper = _StreamMapper(self, session=session, background=background, stream=stream)
             answered = False
-            async for item in items:
-                for update in mapper.map(item):
+            try:
+                async for item in items:
+                    for update in mapper.map(item):
+                        answered = answered or bool(update.contents)
+                        yield update
+            except UnsupportedOperationError:
+                if continuation_token is None:
+                    raise
+                # The task ended while the stream was down: its final state is all there is to re-join.
+                final = StreamResponse()
+                final.task.CopyFrom(await client.get_task(GetTaskRequest(id=continuation_token["task_id"])))
+                for update in mapper.map(final):
                     answered = answered or bool(update.contents)
                     yield update
             if not answered:

@@ -249,6 +249,18 @@ class WorkflowFactory:
         self.checkpoint_storage = checkpoint_storage
         self.max_iterations = max_iterations
 
+    def register_tool(self, name: str, function: Callable[..., Any]) -> WorkflowFactory:
+        """Let ``InvokeFunctionTool`` actions call ``function`` as ``name``; returns the factory for chaining."""
+        if not callable(function):
+            raise TypeError(f"register_tool needs a callable, got {type(function).__name__}")
+        self.bindings[name] = function
+        return self
+
+    def register_agent(self, name: str, agent: Any) -> WorkflowFactory:
+        """Let ``InvokeAzureAgent`` actions run ``agent`` as ``name``; returns the factory for chaining."""
+        self.agents[name] = agent
+        return self
+
     def create_workflow_from_yaml_path(self, yaml_path: str | Path) -> Workflow:
         """Build the workflow a YAML file defines; errors name the file and line."""
         path = Path(yaml_path)

@@ -285,3 +285,21 @@ def test_importing_agentnb_loads_neither_yaml_nor_a2a() -> None:
     code = f"import sys, agentnb; print(sorted(m for m in {names} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_rejoining_a_task_that_already_finished_returns_its_result() -> None:
+    gate = _Gate()
+    async with (
+        A2AServer(Agent(FunctionChatClient(gate.model)), stream=True) as server,
+        A2AAgent(url=server.url) as remote,
+    ):
+        stream = remote.run("long job", stream=True, background=True)
+        first = await stream.__aiter__().__anext__()
+        token = first.continuation_token
+        assert token is not None
+        await stream.aclose()
+        gate.open.set()
+        await _poll_until_done(remote, token)  # the task ends while nobody listens
+        rejoined = await remote.run(continuation_token=token)
+    assert rejoined.text == "the long answer, finally"
+    assert rejoined.continuation_token is None
