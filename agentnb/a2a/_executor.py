@@ -68,12 +68,12 @@ class A2AExecutor(AgentExecutor):
         super().__init__()
         if not isinstance(agent, BaseAgent) and callable(getattr(agent, "as_agent", None)):
             agent = agent.as_agent()
-        if not isinstance(agent, SupportsAgentRun):
+        if not callable(getattr(agent, "run", None)) or not callable(getattr(agent, "create_session", None)):
             raise TypeError(f"A2AExecutor serves agents and workflows, got {type(agent).__name__}")
         for key in ("session", "stream"):
             if run_kwargs and key in run_kwargs:
                 raise ValueError(f"run_kwargs cannot contain {key!r}: the executor manages it.")
-        self.agent: SupportsAgentRun = agent
+        self.agent: SupportsAgentRun = cast(SupportsAgentRun, agent)
         self.stream = stream
         self.run_kwargs: dict[str, Any] = dict(run_kwargs or {})
         self._sessions: dict[str, AgentSession] = {}
