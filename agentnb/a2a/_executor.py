@@ -39,8 +39,19 @@ def _answer_parts(contents: Iterable[Content]) -> list[Part]:
     return contents_to_parts(c for c in contents if c.type in ("text", "data", "uri"))
 
 
+def _is_workflow_request(request: Content) -> bool:
+    """A workflow's ``request_info`` (surfaced by ``workflow.as_agent()``), not a tool waiting for approval."""
+    call = request.function_call
+    return call is not None and call.name == "request_info"
+
+
 def _describe(request: Content) -> str:
     call = request.function_call
+    if call is not None and _is_workflow_request(request):
+        data: Any = call.parse_arguments().get("data")
+        fields: Any = cast("dict[str, Any]", data).get("fields") if isinstance(data, dict) else None
+        message: Any = cast("dict[str, Any]", fields).get("message") if isinstance(fields, dict) else None
+        return str(message) if message else f"Input needed: {data}"
     if request.type == "function_approval_request" and call is not None:
         return f"Approval needed to call {call.name}({call.arguments or ''}). Answer yes or no."
     return request.text or "Input needed."
@@ -129,7 +140,10 @@ class A2AExecutor(AgentExecutor):
         text = " ".join(c.text for c in contents if c.type == "text" and c.text).strip()
         answers: list[Content] = []
         for request in pending:
-            if request.type == "function_approval_request":
+            if _is_workflow_request(request) and request.id is not None:
+                # A workflow asked a question: the reply itself is the answer.
+                answers.append(Content.from_function_result(call_id=request.id, result=text))
+            elif request.type == "function_approval_request":
                 answers.append(request.to_function_approval_response(text.lower().rstrip(".!") in _YES))
         return answers or contents
 

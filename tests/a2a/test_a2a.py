@@ -303,3 +303,21 @@ async def test_rejoining_a_task_that_already_finished_returns_its_result() -> No
         rejoined = await remote.run(continuation_token=token)
     assert rejoined.text == "the long answer, finally"
     assert rejoined.continuation_token is None
+
+
+async def test_a_declarative_workflow_asks_its_question_through_input_required() -> None:
+    from agentnb.declarative import WorkflowFactory
+
+    workflow = WorkflowFactory().create_workflow_from_yaml(
+        "name: survey\nactions:\n"
+        '  - kind: Question\n    question: {text: "What is your name?"}\n    variable: Local.name\n'
+        "  - kind: SendActivity\n    activity: {text: '=Concat(\"Hello, \", Local.name)'}\n"
+    )
+    async with A2AServer(workflow, stream=False) as server, A2AAgent(url=server.url) as remote:
+        session = remote.create_session()
+        asked = await remote.run("start", session=session)
+        assert asked.text == "What is your name?"
+        assert session.state["a2a"]["task_state"] == TaskState.TASK_STATE_INPUT_REQUIRED
+        answered = await remote.run("Ada", session=session)
+    assert answered.text == "Hello, Ada"
+    assert session.state["a2a"]["task_state"] == TaskState.TASK_STATE_COMPLETED
