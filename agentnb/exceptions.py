@@ -44,7 +44,8 @@ AgentnbError
 │   ├── ProviderLookupError          the model provider named in the YAML is unknown
 │   └── DeclarativeWorkflowError     a declarative workflow cannot be built
 ├── DeclarativeActionError           a declarative workflow action failed while running (names the action)
-└── A2AError                         a remote A2A agent failed or answered with an error
+├── A2AError                         a remote A2A agent failed or answered with an error
+└── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -76,6 +77,7 @@ __all__ = [
     "DeclarativeLoaderError",
     "DeclarativeWorkflowError",
     "ExecutorInputError",
+    "FeatureNotAvailableError",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -373,6 +375,18 @@ class A2AError(AgentnbError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+class FeatureNotAvailableError(AgentnbError, NotImplementedError):
+    """A requested feature is not part of this agentnb; the message names it and what to do instead.
+
+    Attributes:
+        feature: What is missing (for example ``"skills"``).
+    """
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
 
 
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.
