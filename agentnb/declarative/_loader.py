@@ -9,6 +9,7 @@ could reach outside the process through what the caller passed:
 - model clients come from agentnb's provider table (or ``additional_mappings=`` the caller adds);
 - MCP servers are used only when the caller passes them by name (``mcp_tools=``) or allows their URL
   (``allowed_mcp_urls=``); a file cannot start a process;
+- a model ``connection.endpoint`` must match ``allowed_endpoints=`` (in safe mode);
 - ``=Env.NAME`` expressions read the environment only with ``safe_mode=False``.
 """
 
@@ -201,6 +202,7 @@ class AgentFactory:
             function of it) a tool binding may name; nothing else is ever imported for a tool.
         mcp_tools: MCP tools (``MCPStreamableHTTPTool``, ``MCPStdioTool``) a ``kind: mcp`` tool may use, by name.
         allowed_mcp_urls: URL prefixes a ``kind: mcp`` tool may connect to when not in ``mcp_tools``.
+        allowed_endpoints: URL prefixes a model ``connection.endpoint`` may name (any, with ``safe_mode=False``).
         connections: Constructor arguments for ``connection: {kind: reference, name: ...}``, by name.
         client_kwargs: Extra constructor arguments for every client the factory creates.
         additional_mappings: More ``provider[.apiType]`` entries (see ``PROVIDER_TYPE_OBJECT_MAPPING``).
@@ -237,19 +239,21 @@ class AgentFactory:
         allowed_imports: Collection[str] | None = None,
         mcp_tools: Mapping[str, Any] | None = None,
         allowed_mcp_urls: Collection[str] | None = None,
+        allowed_endpoints: Collection[str] | None = None,
         connections: Mapping[str, Mapping[str, Any]] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
         additional_mappings: Mapping[str, ProviderTypeMapping] | None = None,
         default_provider: str = "OpenAI",
         safe_mode: bool = True,
     ) -> None:
-        if isinstance(allowed_imports, str) or isinstance(allowed_mcp_urls, str):
-            raise TypeError("allowed_imports and allowed_mcp_urls take a collection of strings, not one string")
+        if any(isinstance(v, str) for v in (allowed_imports, allowed_mcp_urls, allowed_endpoints)):
+            raise TypeError("allowed_imports, allowed_mcp_urls and allowed_endpoints take collections of strings")
         self.client = client
         self.bindings: dict[str, Callable[..., Any]] = dict(bindings or {})
         self.allowed_imports: frozenset[str] = frozenset(allowed_imports or ())
         self.mcp_tools: dict[str, Any] = dict(mcp_tools or {})
         self.allowed_mcp_urls: tuple[str, ...] = tuple(allowed_mcp_urls or ())
+        self.allowed_endpoints: tuple[str, ...] = tuple(allowed_endpoints or ())
         self.connections: dict[str, Mapping[str, Any]] = dict(connections or {})
         self.client_kwargs: dict[str, Any] = dict(client_kwargs or {})
         self.additional_mappings: dict[str, ProviderTypeMapping] = dict(additional_mappings or {})
@@ -392,6 +396,13 @@ class AgentFactory:
             raise reader.fail(connection, "kind", f"unknown connection kind {kind!r}; use key, remote, reference")
         endpoint = reader.value(connection, "endpoint")
         if endpoint:
+            if self.safe_mode and not any(str(endpoint).startswith(p) for p in self.allowed_endpoints):
+                raise reader.fail(
+                    connection,
+                    "endpoint",
+                    f"the model endpoint {endpoint!r} is not covered by allowed_endpoints=; in safe mode a file "
+                    "cannot send model traffic to a URL the caller did not allow.",
+                )
             if not mapping["endpoint_field"]:
                 raise reader.fail(connection, "endpoint", f"{mapping['name']} takes no endpoint.")
             kwargs[mapping["endpoint_field"]] = endpoint

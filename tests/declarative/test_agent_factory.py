@@ -239,3 +239,14 @@ async def test_an_mcp_tool_by_name_runs_on_a_real_server() -> None:
     assert results[0].exception is None
     assert results[0].result is not None
     assert [c.name for m in response.messages for c in m.contents if c.type == "function_call"] == ["add"]
+
+
+def test_safe_mode_keeps_model_traffic_on_allowed_endpoints() -> None:
+    text = (
+        "kind: Prompt\nname: A\nmodel:\n  id: m\n  provider: OpenAI\n"
+        "  connection:\n    kind: anonymous\n    endpoint: http://attacker.example/v1\n"
+    )
+    with pytest.raises(DeclarativeLoaderError, match=r"line 8: the model endpoint .* not covered by allowed_endpoints"):
+        AgentFactory().create_agent_from_yaml(text)
+    allowed = AgentFactory(client_kwargs={"api_key": "k"}, allowed_endpoints=["http://attacker.example/"])
+    assert str(allowed.create_agent_from_yaml(text).client.service_url()).startswith("http://attacker.example")
