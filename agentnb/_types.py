@@ -704,9 +704,13 @@ class AgentResponseUpdate(_UpdateBase):
 
     _FIELDS = (*_UpdateBase._FIELDS, "agent_id")
 
-    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.agent_id = agent_id
+        # Set by agents whose work outlives the call (a remote A2A task): pass it back to resume or poll.
+        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_update(
@@ -995,9 +999,13 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
 
     _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
-    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.agent_id = agent_id
+        # Set while the work goes on elsewhere (a remote A2A task): poll or resume with it; None when done.
+        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_response(
@@ -1026,8 +1034,10 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
     @classmethod
     def from_updates(cls, updates: Iterable[AgentResponseUpdate], *, output_format_type: Any = None) -> AgentResponse:
         """Assemble the response a stream of agent updates describes."""
+        items = list(updates)
         response = cls(response_format=output_format_type)
-        response._assemble(list(updates), (*_CARRIED, "agent_id"))
+        response._assemble(items, (*_CARRIED, "agent_id"))
+        response.continuation_token = items[-1].continuation_token if items else None
         return response
 
     @classmethod

@@ -73,6 +73,18 @@ AREAS = (
         "python/packages/core/agent_framework/exceptions.py",
         ("agentnb.exceptions",),
     ),
+    Area(
+        "Declarative",
+        "agent_framework.declarative",
+        "python/packages/declarative/agent_framework_declarative/__init__.py",
+        ("agentnb.declarative", "agentnb.exceptions"),
+    ),
+    Area(
+        "A2A",
+        "agent_framework.a2a",
+        "python/packages/a2a/agent_framework_a2a/__init__.py",
+        ("agentnb.a2a",),
+    ),
 )
 
 # Reference names whose agentnb counterpart has another name or lives elsewhere: (agentnb name, note).
@@ -97,10 +109,22 @@ RENAMES: dict[str, tuple[str, str]] = {
     "WorkflowConvergenceException": ("agentnb.exceptions.WorkflowRunError", "catch this instead"),
     "ContentError": ("agentnb.exceptions.ChatClientError", "catch this instead"),
     "AdditionItemMismatch": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+    "A2AServiceSessionId": (
+        "agentnb.a2a.A2AAgent",
+        "the A2A context and task are kept in `session.state['a2a']`; `service_session_id` is the context id",
+    ),
+    "A2AAgentSession": ("agentnb.AgentSession", "a plain session holds the A2A ids (deprecated in the reference)"),
+    "WorkflowState": ("agentnb.declarative.WorkflowFactory", "variables live in the workflow's shared state"),
 }
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
+    (r"^AgentExternalInput", "the `externalLoop` input of agent actions is not supported yet"),
+    (
+        r"^DefaultHttpRequestHandler$|^DefaultMCPToolHandler$",
+        "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
+    ),
+    (r"^ToolApproval|^MCPToolApprovalRequest$", "approval of declarative tool and MCP actions is not implemented"),
     (r"Skill", "skills are not implemented"),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
