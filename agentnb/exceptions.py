@@ -39,7 +39,8 @@ AgentnbError
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
-└── StoreError                       the SQLite run store failed or has an unknown schema
+├── StoreError                       the SQLite run store failed or has an unknown schema
+└── EvalNotPassedError               an evaluation has failing or errored items (names them)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -66,6 +67,7 @@ __all__ = [
     "CheckpointMismatchError",
     "CheckpointNotFoundError",
     "ContentFilterError",
+    "EvalNotPassedError",
     "ExecutorInputError",
     "MCPConnectionError",
     "MCPError",
@@ -333,6 +335,19 @@ class CheckpointMismatchError(CheckpointError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+class EvalNotPassedError(AgentnbError):
+    """An evaluation did not pass: some items failed a check or errored.
+
+    Attributes:
+        failed_items: The ids of the items that failed or errored (``"item_id:status"``), as the message names
+            them.
+    """
+
+    def __init__(self, message: str, *, failed_items: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.failed_items = list(failed_items or [])
 
 
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.

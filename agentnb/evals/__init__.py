@@ -6,6 +6,9 @@
   stores the whole experiment in the run store; :func:`experiments`, :func:`load_experiment` and
   :func:`compare` read experiments back, in this notebook, another one, or the DevUI.
 - ``backend="ray"`` (:class:`RayBackend`) sends cases in chunks to Ray tasks when one machine is not enough.
+- Agent Framework's evaluation API (:func:`evaluate_agent`, :func:`evaluate_workflow`, :class:`LocalEvaluator`,
+  :func:`evaluator`, the checks, :class:`EvalResults`) runs on the same engine: its evaluations are
+  experiments too, and ``EvalResults.to_experiment()`` / ``Experiment.to_eval_results()`` convert between them.
 
 Every case is an ordinary run of the target, recorded in the run store with its trace; finished cases are
 stored as they finish, so an interrupted evaluation resumes without calling the model again for them.
@@ -29,10 +32,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..exceptions import EvalNotPassedError
 from . import scorers
 from ._cases import BATCH_COLUMNS, CaseResult, CaseStatus, EvalCase
+from ._checks import (
+    CheckResult,
+    EvalCheck,
+    Evaluator,
+    LocalEvaluator,
+    evaluator,
+    keyword_check,
+    tool_call_args_match,
+    tool_called_check,
+    tool_calls_present,
+)
 from ._engine import LocalBackend
 from ._experiment import Experiment, compare, experiments, load_experiment
+from ._items import AgentEvalConverter, ConversationSplit, ConversationSplitter, EvalItem, ExpectedToolCall
+from ._reference import evaluate_agent, evaluate_workflow
+from ._results import EvalItemResult, EvalResults, EvalScoreResult, RubricScore
 from ._run import evaluate, run_batch
 from ._targets import ApprovalPolicy
 from .scorers import Scorer
@@ -42,20 +60,41 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_COLUMNS",
+    "AgentEvalConverter",
     "ApprovalPolicy",
     "CaseResult",
     "CaseStatus",
+    "CheckResult",
+    "ConversationSplit",
+    "ConversationSplitter",
     "EvalCase",
+    "EvalCheck",
+    "EvalItem",
+    "EvalItemResult",
+    "EvalNotPassedError",
+    "EvalResults",
+    "EvalScoreResult",
+    "Evaluator",
+    "ExpectedToolCall",
     "Experiment",
     "LocalBackend",
+    "LocalEvaluator",
     "RayBackend",
+    "RubricScore",
     "Scorer",
     "compare",
     "evaluate",
+    "evaluate_agent",
+    "evaluate_workflow",
+    "evaluator",
     "experiments",
+    "keyword_check",
     "load_experiment",
     "run_batch",
     "scorers",
+    "tool_call_args_match",
+    "tool_called_check",
+    "tool_calls_present",
 ]
 
 

@@ -9,16 +9,21 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+if TYPE_CHECKING:
+    from .._types import Message
 
 __all__ = [
     "BATCH_COLUMNS",
     "CaseResult",
     "CaseStatus",
     "EvalCase",
+    "as_messages",
     "cases_from_inputs",
     "load_cases",
     "make_frame",
+    "message_dicts",
     "plain",
 ]
 
@@ -77,6 +82,10 @@ class CaseResult:
         trace_id: The case's trace (when instrumentation is on).
         tool_calls: The tools the agent called, in order: ``{"name": ..., "arguments": {...}}``.
         attempts: How many times the target was called (retries and rate limits included).
+        messages: The conversation: the input as messages, then every message the target answered with
+            (tool calls and their results included); ``Message`` objects in the process that ran the case,
+            their JSON form (``Message.to_dict()``) when read back. :attr:`conversation` gives them typed.
+        agents: For a workflow, each agent's own turn: ``{"executor_id": ..., "messages": [...]}``.
         response: The ``AgentResponse`` or ``WorkflowRunResult`` itself; only in the process that ran the
             case (``None`` for results loaded from the store or computed on a Ray worker).
     """
@@ -92,6 +101,8 @@ class CaseResult:
     trace_id: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 1
+    messages: list[Any] = field(default_factory=list, repr=False)
+    agents: list[dict[str, Any]] = field(default_factory=list, repr=False)
     response: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -103,6 +114,11 @@ class CaseResult:
     def tool_names(self) -> list[str]:
         """The names of the tools called, in order."""
         return [call["name"] for call in self.tool_calls]
+
+    @property
+    def conversation(self) -> list[Message]:
+        """:attr:`messages` as ``Message`` objects (rebuilt from their JSON form when read back)."""
+        return as_messages(self.messages)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-safe fields (everything but ``response``), as stored and sent between processes."""
@@ -118,6 +134,11 @@ class CaseResult:
             "trace_id": self.trace_id,
             "tool_calls": plain(self.tool_calls),
             "attempts": self.attempts,
+            "messages": message_dicts(self.messages),
+            "agents": [
+                {"executor_id": agent["executor_id"], "messages": message_dicts(agent["messages"])}
+                for agent in self.agents
+            ],
         }
 
     @classmethod
@@ -139,7 +160,21 @@ _RESULT_FIELDS = (
     "trace_id",
     "tool_calls",
     "attempts",
+    "messages",
+    "agents",
 )
+
+
+def message_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Messages in their JSON form (``Message.to_dict()``); dicts pass through."""
+    return [m if isinstance(m, dict) else m.to_dict() for m in messages]
+
+
+def as_messages(messages: Sequence[Any]) -> list[Message]:
+    """Messages as ``Message`` objects, rebuilt from their JSON form where needed."""
+    from .._types import Message
+
+    return [m if isinstance(m, Message) else Message.from_dict(m) for m in messages]
 
 
 def plain(value: Any) -> Any:

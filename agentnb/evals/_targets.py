@@ -26,6 +26,7 @@ from .._provenance import run_metadata
 from .._types import Content, Message, normalize_messages
 from ..exceptions import RateLimitError, ServiceTimeoutError
 from ._cases import CaseResult, EvalCase, plain
+from ._turns import output_messages, query_messages, workflow_agent_turns
 
 __all__ = [
     "ApprovalPolicy",
@@ -111,6 +112,8 @@ class _Outcome:
     tool_calls: list[dict[str, Any]] | None = None
     run_id: str | None = None  # a run the target recorded itself (workflows)
     response: Any = None
+    messages: list[Any] | None = None
+    agents: list[dict[str, Any]] | None = None
 
 
 class _AgentTarget(Target):
@@ -133,7 +136,9 @@ class _AgentTarget(Target):
             for request in requests:
                 verdict = _decide(options.on_approval, request)
                 if verdict is None:
-                    return _agent_outcome(responses, status="approval_pending", error=_pending_text(requests))
+                    return _agent_outcome(
+                        responses, case.input, status="approval_pending", error=_pending_text(requests)
+                    )
                 reason = "approved by the batch's on_approval policy" if verdict else "denied by on_approval policy"
                 answers.append(request.to_function_approval_response(verdict, reason=reason))
             # No session: the next turn gets the conversation so far, which is what a session would hold.
@@ -145,9 +150,12 @@ class _AgentTarget(Target):
         else:
             if response.user_input_requests:
                 return _agent_outcome(
-                    responses, status="approval_pending", error="The agent kept asking for approvals; gave up."
+                    responses,
+                    case.input,
+                    status="approval_pending",
+                    error="The agent kept asking for approvals; gave up.",
                 )
-        return _agent_outcome(responses)
+        return _agent_outcome(responses, case.input)
 
 
 def _pending_text(requests: list[Any]) -> str:
@@ -177,10 +185,14 @@ def _arguments(value: Any) -> Any:
     return plain(value) if value is not None else {}
 
 
-def _agent_outcome(responses: list[Any], *, status: Any = "ok", error: str | None = None) -> _Outcome:
+def _agent_outcome(
+    responses: list[Any], query: Any = None, *, status: Any = "ok", error: str | None = None
+) -> _Outcome:
     calls: list[dict[str, Any]] = []
     input_tokens = output_tokens = None
+    messages: list[Any] = query_messages(query)
     for response in responses:
+        messages.extend(response.messages)
         for message in response.messages:
             for content in message.contents:
                 if content.type == "function_call":
@@ -200,6 +212,7 @@ def _agent_outcome(responses: list[Any], *, status: Any = "ok", error: str | Non
         output_tokens=output_tokens,
         tool_calls=calls,
         response=last,
+        messages=messages,
     )
 
 
@@ -235,36 +248,46 @@ class _WorkflowTarget(Target):
             result = await workflow.run(_workflow_input(workflow, case.input), run_store=store)
         finally:
             self._queue().put_nowait(workflow)
-        outputs = result.get_outputs()
-        output = outputs[0] if len(outputs) == 1 else outputs
-        input_tokens = output_tokens = None
-        calls: list[dict[str, Any]] = []
-        for event in result:
-            if event.type not in ("output", "intermediate"):
-                continue
-            data = event.data
-            response = getattr(data, "agent_response", None) or (
-                data if hasattr(data, "usage_details") and hasattr(data, "messages") else None
-            )
-            if response is None:
-                continue
-            partial = _agent_outcome([response])
-            calls.extend(partial.tool_calls or [])
-            if partial.input_tokens is not None:
-                input_tokens = (input_tokens or 0) + partial.input_tokens
-            if partial.output_tokens is not None:
-                output_tokens = (output_tokens or 0) + partial.output_tokens
-        pending = result.get_request_info_events()
-        return _Outcome(
-            output=output,
-            status="approval_pending" if pending else "ok",
-            error=f"The workflow is waiting for {len(pending)} request(s)." if pending else None,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            tool_calls=calls,
-            run_id=result.run_id,
-            response=result,
+        return workflow_outcome(result, case.input)
+
+
+def workflow_outcome(result: Any, query: Any = None) -> _Outcome:
+    """What a workflow run gave a case: its output(s), tokens and tool calls over all agents, each agent's turn."""
+    outputs = result.get_outputs()
+    output = outputs[0] if len(outputs) == 1 else outputs
+    input_tokens = output_tokens = None
+    calls: list[dict[str, Any]] = []
+    for event in result:
+        if event.type not in ("output", "intermediate"):
+            continue
+        data = event.data
+        response = getattr(data, "agent_response", None) or (
+            data if hasattr(data, "usage_details") and hasattr(data, "messages") else None
         )
+        if response is None:
+            continue
+        partial = _agent_outcome([response])  # tokens and tools only
+        calls.extend(partial.tool_calls or [])
+        if partial.input_tokens is not None:
+            input_tokens = (input_tokens or 0) + partial.input_tokens
+        if partial.output_tokens is not None:
+            output_tokens = (output_tokens or 0) + partial.output_tokens
+    pending = result.get_request_info_events()
+    agents = workflow_agent_turns(result)
+    overall = query_messages(query if isinstance(query, str) else None)
+    overall.extend(output_messages(outputs[-1] if outputs else None))
+    return _Outcome(
+        output=output,
+        status="approval_pending" if pending else "ok",
+        error=f"The workflow is waiting for {len(pending)} request(s)." if pending else None,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        tool_calls=calls,
+        run_id=result.run_id,
+        response=result,
+        messages=overall,
+        agents=agents,
+    )
 
 
 def _workflow_input(workflow: Any, value: Any) -> Any:
@@ -295,7 +318,7 @@ class _FunctionTarget(Target):
         if inspect.isawaitable(result):
             result = await result
         if hasattr(result, "messages") and hasattr(result, "usage_details") and hasattr(result, "text"):
-            return _agent_outcome([result])  # the function ran an agent: report its reply, tokens and tools
+            return _agent_outcome([result], case.input)  # the function ran an agent: its reply, tokens and tools
         return _Outcome(output=result, tool_calls=[], response=result)
 
 
@@ -500,6 +523,8 @@ async def run_case(
         tool_calls=[] if outcome is None or outcome.tool_calls is None else outcome.tool_calls,
         attempts=attempts,
         response=None if outcome is None else outcome.response,
+        messages=[] if outcome is None or outcome.messages is None else outcome.messages,
+        agents=[] if outcome is None or outcome.agents is None else outcome.agents,
     )
     if target.kind == "workflow":
         result.run_id = None if outcome is None else outcome.run_id

@@ -98,6 +98,10 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/evaluation/evaluate_agent.py",
+    "02-agents/evaluation/evaluate_multimodal.py",
+    "02-agents/evaluation/evaluate_with_expected.py",
+    "03-workflows/evaluation/evaluate_workflow.py",
 ]
 
 
