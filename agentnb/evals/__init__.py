@@ -53,6 +53,7 @@ from ._reference import evaluate_agent, evaluate_workflow
 from ._results import EvalItemResult, EvalResults, EvalScoreResult, RubricScore
 from ._run import evaluate, run_batch
 from ._targets import ApprovalPolicy
+from ._trace import CaseTrace, Step
 from .scorers import Scorer
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ __all__ = [
     "ApprovalPolicy",
     "CaseResult",
     "CaseStatus",
+    "CaseTrace",
     "CheckResult",
     "ConversationSplit",
     "ConversationSplitter",
@@ -82,6 +84,7 @@ __all__ = [
     "RayBackend",
     "RubricScore",
     "Scorer",
+    "Step",
     "compare",
     "evaluate",
     "evaluate_agent",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 if TYPE_CHECKING:
     from .._types import Message
+    from ._trace import CaseTrace
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -86,6 +87,8 @@ class CaseResult:
             (tool calls and their results included); ``Message`` objects in the process that ran the case,
             their JSON form (``Message.to_dict()``) when read back. :attr:`conversation` gives them typed.
         agents: For a workflow, each agent's own turn: ``{"executor_id": ..., "messages": [...]}``.
+        spans: The case's stored spans (``RunStore.list_spans`` rows), when they were read; :attr:`trace`
+            then comes from them.
         response: The ``AgentResponse`` or ``WorkflowRunResult`` itself; only in the process that ran the
             case (``None`` for results loaded from the store or computed on a Ray worker).
     """
@@ -103,6 +106,7 @@ class CaseResult:
     attempts: int = 1
     messages: list[Any] = field(default_factory=list, repr=False)
     agents: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    spans: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
     response: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -114,6 +118,20 @@ class CaseResult:
     def tool_names(self) -> list[str]:
         """The names of the tools called, in order."""
         return [call["name"] for call in self.tool_calls]
+
+    @property
+    def trace(self) -> CaseTrace:
+        """The case's steps (model and tool calls) and totals, from its spans when read, else its conversation."""
+        cached: CaseTrace | None = self.__dict__.get("_trace")
+        if cached is None:
+            from ._trace import CaseTrace
+
+            if self.spans:
+                cached = CaseTrace.from_spans(self.spans, self)
+            else:
+                cached = CaseTrace.from_messages(self.messages, self)
+            self.__dict__["_trace"] = cached
+        return cached
 
     @property
     def conversation(self) -> list[Message]:

@@ -558,7 +558,15 @@ def _native(experiment: Experiment) -> EvalResults:
             if value is None:
                 continue
             passed = float(value) >= thresholds.get(column, 0.5)
-            scores.append(EvalScoreResult(name=column, score=float(value), passed=passed, sample=_note(data, column)))
+            scores.append(
+                EvalScoreResult(
+                    name=column,
+                    score=float(value),
+                    passed=passed,
+                    sample=_note(data, column),
+                    dimensions=_dimensions(data, column),
+                )
+            )
             counts = per.setdefault(column, {"passed": 0, "failed": 0, "errored": 0})
             counts["passed" if passed else "failed"] += 1
         status = "error" if row["status"] != "ok" else ("pass" if scores and all(s.passed for s in scores) else "fail")
@@ -602,6 +610,14 @@ def _note(data: Mapping[str, Any], column: str) -> dict[str, Any] | None:
     scorer = column.split(".", 1)[0]
     note = notes.get(column) or notes.get(scorer)
     return {"reason": note} if note else None
+
+
+def _dimensions(data: Mapping[str, Any], column: str) -> list[RubricScore] | None:
+    """A rubric judge's per-dimension verdicts, on its overall column."""
+    details: dict[str, Any] = data.get("details") or {}
+    kept: dict[str, Any] = details.get(column) or {}
+    entries: list[dict[str, Any]] = kept.get("dimensions") or []
+    return [RubricScore(**entry) for entry in entries] or None
 
 
 def _text(value: Any) -> str | None:
