@@ -52,7 +52,7 @@ from ._items import AgentEvalConverter, ConversationSplit, ConversationSplitter,
 from ._reference import evaluate_agent, evaluate_workflow
 from ._results import EvalItemResult, EvalResults, EvalScoreResult, RubricScore
 from ._run import evaluate, run_batch
-from ._targets import ApprovalPolicy
+from ._targets import ApprovalPolicy, OnApproval
 from ._trace import CaseTrace, Step
 from .scorers import Scorer
 
@@ -81,6 +81,7 @@ __all__ = [
     "Experiment",
     "LocalBackend",
     "LocalEvaluator",
+    "OnApproval",
     "RayBackend",
     "RubricScore",
     "Scorer",

@@ -16,7 +16,7 @@ from ._cases import CaseResult, EvalCase
 from ._checks import LocalEvaluator, local_results, resolve_evaluators
 from ._items import ConversationSplitter, EvalItem, ExpectedToolCall, agent_tools, item_from_case
 from ._results import EvalItemResult, EvalResults, eval_run_metadata, score_columns
-from ._targets import ApprovalPolicy, Target, _agent_outcome, _Outcome, workflow_outcome  # pyright: ignore[reportPrivateUsage]
+from ._targets import OnApproval, Target, _agent_outcome, _Outcome, workflow_outcome  # pyright: ignore[reportPrivateUsage]
 
 if TYPE_CHECKING:
     from ._experiment import Experiment
@@ -268,7 +268,7 @@ def _engine_options(
     progress: bool,
     timeout: float | None,
     retries: int,
-    on_approval: ApprovalPolicy,
+    on_approval: OnApproval,
 ) -> dict[str, Any]:
     return {
         "concurrency": concurrency,
@@ -301,7 +301,7 @@ async def evaluate_agent(
     progress: bool = False,
     timeout: float | None = None,
     retries: int = 0,
-    on_approval: ApprovalPolicy = "deny",
+    on_approval: OnApproval = "deny",
 ) -> list[EvalResults]:
     """Run an agent on queries (or take its earlier responses) and evaluate the answers; one result per evaluator.
 
