@@ -291,6 +291,8 @@ def experiments(*, store: Any = None, limit: int | None = None) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     score_columns: list[str] = []
     for info in listed:
+        if info["target"] == "dataset":  # saved dataset versions share the store's experiment records
+            continue
         means: dict[str, float] = info["metadata"].get("means") or {}
         for column in means:
             if column not in score_columns:
