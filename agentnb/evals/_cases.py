@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ._trace import CaseTrace
+
 if TYPE_CHECKING:
     from .._types import Message
-    from ._trace import CaseTrace
 
 __all__ = [
     "BATCH_COLUMNS",
@@ -124,8 +125,6 @@ class CaseResult:
         """The case's steps (model and tool calls) and totals, from its spans when read, else its conversation."""
         cached: CaseTrace | None = self.__dict__.get("_trace")
         if cached is None:
-            from ._trace import CaseTrace
-
             if self.spans:
                 cached = CaseTrace.from_spans(self.spans, self)
             else:

@@ -51,6 +51,8 @@ def _arguments(value: Any) -> dict[str, Any] | None:
             value = json.loads(value) if value.strip() else {}
         except ValueError:
             return None
+    if isinstance(value, dict):
+        return cast("dict[str, Any]", value)
     return dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else None
 
 
@@ -210,13 +212,14 @@ class CaseTrace:
 
 def _role_and_contents(message: Any) -> tuple[str, list[Any]]:
     """A message's role and contents, from a ``Message`` or its stored JSON form (read without rebuilding it)."""
-    if isinstance(message, Mapping):
+    if isinstance(message, dict):
         stored = cast("Mapping[str, Any]", message)
         return str(stored.get("role")), list(stored.get("contents") or [])
     return str(message.role), list(message.contents)
 
 
 def _get(content: Any, key: str) -> Any:
-    if isinstance(content, Mapping):
-        return cast("Mapping[str, Any]", content).get(key)
+    # Stored conversations are plain dicts: test for dict itself (a Mapping check costs several times more).
+    if isinstance(content, dict):
+        return cast("dict[str, Any]", content).get(key)
     return getattr(content, key, None)

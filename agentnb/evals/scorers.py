@@ -111,7 +111,8 @@ class Scorer:
         """Score one case; never raises for the scorer's own failure (it becomes ``error``)."""
         try:
             value = self.func(case, result)
-            if self._async or inspect.isawaitable(value):
+            # Plain verdicts skip the awaitable check (an ABC test that costs more than most scorers).
+            if self._async or (type(value) not in _PLAIN and inspect.isawaitable(value)):
                 value = await value
             if isinstance(value, Scored):
                 return value
@@ -124,6 +125,9 @@ class Scorer:
             scores = cast("Mapping[str, Any]", value)
             return {f"{self.name}.{key}": _number(v, self.name) for key, v in scores.items()}
         return {self.name: _number(value, self.name)}
+
+
+_PLAIN = frozenset({bool, int, float, type(None), dict})
 
 
 def _number(value: Any, name: str) -> float:
@@ -487,9 +491,19 @@ def cost_under(usd: float, prices: Mapping[str, Any], *, model: str | None = Non
     """
     if usd <= 0:
         raise ValueError(f"cost_under needs a positive budget, got {usd}")
+    from ..observability import price_for
+
+    # Priced once here: most cases are priced from their totals as one model, and checking the price table
+    # per case would cost more than the check itself.
+    single = model or (next(iter(prices)) if len(prices) == 1 else None)
+    price = price_for(single, cast("Any", prices)) if single is not None else None
 
     def cost_under(case: EvalCase, result: CaseResult) -> bool | None:
-        cost = result.trace.cost(prices, model=model)
+        trace = result.trace
+        if price is not None and (model is not None or trace.source == "messages"):
+            cost = (trace.input_tokens or 0) * price[0] / 1e6 + (trace.output_tokens or 0) * price[1] / 1e6
+        else:
+            cost = trace.cost(prices, model=model)
         return None if cost is None else cost < usd
 
     return Scorer(cost_under, name=name or f"cost_under_{usd:g}")
