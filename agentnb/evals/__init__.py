@@ -50,7 +50,7 @@ from ._checks import (
     tool_called_check,
     tool_calls_present,
 )
-from ._datasets import Dataset, dataset_from_runs, datasets, load_dataset
+from ._datasets import Dataset, add_runs_to_dataset, dataset_from_runs, datasets, load_dataset
 from ._engine import LocalBackend
 from ._experiment import Experiment, compare, experiments, load_experiment
 from ._gate import GateReport, Regression, gate, regressions
@@ -95,6 +95,7 @@ __all__ = [
     "RubricScore",
     "Scorer",
     "Step",
+    "add_runs_to_dataset",
     "compare",
     "dataset_from_runs",
     "datasets",

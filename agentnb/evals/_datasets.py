@@ -22,7 +22,7 @@ from typing import Any, cast
 from .. import _html as h
 from ._cases import plain
 
-__all__ = ["DATASET_PREFIX", "Dataset", "dataset_from_runs", "datasets", "load_dataset"]
+__all__ = ["DATASET_PREFIX", "Dataset", "add_runs_to_dataset", "dataset_from_runs", "datasets", "load_dataset"]
 
 #: Experiment-record names that hold dataset versions start with this.
 DATASET_PREFIX = "dataset:"
@@ -335,3 +335,19 @@ def dataset_from_runs(
         if limit is not None and len(rows) >= limit:
             break
     return Dataset(rows, name=name)
+
+
+def add_runs_to_dataset(name: str, run_ids: Sequence[str], *, store: Any = None) -> Dataset:
+    """Append stored runs to dataset ``name`` (its latest version, or a new dataset) and save the next version.
+
+    Runs already in the dataset are not added twice; runs without a readable input are skipped. This is the
+    DevUI Runs view's "Add to dataset" action.
+    """
+    run_store = _store(store)
+    try:
+        current = load_dataset(name, store=run_store)
+    except KeyError:
+        current = Dataset([], name=name)
+    have = {row.get("source_run") for row in current.rows}
+    fresh = dataset_from_runs(run_ids=[r for r in run_ids if r not in have], status=None, store=run_store)
+    return Dataset([*current.rows, *fresh.rows], name=name).save(store=run_store)
