@@ -554,7 +554,12 @@ class _FunctionInvocationLoop:
             options.pop("tools", None)
             options.pop("tool_choice", None)
         context = ChatContext(
-            client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
+            client=self.client,
+            messages=for_model(conversation),
+            options=options,
+            stream=stream,
+            kwargs=self.kwargs,
+            session=self.session,
         )
         await run_pipeline(self.chat_middleware, context, self.model_call)
         # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.

@@ -264,8 +264,10 @@ def _metrics_on() -> bool:
     if _meter_live:
         return True
     if _metrics_api is None:
-        from opentelemetry.metrics import _internal
-
+        try:
+            from opentelemetry.metrics import _internal
+        except ImportError:  # an API that moved it: the public getter answers instead (see _global_provider)
+            _internal = object()
         _metrics_api = _internal
     provider = _global_provider(_metrics_api, "_METER_PROVIDER")
     if provider is None:

@@ -40,7 +40,8 @@ AgentnbError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
 ├── StoreError                       the SQLite run store failed or has an unknown schema
-└── EvalNotPassedError               an evaluation has failing or errored items (names them)
+├── EvalNotPassedError               an evaluation has failing or errored items (names them)
+└── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -69,6 +70,7 @@ __all__ = [
     "ContentFilterError",
     "EvalNotPassedError",
     "ExecutorInputError",
+    "FeatureNotAvailableError",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -348,6 +350,18 @@ class EvalNotPassedError(AgentnbError):
     def __init__(self, message: str, *, failed_items: list[str] | None = None) -> None:
         super().__init__(message)
         self.failed_items = list(failed_items or [])
+
+
+class FeatureNotAvailableError(AgentnbError, NotImplementedError):
+    """A requested feature is not part of this agentnb; the message names it and what to do instead.
+
+    Attributes:
+        feature: What is missing (for example ``"skills"``).
+    """
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
 
 
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.

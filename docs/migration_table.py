@@ -103,12 +103,6 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
     ),
     (r"Skill", "skills are not implemented"),
     (
-        r"Harness|HARNESS|Todo|TODO|Memory|MEMORY|FileAccess|FILE_ACCESS|FileMemory|FILE_MEMORY|AgentFileStore|"
-        r"FileStoreEntry|FileSearch|FileSystemAgentFileStore|InMemoryAgentFileStore|Background|BACKGROUND|AgentMode|"
-        r"MODE_SOURCE|agent_mode|todos_remaining|background_tasks|AgentLoopMiddleware|JudgeVerdict",
-        "the agent harness (memory, todos, files, modes, background agents) is not implemented",
-    ),
-    (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
     ),

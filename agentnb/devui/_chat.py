@@ -5,7 +5,9 @@ approval and error, each holding markup the DevUI built from escaped or sanitize
 string Panel would render as Markdown, which would pass model HTML through). The feed scrolls by itself;
 Panel's ``ChatAreaInput`` and any approval card waiting for an answer stay docked below it. A side panel
 (collapsible, resizable) shows the agent's tools, a context inspector (tokens per turn, messages by role),
-the session's events and a link to the last turn's trace.
+the session's events and a link to the last turn's trace; for a harness agent it also shows the session's
+todos, mode, loop, background tasks, files touched and memory files, refreshed as tools change them, and a
+resumed stored session shows them as it left them.
 
 Approval is data here as everywhere, and the core's :class:`~agentnb._approval_driver.ApprovalDriver` runs
 it: Approve / Deny answer the pending ``function_approval_request`` with a ``function_approval_response``
@@ -16,6 +18,7 @@ that tool from that source (an MCP server's ``delete`` never covers another's), 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -193,6 +196,9 @@ class ChatView:
         self.tools_info = html_pane(self._tools_html(), css_classes=["anb-tools"])
         self.context_info = html_pane("", css_classes=["anb-context"])
         self.events_info = html_pane("", css_classes=["anb-session-events"])
+        self.harness_info = html_pane("", css_classes=["anb-harness-info"])
+        self.is_harness = _has_harness(self.agent)
+        self._harness_refresh: asyncio.Task[None] | None = None
         self.trace_button = pn.widgets.Button(
             label="Open the last turn's trace",
             disabled=True,
@@ -244,7 +250,13 @@ class ChatView:
             sizing_mode="stretch_width",
             css_classes=["anb-chat-main"],
         )
+        harness = (
+            [pn.Card(self.harness_info, title="Harness", sizing_mode="stretch_width", css_classes=["anb-side-harness"])]
+            if self.is_harness
+            else []
+        )
         side = pn.Column(
+            *harness,
             pn.Card(self.tools_info, title="Tools", sizing_mode="stretch_width", css_classes=["anb-side-tools"]),
             pn.Card(self.context_info, title="Context", sizing_mode="stretch_width", css_classes=["anb-side-context"]),
             pn.Card(self.events_info, title="Events", sizing_mode="stretch_width", css_classes=["anb-side-events"]),
@@ -310,6 +322,7 @@ class ChatView:
         self.dock_holder.objects = [view.dock]
         self._fit_dock()
         self._refresh_usage()
+        self._schedule_harness(view)
 
     def refresh_stored_sessions(self, limit: int = 50) -> None:
         """List the sessions saved in the run store (for Resume), newest first, by a readable label."""
@@ -367,6 +380,7 @@ class ChatView:
             view.driver.waiting_on(pending)
             for request in pending:
                 view.dock.append(self._approval_card(view, request))
+        await self.refresh_harness(view)
 
     def _save_session(self, view: _SessionView) -> None:
         if self.store is None:
@@ -464,6 +478,7 @@ class ChatView:
             _post(view, error_card(exc, title=f"{self.entity.name} failed"), self.entity.name, "error")
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
             self._refresh_side(view)
+            await self.refresh_harness(view)
             return
         finally:
             self._busy = False
@@ -485,6 +500,7 @@ class ChatView:
         self.trace_button.disabled = self.on_open is None
         await self._show_approvals(view, final)
         self._refresh_side(view)
+        await self.refresh_harness(view)
 
     # ------------------------------------------------------------------------------------------ tool cards
     def _on_call(self, view: _SessionView, content: Content) -> None:
@@ -527,6 +543,7 @@ class ChatView:
         card.status = "error" if card.exception else ("denied" if denied else "done")
         view.log(f"tool {card.status}", card.name)
         card.render()
+        self._schedule_harness(view)  # a todo ticked off, a memory written: show it while the turn goes on
 
     def _reconcile(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         """Fill cards from the assembled response (arguments streamed in pieces arrive whole here)."""
@@ -721,6 +738,30 @@ class ChatView:
             table(["time", "event", "detail"], recent) if recent else "<span class='anb-muted'>no events yet</span>",
         )
 
+    async def refresh_harness(self, view: _SessionView | None = None) -> None:
+        """Show what the harness providers hold in ``view``'s session (the current one by default)."""
+        view = view or self._current
+        if not self.is_harness or view is None or view is not self._current:
+            return
+        from agentnb.harness import harness_snapshot
+
+        try:
+            snapshot = await harness_snapshot(self.agent, view.session)
+        except Exception as exc:  # a broken store shows its error in the panel, the chat keeps working
+            set_html(self.harness_info, f"<div class='anb-error'>harness state: {escape(exc)}</div>")
+            return
+        set_html(self.harness_info, snapshot.to_html())
+
+    def _schedule_harness(self, view: _SessionView) -> None:
+        if not self.is_harness:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # built outside a running loop: the first turn or resume refreshes the panel
+        if self._harness_refresh is None or self._harness_refresh.done():
+            self._harness_refresh = loop.create_task(self.refresh_harness(view))
+
     def _on_open_trace(self, _event: Any) -> None:
         view = self._current
         if view is not None and view.last_run_id and self.on_open is not None:
@@ -869,3 +910,12 @@ def _merge_arguments(old: Any, new: Any) -> Any:
     if isinstance(old, str) and isinstance(new, str):
         return old + new
     return new
+
+
+def _has_harness(agent: Any) -> bool:
+    """Whether ``agent`` carries harness providers (only then the DevUI shows the harness panel)."""
+    if not getattr(agent, "context_providers", None):
+        return False  # a plain agent: the harness is not even imported
+    from agentnb.harness import is_harness_agent
+
+    return is_harness_agent(agent)

@@ -144,13 +144,41 @@ class Meter:
         self.last: str | None = None
         """The last line shown (or that would have been shown in ``auto`` mode under a headless runner)."""
 
-    def show(self, usage: CellUsage, *, total_seconds: float | None, interactive: bool) -> None:
-        """Display the line for ``usage`` unless the meter is off (or ``auto`` outside an interactive front end)."""
+    def show(
+        self,
+        usage: CellUsage,
+        *,
+        total_seconds: float | None,
+        interactive: bool,
+        handle: Any = None,
+        reserve: bool = False,
+    ) -> Any:
+        """Display the line for ``usage`` unless the meter is off (or ``auto`` outside an interactive front end).
+
+        Args:
+            usage: What the cell used.
+            total_seconds: The cell's own run time (``None``: not shown).
+            interactive: Whether the front end identifies cells (``auto`` shows the line only there).
+            handle: The display of a line already shown for the cell: it is updated in place (a run the
+                cell started went on after it finished, e.g. after an approval click).
+
+        Returns:
+            The line's display handle (``None`` when nothing is shown), for later updates.
+        """
+        if self.mode == "off" or (self.mode == "auto" and not interactive):
+            if usage.model_calls or usage.tool_calls:
+                self.last = meter_text(usage, total_seconds=total_seconds, prices=_prices)
+            return handle
         if usage.model_calls == 0 and usage.tool_calls == 0:
-            return
+            if handle is None and reserve:
+                # Calls the cell started are still running: hold the line's place for when they end.
+                return ipy_display({"text/plain": ""}, raw=True, display_id=True)
+            return handle
         line = meter_text(usage, total_seconds=total_seconds, prices=_prices)
         self.last = line
-        if self.mode == "off" or (self.mode == "auto" and not interactive):
-            return
         html = h.wrap(f"<div class='anb-muted anb-meter' style='font-size:0.85em'>{h.escape(line)}</div>")
-        ipy_display({"text/plain": line, "text/html": html}, raw=True)
+        bundle = {"text/plain": line, "text/html": html}
+        if handle is not None:
+            handle.update(bundle, raw=True)
+            return handle
+        return ipy_display(bundle, raw=True, display_id=True)

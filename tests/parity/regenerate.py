@@ -98,6 +98,14 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/context_providers/todo_provider.py",
+    "02-agents/context_providers/file_memory_provider.py",
+    "02-agents/context_providers/agent_mode_provider.py",
+    "02-agents/middleware/agent_loop_middleware_todos.py",
+    "02-agents/middleware/agent_loop_middleware_refinement.py",
+    "02-agents/middleware/agent_loop_middleware_judge.py",
+    "02-agents/middleware/agent_loop_middleware_report.py",
+    "02-agents/middleware/message_injection_middleware.py",
     "02-agents/evaluation/evaluate_agent.py",
     "02-agents/evaluation/evaluate_multimodal.py",
     "02-agents/evaluation/evaluate_with_expected.py",
@@ -121,11 +129,14 @@ def port(original: str) -> str:
         if any(not n.endswith("Client") for n in names):
             raise SystemExit(f"provider import with more than clients, port it by hand: {match.group(0)!r}")
         clients.extend(names)
-    text = _PROVIDER_IMPORT.sub("from parity_model import model\n", text, count=1)
-    text = _PROVIDER_IMPORT.sub("", text)
-    text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
     for name in clients:
         text = re.sub(rf"\b{name}{_CALL_ARGS}", "model()", text)
+    # A client class still named after its calls are replaced (a type annotation) comes from the model's module.
+    body = _PROVIDER_IMPORT.sub("", text)
+    named = [name for name in clients if re.search(rf"(?::|->)\s*{name}\b", body)]
+    text = _PROVIDER_IMPORT.sub(f"from parity_model import {', '.join(['model', *named])}\n", text, count=1)
+    text = _PROVIDER_IMPORT.sub("", text)
+    text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
     return "".join(_rewrite_imports(line) for line in text.splitlines(keepends=True))
 
 

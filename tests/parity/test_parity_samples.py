@@ -24,6 +24,7 @@ import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
 from regenerate import PORTS, SAMPLES, check
 
+from agentnb.harness import JudgeVerdict
 from agentnb.workflows import GroupChatDecision, MagenticProgressLedger, MagenticTaskLedger
 
 
@@ -773,6 +774,222 @@ CASES: dict[str, Case] = {
             ],
         },
         expected=["Local: 1/1 passed (overall)", "  planner: 1/1", "  executor: 1/1"],
+    ),
+    "02-agents/context_providers/todo_provider.py": Case(
+        script=[
+            call(
+                "todos_add",
+                todos=[
+                    {"title": "Pick a date and confirm attendees"},
+                    {"title": "Book a venue"},
+                    {"title": "Arrange catering"},
+                    {"title": "Send out invites"},
+                ],
+            ),
+            "Great — I've broken this into a starter plan. Let me know if you'd like to adjust anything.",
+            call("todos_complete", items=[{"id": 2, "reason": "venue booked"}, {"id": 4, "reason": "invites sent"}]),
+            "Nice work! I've marked the venue and invites as done.",
+            [call("todos_remove", ids=[3]), call("todos_add", todos=[{"title": "Plan a group hike"}])],
+            _saw('{"removed": 1}', "Done — I removed catering and added a group hike to the plan."),
+        ],
+        expected=[
+            "Agent: Great — I've broken this into a starter plan.",
+            "--- Current todo list ---",
+            "  [ ] 1. Pick a date and confirm attendees\n  [ ] 2. Book a venue\n  [ ] 3. Arrange catering\n"
+            "  [ ] 4. Send out invites",
+            "Agent: Nice work! I've marked the venue and invites as done.",
+            "  [ ] 1. Pick a date and confirm attendees\n  [x] 2. Book a venue\n  [ ] 3. Arrange catering\n"
+            "  [x] 4. Send out invites",
+            "Agent: Done — I removed catering and added a group hike to the plan.",
+            "  [ ] 1. Pick a date and confirm attendees\n  [x] 2. Book a venue\n  [x] 4. Send out invites\n"
+            "  [ ] 5. Plan a group hike",
+        ],
+    ),
+    "02-agents/context_providers/file_memory_provider.py": Case(
+        script=[
+            call(
+                "file_memory_write",
+                file_name="userpreferences.md",
+                content="- Vegetarian\n- Always travels with their dog",
+                description="The user's travel preferences",
+            ),
+            "Got it — I'll remember that you're vegetarian and always travel with your dog.",
+            _saw("userpreferences.md", call("file_memory_read", file_name="userpreferences.md")),
+            lambda m, o: "Since you told me: " + last_tool_result(m).replace("\n", " "),
+        ],
+        expected=[
+            re.compile(r"Memory files will be written to: .*agent-file-memory/users/UID1"),
+            "=== First conversation ===",
+            "Got it — I'll remember that you're vegetarian and always travel with your dog.",
+            "=== Memory files on disk ===",
+            "memories.md\nuserpreferences.md\nuserpreferences_description.md",
+            "=== Second conversation (new session) ===",
+            "Since you told me: - Vegetarian - Always travels with their dog",
+        ],
+    ),
+    "02-agents/context_providers/agent_mode_provider.py": Case(
+        inputs=[
+            "Help me plan a blog post about the ocean.",
+            "/mode",
+            "/mode execute",
+            "Go ahead and write it.",
+            "/mode sleep",
+            "/exit",
+        ],
+        script=[
+            _saw("You are currently in the plan mode", "Sure — before we start writing, let's outline the sections."),
+            _saw('switched from "plan" to "execute"', "Working through the plan autonomously now."),
+        ],
+        expected=[
+            "Available modes: plan, execute",
+            "Current mode: plan",
+            "  /mode <name>     Switch mode (plan | execute)",
+            "Sure — before we start writing, let's outline the sections.",
+            "Current mode: plan",
+            'Switched to "execute" mode.',
+            "Working through the plan autonomously now.",
+            "Invalid mode: 'sleep'. Supported modes are 'plan', 'execute'.",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_todos.py": Case(
+        script=[
+            call(
+                "todos_add",
+                todos=[
+                    {"title": 'Draft "What light is" section'},
+                    {"title": 'Draft "How Rayleigh scattering works" section'},
+                    {"title": 'Draft "Why the sky is blue" section'},
+                ],
+            ),
+            "Here is my plan. I'll create todos for each section.",
+            call("todos_complete", items=[{"id": 1, "reason": "drafted"}]),
+            "Section 1 drafted. Marking it done.",
+            call("todos_complete", items=[{"id": 2, "reason": "drafted"}]),
+            "Section 2 drafted. Marking it done.",
+            call("todos_complete", items=[{"id": 3, "reason": "drafted"}]),
+            "Section 3 drafted. Marking it done.",
+        ],
+        expected=[
+            "=== Callable criterion (loop while todos remain) ===",
+            "assistant: Here is my plan. I'll create todos for each section.",
+            "user: Progress so far:\n- Here is my plan. I'll create todos for each section.",
+            "user: Continue working on the task. If it is complete, say so.",
+            "assistant: Section 1 drafted. Marking it done.",
+            "user: Progress so far:\n- Section 1 drafted. Marking it done.",
+            "assistant: Section 2 drafted. Marking it done.",
+            "assistant: Section 3 drafted. Marking it done.",
+            "Completed in 4 iteration(s).",
+            "Todos after the run:",
+            '  [x] 1. Draft "What light is" section',
+            '  [x] 2. Draft "How Rayleigh scattering works" section',
+            '  [x] 3. Draft "Why the sky is blue" section',
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_refinement.py": Case(
+        script=[
+            '"QuickJot" — short and evokes fast capture.',
+            _saw('iteration 1: "QuickJot"', 'How about "MarginNote"? <promise>COMPLETE</promise>'),
+        ],
+        expected=[
+            "=== Refinement loop (should_continue marker + feedback tracking, capped at 5) ===",
+            'assistant: "QuickJot" — short and evokes fast capture.',
+            "user: Suggest a name for a note-taking app.",
+            'user: Progress so far:\n- iteration 1: "QuickJot" — short and evokes fast capture.',
+            "user: Continue working on the task. If it is complete, say so.",
+            'assistant: How about "MarginNote"? <promise>COMPLETE</promise>',
+            "Completed in 2 iteration(s).",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_judge.py": Case(
+        script={
+            "You are an evaluator": [
+                JudgeVerdict(answered=False, reasoning="The response does not mention the moon."),
+                _saw("moon", JudgeVerdict(answered=True, reasoning="All criteria are met.")),
+            ],
+            "Answer the user's question thoroughly": [
+                _saw("Mentions the moon", "The sky is blue because blue light scatters more (Rayleigh scattering)."),
+                _saw(
+                    "does not mention the moon",
+                    "Blue light scatters most, so the sky is blue; at sunset the long path leaves red. "
+                    "Even the moon looks red then, which is a moonlight joke worth waiting for.",
+                ),
+            ],
+        },
+        expected=[
+            "=== ChatClient judge (loop until the request is answered) ===",
+            "assistant: The sky is blue because blue light scatters more (Rayleigh scattering).",
+            "user: An evaluator reviewed your previous response and judged that it does not yet fully address",
+            "Evaluator feedback: The response does not mention the moon.",
+            "Revise and continue so the original request is fully addressed.",
+            "assistant: Blue light scatters most, so the sky is blue",
+            "Completed in 2 iteration(s).",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_report.py": Case(
+        script={
+            "senior editor": [
+                _saw(
+                    "Opens with a one-paragraph executive summary",
+                    JudgeVerdict(answered=False, reasoning="Add a one-paragraph executive summary first."),
+                ),
+                _saw("Executive summary", JudgeVerdict(answered=True, reasoning="Publication-ready.")),
+            ],
+            "research writer": [
+                call(
+                    "todos_add",
+                    todos=[
+                        {"title": "Benefits section"},
+                        {"title": "Risks section"},
+                        {"title": "Key takeaways"},
+                        {"title": "Assemble and output the complete report"},
+                    ],
+                ),
+                "Here is my plan. I'll create todos for each section and a final assembly item.",
+                call("todos_complete", items=[{"id": 1, "reason": "drafted"}]),
+                "Benefits drafted.",
+                call("todos_complete", items=[{"id": 2, "reason": "drafted"}]),
+                "Risks drafted.",
+                call("todos_complete", items=[{"id": 3, "reason": "drafted"}]),
+                "Takeaways drafted.",
+                call("todos_complete", items=[{"id": 4, "reason": "assembled"}]),
+                "# Remote Work for Software Teams\n\n## Benefits\nFlexibility.\n\n## Key takeaways\n- Focus.",
+                _saw(
+                    "executive summary",
+                    "# Remote Work for Software Teams\n\n**Executive summary:** Remote work trades commute for focus.",
+                ),
+            ],
+        },
+        expected=[
+            "=== Todo list + report-style judge (two composed middleware) ===",
+            "assistant: Here is my plan. I'll create todos for each section and a final assembly item.",
+            "user: Continue working on the task. If it is complete, say so.",
+            "assistant: Benefits drafted.",
+            "assistant: # Remote Work for Software Teams",
+            "Evaluator feedback: Add a one-paragraph executive summary first.",
+            "**Executive summary:** Remote work trades commute for focus.",
+            "Completed in 6 agent run(s).",
+            "Todos after the run:",
+            "  [x] 1. Benefits section",
+            "  [x] 4. Assemble and output the complete report",
+        ],
+    ),
+    "02-agents/middleware/message_injection_middleware.py": Case(
+        script=[
+            call("slow_inventory_lookup", item="red travel mug"),
+            _saw(
+                "only pick it up after 5 PM",
+                "The red travel mug is in stock with curbside pickup today; choose a pickup window after 5 PM.",
+            ),
+        ],
+        expected=[
+            "=== Message Injection Middleware Example ===",
+            "User:> Can I pick up a red travel mug today? Check inventory before answering.",
+            "Tool: checking inventory for 'red travel mug'...",
+            "User (injected while tool is running):> Please also mention that I can only pick it up after 5 PM.",
+            "Tool: inventory lookup finished.",
+            "Assistant:> The red travel mug is in stock with curbside pickup today; choose a pickup window after 5 PM.",
+        ],
+        slow=True,  # the sample's tool sleeps 8 s so that a message can be injected meanwhile
     ),
 }
 
