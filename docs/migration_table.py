@@ -96,11 +96,6 @@ RENAMES: dict[str, tuple[str, str]] = {
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
-    (
-        r"Compaction|COMPACTION|Tokenizer|Truncation|SlidingWindow|Summarization|TokenBudget|^GROUP_|SUMMAR|"
-        r"EXCLUDE|annotate_message_groups|apply_compaction|included_",
-        "history compaction is not built in: trim history in a `HistoryProvider`",
-    ),
     (r"Skill", "skills are not implemented"),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",

@@ -36,6 +36,8 @@ from agentnb._html import badge, escape, json_html, render_markdown, table
 from agentnb._sessions import AgentSession
 from agentnb._tools import FunctionTool, SupportsToolExpansion
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message
+from agentnb.skills import SkillsProvider
+from agentnb.skills._display import skills_panel_html, turn_activity
 
 from ._discovery import Entity
 from ._tokens import TokenLedger
@@ -138,6 +140,8 @@ class _SessionView:
     ledger: TokenLedger = field(default_factory=TokenLedger)  # every model call's usage, in order
     call_messages: list[pn.chat.ChatMessage] = field(default_factory=list)  # written by the running model call
     user_message: pn.chat.ChatMessage | None = None  # the message that opened the running turn
+    # (turn, advertised skill names, what the turn did with skills), for agents with a SkillsProvider.
+    skill_turns: list[tuple[int, list[str], dict[str, list[str]]]] = field(default_factory=list)
 
     def log(self, kind: str, detail: str) -> None:
         self.events.append((time.strftime("%H:%M:%S"), kind, detail))
@@ -194,6 +198,9 @@ class ChatView:
         self.dock_holder = pn.Column(sizing_mode="stretch_width", css_classes=["anb-dock"])
 
         self.tools_info = html_pane(self._tools_html(), css_classes=["anb-tools"])
+        providers: list[object] = list(getattr(self.agent, "context_providers", None) or [])
+        self.skill_providers = [p for p in providers if isinstance(p, SkillsProvider)]
+        self.skills_info = html_pane(skills_panel_html(self.skill_providers, []), css_classes=["anb-skills"])
         self.context_info = html_pane("", css_classes=["anb-context"])
         self.events_info = html_pane("", css_classes=["anb-session-events"])
         self.harness_info = html_pane("", css_classes=["anb-harness-info"])
@@ -255,9 +262,15 @@ class ChatView:
             if self.is_harness
             else []
         )
+        skills_card = (
+            [pn.Card(self.skills_info, title="Skills", sizing_mode="stretch_width", css_classes=["anb-side-skills"])]
+            if self.skill_providers
+            else []
+        )
         side = pn.Column(
             *harness,
             pn.Card(self.tools_info, title="Tools", sizing_mode="stretch_width", css_classes=["anb-side-tools"]),
+            *skills_card,
             pn.Card(self.context_info, title="Context", sizing_mode="stretch_width", css_classes=["anb-side-context"]),
             pn.Card(self.events_info, title="Events", sizing_mode="stretch_width", css_classes=["anb-side-events"]),
             pn.Card(self.trace_button, title="Traces", sizing_mode="stretch_width", css_classes=["anb-side-traces"]),
@@ -432,6 +445,7 @@ class ChatView:
         view.last_answer = None
         view.call_messages = []
         opened_by: Literal["user", "tool"] = "tool" if any(c.type != "text" for c in message.contents) else "user"
+        history_start = len(view.session.messages)
         started = time.perf_counter()
         try:
             final: AgentResponse[Any] | None = None
@@ -487,6 +501,7 @@ class ChatView:
         if not view.ledger.turn_calls(view.turns + 1) and final.usage_details:
             self._on_model_call(view, final.usage_details, opened_by)  # a client that reports usage per run only
         view.turns += 1
+        self._note_skills(view, history_start)
         self._reconcile(view, final)
         # The final response carries the turn's summed usage, so stream-level usage updates are not added.
         self._add_usage(view, final)
@@ -730,8 +745,11 @@ class ChatView:
             # The widest table scrolls sideways inside the panel instead of running past its edge.
             f"<div class='anb-role'>Model calls</div><div class='anb-scroll-x'>"
             f"{calls if ledger.calls else '<i>none yet</i>'}</div>"
-            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}",
+            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}"
+            + _compaction_html(view.session),
         )
+        if self.skill_providers:
+            set_html(self.skills_info, skills_panel_html(self.skill_providers, view.skill_turns))
         recent = view.events[-30:][::-1]
         set_html(
             self.events_info,
@@ -761,6 +779,23 @@ class ChatView:
             return  # built outside a running loop: the first turn or resume refreshes the panel
         if self._harness_refresh is None or self._harness_refresh.done():
             self._harness_refresh = loop.create_task(self.refresh_harness(view))
+
+    def _note_skills(self, view: _SessionView, history_start: int) -> None:
+        """Record which skills the turn advertised (the providers' session state) and loaded or used (its calls)."""
+        if not self.skill_providers:
+            return
+        advertised: list[str] = []
+        for provider in self.skill_providers:
+            state: object = view.session.state.get(provider.source_id)
+            names: object = cast("dict[str, object]", state).get("advertised") if isinstance(state, dict) else None
+            if isinstance(names, list):
+                advertised.extend(str(n) for n in cast("list[object]", names))
+        activity = turn_activity(view.session.messages, history_start)
+        view.skill_turns.append((view.turns, advertised, activity))
+        for label in activity["loaded"]:
+            view.log("skill", f"loaded {label}")
+        for label in activity["used"]:
+            view.log("skill", f"used {label}")
 
     def _on_open_trace(self, _event: Any) -> None:
         view = self._current
@@ -849,6 +884,21 @@ def _add_footer(message: pn.chat.ChatMessage, pane: pn.pane.HTML) -> None:
     # Panel declares footer_objects as a param Children without a type the checker can read.
     footer = cast("list[Any]", message.footer_objects)  # pyright: ignore[reportUnknownMemberType]
     message.footer_objects = [*footer, pane]
+
+
+def _compaction_html(session: AgentSession) -> str:
+    """The compaction view of a session whose turns were compacted: the budget bar, left-out groups greyed
+    in place, summaries where they stood in; every recorded turn can be replayed (expand it)."""
+    from ..compaction import compaction_replay_html, session_compaction_log
+
+    log = session_compaction_log(session)
+    if not log:
+        return ""
+    compacted = sum(1 for r in log if r.compacted)
+    return (
+        f"<div class='anb-role'>Compaction ({compacted} of {len(log)} turn(s) compacted)</div>"
+        f"<div class='anb-devui-compaction'>{compaction_replay_html(session.messages, log)}</div>"
+    )
 
 
 def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:
