@@ -41,6 +41,7 @@ AgentnbError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
 ├── StoreError                       the SQLite run store failed or has an unknown schema
+├── EvalNotPassedError               an evaluation has failing or errored items (names them)
 ├── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
 ├── DeclarativeLoaderError           a YAML agent or workflow definition is invalid (names the line)
 │   ├── ProviderLookupError          the model provider named in the YAML is unknown
@@ -83,6 +84,7 @@ __all__ = [
     "DeclarativeActionError",
     "DeclarativeLoaderError",
     "DeclarativeWorkflowError",
+    "EvalNotPassedError",
     "ExecutorInputError",
     "FeatureNotAvailableError",
     "IntegrationContentFilterException",
@@ -396,6 +398,19 @@ class A2AError(AgentnbError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+class EvalNotPassedError(AgentnbError):
+    """An evaluation did not pass: some items failed a check or errored.
+
+    Attributes:
+        failed_items: The ids of the items that failed or errored (``"item_id:status"``), as the message names
+            them.
+    """
+
+    def __init__(self, message: str, *, failed_items: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.failed_items = list(failed_items or [])
 
 
 class FeatureNotAvailableError(AgentnbError, NotImplementedError):

@@ -136,6 +136,10 @@ class RunsView:
         self.run_title = html_pane("")
         self.open_timeline = pn.widgets.Button(label="Open in time travel", width=170, disabled=True)
         self.open_trace = pn.widgets.Button(label="Open trace", width=120, disabled=True)
+        self.dataset_name = pn.widgets.TextInput(placeholder="dataset name", value="from-runs", width=160)
+        self.add_to_dataset = pn.widgets.Button(label="Add to dataset", width=130, disabled=True)
+        self.add_to_dataset.on_click(lambda _e: self.add_selected_to_dataset())
+        self.dataset_note = html_pane("", css_classes=["anb-dataset-note"])
         self.errors = pn.Column(sizing_mode="stretch_width")
         watch(self.table, self._on_select, "selection")
         self.open_timeline.on_click(lambda _e: self._open("timetravel"))
@@ -156,7 +160,7 @@ class RunsView:
             self.table,
             self.errors,
             self.run_title,
-            pn.Row(self.open_timeline, self.open_trace),
+            pn.Row(self.open_timeline, self.open_trace, self.dataset_name, self.add_to_dataset, self.dataset_note),
             self.graph_area,
             self.events,
             sizing_mode="stretch_width",
@@ -237,6 +241,7 @@ class RunsView:
         run = self._rows.get(run_id) or self.store.get_run(run_id) or {}
         self.open_timeline.disabled = run.get("kind") != "workflow"
         self.open_trace.disabled = False
+        self.add_to_dataset.disabled = False
         from agentnb._html import escape
 
         from ._cell_link import cell_html
@@ -250,6 +255,20 @@ class RunsView:
             f"{cell_html(run.get('metadata'))}",
         )
         self._load_events(run_id)
+
+    @view_callback("Cannot add the run to a dataset")
+    def add_selected_to_dataset(self) -> None:
+        """Append the selected run (its input, and its answer as the expected output) to the named dataset."""
+        if self._selected is None:
+            return
+        from agentnb._html import escape
+        from agentnb.evals import add_runs_to_dataset
+
+        name = self.dataset_name.value.strip() or "from-runs"
+        saved = add_runs_to_dataset(name, [self._selected], store=self.store)
+        set_html(
+            self.dataset_note, f"<span class='anb-muted'>{escape(name)} v{saved.version}: {len(saved)} rows</span>"
+        )
 
     def _load_events(self, run_id: str) -> None:
         rows = self.store.list_events(run_id)

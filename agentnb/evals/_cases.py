@@ -9,16 +9,23 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from ._trace import CaseTrace
+
+if TYPE_CHECKING:
+    from .._types import Message
 
 __all__ = [
     "BATCH_COLUMNS",
     "CaseResult",
     "CaseStatus",
     "EvalCase",
+    "as_messages",
     "cases_from_inputs",
     "load_cases",
     "make_frame",
+    "message_dicts",
     "plain",
 ]
 
@@ -77,6 +84,12 @@ class CaseResult:
         trace_id: The case's trace (when instrumentation is on).
         tool_calls: The tools the agent called, in order: ``{"name": ..., "arguments": {...}}``.
         attempts: How many times the target was called (retries and rate limits included).
+        messages: The conversation: the input as messages, then every message the target answered with
+            (tool calls and their results included); ``Message`` objects in the process that ran the case,
+            their JSON form (``Message.to_dict()``) when read back. :attr:`conversation` gives them typed.
+        agents: For a workflow, each agent's own turn: ``{"executor_id": ..., "messages": [...]}``.
+        spans: The case's stored spans (``RunStore.list_spans`` rows), when they were read; :attr:`trace`
+            then comes from them.
         response: The ``AgentResponse`` or ``WorkflowRunResult`` itself; only in the process that ran the
             case (``None`` for results loaded from the store or computed on a Ray worker).
     """
@@ -92,6 +105,9 @@ class CaseResult:
     trace_id: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 1
+    messages: list[Any] = field(default_factory=list, repr=False)
+    agents: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    spans: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
     response: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -103,6 +119,23 @@ class CaseResult:
     def tool_names(self) -> list[str]:
         """The names of the tools called, in order."""
         return [call["name"] for call in self.tool_calls]
+
+    @property
+    def trace(self) -> CaseTrace:
+        """The case's steps (model and tool calls) and totals, from its spans when read, else its conversation."""
+        cached: CaseTrace | None = self.__dict__.get("_trace")
+        if cached is None:
+            if self.spans:
+                cached = CaseTrace.from_spans(self.spans, self)
+            else:
+                cached = CaseTrace.from_messages(self.messages, self)
+            self.__dict__["_trace"] = cached
+        return cached
+
+    @property
+    def conversation(self) -> list[Message]:
+        """:attr:`messages` as ``Message`` objects (rebuilt from their JSON form when read back)."""
+        return as_messages(self.messages)
 
     def to_record(self) -> dict[str, Any]:
         """The JSON-safe fields (everything but ``response``), as stored and sent between processes."""
@@ -118,6 +151,11 @@ class CaseResult:
             "trace_id": self.trace_id,
             "tool_calls": plain(self.tool_calls),
             "attempts": self.attempts,
+            "messages": message_dicts(self.messages),
+            "agents": [
+                {"executor_id": agent["executor_id"], "messages": message_dicts(agent["messages"])}
+                for agent in self.agents
+            ],
         }
 
     @classmethod
@@ -139,7 +177,21 @@ _RESULT_FIELDS = (
     "trace_id",
     "tool_calls",
     "attempts",
+    "messages",
+    "agents",
 )
+
+
+def message_dicts(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Messages in their JSON form (``Message.to_dict()``); dicts pass through."""
+    return [m if isinstance(m, dict) else m.to_dict() for m in messages]
+
+
+def as_messages(messages: Sequence[Any]) -> list[Message]:
+    """Messages as ``Message`` objects, rebuilt from their JSON form where needed."""
+    from .._types import Message
+
+    return [m if isinstance(m, Message) else Message.from_dict(m) for m in messages]
 
 
 def plain(value: Any) -> Any:
@@ -175,7 +227,7 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def _rows(dataset: Any) -> list[Mapping[str, Any]]:
+def dataset_rows(dataset: Any) -> list[Mapping[str, Any]]:
     """The dataset's rows as mappings, from a DataFrame, a list of dicts or a .jsonl / .csv file."""
     if isinstance(dataset, (str, os.PathLike)):
         path = Path(cast("str | os.PathLike[str]", dataset)).expanduser()
@@ -224,7 +276,7 @@ def load_cases(dataset: Any) -> list[EvalCase]:
     """
     cases: list[EvalCase] = []
     seen: set[str] = set()
-    for position, row in enumerate(_rows(dataset)):
+    for position, row in enumerate(dataset_rows(dataset)):
         if "input" not in row or _missing(row["input"]):
             raise ValueError(f"Dataset row {position} has no 'input' (its columns are {sorted(map(str, row))}).")
         raw_id = row.get("case_id")

@@ -11,6 +11,8 @@ from ._cases import BATCH_COLUMNS, make_frame
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ._results import EvalResults
+
 __all__ = ["Experiment", "compare", "experiments", "load_experiment"]
 
 SUMMARY_COLUMNS: tuple[str, ...] = ("mean", "pass_rate", "n", "errors", "p50", "p95", "total")
@@ -84,6 +86,11 @@ class Experiment:
             if column in _scorer_columns(scorer):
                 return float(scorer.get("threshold", 0.5))
         return 0.5
+
+    def replace_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Replace the case rows (the ``results`` frame is rebuilt from them on its next read)."""
+        self.rows = rows
+        self._results = None
 
     @property
     def results(self) -> pd.DataFrame:
@@ -214,6 +221,38 @@ class Experiment:
         frame = self.results
         return {c: float(frame[c].mean()) for c in self.score_columns if c in frame}
 
+    # ------------------------------------------------------------------ Agent Framework's results
+
+    def to_eval_results(self) -> list[EvalResults]:
+        """This experiment as Agent Framework's results, one per evaluator.
+
+        An experiment ``evaluate_agent`` / ``evaluate_workflow`` wrote gives back each evaluator's stored
+        results (per-agent ``sub_results`` included); one agentnb's scorers judged gives one result from
+        provider ``"agentnb"`` (a score at or above its scorer's threshold passes; a case that did not run
+        is an ``"error"`` item).
+        """
+        from ._results import eval_results_from_experiment
+
+        return eval_results_from_experiment(self)
+
+    @classmethod
+    def from_eval_results(
+        cls,
+        results: EvalResults | Sequence[EvalResults],
+        *,
+        name: str | None = None,
+        store: Any = None,
+        save: bool = False,
+    ) -> Experiment:
+        """Agent Framework's results (one or more evaluators over the same items) as an experiment.
+
+        Each item is a case (``item_id`` its ``case_id``) whose score columns are ``<provider>.<evaluator>``;
+        ``save=True`` writes it to the run store (``store``, else the default one).
+        """
+        from ._results import experiment_from_eval_results
+
+        return experiment_from_eval_results(results, name=name, store=store, save=save)
+
     # ------------------------------------------------------------------ display
 
     def _repr_html_(self) -> str:
@@ -257,6 +296,8 @@ def experiments(*, store: Any = None, limit: int | None = None) -> pd.DataFrame:
     records: list[dict[str, Any]] = []
     score_columns: list[str] = []
     for info in listed:
+        if info["target"] == "dataset":  # saved dataset versions share the store's experiment records
+            continue
         means: dict[str, float] = info["metadata"].get("means") or {}
         for column in means:
             if column not in score_columns:

@@ -56,6 +56,7 @@ def case_row(
     scorer_errors: dict[str, str] | None = None,
     notes: dict[str, str] | None = None,
     scorer_tokens: dict[str, list[int | None]] | None = None,
+    details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The stored form of one finished case (what ``Experiment`` and the DevUI read back)."""
     return {
@@ -74,6 +75,7 @@ def case_row(
             "scorer_errors": scorer_errors or {},
             "notes": notes or {},
             "scorer_tokens": scorer_tokens or {},
+            **({"details": details} if details else {}),
         },
     }
 
@@ -184,6 +186,7 @@ async def score_case(
     errors: dict[str, str] = {}
     notes: dict[str, str] = {}
     tokens: dict[str, list[int | None]] = {}
+    details: dict[str, Any] = {}
     for scorer in scorers:
         if not result.ok:
             for column in columns.get(scorer.name) or [scorer.name]:
@@ -199,7 +202,9 @@ async def score_case(
             notes[scorer.name] = scored.note
         if scored.input_tokens is not None or scored.output_tokens is not None:
             tokens[scorer.name] = [scored.input_tokens, scored.output_tokens]
-    return case_row(case, result, scores, scorer_errors=errors, notes=notes, scorer_tokens=tokens)
+        if scored.details is not None:
+            details[scorer.name] = plain(scored.details)
+    return case_row(case, result, scores, scorer_errors=errors, notes=notes, scorer_tokens=tokens, details=details)
 
 
 def _expand(cases: list[EvalCase], repetitions: int) -> list[EvalCase]:
@@ -368,8 +373,8 @@ async def _reuse(
             result = CaseResult.from_record(row["data"]["result"])
             fresh = await score_case(missing, case, result, columns)
             row["scores"].update(fresh["scores"])
-            for key in ("scorer_errors", "notes", "scorer_tokens"):
-                row["data"].setdefault(key, {}).update(fresh["data"][key])
+            for key in ("scorer_errors", "notes", "scorer_tokens", "details"):
+                row["data"].setdefault(key, {}).update(fresh["data"].get(key) or {})
         moved = row["position"] != case.position
         row["position"] = case.position
         if missing or moved:

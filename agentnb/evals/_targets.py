@@ -28,6 +28,7 @@ from .._approval_policy import ApprovalPolicy
 from .._provenance import run_metadata
 from ..exceptions import RateLimitError, ServiceTimeoutError
 from ._cases import CaseResult, EvalCase, plain
+from ._turns import output_messages, query_messages, workflow_agent_turns
 
 __all__ = [
     "ApprovalPolicy",
@@ -107,12 +108,12 @@ class Target:
         self.name = name
         self.description = description
 
-    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> _Outcome:
+    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> Outcome:
         raise NotImplementedError
 
 
 @dataclass
-class _Outcome:
+class Outcome:
     output: Any
     status: Literal["ok", "approval_pending"] = "ok"
     error: str | None = None
@@ -121,6 +122,8 @@ class _Outcome:
     tool_calls: list[dict[str, Any]] | None = None
     run_id: str | None = None  # a run the target recorded itself (workflows)
     response: Any = None
+    messages: list[Any] | None = None
+    agents: list[dict[str, Any]] | None = None
 
 
 class _AgentTarget(Target):
@@ -130,7 +133,7 @@ class _AgentTarget(Target):
         super().__init__(str(getattr(agent, "name", None) or type(agent).__name__), description)
         self.agent = agent
 
-    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> _Outcome:
+    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> Outcome:
         # No session: the driver sends the conversation so far each turn, which is what a session would hold.
         driver = ApprovalDriver(
             self.agent, policy=ApprovalPolicy.coerce(options.on_approval), max_auto_rounds=_MAX_APPROVAL_ROUNDS
@@ -138,12 +141,15 @@ class _AgentTarget(Target):
         await driver.run_to_end(case.input)
         responses: list[Any] = list(driver.responses)
         if driver.gave_up:
-            return _agent_outcome(
-                responses, status="approval_pending", error="The agent kept asking for approvals; gave up."
+            return agent_outcome(
+                responses,
+                case.input,
+                status="approval_pending",
+                error="The agent kept asking for approvals; gave up.",
             )
         if driver.pending:
-            return _agent_outcome(responses, status="approval_pending", error=_pending_text(driver.pending))
-        return _agent_outcome(responses)
+            return agent_outcome(responses, case.input, status="approval_pending", error=_pending_text(driver.pending))
+        return agent_outcome(responses, case.input)
 
 
 def _pending_text(requests: list[Any]) -> str:
@@ -160,10 +166,12 @@ def _arguments(value: Any) -> Any:
     return plain(value) if value is not None else {}
 
 
-def _agent_outcome(responses: list[Any], *, status: Any = "ok", error: str | None = None) -> _Outcome:
+def agent_outcome(responses: list[Any], query: Any = None, *, status: Any = "ok", error: str | None = None) -> Outcome:
     calls: list[dict[str, Any]] = []
     input_tokens = output_tokens = None
+    messages: list[Any] = query_messages(query)
     for response in responses:
+        messages.extend(response.messages)
         for message in response.messages:
             for content in message.contents:
                 if content.type == "function_call":
@@ -175,7 +183,7 @@ def _agent_outcome(responses: list[Any], *, status: Any = "ok", error: str | Non
             if usage.get("output_token_count") is not None:
                 output_tokens = (output_tokens or 0) + int(usage["output_token_count"])
     last = responses[-1]
-    return _Outcome(
+    return Outcome(
         output=last.text,
         status=status,
         error=error,
@@ -183,6 +191,7 @@ def _agent_outcome(responses: list[Any], *, status: Any = "ok", error: str | Non
         output_tokens=output_tokens,
         tool_calls=calls,
         response=last,
+        messages=messages,
     )
 
 
@@ -212,42 +221,52 @@ class _WorkflowTarget(Target):
             return self._factory()
         return await idle.get()
 
-    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> _Outcome:
+    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> Outcome:
         workflow = await self._acquire()
         try:
             result = await workflow.run(_workflow_input(workflow, case.input), run_store=store)
         finally:
             self._queue().put_nowait(workflow)
-        outputs = result.get_outputs()
-        output = outputs[0] if len(outputs) == 1 else outputs
-        input_tokens = output_tokens = None
-        calls: list[dict[str, Any]] = []
-        for event in result:
-            if event.type not in ("output", "intermediate"):
-                continue
-            data = event.data
-            response = getattr(data, "agent_response", None) or (
-                data if hasattr(data, "usage_details") and hasattr(data, "messages") else None
-            )
-            if response is None:
-                continue
-            partial = _agent_outcome([response])
-            calls.extend(partial.tool_calls or [])
-            if partial.input_tokens is not None:
-                input_tokens = (input_tokens or 0) + partial.input_tokens
-            if partial.output_tokens is not None:
-                output_tokens = (output_tokens or 0) + partial.output_tokens
-        pending = result.get_request_info_events()
-        return _Outcome(
-            output=output,
-            status="approval_pending" if pending else "ok",
-            error=f"The workflow is waiting for {len(pending)} request(s)." if pending else None,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            tool_calls=calls,
-            run_id=result.run_id,
-            response=result,
+        return workflow_outcome(result, case.input)
+
+
+def workflow_outcome(result: Any, query: Any = None) -> Outcome:
+    """What a workflow run gave a case: its output(s), tokens and tool calls over all agents, each agent's turn."""
+    outputs = result.get_outputs()
+    output = outputs[0] if len(outputs) == 1 else outputs
+    input_tokens = output_tokens = None
+    calls: list[dict[str, Any]] = []
+    for event in result:
+        if event.type not in ("output", "intermediate"):
+            continue
+        data = event.data
+        response = getattr(data, "agent_response", None) or (
+            data if hasattr(data, "usage_details") and hasattr(data, "messages") else None
         )
+        if response is None:
+            continue
+        partial = agent_outcome([response])  # tokens and tools only
+        calls.extend(partial.tool_calls or [])
+        if partial.input_tokens is not None:
+            input_tokens = (input_tokens or 0) + partial.input_tokens
+        if partial.output_tokens is not None:
+            output_tokens = (output_tokens or 0) + partial.output_tokens
+    pending = result.get_request_info_events()
+    agents = workflow_agent_turns(result)
+    overall = query_messages(query if isinstance(query, str) else None)
+    overall.extend(output_messages(outputs[-1] if outputs else None))
+    return Outcome(
+        output=output,
+        status="approval_pending" if pending else "ok",
+        error=f"The workflow is waiting for {len(pending)} request(s)." if pending else None,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        tool_calls=calls,
+        run_id=result.run_id,
+        response=result,
+        messages=overall,
+        agents=agents,
+    )
 
 
 def _workflow_input(workflow: Any, value: Any) -> Any:
@@ -273,13 +292,13 @@ class _FunctionTarget(Target):
         super().__init__(str(getattr(func, "__name__", None) or type(func).__name__), description)
         self.func = func
 
-    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> _Outcome:
+    async def call(self, case: EvalCase, options: RunOptions, store: Any) -> Outcome:
         result = self.func(case.input)
         if inspect.isawaitable(result):
             result = await result
         if hasattr(result, "messages") and hasattr(result, "usage_details") and hasattr(result, "text"):
-            return _agent_outcome([result])  # the function ran an agent: report its reply, tokens and tools
-        return _Outcome(output=result, tool_calls=[], response=result)
+            return agent_outcome([result], case.input)  # the function ran an agent: its reply, tokens and tools
+        return Outcome(output=result, tool_calls=[], response=result)
 
 
 def import_target(spec: str) -> Any:
@@ -423,7 +442,7 @@ async def run_case(
     attempts = 0
     rate_limited = 0
     failures = 0
-    outcome: _Outcome | None = None
+    outcome: Outcome | None = None
     status: Any = "ok"
     error: str | None = None
     failure: BaseException | None = None
@@ -483,6 +502,8 @@ async def run_case(
         tool_calls=[] if outcome is None or outcome.tool_calls is None else outcome.tool_calls,
         attempts=attempts,
         response=None if outcome is None else outcome.response,
+        messages=[] if outcome is None or outcome.messages is None else outcome.messages,
+        agents=[] if outcome is None or outcome.agents is None else outcome.agents,
     )
     if target.kind == "workflow":
         result.run_id = None if outcome is None else outcome.run_id

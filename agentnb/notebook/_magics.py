@@ -36,7 +36,8 @@ __all__ = [
 
 AGENT_USAGE = "usage: %%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,SERVER:TOOL,...]"
 AGENTNB_USAGE = (
-    "usage: %agentnb traces [--last N] | runs [--all] [--last N] | meter on|off|auto | "
+    "usage: %agentnb traces [--last N] | runs [--all] [--last N] | "
+    "dataset NAME [--agent A] [--status S] [--cell TEXT] [--tag T] [--last N] [--save] | meter on|off|auto | "
     "prices [MODEL=IN,OUT ...] [--clear] | record PATH | replay PATH | record --stop | devui [--port N] | "
     "devui --stop | help"
 )
@@ -219,6 +220,7 @@ class AgentnbMagics(Magics):
         handler = {
             "traces": self._traces,
             "runs": self._runs,
+            "dataset": self._dataset,
             "meter": self._meter,
             "prices": self._prices,
             "record": self._record,
@@ -251,6 +253,31 @@ class AgentnbMagics(Magics):
         from ._cells import notebook_runs
 
         return notebook_runs(last=args.last, everywhere=args.all, user_ns=self._user_ns())
+
+    def _dataset(self, rest: list[str]) -> Any:
+        """A dataset from the stored runs that match, saved as the next version with ``--save``."""
+        parser = _Parser(AGENTNB_USAGE, prog="%agentnb dataset")
+        parser.add_argument("name")
+        parser.add_argument("--agent", default=None)
+        parser.add_argument("--status", default="completed")
+        parser.add_argument("--cell", default=None)
+        parser.add_argument("--tag", default=None)
+        parser.add_argument("--last", type=int, default=None)
+        parser.add_argument("--save", action="store_true")
+        args = parser.parse_args(rest)
+        if args.last is not None and args.last < 1:
+            raise UsageError(f"--last must be >= 1, got {args.last}\n{AGENTNB_USAGE}")
+        from ..evals import dataset_from_runs
+
+        data = dataset_from_runs(
+            agent=args.agent,
+            status=None if args.status == "any" else args.status,
+            cell=args.cell,
+            tag=args.tag,
+            limit=args.last,
+            name=args.name,
+        )
+        return data.save() if args.save else data
 
     def _meter(self, rest: list[str]) -> None:
         from ._extension import cell_tracker

@@ -96,3 +96,19 @@ def upper_workflow() -> Any:
 async def echo_json(value: Any) -> str:
     """A plain async function target."""
     return json.dumps(value, sort_keys=True)
+
+
+def forgetful_capital_agent() -> Agent:
+    """The capital agent after a bad change: it no longer knows Spain's capital."""
+
+    def model(messages: list[Message], options: dict[str, Any]) -> str:
+        return "I don't know." if "Spain" in messages[-1].text else capital_model(messages, options)
+
+    return Agent(FunctionChatClient(model), name="capitals")
+
+
+def gate_scorers() -> list[Any]:
+    """The scorers the gate tests name by import string."""
+    from agentnb.evals import scorers
+
+    return [scorers.contains(), scorers.latency_under(60_000)]

@@ -132,6 +132,10 @@ SAMPLES: list[str] = [
     "02-agents/a2a/agent_with_a2a.py",
     "02-agents/a2a/a2a_protocol_selection.py",
     "02-agents/a2a/a2a_stream_reconnection.py",
+    "02-agents/evaluation/evaluate_agent.py",
+    "02-agents/evaluation/evaluate_multimodal.py",
+    "02-agents/evaluation/evaluate_with_expected.py",
+    "03-workflows/evaluation/evaluate_workflow.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which

@@ -59,6 +59,23 @@ def _tool_then_report(tool_name: str, prefix: str = "Report: ", /, **arguments: 
     return [call(tool_name, **arguments), lambda m, o: prefix + last_tool_result(m)]
 
 
+WEATHER_ANSWERS = {
+    "Seattle": "Seattle weather today: light rain, 14°C.",
+    "London": "London weather tomorrow: showers likely, bring an umbrella.",
+    "30°C": "For 30°C weather wear light cotton clothes and a hat.",
+}
+
+
+def _by_query(answers: dict[str, str]) -> Any:
+    """A reply chosen by the piece of the user's question it contains."""
+
+    def answer(messages: list[Any], options: dict[str, Any]) -> str:
+        asked = messages[-1].text
+        return next(reply for piece, reply in answers.items() if piece in asked)
+
+    return answer
+
+
 CASES: dict[str, Case] = {
     "01-get-started/01_hello_agent.py": Case(
         script=["The capital of France is Paris.", "Honey never spoils."],
@@ -833,6 +850,52 @@ CASES: dict[str, Case] = {
             re.compile(r"Stream completed\. Total updates: \d+"),
             "Final response: 1 message(s)",
         ],
+    ),
+    "02-agents/evaluation/evaluate_agent.py": Case(
+        # One reply per query, chosen by the query (cases run concurrently, so not by order).
+        script=[_by_query(WEATHER_ANSWERS)] * 3,
+        expected=[
+            "Local: 3/3 passed",
+            "  [pass] Q: What's the weather like in Seattle?  A: Seattle weather today: light rain, 14°C",
+            "    PASS keyword_check",
+            "    PASS is_helpful",
+            "  [pass] Q: Will it rain in London tomorrow?  A: London weather tomorrow: showers likely, brin",
+            "  [pass] Q: What should I wear for 30°C weather?  A: For 30°C weather wear light cotton clothes",
+            "    PASS is_helpful",
+        ],
+    ),
+    "02-agents/evaluation/evaluate_multimodal.py": Case(
+        expected=[
+            "Local: 2/3 passed",
+            "  [pass] Q: What do you see in this image?...",
+            "    PASS has_image_content: 1.0",
+            "    PASS response_describes_image: 1.0",
+            "    PASS image_count: 1.0",
+            "  [pass] Q: Describe this picture...",
+            "    PASS has_image_content: 1.0",
+            "  [fail] Q: Tell me about cats...",
+            "    FAIL has_image_content: 0.0",
+            "    FAIL response_describes_image: 0.0",
+            "    FAIL image_count: 0.0",
+        ],
+    ),
+    "02-agents/evaluation/evaluate_with_expected.py": Case(
+        script=[_by_query({"2 + 2": "4", "144": "The square root of 144 is 12"})] * 2,
+        expected=[
+            "Local: 2/2 passed",
+            "  [pass] What is 2 + 2? -> 4",
+            # The expected answer's only word ("12") is in the reply: overlap 1.0.
+            "  [pass] What is the square root of 144? -> The square root of 144 is 12",
+        ],
+    ),
+    "03-workflows/evaluation/evaluate_workflow.py": Case(
+        script={
+            "You plan trips": ["- Day 1: Louvre\n- Day 2: Seine cruise\nThat is the plan for your trip."],
+            "You execute travel plans": [
+                _saw("Seine cruise", "Booked every item of the trip plan: Louvre tickets and the cruise.")
+            ],
+        },
+        expected=["Local: 1/1 passed (overall)", "  planner: 1/1", "  executor: 1/1"],
     ),
     "02-agents/context_providers/todo_provider.py": Case(
         script=[

@@ -1,0 +1,225 @@
+"""A case's trace as scorers read it: the model calls and tool calls, in order, with tokens and latency.
+
+Built from the case's stored spans when they are at hand (each ``chat`` span is a model call with its
+model, tokens and duration; each ``execute_tool`` span a tool call with its arguments and result), else from
+the conversation the case kept (each assistant turn a model call, each tool call paired with its result by
+call id; the case's token totals). Either way scorers see the same :class:`CaseTrace`, so "which tools, in
+what order, with which arguments", "how many model calls" and "how many tokens" are one attribute away.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+if TYPE_CHECKING:
+    from ._cases import CaseResult
+
+__all__ = ["CaseTrace", "Step"]
+
+
+@dataclass
+class Step:
+    """One step of a case: a model call or a tool call.
+
+    Attributes:
+        kind: ``"model"`` or ``"tool"``.
+        name: The model (when known) or the tool's name.
+        arguments: A tool call's arguments.
+        result: A tool call's result (text or data).
+        input_tokens: A model call's input tokens (when the span recorded them).
+        output_tokens: A model call's output tokens.
+        latency_ms: How long the step took (from its span; ``None`` when read from the conversation).
+        error: The step's error, when it failed.
+    """
+
+    kind: Literal["model", "tool"]
+    name: str | None = None
+    arguments: dict[str, Any] | None = None
+    result: Any = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+
+
+def _arguments(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError:
+            return None
+    if isinstance(value, dict):
+        return cast("dict[str, Any]", value)
+    return dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else None
+
+
+@dataclass
+class CaseTrace:
+    """The steps of one case, in order, and the totals scorers check.
+
+    Attributes:
+        steps: Model calls and tool calls in the order they happened.
+        source: ``"spans"`` (from the stored trace) or ``"messages"`` (from the kept conversation).
+        input_tokens: Tokens sent to models over the case.
+        output_tokens: Tokens models produced over the case.
+        latency_ms: The case's wall time.
+
+    Example:
+        ```python
+        trace = result.trace
+        trace.tool_path, trace.model_calls, trace.total_tokens
+        ```
+    """
+
+    steps: list[Step] = field(default_factory=list[Step])
+    source: Literal["spans", "messages"] = "messages"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float | None = None
+
+    @property
+    def model_steps(self) -> list[Step]:
+        """The model calls."""
+        return [s for s in self.steps if s.kind == "model"]
+
+    @property
+    def tool_steps(self) -> list[Step]:
+        """The tool calls."""
+        return [s for s in self.steps if s.kind == "tool"]
+
+    @property
+    def model_calls(self) -> int:
+        """How many times a model was called."""
+        return sum(1 for s in self.steps if s.kind == "model")
+
+    @property
+    def tool_path(self) -> list[str]:
+        """The tools called, by name, in order."""
+        return [s.name or "" for s in self.steps if s.kind == "tool"]
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens (unknown counts count as 0)."""
+        return int(self.input_tokens or 0) + int(self.output_tokens or 0)
+
+    def cost(self, prices: Mapping[str, Any], *, model: str | None = None) -> float | None:
+        """What the case's model calls cost under ``prices`` (``{model: (input, output) per million tokens}``).
+
+        Per model call when the spans named the models; else the case's totals priced as ``model`` (or the
+        only model in ``prices``). ``None`` when a model has no price.
+        """
+        from ..observability import token_cost
+
+        priced = [s for s in self.model_steps if s.name and (s.input_tokens is not None or s.output_tokens is not None)]
+        if priced and model is None:
+            total = 0.0
+            for step in priced:
+                cost = token_cost(step.name, step.input_tokens, step.output_tokens, cast("Any", prices))
+                if cost is None:
+                    return None
+                total += cost[0] + cost[1]
+            return total
+        name = model or (next(iter(prices)) if len(prices) == 1 else None)
+        cost = token_cost(name, self.input_tokens, self.output_tokens, cast("Any", prices))
+        return None if cost is None else cost[0] + cost[1]
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def from_messages(cls, messages: Sequence[Any], result: CaseResult | None = None) -> CaseTrace:
+        """The trace a conversation implies: one model call per assistant turn, tools paired by call id."""
+        steps: list[Step] = []
+        by_call: dict[str, Step] = {}
+        answering = False  # consecutive assistant messages are one model call's answer
+        for message in messages:
+            role, contents = _role_and_contents(message)
+            if role == "assistant":
+                if not answering:
+                    steps.append(Step("model"))
+                    answering = True
+                for content in contents:
+                    if _get(content, "type") == "function_call":
+                        step = Step(
+                            "tool", name=_get(content, "name"), arguments=_arguments(_get(content, "arguments"))
+                        )
+                        steps.append(step)
+                        by_call[str(_get(content, "call_id"))] = step
+                continue
+            answering = False
+            for content in contents:
+                if _get(content, "type") == "function_result":
+                    step = by_call.get(str(_get(content, "call_id")))
+                    if step is not None:
+                        step.result = _get(content, "result")
+                        error = _get(content, "exception")
+                        step.error = None if error is None else str(error)
+        trace = cls(steps, "messages")
+        if result is not None:
+            trace.input_tokens, trace.output_tokens, trace.latency_ms = (
+                result.input_tokens,
+                result.output_tokens,
+                result.latency_ms,
+            )
+        return trace
+
+    @classmethod
+    def from_spans(cls, spans: Sequence[Mapping[str, Any]], result: CaseResult | None = None) -> CaseTrace:
+        """The trace stored spans record (rows of ``RunStore.list_spans``, in start order)."""
+        steps: list[Step] = []
+        for span in sorted(spans, key=lambda s: s.get("start_ns") or 0):
+            operation = span.get("operation")
+            start, end = span.get("start_ns"), span.get("end_ns")
+            latency = (end - start) / 1e6 if start is not None and end is not None else None
+            error = span.get("status_message") if span.get("status_code") == "ERROR" else None
+            if operation == "chat":
+                steps.append(
+                    Step(
+                        "model",
+                        name=span.get("model"),
+                        input_tokens=span.get("input_tokens"),
+                        output_tokens=span.get("output_tokens"),
+                        latency_ms=latency,
+                        error=error,
+                    )
+                )
+            elif operation == "execute_tool":
+                attributes: Mapping[str, Any] = span.get("attributes") or {}
+                steps.append(
+                    Step(
+                        "tool",
+                        name=span.get("tool_name"),
+                        arguments=_arguments(attributes.get("gen_ai.tool.call.arguments")),
+                        result=attributes.get("gen_ai.tool.call.result"),
+                        latency_ms=latency,
+                        error=error,
+                    )
+                )
+        models = [s for s in steps if s.kind == "model"]
+        counted = [s for s in models if s.input_tokens is not None or s.output_tokens is not None]
+        trace = cls(steps, "spans")
+        if counted:
+            trace.input_tokens = sum(int(s.input_tokens or 0) for s in counted)
+            trace.output_tokens = sum(int(s.output_tokens or 0) for s in counted)
+        elif result is not None:
+            trace.input_tokens, trace.output_tokens = result.input_tokens, result.output_tokens
+        if result is not None:
+            trace.latency_ms = result.latency_ms
+        return trace
+
+
+def _role_and_contents(message: Any) -> tuple[str, list[Any]]:
+    """A message's role and contents, from a ``Message`` or its stored JSON form (read without rebuilding it)."""
+    if isinstance(message, dict):
+        stored = cast("Mapping[str, Any]", message)
+        return str(stored.get("role")), list(stored.get("contents") or [])
+    return str(message.role), list(message.contents)
+
+
+def _get(content: Any, key: str) -> Any:
+    # Stored conversations are plain dicts: test for dict itself (a Mapping check costs several times more).
+    if isinstance(content, dict):
+        return cast("dict[str, Any]", content).get(key)
+    return getattr(content, key, None)
