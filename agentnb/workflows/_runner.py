@@ -36,6 +36,7 @@ from ._typing_utils import describe, matches
 if TYPE_CHECKING:
     from ..store import Store
     from ._executor import Executor
+    from ._functional import FunctionalWorkflow
     from ._handlers import HandlerSpec
     from ._workflow import Workflow
 
@@ -108,7 +109,7 @@ class _StoreRecorder:
         self.run_id = run_id
         self.buffer: list[dict[str, Any]] = []
 
-    async def start(self, workflow: Workflow, metadata: dict[str, Any]) -> None:
+    async def start(self, workflow: Workflow | FunctionalWorkflow, metadata: dict[str, Any]) -> None:
         await self.store.astart_run(
             self.run_id,
             kind="workflow",
