@@ -3,6 +3,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import agentnb
 
 HEAVY = (
@@ -17,7 +19,54 @@ HEAVY = (
     "pydantic",
     "tqdm",
     "ray",
+    "yaml",
+    "anthropic",
+    "a2a",
+    "tiktoken",
+    "numpy",
+    "httpx",
 )
+
+# What `import agentnb` and `import agentnb.workflows` may load of agentnb itself: the core, and the graph with
+# its runner and checkpoints. Everything else (orchestrations, agent executors, time travel, re-runs, drawing,
+# providers, views, evals and every subsystem added later) loads on first use.
+CORE_MODULES = {
+    "agentnb",
+    *(f"agentnb.{m}" for m in (
+        "_agents", "_approval", "_clients", "_conversation", "_files", "_json", "_middleware", "_origin",
+        "_serialization", "_session_store", "_sessions", "_telemetry", "_telemetry_layers", "_tools", "_types",
+        "exceptions",
+    )),
+}  # fmt: skip
+WORKFLOW_MODULES = {
+    "agentnb._provenance",
+    "agentnb.workflows",
+    *(f"agentnb.workflows.{m}" for m in (
+        "_builder", "_checkpoints", "_context", "_edges", "_events", "_executor", "_handlers", "_runner",
+        "_typing_utils", "_workflow",
+    )),
+}  # fmt: skip
+
+
+def _loaded_modules(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(m for m in sys.modules if m.split('.')[0] == 'agentnb'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_import_loads_only_the_core_and_the_graph() -> None:
+    eager = _loaded_modules("import agentnb") - CORE_MODULES
+    assert not eager, f"import agentnb now loads {sorted(eager)} eagerly: export them lazily instead"
+    eager = _loaded_modules("import agentnb.workflows") - CORE_MODULES - WORKFLOW_MODULES
+    assert not eager, f"import agentnb.workflows now loads {sorted(eager)} eagerly: export them lazily instead"
+    # The lazy names still resolve, and only then load their modules.
+    assert "agentnb.workflows._orchestrations" in _loaded_modules("import agentnb.workflows as w; w.SequentialBuilder")
+
+
+def test_import_agentnb_workflows_stays_light() -> None:
+    code = f"import sys, agentnb.workflows; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"import agentnb.workflows pulled in: {out.stdout.strip()}"
 
 
 def test_import_agentnb_stays_light() -> None:
@@ -37,6 +86,17 @@ def test_public_api_is_sorted_and_resolvable() -> None:
         assert "does_not_exist" in str(e)
     else:
         raise AssertionError("unknown attributes must raise AttributeError")
+
+
+def test_every_lazy_workflow_name_resolves_to_what_it_names() -> None:
+    import agentnb.workflows as workflows
+
+    assert workflows.__all__ == sorted(workflows.__all__)
+    for name, module in workflows._LAZY_EXPORTS.items():
+        assert getattr(workflows, name) is getattr(sys.modules[module], name)
+    assert "SequentialBuilder" in dir(workflows)
+    with pytest.raises(AttributeError, match="does_not_exist"):
+        workflows.does_not_exist  # noqa: B018
 
 
 def test_py_typed_marker_ships() -> None:

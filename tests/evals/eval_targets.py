@@ -34,10 +34,23 @@ async def slow_capital_model(messages: list[Message], options: dict[str, Any]) -
         await asyncio.sleep(5)
     await asyncio.sleep(float(os.environ.get("EVAL_TARGET_DELAY", "0")))
     log = os.environ.get("EVAL_TARGET_LOG")
+    hold_after = int(os.environ.get("EVAL_TARGET_HOLD_AFTER", "0"))
+    if log and hold_after and _count_lines(log) >= hold_after:
+        # The call never finishes: a test that kills the run then knows exactly which calls had finished,
+        # however slowly the machine gets there.
+        await asyncio.Event().wait()
     if log:  # one line per finished model call, so a test can count calls across processes
         with open(log, "a", encoding="utf-8") as f:
             f.write(text + "\n")
     return capital_model(messages, options)
+
+
+def _count_lines(path: str) -> int:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return sum(1 for _ in f)
+    except FileNotFoundError:
+        return 0
 
 
 def capital_agent() -> Agent:
