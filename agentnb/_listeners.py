@@ -12,7 +12,7 @@ reported again: the outer turn's reply already carries their work.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,7 +48,7 @@ def current_listener() -> AgentListener | None:
 
 
 @contextlib.contextmanager
-def listening(listener: AgentListener | None) -> Iterator[None]:
+def listening(listener: AgentListener | None) -> Generator[None]:
     """Set ``listener`` (``None`` silences an outer one) while the block runs."""
     token = _LISTENER.set(listener)
     try:

@@ -44,8 +44,8 @@ from .._listeners import listening
 from .._types import AgentResponse, AgentResponseUpdate, ResponseStream
 from ..exceptions import CheckpointMismatchError, SerializationError, WorkflowError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id
-from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunResult, WorkflowRunState
-from ._runner import _StoreRecorder as StoreRecorder  # pyright: ignore[reportPrivateUsage]
+from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunResult, WorkflowRunState, safe_encode
+from ._runner import StoreRecorder
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -69,6 +69,9 @@ StepFunc = Callable[..., Awaitable[Any]]
 
 # Where a checkpoint keeps the answers given to requests (state keys starting with "_" are the framework's).
 _ANSWERS = "_answers"
+# ... and the fingerprint of each step call's input, so a call whose input changed (a fork edited what came
+# before it) runs again instead of returning a result computed from other input.
+_INPUTS = "_inputs"
 
 _ACTIVE: ContextVar[RunContext | None] = ContextVar("agentnb_functional_run", default=None)
 _CALL: ContextVar[_StepCall | None] = ContextVar("agentnb_functional_step", default=None)
@@ -113,7 +116,7 @@ def _hints(func: Callable[..., Any]) -> dict[str, Any]:
         return {}
 
 
-class _Run:
+class FunctionalRun:
     """The state of one ``FunctionalWorkflow.run`` call: what a checkpoint captures and restores."""
 
     def __init__(self, workflow: FunctionalWorkflow, storage: CheckpointStorage | None, store: Store | None) -> None:
@@ -122,6 +125,7 @@ class _Run:
         self.storage = storage
         self.message: Any = None
         self.cache: dict[str, dict[int, Any]] = {}
+        self.inputs: dict[str, str] = {}  # "name#index" -> fingerprint of the arguments the result came from
         self.counters: dict[str, int] = {}
         self.body_requests = 0
         self.state: dict[str, Any] = {}
@@ -153,6 +157,12 @@ class _Run:
                 )
             self.cache[name] = {int(index): value for index, value in typing.cast("Mapping[str, Any]", calls).items()}
         self.state = dict(checkpoint.shared_state)
+        inputs = self.state.pop(_INPUTS, {})
+        self.inputs = (
+            {str(k): str(v) for k, v in typing.cast("Mapping[str, Any]", inputs).items()}
+            if isinstance(inputs, Mapping)
+            else {}
+        )
         answers = self.state.pop(_ANSWERS, {})
         self.answers = dict(typing.cast("Mapping[str, Any]", answers)) if isinstance(answers, Mapping) else {}
         self.pending = dict(checkpoint.pending_requests)
@@ -161,9 +171,10 @@ class _Run:
         self.last_checkpoint_id = checkpoint.checkpoint_id
         self.metadata = {"resumed_from": checkpoint.checkpoint_id}
 
-    def continue_from(self, previous: _Run) -> None:
+    def continue_from(self, previous: FunctionalRun) -> None:
         """Carry over a paused run of this process (``run(responses=...)`` without a checkpoint)."""
         self.cache = {name: dict(calls) for name, calls in previous.cache.items()}
+        self.inputs = dict(previous.inputs)
         self.state = dict(previous.state)
         self.answers = dict(previous.answers)
         self.pending = dict(previous.pending)
@@ -198,8 +209,18 @@ class _Run:
         self.counters[name] = index + 1
         return index
 
-    async def step_done(self, name: str, index: int, result: Any) -> None:
+    def cached(self, name: str, index: int, fingerprint: str) -> tuple[bool, Any]:
+        """The saved result of a step call, if it ran before on the same input."""
+        calls = self.cache.get(name)
+        if calls is None or index not in calls:
+            return False, None
+        if self.inputs.get(f"{name}#{index}", fingerprint) != fingerprint:
+            return False, None
+        return True, calls[index]
+
+    async def step_done(self, name: str, index: int, fingerprint: str, result: Any) -> None:
         self.cache.setdefault(name, {})[index] = result
+        self.inputs[f"{name}#{index}"] = fingerprint
         self.completed += 1
         self.emit(WorkflowEvent("executor_completed", result, executor_id=name, step=index))
         if self.storage is not None:
@@ -218,11 +239,19 @@ class _Run:
             step=self.completed,
             pending_messages=[PendingMessage(None, self.message, self.workflow.name)],
             executor_states={name: {str(i): v for i, v in sorted(calls.items())} for name, calls in self.cache.items()},
-            shared_state={**self.state, _ANSWERS: dict(self.answers)} if self.answers else dict(self.state),
+            shared_state=self._state_to_save(),
             pending_requests=dict(self.pending),
             state=state_name,
             metadata=dict(self.metadata) if self.last_checkpoint_id is None or self.metadata else {},
         )
+
+    def _state_to_save(self) -> dict[str, Any]:
+        state = dict(self.state)
+        if self.answers:
+            state[_ANSWERS] = dict(self.answers)
+        if self.inputs:
+            state[_INPUTS] = dict(self.inputs)
+        return state
 
     async def checkpoint(self, state_name: str = WorkflowRunState.IN_PROGRESS.value) -> str:
         assert self.storage is not None
@@ -355,15 +384,29 @@ def _drop(event: WorkflowEvent) -> None:
     return None
 
 
+def _fingerprint(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """A short digest of a step call's arguments (their tagged JSON; ``repr`` for values that have none)."""
+    if not args and not kwargs:
+        return ""
+    text = json.dumps(safe_encode([list(args), kwargs]), sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
 class _AgentEvents:
     """Reports the replies of agents run inside a step (or the workflow body) as ``intermediate`` events."""
 
-    def __init__(self, run: _Run, step_name: str | None) -> None:
+    def __init__(self, run: FunctionalRun, step_name: str | None) -> None:
         self.run = run
         self.executor_id = step_name or run.workflow.name
         self.wants_updates = run.streaming
+        self.author: str | None = None
 
     def on_update(self, update: AgentResponseUpdate) -> None:
+        # Readers group streamed updates by author (merge_streamed_outputs): name every one, as the graph does.
+        if update.author_name is None:
+            update.author_name = self.author or self.executor_id
+        else:
+            self.author = update.author_name
         self.run.emit(WorkflowEvent("intermediate", update, executor_id=self.executor_id))
 
     def on_response(self, response: AgentResponse) -> None:
@@ -392,7 +435,7 @@ class RunContext:
         ```
     """
 
-    def __init__(self, run: _Run) -> None:
+    def __init__(self, run: FunctionalRun) -> None:
         self._run = run
 
     @property
@@ -503,9 +546,7 @@ class StepWrapper(Generic[R]):
             raise TypeError(f"@step decorates async functions; {getattr(func, '__name__', func)!r} is not one.")
         self._func = func
         self.name: str = name or func.__name__
-        self.ray_options: dict[str, Any] | None = (
-            dict(ray) if isinstance(ray, Mapping) else ({} if ray else None)
-        )
+        self.ray_options: dict[str, Any] | None = dict(ray) if isinstance(ray, Mapping) else ({} if ray else None)
         self._signature = inspect.signature(func)
         hints = _hints(func)
         self._ctx_param: str | None = None
@@ -555,9 +596,9 @@ class StepWrapper(Generic[R]):
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         name = self.name
         index = run.next_index(name)
-        calls = run.cache.get(name)
-        if calls is not None and index in calls:
-            cached = calls[index]
+        fingerprint = _fingerprint(args, kwargs)
+        hit, cached = run.cached(name, index, fingerprint)
+        if hit:
             run.emit(WorkflowEvent("executor_bypassed", cached, executor_id=name, step=index))
             return cached
         task = asyncio.current_task()
@@ -606,7 +647,7 @@ class StepWrapper(Generic[R]):
                 raise
             _telemetry.end_span(span)
             span = None
-            await run.step_done(name, index, result)
+            await run.step_done(name, index, fingerprint, result)
             return result
         finally:
             _telemetry.end_span(span)
@@ -712,17 +753,14 @@ class FunctionalWorkflowDefinition:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description (what the run store keeps): the steps as the graph's executors, no edges."""
-        executors = [
-            {
-                "id": name,
-                "type": "step",
-                "input_types": [],
-                "output_types": [],
-                "workflow_output_types": [],
-                "where": "ray" if (w := self.step_wrappers.get(name)) is not None and w.ray_options is not None else "local",
-            }
-            for name in self.steps
-        ]
+        executors: list[dict[str, Any]] = []
+        for name in self.steps:
+            wrapper = self.step_wrappers.get(name)
+            where = "ray" if wrapper is not None and wrapper.ray_options is not None else "local"
+            executors.append(
+                {"id": name, "type": "step", "where": where, "input_types": list[str](), "output_types": list[str]()}
+                | {"workflow_output_types": list[str]()}
+            )
         return {
             "name": self.name,
             "kind": "functional",
@@ -771,7 +809,9 @@ def _steps_of(func: Callable[..., Any]) -> dict[str, StepWrapper[Any]]:
     return found
 
 
-def _define(func: Callable[..., Awaitable[Any]], name: str | None, description: str | None) -> FunctionalWorkflowDefinition:
+def _define(
+    func: Callable[..., Awaitable[Any]], name: str | None, description: str | None
+) -> FunctionalWorkflowDefinition:
     if not inspect.iscoroutinefunction(func):
         raise TypeError(f"@workflow decorates async functions; {getattr(func, '__name__', func)!r} is not one.")
     hints = _hints(func)
@@ -891,7 +931,7 @@ class FunctionalWorkflow:
         self.run_store = run_store
         self.graph_signature = definition.graph_signature
         self.id = f"{definition.name}:{definition.graph_signature[:12]}"
-        self._last: _Run | None = None
+        self._last: FunctionalRun | None = None
         self._running = False
 
     # -- structure ------------------------------------------------------------------------------------
@@ -1035,9 +1075,9 @@ class FunctionalWorkflow:
         run_store: Store | None,
         streaming: bool,
         kwargs: dict[str, Any],
-    ) -> _Run:
+    ) -> FunctionalRun:
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
-        run = _Run(self, storage, run_store if run_store is not None else self.run_store)
+        run = FunctionalRun(self, storage, run_store if run_store is not None else self.run_store)
         run.streaming = streaming
         run.kwargs = kwargs
         if checkpoint_id is not None:

@@ -16,6 +16,7 @@ import asyncio
 import importlib
 import json
 import os
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._serialization import decode, encode
@@ -23,7 +24,7 @@ from ..exceptions import SerializationError
 from ._events import WorkflowEvent
 
 if TYPE_CHECKING:
-    from ._functional import StepWrapper, _Run  # pyright: ignore[reportPrivateUsage]
+    from ._functional import FunctionalRun, StepWrapper
 
 __all__ = ["run_on_ray", "step_import_string"]
 
@@ -67,11 +68,15 @@ def _run_step(spec: str, payload: str) -> str:
     obj: Any = importlib.import_module(module_name)
     for part in attribute.split("."):
         obj = getattr(obj, part)
-    func = obj.func if isinstance(obj, StepWrapper) else obj
+    func: Callable[..., Awaitable[Any]] = obj.func if isinstance(obj, StepWrapper) else obj
     call = decode(json.loads(payload))
-    result = asyncio.run(func(*call["args"], **call["kwargs"]))
+    result: Any = asyncio.run(_awaited(func(*call["args"], **call["kwargs"])))
     where = {"node_id": ray.get_runtime_context().get_node_id(), "pid": os.getpid()}
     return json.dumps({"result": encode(result), "where": where})
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def _remote(ray: Any, options: dict[str, Any]) -> Any:
@@ -83,7 +88,9 @@ def _remote(ray: Any, options: dict[str, Any]) -> Any:
     return remote
 
 
-async def run_on_ray(step: StepWrapper[Any], args: tuple[Any, ...], kwargs: dict[str, Any], run: _Run, index: int) -> Any:
+async def run_on_ray(
+    step: StepWrapper[Any], args: tuple[Any, ...], kwargs: dict[str, Any], run: FunctionalRun, index: int
+) -> Any:
     """Run one step call as a Ray task and return its result (Ray's error when the task or its worker fails)."""
     ray = _ray()
     spec = step_import_string(step)

@@ -80,9 +80,16 @@ def timeline_html(events: Iterable[WorkflowEvent]) -> str:
     """The step timeline as a safe HTML table (every value escaped)."""
     rows: list[str] = []
     for call in step_timeline(events):
-        value = call.error if call.error is not None else h.shorten(repr(call.result), 120) if call.result is not None else ""
+        value = (
+            call.error
+            if call.error is not None
+            else h.shorten(repr(call.result), 120)
+            if call.result is not None
+            else ""
+        )
+        state = h.badge(call.status, _KINDS.get(call.status, ""))
         rows.append(
-            f"<tr><td><code>{h.escape(call.label)}</code></td><td>{h.badge(call.status, _KINDS.get(call.status, ''))}</td>"
+            f"<tr><td><code>{h.escape(call.label)}</code></td><td>{state}</td>"
             f"<td>{h.escape(call.where)}</td><td>{h.escape(value)}</td></tr>"
         )
     if not rows:
@@ -93,14 +100,18 @@ def timeline_html(events: Iterable[WorkflowEvent]) -> str:
     )
 
 
+def _on_ray(definition: FunctionalWorkflowDefinition, name: str) -> bool:
+    wrapper = definition.step_wrappers.get(name)
+    return wrapper is not None and wrapper.ray_options is not None
+
+
 def definition_html(definition: FunctionalWorkflowDefinition) -> str:
     """A functional workflow as a card: its name, input type and steps (Ray steps marked)."""
     from ._typing_utils import describe
 
+    ray = h.badge("ray", "info")
     items = "".join(
-        f"<li><code>{h.escape(name)}</code>"
-        f"{' ' + h.badge('ray', 'info') if (w := definition.step_wrappers.get(name)) and w.ray_options is not None else ''}"
-        "</li>"
+        f"<li><code>{h.escape(name)}</code>{' ' + ray if _on_ray(definition, name) else ''}</li>"
         for name in definition.steps
     )
     description = f"<div class='anb-muted'>{h.escape(definition.description)}</div>" if definition.description else ""
@@ -114,4 +125,6 @@ def definition_html(definition: FunctionalWorkflowDefinition) -> str:
 def run_timeline_html(result: WorkflowRunResult) -> str:
     """A run's state and its step timeline, wrapped for a notebook."""
     state = result.get_final_state()
-    return h.wrap(f"<div class='anb-card'><div class='anb-head'>{h.badge(state.value)}</div>{timeline_html(result)}</div>")
+    return h.wrap(
+        f"<div class='anb-card'><div class='anb-head'>{h.badge(state.value)}</div>{timeline_html(result)}</div>"
+    )
