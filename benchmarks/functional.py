@@ -185,7 +185,7 @@ def main() -> None:
             w.close()
     median = {key: statistics.median(values) for key, values in samples.items()}
     print(f"\nCPU time per run, median of {args.samples} samples x {args.runs} runs (lower is better)\n")
-    print(f"| workload | agentnb | Agent Framework 1.23 | agentnb / AF |\n|---|---:|---:|---:|")
+    print("| workload | agentnb | Agent Framework 1.23 | agentnb / AF |\n|---|---:|---:|---:|")
     for name in WORKLOADS:
         ours = median[("agentnb", name)]
         theirs = median.get(("agent_framework", name))
@@ -195,8 +195,9 @@ def main() -> None:
     step_cost = median[("agentnb", "sequential")] / WIDTH
     superstep = median[("agentnb", "graph_chain")] / WIDTH
     print(
-        f"\nOne step call (workload 1 / {WIDTH}): {step_cost * 1e6:.1f} µs; one graph superstep ({TITLES['graph_chain']}"
-        f" / {WIDTH}): {superstep * 1e6:.1f} µs; ratio {step_cost / superstep:.2f}x (goal: within 2x)"
+        f"\nOne step call (workload 1 / {WIDTH}): {step_cost * 1e6:.1f} µs; one graph superstep "
+        f"({TITLES['graph_chain']} / {WIDTH}): {superstep * 1e6:.1f} µs; ratio {step_cost / superstep:.2f}x "
+        "(goal: within 2x)"
     )
 
 
