@@ -51,6 +51,8 @@ from ._typing_utils import describe, matches
 if TYPE_CHECKING:
     from ..store import Store
     from ._functional_agent import FunctionalWorkflowAgent
+    from ._functional_rerun import Rehearsal
+    from ._rerun import RerunResult
 
 __all__ = [
     "FunctionalWorkflow",
@@ -73,8 +75,11 @@ _ANSWERS = "_answers"
 # before it) runs again instead of returning a result computed from other input.
 _INPUTS = "_inputs"
 
-_ACTIVE: ContextVar[RunContext | None] = ContextVar("agentnb_functional_run", default=None)
-_CALL: ContextVar[_StepCall | None] = ContextVar("agentnb_functional_step", default=None)
+ACTIVE_RUN: ContextVar[RunContext | None] = ContextVar("agentnb_functional_run", default=None)
+CURRENT_CALL: ContextVar[StepCall | None] = ContextVar("agentnb_functional_step", default=None)
+
+
+_UNSET: Any = object()
 
 
 def get_run_context() -> RunContext | None:
@@ -84,10 +89,10 @@ def get_run_context() -> RunContext | None:
         >>> get_run_context() is None
         True
     """
-    return _ACTIVE.get()
+    return ACTIVE_RUN.get()
 
 
-class _Interrupted(BaseException):
+class Interrupted(BaseException):
     """Unwinds the workflow function when it waits for a human (a BaseException: ``except Exception`` in user
     code must not swallow it)."""
 
@@ -97,7 +102,7 @@ class _Interrupted(BaseException):
 
 
 @dataclass
-class _StepCall:
+class StepCall:
     """One running call of a step (what ``request_info`` inside it is attributed to)."""
 
     name: str
@@ -142,6 +147,7 @@ class FunctionalRun:
         self.answers: dict[str, Any] = {}  # answered requests, kept for every later run of this one
         self._lock = asyncio.Lock()
         self._sink: Callable[[WorkflowEvent], Any] = _drop
+        self.rehearsal: Rehearsal | None = None  # set while one step call is re-run with its neighbours frozen
         self.ctx = RunContext(self)
 
     # -- setup --------------------------------------------------------------------------------------------
@@ -198,6 +204,10 @@ class FunctionalRun:
         self.answers.update(responses)
 
     # -- events ---------------------------------------------------------------------------------------
+    def set_sink(self, sink: Callable[[WorkflowEvent], Any]) -> None:
+        """Where events go (the run's caller; a rehearsal's list)."""
+        self._sink = sink
+
     def emit(self, event: WorkflowEvent) -> None:
         self._sink(event)
         if self.recorder is not None:
@@ -209,18 +219,18 @@ class FunctionalRun:
         self.counters[name] = index + 1
         return index
 
-    def cached(self, name: str, index: int, fingerprint: str) -> tuple[bool, Any]:
+    def cached(self, name: str, index: int, digest: str) -> tuple[bool, Any]:
         """The saved result of a step call, if it ran before on the same input."""
         calls = self.cache.get(name)
         if calls is None or index not in calls:
             return False, None
-        if self.inputs.get(f"{name}#{index}", fingerprint) != fingerprint:
+        if self.inputs.get(f"{name}#{index}", digest) != digest:
             return False, None
         return True, calls[index]
 
-    async def step_done(self, name: str, index: int, fingerprint: str, result: Any) -> None:
+    async def step_done(self, name: str, index: int, digest: str, result: Any) -> None:
         self.cache.setdefault(name, {})[index] = result
-        self.inputs[f"{name}#{index}"] = fingerprint
+        self.inputs[f"{name}#{index}"] = digest
         self.completed += 1
         self.emit(WorkflowEvent("executor_completed", result, executor_id=name, step=index))
         if self.storage is not None:
@@ -299,8 +309,8 @@ class FunctionalRun:
                     await self.checkpoint()  # the input alone: a resume from here runs everything
                 waiting = False
                 try:
-                    result = await self._call_function()
-                except _Interrupted:
+                    result = await self.call_function()
+                except Interrupted:
                     waiting = True
                     result = None
                 await self._settle()
@@ -341,7 +351,7 @@ class FunctionalRun:
                     logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
             _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.completed})
 
-    async def _call_function(self) -> Any:
+    async def call_function(self) -> Any:
         definition = self.workflow.definition
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
@@ -351,13 +361,13 @@ class FunctionalRun:
                 kwargs[name] = value
             else:
                 args.append(value)
-        token = _ACTIVE.set(self.ctx)
+        token = ACTIVE_RUN.set(self.ctx)
         listener = _AgentEvents(self, None) if definition.listen_to_agents else None
         try:
             with listening(listener):
                 return await definition.func(*args, **kwargs)
         finally:
-            _ACTIVE.reset(token)
+            ACTIVE_RUN.reset(token)
 
     async def _settle(self) -> None:
         """Let step calls the function left running (a gather branch that outlived an error) finish."""
@@ -384,7 +394,7 @@ def _drop(event: WorkflowEvent) -> None:
     return None
 
 
-def _fingerprint(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+def fingerprint(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     """A short digest of a step call's arguments (their tagged JSON; ``repr`` for values that have none)."""
     if not args and not kwargs:
         return ""
@@ -467,7 +477,7 @@ class RunContext:
         the same call gets the same id every time the function runs.
         """
         run = self._run
-        call = _CALL.get()
+        call = CURRENT_CALL.get()
         if request_id is not None:
             rid = request_id
         elif call is not None:
@@ -492,12 +502,12 @@ class RunContext:
                 response_type=response_type,
             )
         )
-        raise _Interrupted(rid)
+        raise Interrupted(rid)
 
     async def add_event(self, event: WorkflowEvent) -> None:
         """Publish a custom event into the run's events (``WorkflowEvent("my_type", data)``)."""
         if event.executor_id is None:
-            call = _CALL.get()
+            call = CURRENT_CALL.get()
             event.executor_id = call.name if call is not None else self._run.workflow.name
         self._run.emit(event)
 
@@ -590,14 +600,16 @@ class StepWrapper(Generic[R]):
         return (*out, *rest)
 
     async def __call__(self, *args: Any, **kwargs: Any) -> R:
-        ctx = _ACTIVE.get()
+        ctx = ACTIVE_RUN.get()
         if ctx is None:  # outside a workflow: the plain function
             return await self._func(*args, **kwargs)
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         name = self.name
         index = run.next_index(name)
-        fingerprint = _fingerprint(args, kwargs)
-        hit, cached = run.cached(name, index, fingerprint)
+        if run.rehearsal is not None:
+            return await run.rehearsal.call(self, run, index, args, kwargs)
+        digest = fingerprint(args, kwargs)
+        hit, cached = run.cached(name, index, digest)
         if hit:
             run.emit(WorkflowEvent("executor_bypassed", cached, executor_id=name, step=index))
             return cached
@@ -621,7 +633,7 @@ class StepWrapper(Generic[R]):
 
                     result = await run_on_ray(self, args, kwargs, run, index)
                 else:
-                    call_token = _CALL.set(_StepCall(name, index))
+                    call_token = CURRENT_CALL.set(StepCall(name, index))
                     listener = _AgentEvents(run, name) if run.workflow.definition.listen_to_agents else None
                     try:
                         with listening(listener):
@@ -631,7 +643,7 @@ class StepWrapper(Generic[R]):
                                 with _telemetry.use_span(span):
                                     result = await self._func(*self._with_ctx(ctx, args, kwargs), **kwargs)
                     finally:
-                        _CALL.reset(call_token)
+                        CURRENT_CALL.reset(call_token)
             except Exception as e:
                 _telemetry.end_span(span, error=e)
                 span = None
@@ -647,7 +659,7 @@ class StepWrapper(Generic[R]):
                 raise
             _telemetry.end_span(span)
             span = None
-            await run.step_done(name, index, fingerprint, result)
+            await run.step_done(name, index, digest, result)
             return result
         finally:
             _telemetry.end_span(span)
@@ -992,6 +1004,31 @@ class FunctionalWorkflow:
         from ._functional_view import definition_html
 
         return definition_html(self.definition)
+
+    async def rerun_step(
+        self,
+        checkpoint_id: str,
+        step: str,
+        *,
+        index: int = 0,
+        input: Any = _UNSET,
+        checkpoint_storage: CheckpointStorage | None = None,
+    ) -> RerunResult:
+        """Run one step call again from a checkpoint with every other step frozen, and compare it with the original.
+
+        The workflow function replays from the checkpoint: other step calls return their saved results (a call
+        with none does not run), and only call ``index`` of ``step`` runs, on the input the function gives it
+        or on ``input`` (the call's one argument, or ``{"args": [...], "kwargs": {...}}``). Nothing is written.
+        ``await result.fork()`` continues from the new result in a new branch of the checkpoint tree.
+
+        Raises:
+            ValueError: Unknown step, no storage, or the call is not reached with its neighbours frozen.
+            CheckpointMismatchError: The checkpoint belongs to another workflow or version.
+        """
+        from ._functional_rerun import rerun_step
+
+        edited = {} if input is _UNSET else {"input": input}
+        return await rerun_step(self, checkpoint_id, step, index=index, checkpoint_storage=checkpoint_storage, **edited)
 
     def as_agent(self, name: str | None = None, *, description: str | None = None) -> FunctionalWorkflowAgent:
         """Wrap this workflow as an agent (``await agent.run("...")`` runs the workflow)."""

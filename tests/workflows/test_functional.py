@@ -542,3 +542,54 @@ def test_step_wrapper_is_the_plain_function_outside_a_run() -> None:
         return a + b
 
     assert isinstance(add, StepWrapper) and asyncio.run(add(2, 3)) == 5
+
+
+async def test_rerun_one_step_with_its_neighbours_frozen_then_fork_from_it() -> None:
+    ran = Calls()
+
+    @step
+    async def research(topic: str) -> str:
+        ran("research")
+        return f"notes on {topic}"
+
+    @step
+    async def write(notes: str) -> str:
+        ran("write")
+        return f"essay from {notes}"
+
+    @step
+    async def polish(text: str) -> str:
+        ran("polish")
+        return text + "."
+
+    @workflow
+    async def essay(topic: str) -> str:
+        return await polish(await write(await research(topic)))
+
+    storage = InMemoryCheckpointStorage()
+    wf = essay.build(checkpoint_storage=storage)
+    original = await wf.run("owls")
+    timeline = await CheckpointHistory(storage).timeline(run_id=original.run_id)
+    ran.log.clear()
+    # From the end of the run: write runs again on research's saved notes; nothing else runs.
+    same = await wf.rerun_step(timeline[-1].checkpoint_id, "write")
+    assert ran.log == ["write"] and same.inputs == ["notes on owls"] and same.outputs == ["essay from notes on owls"]
+    assert same.is_unchanged and same.original.outputs == ["essay from notes on owls"]
+    edited = await wf.rerun_step(timeline[1].checkpoint_id, "write", input="better notes")
+    assert ran.log == ["write", "write"]  # polish is frozen: it has no result at that checkpoint and does not run
+    assert edited.edited and edited.outputs == ["essay from better notes"] and not edited.is_unchanged
+    assert edited.original.outputs == ["essay from notes on owls"]  # from the checkpoint after write ran
+    assert "changed" in edited.summary()
+    fork = await edited.fork()
+    ran.log.clear()
+    continued = await wf.run(checkpoint_id=fork.checkpoint_id)
+    assert continued.get_outputs() == ["essay from better notes."]
+    assert ran.log == ["polish"]  # research and write came from the fork
+    with pytest.raises(ValueError, match=r"Unknown step 'nope'"):
+        await wf.rerun_step(timeline[-1].checkpoint_id, "nope")
+    with pytest.raises(ValueError, match=r"is not reached"):
+        await wf.rerun_step(timeline[0].checkpoint_id, "polish")
+    assert (
+        len(await storage.list_checkpoint_infos())
+        == len(timeline) + 1 + len(continued.get_events("executor_completed")) + 1
+    )
