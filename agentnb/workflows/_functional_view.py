@@ -17,9 +17,10 @@ from .._json import is_json_object
 from ._events import WorkflowEvent, WorkflowRunResult
 
 if TYPE_CHECKING:
+    from ._checkpoints import WorkflowCheckpoint
     from ._functional import FunctionalWorkflowDefinition
 
-__all__ = ["StepCallState", "definition_html", "step_timeline", "timeline_html"]
+__all__ = ["StepCallState", "definition_html", "saved_calls_html", "step_timeline", "timeline_html"]
 
 _KINDS = {"running": "info", "cached": "", "done": "ok", "failed": "err", "waiting for input": "warn"}
 
@@ -127,4 +128,28 @@ def run_timeline_html(result: WorkflowRunResult) -> str:
     state = result.get_final_state()
     return h.wrap(
         f"<div class='anb-card'><div class='anb-head'>{h.badge(state.value)}</div>{timeline_html(result)}</div>"
+    )
+
+
+def saved_calls_html(checkpoint: WorkflowCheckpoint) -> str:
+    """The step calls a checkpoint had finished (their saved results) and the requests it waits on."""
+    rows: list[str] = []
+    for name, calls in checkpoint.executor_states.items():
+        if not is_json_object(calls):
+            continue
+        for index, value in calls.items():
+            rows.append(
+                f"<tr><td><code>{h.escape(f'{name}#{index}')}</code></td><td>{h.badge('done', 'ok')}</td>"
+                f"<td>{h.escape(h.shorten(repr(value), 120))}</td></tr>"
+            )
+    for request in checkpoint.pending_requests.values():
+        rows.append(
+            f"<tr><td><code>{h.escape(request.executor_id)}</code></td><td>{h.badge('waiting for input', 'warn')}</td>"
+            f"<td>{h.escape(h.shorten(repr(request.request_data), 120))}</td></tr>"
+        )
+    if not rows:
+        return "<div class='anb-muted'>no step call had finished at this checkpoint</div>"
+    return (
+        "<table class='anb-table anb-step-timeline'><thead><tr><th>step</th><th>state</th><th>saved</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
     )
