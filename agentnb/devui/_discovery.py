@@ -88,6 +88,7 @@ class Catalog:
 
     def add(self, obj: Any, *, source: str = "passed in", name: str | None = None) -> Entity:
         """Add one agent or workflow object; raise ``TypeError`` for anything else."""
+        obj = _built(obj)
         kind = entity_kind(obj)
         if kind is None:
             raise TypeError(
@@ -110,6 +111,14 @@ class Catalog:
         for entity in other.entities:
             self.add(entity.obj, source=entity.source, name=entity.name)
         self.errors.extend(other.errors)
+
+
+def _built(obj: Any) -> Any:
+    """A functional workflow's definition (what ``@workflow`` returns) becomes a workflow built for the DevUI."""
+    module = sys.modules.get("agentnb.workflows._functional")
+    if module is not None and isinstance(obj, module.FunctionalWorkflowDefinition):
+        return obj.build()
+    return obj
 
 
 def entity_kind(obj: Any) -> EntityKind | None:

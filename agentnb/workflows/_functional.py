@@ -953,6 +953,11 @@ class FunctionalWorkflow:
         return self.graph_signature
 
     @property
+    def start_executor_id(self) -> str:
+        """Where a run starts: the workflow function (named like the workflow), as the graph's start executor."""
+        return self.name
+
+    @property
     def steps(self) -> list[str]:
         """The names of the steps the workflow function calls (as far as its code names them)."""
         return list(self.definition.steps)
@@ -996,6 +1001,20 @@ class FunctionalWorkflow:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe description of the workflow (what the run store keeps)."""
         return self.definition.to_dict()
+
+    def check_input(self, message: PendingMessage, *, where: str = "The input") -> None:
+        """Raise ``ValueError`` unless ``message`` can be a checkpoint's input for this workflow (fork edits)."""
+        if message.source_id is not None or message.target_id not in (None, self.name):
+            raise ValueError(
+                f"{where} must be the workflow's input (no source_id; target_id {self.name!r}): a functional "
+                f"workflow has no executors to send messages between, got {message.source_id!r} -> "
+                f"{message.target_id!r}."
+            )
+        input_type = self.definition.input_type
+        if input_type is not Any and not matches(message.data, input_type):
+            raise ValueError(
+                f"{where} carries a {type(message.data).__name__}; workflow {self.name!r} takes {describe(input_type)}."
+            )
 
     def __repr__(self) -> str:
         return f"FunctionalWorkflow(name={self.name!r}, steps={self.steps!r})"

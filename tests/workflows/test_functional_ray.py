@@ -40,6 +40,10 @@ def _reap_ray_processes() -> None:
 def cluster() -> Iterator[Any]:
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), str(HERE), saved]))
+    # On a loaded machine the node's agents can take longer than Ray's default to report their ports.
+    patience = {"RAY_agent_register_timeout_ms": "300000", "RAY_raylet_start_wait_time_s": "300"}
+    saved_patience = {key: os.environ.get(key) for key in patience}
+    os.environ.update({key: os.environ.get(key) or value for key, value in patience.items()})
     try:
         for attempt in range(3):  # a node can miss its start-up deadline on a heavily loaded machine
             try:
@@ -54,10 +58,11 @@ def cluster() -> Iterator[Any]:
     finally:
         ray.shutdown()
         _reap_ray_processes()
-        if saved is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = saved
+        for key, value in {"PYTHONPATH": saved, **saved_patience}.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 async def test_gather_over_ray_steps_fans_out_and_is_checkpointed(cluster: Any) -> None:
