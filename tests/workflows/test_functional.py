@@ -223,9 +223,13 @@ async def test_a_step_called_again_on_the_same_input_returns_its_cached_result()
 
 
 async def test_calls_are_numbered_per_step_in_call_order_also_under_gather() -> None:
+    done = [asyncio.Event() for _ in range(6)]
+    done[5].set()
+
     @step
     async def square(x: int) -> int:
-        await asyncio.sleep(0.001 * (5 - x))  # finish in reverse order
+        await done[x + 1].wait()  # finish in reverse order: each call waits for the one after it
+        done[x].set()
         return x * x
 
     @workflow
