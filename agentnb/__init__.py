@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, SupportsAgentRun
 from ._approval import (
-    ToolApprovalMiddleware,
     ToolApprovalRule,
     ToolApprovalState,
     create_always_approve_tool_response,
     create_always_approve_tool_with_arguments_response,
     pending_approval_requests,
 )
+from ._approval_middleware import ToolApprovalMiddleware
+from ._approval_policy import ApprovalDecision, ApprovalPolicy, ToolApprovalRuleCallback
 from ._clients import (
     BaseChatClient,
     FunctionInvocationConfiguration,
@@ -179,6 +180,8 @@ __all__ = [
     "AgentResponseUpdate",
     "AgentSession",
     "AgentnbError",
+    "ApprovalDecision",
+    "ApprovalPolicy",
     "BaseAgent",
     "BaseChatClient",
     "Case",
@@ -225,6 +228,7 @@ __all__ = [
     "SupportsToolExpansion",
     "ToolApprovalMiddleware",
     "ToolApprovalRule",
+    "ToolApprovalRuleCallback",
     "ToolApprovalState",
     "UsageDetails",
     "Workflow",

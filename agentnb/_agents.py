@@ -78,7 +78,7 @@ class BaseAgent(ABC):
         middleware: Sequence[Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
-        self.id = id or str(uuid.uuid4())
+        self._id = id
         self.name = name
         self.description = description
         if isinstance(context_providers, ContextProvider):
@@ -86,6 +86,17 @@ class BaseAgent(ABC):
         self.context_providers: list[ContextProvider] = list(context_providers or [])
         self.middleware: list[Any] = list(middleware or [])
         self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    @property
+    def id(self) -> str:
+        """A unique id: the one given, else a UUID made on first use (agents built in bulk never pay for it)."""
+        if not self._id:
+            self._id = str(uuid.uuid4())
+        return self._id
+
+    @id.setter
+    def id(self, value: str) -> None:
+        self._id = value
 
     @property
     def display_name(self) -> str:

@@ -8,8 +8,10 @@ response assembly. Prints turns/s and microseconds per turn (median of several r
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
 import time
+import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -23,8 +25,6 @@ class InstantModel(BaseChatClient):
 
     def __init__(self) -> None:
         super().__init__(model_id="instant")
-        self.answer = ChatResponse(messages=[Message("assistant", ["Done."])], finish_reason="stop")
-        self.chunks = [ChatResponseUpdate(contents=[Content.from_text("x ")]) for _ in range(CHUNKS)]
 
     async def _inner_get_response(self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any):
         if options.get("tools") and messages[-1].role != "tool":
@@ -35,8 +35,8 @@ class InstantModel(BaseChatClient):
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
-        for chunk in self.chunks:
-            yield chunk
+        for _ in range(CHUNKS):  # built per call, as a provider builds them from the wire
+            yield ChatResponseUpdate(contents=[Content.from_text("x ")])
 
 
 @tool
@@ -59,7 +59,34 @@ async def rate(turn: Callable[[], Awaitable[Any]], *, seconds: float = 0.6, roun
     return statistics.median(results)
 
 
+def building_an_agent(count: int = 1000, rounds: int = 7) -> tuple[float, float]:
+    """Microseconds and bytes per ``Agent(model, tools=[lookup])``, with ``count`` agents kept alive at once.
+
+    The shape of Agno's published instantiation benchmark: a new model object and one tool per agent.
+    """
+
+    def build() -> list[Agent]:
+        return [Agent(InstantModel(), tools=[lookup]) for _ in range(count)]
+
+    build()
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        kept = build()
+        times.append((time.process_time() - start) / count)
+        del kept
+    gc.collect()
+    tracemalloc.start()
+    kept = build()
+    size, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del kept
+    return statistics.median(times) * 1e6, size / count
+
+
 async def main() -> None:
+    micros, size = building_an_agent()
+    print(f"building an agent with one tool: {micros:.2f} µs, {size / 1024:.2f} KiB (1,000 kept, CPU time)\n")
     plain = Agent(InstantModel())
     with_tool = Agent(InstantModel(), tools=[lookup])
     streaming = Agent(InstantModel())

@@ -7,9 +7,11 @@ Panel's ``ChatAreaInput`` and any approval card waiting for an answer stay docke
 (collapsible, resizable) shows the agent's tools, a context inspector (tokens per turn, messages by role),
 the session's events and a link to the last turn's trace.
 
-Approval is data here as everywhere: Approve / Deny turn the pending ``function_approval_request`` into a
-``function_approval_response`` sent on the same session, and the agent runs again. "Always allow" only
-answers later requests for that tool the same way, on the user's behalf; it adds no second mechanism.
+Approval is data here as everywhere, and the core's :class:`~agentnb._approval_driver.ApprovalDriver` runs
+it: Approve / Deny answer the pending ``function_approval_request`` with a ``function_approval_response``
+sent on the same session, and the agent runs again. "Always allow" keeps a standing rule in the session for
+that tool from that source (an MCP server's ``delete`` never covers another's), which the session's
+:class:`~agentnb.ApprovalPolicy` then applies to later requests; it adds no second mechanism.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import panel as pn
 
 from agentnb._agents import Agent
+from agentnb._approval_driver import ApprovalDriver
 from agentnb._html import badge, escape, json_html, render_markdown, table
 from agentnb._sessions import AgentSession
 from agentnb._tools import FunctionTool, SupportsToolExpansion
-from agentnb._types import AgentResponse, Content, Message
+from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message
 
 from ._discovery import Entity
 from ._tokens import TokenLedger
@@ -121,11 +124,9 @@ class _SessionView:
     label: str
     transcript: pn.chat.ChatFeed
     dock: pn.Column
+    driver: ApprovalDriver  # runs the turns; holds the pending requests and the answers collected so far
     usage: dict[str, int] = field(default_factory=lambda: {"input": 0, "output": 0, "total": 0})
     turn_usage: list[tuple[int, int, int]] = field(default_factory=list)  # (input, output, total) per turn
-    pending: dict[str, Content] = field(default_factory=dict)  # request id -> approval request content
-    answers: dict[str, Content] = field(default_factory=dict)  # request id -> approval response content
-    always_allow: set[str] = field(default_factory=set)
     cards: dict[str, _ToolCard] = field(default_factory=dict)
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (clock, kind, detail)
     last_run_id: str | None = None
@@ -284,7 +285,9 @@ class ChatView:
         )
         dock = pn.Column(sizing_mode="stretch_width")
         watch(dock, lambda _e: self._fit_dock(), "objects")
-        view = _SessionView(session=session, label=label, transcript=transcript, dock=dock)
+        # The chat resumes turn by turn (max_auto_rounds=0), so each answered round shows as its own turn.
+        driver = ApprovalDriver(self.agent, session=session, max_auto_rounds=0)
+        view = _SessionView(session=session, label=label, transcript=transcript, dock=dock, driver=driver)
         self._sessions[label] = view
         self.session_select.options = list(self._sessions)
         self.session_select.value = label
@@ -361,8 +364,7 @@ class ChatView:
         for message in session.messages:
             self._append_message(view, message)
         if pending:
-            view.pending = {str(r.id): r for r in pending}
-            view.answers = {}
+            view.driver.waiting_on(pending)
             for request in pending:
                 view.dock.append(self._approval_card(view, request))
 
@@ -418,9 +420,14 @@ class ChatView:
         opened_by: Literal["user", "tool"] = "tool" if any(c.type != "text" for c in message.contents) else "user"
         started = time.perf_counter()
         try:
+            final: AgentResponse[Any] | None = None
             with _telemetry.use_span(span):
-                stream = self.agent.run(message, session=view.session, stream=True)
-                async for update in stream:
+                async for update in view.driver.run(message, stream=True):
+                    if isinstance(update, AgentResponse):
+                        final = update
+                        continue
+                    if not isinstance(update, AgentResponseUpdate):
+                        continue  # the turn's start and the policy's answers: shown with the approvals
                     author = update.author_name or self.entity.name
                     for content in update.contents:
                         if content.type == "text" and content.text:
@@ -449,7 +456,7 @@ class ChatView:
                             _post(view, failure, author, "error")
                         elif content.type == "usage" and content.usage_details:
                             self._on_model_call(view, content.usage_details, opened_by)
-                final: AgentResponse[Any] = await stream.get_final_response()
+            assert final is not None  # the driver reports every turn's response
         except Exception as exc:  # the view's boundary: the failure is shown, the session is kept
             _telemetry.end_span(span, error=exc)
             record.finish("failed", error=f"{type(exc).__name__}: {exc}")
@@ -537,11 +544,10 @@ class ChatView:
 
     # ---------------------------------------------------------------------------------------------- approvals
     async def _show_approvals(self, view: _SessionView, final: AgentResponse[Any]) -> None:
-        requests = [c for c in final.user_input_requests if c.type == "function_approval_request" and c.function_call]
+        del final  # the driver holds what the turn ended with
+        requests = [r for r in view.driver.pending if r.function_call is not None]
         if not requests:
             return
-        view.pending = {str(r.id): r for r in requests}
-        view.answers = {}
         for request in requests:
             call = request.function_call
             assert call is not None
@@ -551,13 +557,12 @@ class ChatView:
             if card is not None:
                 card.status = "awaiting approval"
                 card.render()
-            if name in view.always_allow:
+            if view.driver.is_answered(request):  # a standing rule of the session ("always allow") covered it
                 note = html_pane(
-                    f"<div class='anb-muted'>✔ {escape(name)} approved automatically (always allow)</div>",
+                    f"<div class='anb-muted'>✔ {escape(_scoped(request))} approved automatically (always allow)</div>",
                     css_classes=["anb-note"],
                 )
                 _post(view, note, "You", "user")
-                view.answers[str(request.id)] = request.to_function_approval_response(True)
             else:
                 view.dock.append(self._approval_card(view, request))
         await self._maybe_resume(view)
@@ -574,16 +579,14 @@ class ChatView:
         )
         approve = pn.widgets.Button(label="Approve", color="success", width=100, css_classes=["anb-approve"])
         deny = pn.widgets.Button(label="Deny", color="danger", width=100, css_classes=["anb-deny"])
-        always = pn.widgets.Checkbox(label=f"Always allow {name}", css_classes=["anb-always"])
+        always = pn.widgets.Checkbox(label=f"Always allow {_scoped(request)}", css_classes=["anb-always"])
         reason = pn.widgets.TextInput(placeholder="reason (optional, sent with a denial)", width=260)
         box = pn.Column(info, pn.Row(approve, deny, always, reason), css_classes=["anb-approval"])
 
         async def answer(approved: bool) -> None:
-            if str(request.id) not in view.pending or str(request.id) in view.answers:
+            if request not in view.driver.pending or view.driver.is_answered(request):
                 return
             approve.disabled = deny.disabled = always.disabled = reason.disabled = True
-            if approved and always.value:
-                view.always_allow.add(name)
             text = "approved" if approved else "denied"
             view.log(text, name)
             box.append(
@@ -595,16 +598,12 @@ class ChatView:
             if box in view.dock:
                 view.dock.remove(box)
             _post(view, box, "You", "user")
-            if approved and always.value:
-                from agentnb import create_always_approve_tool_response
-
-                # Still an approval response; a ToolApprovalMiddleware on the agent also keeps it as a rule.
-                response = create_always_approve_tool_response(request)
-            else:
-                response = request.to_function_approval_response(
-                    approved, reason=None if approved else (reason.value or None)
-                )
-            view.answers[str(request.id)] = response
+            view.driver.answer(
+                request,
+                approved,
+                reason=None if approved else (reason.value or None),
+                always=approved and bool(always.value),
+            )
             await self._maybe_resume(view)
 
         async def on_approve(_e: Any) -> None:
@@ -619,11 +618,9 @@ class ChatView:
 
     async def _maybe_resume(self, view: _SessionView) -> None:
         """Run again once every pending request has an answer, sending all answers in one user message."""
-        if not view.pending or set(view.pending) - set(view.answers):
+        if not view.driver.pending or not view.driver.complete:
             return
-        answers = [view.answers[k] for k in view.pending]
-        view.pending, view.answers = {}, {}
-        await self._run_turn(view, Message("user", answers))
+        await self._run_turn(view, view.driver.take_answers())
 
     # ----------------------------------------------------------------------------------------- model & usage
     def _on_model_call(self, view: _SessionView, usage: Mapping[str, Any], opened_by: Literal["user", "tool"]) -> None:
@@ -856,6 +853,13 @@ def _tool_html(item: object) -> str:
         f"<div class='anb-tool'><b>{escape(function.name)}</b> {needs}"
         f"<div class='anb-muted'>{escape(function.description)}</div></div>"
     )
+
+
+def _scoped(request: Content) -> str:
+    """The tool a request is about, with its source when it has one (``search from docs``)."""
+    name = request.function_call.name if request.function_call is not None else None
+    source = request.additional_properties.get("server_label")
+    return f"{name or 'tool'} from {source}" if isinstance(source, str) else name or "tool"
 
 
 def _merge_arguments(old: Any, new: Any) -> Any:

@@ -34,7 +34,7 @@ from ._cases import BATCH_COLUMNS, CaseResult, CaseStatus, EvalCase
 from ._engine import LocalBackend
 from ._experiment import Experiment, compare, experiments, load_experiment
 from ._run import evaluate, run_batch
-from ._targets import ApprovalPolicy
+from ._targets import ApprovalPolicy, OnApproval
 from .scorers import Scorer
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ __all__ = [
     "EvalCase",
     "Experiment",
     "LocalBackend",
+    "OnApproval",
     "RayBackend",
     "Scorer",
     "compare",

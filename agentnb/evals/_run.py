@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._cases import BATCH_COLUMNS, CaseResult, EvalCase, cases_from_inputs, load_cases, make_frame, plain
 from ._engine import Progress, Recorder, get_backend
-from ._targets import ApprovalPolicy, RunOptions, describe_target
+from ._targets import OnApproval, RunOptions, describe_target
 from .scorers import Scorer, as_scorer
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ async def run_batch(
     backend: Any = "local",
     timeout: float | None = None,
     retries: int = 0,
-    on_approval: ApprovalPolicy = "deny",
+    on_approval: OnApproval = "deny",
     progress: bool = True,
     store: Any = None,
     rate_limit_retries: int = 6,
@@ -105,7 +105,7 @@ async def run_batch(
         backend: ``"local"`` (asyncio here), ``"ray"``, or a ``LocalBackend`` / ``RayBackend``.
         timeout: Seconds one attempt of a case may take; ``None`` waits.
         retries: Extra attempts for a case that failed or timed out.
-        on_approval: ``"deny"``, ``"approve"``, ``"pending"`` or a callable (see :data:`ApprovalPolicy`).
+        on_approval: ``"deny"``, ``"approve"``, ``"pending"`` or a callable (see :data:`OnApproval`).
         progress: Show a ``tqdm`` progress bar.
         store: The run store (``None``: the default store), or a store URL or path.
         rate_limit_retries: How many times a rate-limited case waits and tries again.
@@ -226,7 +226,7 @@ async def evaluate(
     store: Any = None,
     timeout: float | None = None,
     retries: int = 0,
-    on_approval: ApprovalPolicy = "deny",
+    on_approval: OnApproval = "deny",
     rate_limit_retries: int = 6,
 ) -> Experiment:
     """Run ``target`` over a dataset, score every case, and keep it all in the run store as experiment ``name``.

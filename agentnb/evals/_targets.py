@@ -3,7 +3,8 @@
 A case goes through the target's ordinary run path (``agent.run``, ``workflow.run``), so middleware,
 telemetry, the run store and anything else that watches runs sees it like any other run. Around that path
 this module adds what a batch needs per case: a timeout, retries, backoff on rate limits honouring the
-server's retry-after, the approval policy, token counts, the tools called, and the run record.
+server's retry-after, the approval policy (the core's :class:`~agentnb.ApprovalPolicy`, run by the core's
+approval driver as every front end does), token counts, the tools called, and the run record.
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from .. import _telemetry as tel
+from .._approval_driver import ApprovalDriver
+from .._approval_policy import ApprovalPolicy
 from .._provenance import run_metadata
-from .._types import Content, Message, normalize_messages
 from ..exceptions import RateLimitError, ServiceTimeoutError
 from ._cases import CaseResult, EvalCase, plain
 
 __all__ = [
     "ApprovalPolicy",
+    "OnApproval",
     "RunOptions",
     "Target",
     "describe_target",
@@ -37,12 +40,13 @@ __all__ = [
     "run_case",
 ]
 
-ApprovalPolicy = Literal["deny", "approve", "pending"] | Callable[[Any], "bool | None"]
-"""What to do when a case's agent asks to run an approval-required tool.
+OnApproval = Literal["deny", "approve", "pending"] | Callable[[Any], "bool | None"] | ApprovalPolicy
+"""What to do when a case's agent asks to run an approval-required tool (read as an :class:`ApprovalPolicy`).
 
 ``"deny"`` answers every request with a denial and lets the agent go on; ``"approve"`` approves every one;
 ``"pending"`` stops the case with status ``"approval_pending"``; a callable gets the request content and
-returns ``True`` (approve), ``False`` (deny) or ``None`` (leave it pending).
+returns ``True`` (approve), ``False`` (deny) or ``None`` (leave it pending); a policy gives rules bounded
+by the tool's source (``ApprovalPolicy(rules=[ToolApprovalRule("search", server_label="docs")], fallback="deny")``).
 """
 
 #: Attribute of a case's span holding its run id (the span store files it in the ``run_id`` column).
@@ -81,8 +85,14 @@ class RunOptions:
         if self.rate_limit_retries < 0:
             raise ValueError(f"rate_limit_retries must be >= 0, got {self.rate_limit_retries}")
         policy = self.on_approval
-        if not callable(policy) and policy not in ("deny", "approve", "pending"):
-            raise ValueError(f"on_approval must be 'deny', 'approve', 'pending' or a callable, got {policy!r}")
+        if (
+            not isinstance(policy, ApprovalPolicy)
+            and not callable(policy)
+            and policy not in ("deny", "approve", "pending")
+        ):
+            raise ValueError(
+                f"on_approval must be 'deny', 'approve', 'pending', a callable or an ApprovalPolicy, got {policy!r}"
+            )
 
 
 # --------------------------------------------------------------------------- targets
@@ -121,51 +131,24 @@ class _AgentTarget(Target):
         self.agent = agent
 
     async def call(self, case: EvalCase, options: RunOptions, store: Any) -> _Outcome:
-        agent = self.agent
-        response = await agent.run(case.input)
-        responses = [response]
-        transcript: list[Any] | None = None
-        for _ in range(_MAX_APPROVAL_ROUNDS):
-            requests = response.user_input_requests
-            if not requests:
-                break
-            answers: list[Content] = []
-            for request in requests:
-                verdict = _decide(options.on_approval, request)
-                if verdict is None:
-                    return _agent_outcome(responses, status="approval_pending", error=_pending_text(requests))
-                reason = "approved by the batch's on_approval policy" if verdict else "denied by on_approval policy"
-                answers.append(request.to_function_approval_response(verdict, reason=reason))
-            # No session: the next turn gets the conversation so far, which is what a session would hold.
-            if transcript is None:
-                transcript = normalize_messages(case.input)
-            transcript = [*transcript, *response.messages, Message("user", answers)]
-            response = await agent.run(transcript)
-            responses.append(response)
-        else:
-            if response.user_input_requests:
-                return _agent_outcome(
-                    responses, status="approval_pending", error="The agent kept asking for approvals; gave up."
-                )
+        # No session: the driver sends the conversation so far each turn, which is what a session would hold.
+        driver = ApprovalDriver(
+            self.agent, policy=ApprovalPolicy.coerce(options.on_approval), max_auto_rounds=_MAX_APPROVAL_ROUNDS
+        )
+        await driver.run_to_end(case.input)
+        responses: list[Any] = list(driver.responses)
+        if driver.gave_up:
+            return _agent_outcome(
+                responses, status="approval_pending", error="The agent kept asking for approvals; gave up."
+            )
+        if driver.pending:
+            return _agent_outcome(responses, status="approval_pending", error=_pending_text(driver.pending))
         return _agent_outcome(responses)
 
 
 def _pending_text(requests: list[Any]) -> str:
     names = [getattr(getattr(r, "function_call", None), "name", None) or "?" for r in requests]
     return f"Waiting for approval of {', '.join(names)} (on_approval='pending')."
-
-
-def _decide(policy: Any, request: Any) -> bool | None:
-    if policy == "approve":
-        return True
-    if policy == "deny":
-        return False
-    if policy == "pending":
-        return None
-    verdict = policy(request)
-    if verdict is not None and not isinstance(verdict, bool):
-        raise TypeError(f"on_approval must return True, False or None, got {verdict!r}")
-    return verdict
 
 
 def _arguments(value: Any) -> Any:

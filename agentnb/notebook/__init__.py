@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._approval import AUTO_APPROVE_ENV, ApprovalCard, AutoApprove, decide
+from ._approval import AUTO_APPROVE_ENV, ApprovalCard, AutoApprove
 from ._display import message_html, messages_html, register_renderer, to_html, to_text
 from ._extension import is_loaded, load_ipython_extension, unload_ipython_extension
 from ._meter import get_prices, set_prices
@@ -62,7 +62,6 @@ __all__ = [
     "RunStatus",
     "TraceView",
     "WorkflowView",
-    "decide",
     "get_prices",
     "is_loaded",
     "kernel_supports_awaiting_widgets",

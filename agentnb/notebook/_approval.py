@@ -1,73 +1,28 @@
-"""Approval policies for unattended runs, and the approval card widget.
+"""The approval card widget, and what ``auto_approve`` accepts.
 
 Approval is data: a tool that needs approval ends the turn with a ``function_approval_request`` content and
-the run continues when a ``function_approval_response`` is sent on the same session. A policy only decides
-which answer to send without a person (for "Run All" and CI); a card lets a person decide. Neither
-invokes a tool itself.
+the run continues when a ``function_approval_response`` is sent on the same session. The
+:class:`~agentnb.ApprovalPolicy` decides which answer to send without a person (for "Run All" and CI); a
+card lets a person decide. Neither invokes a tool itself.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
-from typing import cast
 
 from .. import _html as h
+from .._approval import ToolApprovalRule
+from .._approval_policy import AUTO_APPROVE_ENV, ApprovalPolicy
 from .._types import Content
 from ._widgets import on_click
 
-__all__ = ["AUTO_APPROVE_ENV", "ApprovalCard", "AutoApprove", "decide"]
+__all__ = ["AUTO_APPROVE_ENV", "ApprovalCard", "AutoApprove"]
 
-#: Environment variable read when no ``auto_approve`` is given: ``all`` (or ``1``/``true``), ``none``
-#: (or ``0``/``false``/``deny``), or a comma-separated list of tool names to approve.
-AUTO_APPROVE_ENV = "AGENTNB_AUTO_APPROVE"
-
-#: ``True`` approves every request, ``False`` denies every one, a collection of tool names approves those
-#: (others wait for a click), and a callable gets the request content and returns ``True``/``False`` or
-#: ``None`` to leave it to a person.
-AutoApprove = bool | Iterable[str] | Callable[[Content], bool | None] | None
-
-
-def _from_env() -> AutoApprove:
-    raw = os.environ.get(AUTO_APPROVE_ENV, "").strip()
-    if not raw:
-        return None
-    low = raw.lower()
-    if low in {"all", "1", "true", "yes"}:
-        return True
-    if low in {"none", "0", "false", "no", "deny"}:
-        return False
-    return frozenset(name.strip() for name in raw.split(",") if name.strip())
-
-
-def decide(policy: AutoApprove, request: Content, *, always_allowed: Iterable[str] = ()) -> bool | None:
-    """Return the unattended answer to an approval request, or ``None`` when a person must decide.
-
-    Args:
-        policy: The ``auto_approve`` setting (``None`` falls back to ``$AGENTNB_AUTO_APPROVE``).
-        request: A ``function_approval_request`` content.
-        always_allowed: Tool names a person chose to "always allow" for this session.
-
-    Returns:
-        ``True`` (approve), ``False`` (deny) or ``None`` (ask).
-    """
-    name = _tool_name(request)
-    if name is not None and name in set(always_allowed):
-        return True
-    if policy is None:
-        policy = _from_env()
-    if policy is None:
-        return None
-    if isinstance(policy, bool):
-        return policy
-    if callable(policy):
-        verdict = policy(request)
-        if verdict is not None and not isinstance(cast(object, verdict), bool):  # user code may return anything
-            raise TypeError(f"auto_approve callable must return True, False or None, got {verdict!r}")
-        return verdict
-    if isinstance(policy, str):
-        raise TypeError(f"auto_approve takes a collection of tool names, not a string; use [{policy!r}]")
-    return True if name in set(policy) else None
+#: What ``auto_approve`` takes, read as an :class:`~agentnb.ApprovalPolicy`: ``True`` approves every
+#: request, ``False`` denies every one, a collection of tools approves those (``name`` for a local tool,
+#: ``server:name`` for an MCP server's; others wait for a click), a callable gets the request content and
+#: returns ``True``/``False`` or ``None`` to leave it to a person, and ``None`` reads ``$AGENTNB_AUTO_APPROVE``.
+AutoApprove = bool | ApprovalPolicy | Iterable[str | ToolApprovalRule] | Callable[[Content], bool | None] | None
 
 
 class ApprovalCard:
@@ -110,7 +65,10 @@ class ApprovalCard:
             )
         )
         self.reason = w.Text(placeholder="Reason (optional)", layout=w.Layout(width="260px"))
-        self.always = w.Checkbox(value=False, description=f"Always allow {name}", indent=False)
+        source = request.additional_properties.get("server_label")
+        # The rule it makes covers this tool from this source only, and the label says so.
+        scope = f"{name} from {source}" if isinstance(source, str) else name
+        self.always = w.Checkbox(value=False, description=f"Always allow {scope}", indent=False)
         self.approve_button = w.Button(description="Approve", button_style="success", icon="check")
         self.deny_button = w.Button(description="Deny", button_style="danger", icon="times")
         on_click(self.approve_button, lambda _b: self.approve())

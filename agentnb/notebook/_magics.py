@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from .. import _html as h
+from .._approval_policy import ApprovalPolicy
 
 if TYPE_CHECKING:
     from .._agents import Agent
@@ -33,7 +34,7 @@ __all__ = [
     "run_agent_cell",
 ]
 
-AGENT_USAGE = "usage: %%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,...]"
+AGENT_USAGE = "usage: %%agent NAME [--session VAR] [--no-stream] [--approve ask|all|none|TOOL,SERVER:TOOL,...]"
 AGENTNB_USAGE = (
     "usage: %agentnb traces [--last N] | runs [--all] [--last N] | meter on|off|auto | "
     "prices [MODEL=IN,OUT ...] [--clear] | record PATH | replay PATH | record --stop | devui [--port N] | "
@@ -61,18 +62,16 @@ def _agent_parser() -> _Parser:
     return parser
 
 
-def _policy(value: str) -> Any:
-    low = value.strip().lower()
-    if low == "ask":
+def _policy(value: str) -> ApprovalPolicy | None:
+    """``--approve``: ``ask`` leaves it to ``$AGENTNB_AUTO_APPROVE`` (else a card), the rest is a policy."""
+    if value.strip().lower() == "ask":
         return None
-    if low == "all":
-        return True
-    if low == "none":
-        return False
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise UsageError(f"--approve needs ask, all, none or tool names, got {value!r}\n{AGENT_USAGE}")
-    return frozenset(names)
+    try:
+        return ApprovalPolicy.parse(value)
+    except ValueError as e:
+        raise UsageError(
+            f"--approve needs ask, all, none or tool names (server:name), got {value!r}\n{AGENT_USAGE}"
+        ) from e
 
 
 def _split(line: str, usage: str) -> list[str]:

@@ -1,34 +1,35 @@
 """The engine behind the live views: runs an agent over a session on the kernel's event loop.
 
-:class:`AgentRun` knows nothing about widgets. It streams a turn, keeps the transcript, applies the
-approval policy, and resumes the run when every pending approval request has an answer, by sending the
-``function_approval_response`` contents as a user message on the same session: the one approval mechanism
-of the core, with no second path.
+:class:`AgentRun` knows nothing about widgets. It runs the core's :class:`~agentnb._approval_driver.ApprovalDriver`
+(stream a turn, let the approval policy answer what it covers, resume once every request has an answer) as
+a background task, and keeps what a view shows: the transcript, the status, the pending requests.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, Literal
 
-from ._approval import AutoApprove, decide
+from .._approval import DEFAULT_STATE_KEY
+from .._approval_driver import ApprovalDriver, TurnStarted
+from .._approval_policy import ApprovalPolicy
+from .._types import AgentResponse, AgentResponseUpdate
+from ._approval import AutoApprove
 
 if TYPE_CHECKING:
     from .._agents import SupportsAgentRun
     from .._sessions import AgentSession
-    from .._types import AgentResponse, AgentResponseUpdate, Content, ResponseStream
 
 __all__ = ["ALWAYS_ALLOW_KEY", "AgentRun", "RunStatus", "waiting_run"]
 
 RunStatus = Literal["idle", "running", "waiting", "done", "stopped", "error"]
 
-#: Session state key holding the tools a person chose to "always allow" (a list of names, JSON-safe, so it
-#: survives saving and restoring the session).
-ALWAYS_ALLOW_KEY = "agentnb.always_allow"
+#: Session state key holding the standing approval rules ("always allow" answers among them), shared with
+#: :class:`agentnb.ToolApprovalMiddleware`; JSON-safe, so the rules survive saving and restoring the session.
+ALWAYS_ALLOW_KEY = DEFAULT_STATE_KEY
 
 # The run that waits for approval on each session: any view of that session or of its responses joins it,
 # so one request never gets two competing sets of cards.
@@ -80,17 +81,14 @@ class AgentRun:
         self.stream = stream
         self.session: AgentSession = session if session is not None else agent.create_session()
         self.auto_approve = auto_approve
+        self.driver = ApprovalDriver(agent, session=self.session)
         self.messages: list[Any] = []
         self.live_updates: list[Any] = []
-        self.responses: list[Any] = []
-        self.pending: list[Any] = []
         self.status: RunStatus = "idle"
         self.error: BaseException | None = None
         self.started_at: float | None = None
         self.ended_at: float | None = None
-        self._answers: dict[str, Any] = {}
         self._task: asyncio.Task[None] | None = None
-        self._context: list[Any] = []
         self._stop_requested = False
         self._listeners: list[Callable[[AgentRun], None]] = [on_change] if on_change else []
 
@@ -124,10 +122,10 @@ class AgentRun:
         run = cls(agent, session=session, auto_approve=auto_approve, stream=stream, on_change=on_change)
         if session is None:
             # The first resumed turn sends the whole conversation, so the new session's history holds it.
-            run._context = [*history, *response.messages]
+            run.driver = ApprovalDriver(agent, session=run.session, history=[*history, *response.messages])
         run.messages = list(response.messages)
-        run.responses = [response]
-        run.pending = list(response.user_input_requests)
+        run.driver.responses.append(response)
+        run.driver.waiting_on(response.user_input_requests)
         run.status = "waiting" if run.pending else "done"
         run._register()
         return run
@@ -142,9 +140,19 @@ class AgentRun:
             listener(self)
 
     @property
+    def responses(self) -> list[Any]:
+        """Every complete :class:`agentnb.AgentResponse` of this run, in order."""
+        return self.driver.responses
+
+    @property
+    def pending(self) -> list[Any]:
+        """Approval requests that wait for a person's answer."""
+        return self.driver.pending
+
+    @property
     def response(self) -> Any:
         """The latest complete :class:`agentnb.AgentResponse` (``None`` before the first turn ends)."""
-        return self.responses[-1] if self.responses else None
+        return self.driver.response
 
     @property
     def running(self) -> bool:
@@ -153,8 +161,12 @@ class AgentRun:
 
     @property
     def always_allowed(self) -> list[str]:
-        """Tools approved with "always allow" for this session."""
-        return list(self.session.state.get(ALWAYS_ALLOW_KEY, []))
+        """Tools approved with "always allow" (or another standing rule) in this session, ``server:name`` for
+        a tool with a source."""
+        if self.session.state.get(ALWAYS_ALLOW_KEY) is None:
+            return []
+        rules = self.driver.policy.session_state(self.session).rules
+        return [f"{r.server_label}:{r.tool_name}" if r.server_label is not None else r.tool_name for r in rules]
 
     def transcript(self) -> list[Any]:
         """Messages so far, including the partial reply of a turn still streaming."""
@@ -175,6 +187,9 @@ class AgentRun:
         Raises:
             RuntimeError: A turn is already running, or there is no running event loop.
         """
+        return self._start(lambda: self.driver.run(messages, stream=self.stream))
+
+    def _start(self, events: Callable[[], AsyncIterator[Any]]) -> asyncio.Task[None]:
         if self.running:
             raise RuntimeError("A turn is already running; wait for it or call stop() first.")
         try:
@@ -186,9 +201,12 @@ class AgentRun:
             ) from None
         self._stop_requested = False
         self.status = "running"  # at once, so a view shows it before the task's first step
-        self._task = loop.create_task(self._drive(messages))
+        task = self._task = loop.create_task(self._drive(events))
+        # Once more when the task is over: ``running`` is only false then, and views publish the settled
+        # state (what a saved notebook keeps) on that change, not on the last one made inside the task.
+        task.add_done_callback(lambda done: self._changed() if done is self._task else None)
         self._changed()
-        return self._task
+        return task
 
     async def run(self, messages: Any) -> Any:
         """Run a turn (and any automatically answered approvals) and return the latest response."""
@@ -214,114 +232,64 @@ class AgentRun:
             request: The ``function_approval_request`` content, or its id.
             approved: Whether the call may run.
             reason: An optional reason sent to the model with the answer.
-            always: Also approve this tool automatically from now on, for this session.
+            always: Also approve this tool (from this source) automatically from now on, for this session.
 
         Raises:
             agentnb.exceptions.ApprovalError: ``request`` matches no pending request.
         """
-        request_id = request if isinstance(request, str) else request.id
-        match = next((r for r in self.pending if r.id == request_id), None)
-        if match is None:
-            from ..exceptions import ApprovalError
-
-            pending = [r.id for r in self.pending]
-            raise ApprovalError(f"No pending approval request {request_id!r}; pending: {pending}.")
-        if always and approved:
-            self._remember_always(match)
-        self._answers[match.id] = match.to_function_approval_response(approved, reason=reason)
+        complete = self.driver.answer(request, approved, reason=reason, always=always)
         self._changed()
-        if all(r.id in self._answers for r in self.pending):
-            self._resume()
+        if complete:
+            self._start(lambda: self.driver.resume(stream=self.stream))
 
     def approve_all(self, reason: str | None = None) -> None:
         """Approve every pending request."""
-        for request in [r for r in self.pending if r.id not in self._answers]:
+        for request in [r for r in self.pending if not self.driver.is_answered(r)]:
             self.answer(request, True, reason=reason)
 
     def deny_all(self, reason: str | None = None) -> None:
         """Deny every pending request."""
-        for request in [r for r in self.pending if r.id not in self._answers]:
+        for request in [r for r in self.pending if not self.driver.is_answered(r)]:
             self.answer(request, False, reason=reason)
 
     def is_answered(self, request: Any) -> bool:
         """Whether ``request`` (content or id) already has an answer waiting to be sent."""
-        return (request if isinstance(request, str) else request.id) in self._answers
+        return self.driver.is_answered(request)
 
     # -- internals -----------------------------------------------------------------------------------------
-    def _remember_always(self, request: Content) -> None:
-        state = self.session.state
-        name = request.function_call.name if request.function_call is not None else None
-        if name:
-            names = list(state.get(ALWAYS_ALLOW_KEY, []))
-            if name not in names:
-                state[ALWAYS_ALLOW_KEY] = [*names, name]
+    def _policy(self) -> ApprovalPolicy:
+        if self.auto_approve is None:
+            return ApprovalPolicy.from_env() or ApprovalPolicy()
+        return ApprovalPolicy.coerce(self.auto_approve)
 
-    def _resume(self) -> None:
-        answers = [self._answers[r.id] for r in self.pending]
-        self.pending = []
-        self._answers = {}
-        from .._types import Message
-
-        self.start(Message("user", answers))
-
-    async def _drive(self, messages: Any) -> None:
-        from .._types import Message, normalize_messages
-
-        pending_input = normalize_messages(messages)
+    async def _drive(self, events: Callable[[], AsyncIterator[Any]]) -> None:
         self.status = "running"
         self.error = None
         self.started_at = time.time()
         self.ended_at = None
-        while True:
-            self.messages.extend(pending_input)
-            self._changed()
-            # Earlier conversation that only this turn must carry (see resume()); shown once, sent once.
-            sent, self._context = [*self._context, *pending_input], []
-            # SupportsAgentRun.run has no overloads: with stream=True it returns the ResponseStream.
-            stream = (
-                cast(
-                    "ResponseStream[AgentResponseUpdate, AgentResponse[Any]]",
-                    self.agent.run(sent, session=self.session, stream=True),
-                )
-                if self.stream
-                else None
-            )
-            try:
-                if stream is None:
-                    response = await self.agent.run(sent, session=self.session)
+        try:
+            self.driver.policy = self._policy()
+            async for event in events():
+                if isinstance(event, TurnStarted):
+                    self.messages.extend(event.messages)
+                elif isinstance(event, AgentResponseUpdate):
+                    self.live_updates.append(event)
+                elif isinstance(event, AgentResponse):
+                    self.live_updates = []
+                    self.messages.extend(event.messages)
                 else:
-                    async for update in stream:
-                        self.live_updates.append(update)
-                        self._changed()
-                    response = await stream.get_final_response()
-            except asyncio.CancelledError:
-                if not self._stop_requested:
-                    raise
-                await _close(stream)
-                self._finish("stopped")
-                return
-            except Exception as exc:
-                await _close(stream)
-                self.error = exc
-                self._finish("error")
-                return
-            self.live_updates = []
-            self.responses.append(response)
-            self.messages.extend(response.messages)
-            self.pending = list(response.user_input_requests)
-            for request in self.pending:
-                verdict = decide(self.auto_approve, request, always_allowed=self.always_allowed)
-                if verdict is not None:
-                    self._answers[request.id] = request.to_function_approval_response(
-                        verdict, reason="approved by policy" if verdict else "denied by policy"
-                    )
-            if self.pending and all(r.id in self._answers for r in self.pending):
-                pending_input = [Message("user", [self._answers[r.id] for r in self.pending])]
-                self.pending = []
-                self._answers = {}
-                continue
-            self._finish("waiting" if self.pending else "done")
+                    continue
+                self._changed()
+        except asyncio.CancelledError:
+            if not self._stop_requested:
+                raise
+            self._finish("stopped")
             return
+        except Exception as exc:
+            self.error = exc
+            self._finish("error")
+            return
+        self._finish("waiting" if self.pending else "done")
 
     def _finish(self, status: RunStatus) -> None:
         if self.live_updates:
@@ -338,14 +306,5 @@ class AgentRun:
             _WAITING[self.session] = self
 
 
-async def _close(stream: Any) -> None:
-    if stream is not None:
-        # Closing also ends the model's HTTP stream; a failure to close must not hide why the turn ended.
-        with contextlib.suppress(Exception):
-            await stream.aclose()
-
-
 def _assemble(updates: list[Any]) -> list[Any]:
-    from .._types import AgentResponse
-
     return AgentResponse.from_updates(updates).messages

@@ -345,6 +345,14 @@ def cost_change(before: float, after: float, lower_is_better: bool | None) -> fl
     return before / after - 1 if lower_is_better is False else after / before - 1
 
 
+def row_change(row: Row, columns: dict[str, Column]) -> float:
+    """The second agentnb column's cost over the first's, minus one (0 when either has no samples)."""
+    before, after = list(columns)
+    _, _, samples, lower_is_better = row
+    a, b = samples.get(before, []), samples.get(after, [])
+    return cost_change(median(a), median(b), lower_is_better) if a and b else 0.0
+
+
 def compare_table(rows: list[Row], columns: dict[str, Column], limit: float) -> str:
     """Markdown table of two agentnb columns: medians, the change in cost, and how far the samples spread.
 
@@ -407,10 +415,14 @@ def main() -> None:
         else:
             columns = {fw: Column(fw, LABELS[fw]) for fw in args.frameworks.split(",") if fw}
             assert next(iter(columns)) == "agentnb", "agentnb comes first: the ratios are relative to it"
-        run(args, columns)
+        regressed = run(args, columns)
+    if regressed:  # only a comparison of two agentnb checkouts judges; a peer run just reports
+        raise SystemExit(f"CPU time over the {args.limit:.0f}% limit: {', '.join(regressed)}")
 
 
-def run(args: argparse.Namespace, columns: dict[str, Column]) -> None:
+def run(args: argparse.Namespace, columns: dict[str, Column]) -> list[str]:
+    """Measure, print the tables; with ``--compare-agentnb``, return the workloads whose CPU time regressed."""
+    regressed: list[str] = []
     keys = list(columns)
     chosen = set(args.workloads.split(","))
     started = time.perf_counter()
@@ -534,6 +546,7 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> None:
             "(+ = slower); spread = (max - min) / median of a cell's samples.\n"
         )
         print(compare_table(cpu_rows, columns, args.limit / 100))
+        regressed = [row[0] for row in cpu_rows if row_change(row, columns) > args.limit / 100]
         print("\nSame samples by wall-clock time:\n")
         print(compare_table(wall_rows, columns, args.limit / 100))
     else:
@@ -549,6 +562,7 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str))
         print(f"wrote {args.json}")
+    return regressed
 
 
 if __name__ == "__main__":

@@ -90,9 +90,9 @@ async def test_a_turn_resumed_by_an_approval_counts_the_tool_result_as_what_was_
     view = ChatView(Catalog().add(agent), store=RunStore(":memory:"))
     await view.send("Send a note to Ada")
     session = view._current
-    assert session is not None and session.pending
-    (request,) = session.pending.values()
-    session.answers[str(request.id)] = request.to_function_approval_response(True)
+    assert session is not None and session.driver.pending
+    (request,) = session.driver.pending
+    session.driver.answer(request, True)
     await view._maybe_resume(session)
     calls = session.ledger.calls
     assert [(c.turn, c.added_by) for c in calls] == [(1, "instructions + user"), (2, "tool")]

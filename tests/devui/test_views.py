@@ -15,7 +15,8 @@ import panel as pn
 import pytest
 from pydantic import BaseModel, Field
 
-from agentnb import Agent, AgentSession, Message, tool
+from agentnb import Agent, AgentSession, FunctionTool, Message, ToolApprovalRule, tool
+from agentnb._approval import approval_state
 from agentnb.devui import Catalog, DevUI
 from agentnb.devui._chat import ChatView
 from agentnb.devui._forms import TypeForm
@@ -67,21 +68,21 @@ async def test_approve_runs_the_tool_once_and_deny_never(store: RunStore) -> Non
     await view.send("Delete Notes")
     assert CALLS == []  # the approval request ended the turn; nothing ran
     session = view._current
-    assert session is not None and len(session.pending) == 1
-    request = next(iter(session.pending.values()))
+    assert session is not None and len(session.driver.pending) == 1
+    request = session.driver.pending[0]
     assert request.type == "function_approval_request"
     card = session.cards[request.function_call.call_id]
     assert card.status == "awaiting approval"
     # What Approve does: record a function_approval_response and run again on the same session.
     assert "Approval needed" in transcript_html(view)
-    session.answers[str(request.id)] = request.to_function_approval_response(True)
+    session.driver.answer(request, True)
     await view._maybe_resume(session)
     assert CALLS == ["Notes"]
     assert card.status == "done" and "deleted Notes" in str(card.result)
     # A second request, denied: the tool body never runs and the card says so.
     await view.send("Delete Secrets")
-    request = next(iter(session.pending.values()))
-    session.answers[str(request.id)] = request.to_function_approval_response(False, reason="no")
+    request = session.driver.pending[0]
+    session.driver.answer(request, False, reason="no")
     await view._maybe_resume(session)
     assert CALLS == ["Notes"]
     assert session.cards[request.function_call.call_id].status == "denied"
@@ -95,13 +96,47 @@ async def test_always_allow_answers_later_requests_with_approval_data(store: Run
     agent = Agent(ToolCallingChatClient(), name="cleaner", tools=[delete_file])
     view = ChatView(Catalog().add(agent), store=store)
     session = view._require_view()
-    session.always_allow.add("delete_file")
+    approval_state(session.session).add(ToolApprovalRule("delete_file"))
     await view.send("Delete Cache")
     assert CALLS == ["Cache"]
     assert "approved automatically" in transcript_html(view)
     # The session history holds the request and the response: approval stayed data.
     kinds = [c.type for m in _history(session.session) for c in m.contents]
     assert "function_approval_request" in kinds and "function_approval_response" in kinds
+
+
+def _labelled_search(server: str, ran: list[str]) -> FunctionTool:
+    """A ``search`` tool from ``server``, labelled the way an MCP server's tools are."""
+
+    def search(query: str) -> str:
+        ran.append(f"{server}:{query}")
+        return f"{server} found {query}"
+
+    return FunctionTool(
+        search, name="search", approval_mode="always_require", additional_properties={"server_label": server}
+    )
+
+
+async def test_always_allow_covers_the_tool_of_one_source_only(store: RunStore) -> None:
+    ran: list[str] = []
+    call = ScriptedChatClient.call
+    client = ScriptedChatClient([call("search", query="a"), "one", call("search", query="b"), "two"])
+    agent = Agent(client, name="finder", tools=[_labelled_search("docs", ran)])
+    view = ChatView(Catalog().add(agent), store=store)
+    session = view._require_view()
+    await view.send("Search docs")
+    [card] = list(session.dock)
+    assert "Always allow search from docs" in str(card.objects[1].objects[2].label)
+    session.driver.answer(session.driver.pending[0], True, always=True)
+    await view._maybe_resume(session)
+    assert ran == ["docs:a"]
+    # The agent is re-pointed at another server (a notebook sharing the agent can do this while the DevUI
+    # runs): its "search" has the same name, and the docs rule must not answer for it.
+    agent.tools = [_labelled_search("mail", ran)]
+    await view.send("Search mail")
+    assert ran == ["docs:a"]
+    assert [r.additional_properties["server_label"] for r in session.driver.pending] == ["mail"]
+    assert "approved automatically" not in transcript_html(view)
 
 
 def _history(session: AgentSession) -> list[Message]:
@@ -340,9 +375,9 @@ async def test_resume_a_stored_session_with_a_pending_approval(store: RunStore) 
     view = second._current
     assert view.label.startswith("resumed")
     assert "Delete Logs" in transcript_html(second)
-    assert len(view.pending) == 1 and "Approval needed" in transcript_html(second)
-    request = next(iter(view.pending.values()))
-    view.answers[str(request.id)] = request.to_function_approval_response(True)
+    assert len(view.driver.pending) == 1 and "Approval needed" in transcript_html(second)
+    request = view.driver.pending[0]
+    view.driver.answer(request, True)
     await second._maybe_resume(view)
     assert CALLS == ["Logs"]
 

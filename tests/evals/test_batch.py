@@ -218,6 +218,18 @@ async def test_on_approval_callable_decides_per_request(store: RunStore) -> None
         await run_batch(approval_agent(), ["x"], on_approval="maybe", progress=False)  # type: ignore[arg-type]
 
 
+async def test_on_approval_takes_the_one_policy_type_bounded_by_source() -> None:
+    from agentnb import ApprovalPolicy
+
+    # delete_file is a local tool: a rule for another source's delete_file does not cover it.
+    elsewhere = ApprovalPolicy.parse("files:delete_file")
+    frame = await run_batch(approval_agent(), ["a.txt"], on_approval=elsewhere, progress=False)
+    assert list(frame["status"]) == ["approval_pending"]
+    here = ApprovalPolicy.parse("delete_file")
+    frame = await run_batch(approval_agent(), ["a.txt"], on_approval=here, progress=False)
+    assert list(frame["status"]) == ["ok"] and frame.loc[0, "output"] == "tool said: deleted a.txt"
+
+
 async def test_workflow_targets_run_concurrently_on_their_own_instances(store: RunStore) -> None:
     frame = await run_batch(
         "eval_targets:upper_workflow", ["a", "b", "explode", "c"], concurrency=4, progress=False, store=store

@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from agentnb import Agent, AgentSession, Message
+from agentnb import Agent, AgentSession, Message, ToolApprovalRule
 from agentnb.exceptions import ApprovalError
 from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
-from agentnb.notebook import ALWAYS_ALLOW_KEY, AUTO_APPROVE_ENV, AgentRun, decide
+from agentnb.notebook import ALWAYS_ALLOW_KEY, AUTO_APPROVE_ENV, AgentRun
 from tests.notebook.nb_helpers import delete_file, get_weather, ops_agent, slow_agent
 
 
@@ -92,21 +92,15 @@ async def test_policy_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert run.status == "waiting"  # delete_file is not in the list: a person decides
 
 
-def test_decide_rules() -> None:
-    agent = ops_agent()
-    from agentnb import Content
-
-    call = Content.from_function_call("c", "delete_file", arguments={})
-    request = Content.from_function_approval_request("r", call)
-    assert decide(None, request) is None
-    assert decide(None, request, always_allowed=["delete_file"]) is True
-    assert decide(lambda r: r.function_call.name == "delete_file", request) is True
-    assert decide(["other"], request) is None
-    with pytest.raises(TypeError, match="collection of tool names"):
-        decide("delete_file", request)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="True, False or None"):
-        decide(lambda r: "yes", request)  # type: ignore[arg-type, return-value]
-    assert agent.name == "ops"
+async def test_auto_approve_values_are_one_policy() -> None:
+    # A callable decides (None asks), a bare string is refused: the notebook's values read as ApprovalPolicy.
+    run = AgentRun(ops_agent(), auto_approve=lambda r: r.function_call.name == "delete_file")
+    await run.run("Delete Notes")
+    assert run.status == "done" and "deleted Notes" in run.response.text
+    for value, error in (("delete_file", "collection of tool names"), (lambda r: "yes", "True, False or None")):
+        failing = AgentRun(ops_agent(), auto_approve=value)  # type: ignore[arg-type]
+        await failing.run("Delete Notes")
+        assert failing.status == "error" and error in str(failing.error)
 
 
 async def test_always_allow_is_remembered_in_the_session() -> None:
@@ -115,7 +109,8 @@ async def test_always_allow_is_remembered_in_the_session() -> None:
     await run.run("Delete Notes")
     run.answer(run.pending[0], True, always=True)
     await run.wait()
-    assert run.session.state[ALWAYS_ALLOW_KEY] == ["delete_file"]
+    assert run.always_allowed == ["delete_file"]
+    assert run.session.state[ALWAYS_ALLOW_KEY].rules == [ToolApprovalRule("delete_file")]
     # The session survives a save/restore; the next request for that tool is approved without asking.
     restored = AgentSession.from_dict(run.session.to_dict())
     again = AgentRun(agent, session=restored)

@@ -1,0 +1,255 @@
+"""The approval driver: run an agent, collect the answers its approval requests need, resume.
+
+Every front end that lets an agent ask for approval does the same three things: run a turn, gather one
+answer per pending ``function_approval_request`` (from the :class:`~agentnb.ApprovalPolicy`, or from a
+person: a card click, an API item, a workflow response), and once every request has its answer, send them
+all in one user message on the same conversation. :class:`ApprovalDriver` does them once, for the notebook,
+the DevUI chat and its Responses API, evals and workflow executors; each front end only renders what the
+driver reports and passes on what a person decided.
+
+With a session, the conversation lives there. Without one (evals, workflow executors) the driver keeps the
+transcript itself and sends it whole each turn, which is what a session would have held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ._approval import ToolApprovalRule, create_always_approve_tool_response
+from ._approval_policy import ApprovalDecision, ApprovalPolicy, request_server_label
+from ._types import AgentResponse, AgentResponseUpdate, Content, Message, normalize_messages
+from .exceptions import ApprovalError
+
+if TYPE_CHECKING:
+    from ._sessions import AgentSession
+    from ._types import ResponseStream
+
+__all__ = ["ApprovalDriver", "AutoAnswered", "DriverEvent", "TurnStarted"]
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """The driver is about to call the agent with ``messages`` (the new input of this turn)."""
+
+    messages: list[Message]
+
+
+@dataclass(frozen=True)
+class AutoAnswered:
+    """The policy answered ``request`` without a person."""
+
+    request: Content
+    decision: ApprovalDecision
+
+
+DriverEvent = TurnStarted | AgentResponseUpdate | AgentResponse | AutoAnswered
+"""What :meth:`ApprovalDriver.run` reports, in order: a turn starts, its streamed updates, its response,
+and the policy's answers to the requests that response ended with."""
+
+
+class ApprovalDriver:
+    """Run an agent turn by turn, answering approval requests from the policy or a person.
+
+    Args:
+        agent: Anything with ``run(messages, *, session=..., stream=...)`` (an :class:`agentnb.Agent`).
+        session: The conversation; ``None`` keeps the transcript in the driver instead.
+        policy: What may be answered without a person (anything :meth:`ApprovalPolicy.coerce` takes).
+        history: Conversation that comes before the first input and is sent once with it (a response
+            picked up without its session continues on a new one).
+        max_auto_rounds: Turns the policy may resume on its own in one :meth:`run`; past it :attr:`gave_up`
+            is set and the run stops with the policy's answers collected (:meth:`resume` sends them). ``0``
+            lets the caller resume every turn itself.
+
+    Example:
+        ```python
+        from agentnb import Agent, ApprovalPolicy, tool
+        from agentnb._approval_driver import ApprovalDriver
+        from agentnb.local import ScriptedChatClient
+
+        @tool(approval_mode="always_require")
+        def delete(path: str) -> str:
+            \"\"\"Delete a file.\"\"\"
+            return f"deleted {path}"
+
+        agent = Agent(ScriptedChatClient([ScriptedChatClient.call("delete", path="a"), "Done."]), tools=[delete])
+        driver = ApprovalDriver(agent, session=agent.create_session())
+        async for _event in driver.run("Delete a"):
+            pass
+        driver.answer(driver.pending[0], True)
+        async for _event in driver.resume():
+            pass
+        driver.response.text  # 'Done.'
+        ```
+    """
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        session: AgentSession | None = None,
+        policy: Any = None,
+        history: Sequence[Message] = (),
+        max_auto_rounds: int = 50,
+    ) -> None:
+        if max_auto_rounds < 0:
+            raise ValueError(f"max_auto_rounds must be >= 0, got {max_auto_rounds}")
+        self.agent = agent
+        self.session = session
+        self.policy = ApprovalPolicy.coerce(policy)
+        self.max_auto_rounds = max_auto_rounds
+        self.pending: list[Content] = []
+        self.responses: list[AgentResponse] = []
+        self.gave_up = False
+        self._answers: dict[str, Content] = {}
+        self._context: list[Message] = list(history)
+        self._transcript: list[Message] | None = None if session is not None else []
+        self._run_rules: list[ToolApprovalRule] = []
+
+    # -- state ------------------------------------------------------------------------------------------------
+    @property
+    def response(self) -> AgentResponse | None:
+        """The latest complete response (``None`` before the first turn ends)."""
+        return self.responses[-1] if self.responses else None
+
+    @property
+    def complete(self) -> bool:
+        """Whether every pending request has an answer (nothing pending counts as complete)."""
+        return all(r.id in self._answers for r in self.pending)
+
+    def is_answered(self, request: Content | str) -> bool:
+        """Whether ``request`` (content or id) has an answer waiting to be sent."""
+        return (request if isinstance(request, str) else request.id) in self._answers
+
+    def waiting_on(self, requests: Sequence[Content]) -> None:
+        """Take ``requests`` as the pending ones (a turn that ended elsewhere, e.g. read back from a session)."""
+        self.pending = list(requests)
+        self._answers = {}
+
+    # -- answers ----------------------------------------------------------------------------------------------
+    def answer(
+        self, request: Content | str, approved: bool, *, reason: str | None = None, always: bool = False
+    ) -> bool:
+        """Record a person's answer to one pending request; returns whether every request now has one.
+
+        Args:
+            request: The ``function_approval_request`` content, or its id.
+            approved: Whether the call may run.
+            reason: Sent to the model with the answer.
+            always: With ``approved``, keep approving this tool from this source: a standing rule in the
+                session (or, without one, for the rest of this driver's runs).
+
+        Raises:
+            ApprovalError: ``request`` matches no pending request, or was answered already.
+        """
+        request_id = request if isinstance(request, str) else request.id
+        match = next((r for r in self.pending if r.id == request_id), None)
+        if match is None:
+            raise ApprovalError(f"No pending approval request {request_id!r}; pending: {[r.id for r in self.pending]}.")
+        if match.id in self._answers:
+            raise ApprovalError(f"Approval request {request_id!r} already has an answer.")
+        if always and approved:
+            if self.session is not None:
+                self.policy.remember(self.session, match)
+            else:
+                call = match.function_call
+                assert call is not None and call.name  # pending requests always name their call
+                self._run_rules.append(ToolApprovalRule(call.name, server_label=request_server_label(match)))
+            # Still an ordinary approval; a ToolApprovalMiddleware on the agent keeps the rule too.
+            answer = create_always_approve_tool_response(match, reason=reason)
+        else:
+            answer = match.to_function_approval_response(approved, reason=reason)
+        self._answers[str(match.id)] = answer
+        return self.complete
+
+    def take_answers(self, extra: Sequence[Content] = ()) -> Message:
+        """The user message that resumes the run: every answer in request order, then ``extra`` contents.
+
+        Raises:
+            ApprovalError: A pending request has no answer yet.
+        """
+        missing = [r.id for r in self.pending if r.id not in self._answers]
+        if missing:
+            raise ApprovalError(f"Approval request(s) {missing} have no answer yet; answer every one to resume.")
+        contents = [self._answers[str(r.id)] for r in self.pending]
+        self.pending, self._answers = [], {}
+        return Message("user", [*contents, *extra])
+
+    # -- running ----------------------------------------------------------------------------------------------
+    async def run(self, messages: Any, *, stream: bool = False) -> AsyncIterator[DriverEvent]:
+        """Run turns from ``messages`` until the agent answers or a request waits for a person.
+
+        Yields :data:`DriverEvent` values. Requests the policy answers resume the run at once; the rest stay
+        in :attr:`pending` for :meth:`answer`, then :meth:`resume`. New input while requests are pending
+        leaves them to the agent (which runs none of them without an answer).
+        """
+        self.pending, self._answers = [], {}
+        self.gave_up = False
+        pending_input = normalize_messages(messages)
+        rounds = 0
+        while True:
+            yield TurnStarted(list(pending_input))
+            sent = [*self._context, *pending_input]
+            self._context = []
+            if self._transcript is not None:
+                sent = [*self._transcript, *sent]
+            response: AgentResponse | None = None
+            async with contextlib.aclosing(self._call(sent, stream=stream)) as events:
+                async for event in events:
+                    if isinstance(event, AgentResponse):
+                        response = event
+                    else:
+                        yield event
+            assert response is not None
+            if self._transcript is not None:
+                self._transcript = [*sent, *response.messages]
+            self.responses.append(response)
+            yield response
+            self.pending, self._answers = list(response.user_input_requests), {}
+            for request in self.pending:
+                decision = await self.policy.decide(
+                    request, session=self.session, agent=self.agent, run_rules=self._run_rules
+                )
+                if not decision.asks:
+                    self._answers[str(request.id)] = decision.response(request)
+                    yield AutoAnswered(request, decision)
+            if not self.pending or not self.complete:
+                return
+            if rounds >= self.max_auto_rounds:
+                self.gave_up = True  # the answers stay: resume() sends them when the caller chooses
+                return
+            rounds += 1
+            pending_input = [self.take_answers()]
+
+    async def resume(self, extra: Sequence[Content] = (), *, stream: bool = False) -> AsyncIterator[DriverEvent]:
+        """Send the collected answers (and ``extra`` contents) and run on; see :meth:`run`."""
+        message = self.take_answers(extra)
+        async for event in self.run(message, stream=stream):
+            yield event
+
+    async def run_to_end(self, messages: Any, *, stream: bool = False) -> AgentResponse:
+        """:meth:`run` without watching the events; returns the latest response."""
+        async for _event in self.run(messages, stream=stream):
+            pass
+        assert self.response is not None
+        return self.response
+
+    async def _call(self, sent: list[Message], *, stream: bool) -> AsyncGenerator[AgentResponseUpdate | AgentResponse]:
+        if not stream:
+            yield await self.agent.run(sent, session=self.session)
+            return
+        updates = cast(
+            "ResponseStream[AgentResponseUpdate, AgentResponse]",
+            self.agent.run(sent, session=self.session, stream=True),
+        )
+        try:
+            async for update in updates:
+                yield update
+            yield await updates.get_final_response()
+        except BaseException:
+            # Closing also ends the model's HTTP stream; a failure to close must not hide why the turn ended.
+            with contextlib.suppress(Exception):
+                await updates.aclose()
+            raise
