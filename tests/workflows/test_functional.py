@@ -597,3 +597,24 @@ async def test_rerun_one_step_with_its_neighbours_frozen_then_fork_from_it() -> 
         len(await storage.list_checkpoint_infos())
         == len(timeline) + 1 + len(continued.get_events("executor_completed")) + 1
     )
+
+
+async def test_evals_run_a_functional_workflow_as_a_target(tmp_path: Path) -> None:
+    from agentnb.evals import run_batch
+
+    @step
+    async def shout(text: str) -> str:
+        await asyncio.sleep(0)
+        return text.upper()
+
+    @workflow
+    async def loud(text: str) -> str:
+        return await shout(text)
+
+    store = RunStore(tmp_path / "runs.db")
+    # The definition is the target: each concurrent case runs on its own build.
+    frame = await run_batch(loud, ["a", "b", "c", "d"], concurrency=4, progress=False, store=store)
+    assert frame["output"].tolist() == ["A", "B", "C", "D"] and set(frame["status"]) == {"ok"}
+    for run_id in frame["run_id"]:
+        run = store.get_run(run_id)
+        assert run is not None and run["name"] == "loud"
