@@ -81,16 +81,9 @@ from ._workflow import Workflow
 
 if TYPE_CHECKING:
     from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse
-    from ._functional import (
-        FunctionalWorkflow,
-        FunctionalWorkflowDefinition,
-        RunContext,
-        StepWrapper,
-        get_run_context,
-        step,
-        workflow,
-    )
+    from ._functional import FunctionalWorkflow, FunctionalWorkflowDefinition, StepWrapper, step, workflow
     from ._functional_agent import FunctionalWorkflowAgent
+    from ._functional_run import RunContext, get_run_context
     from ._functional_view import StepCallState, step_timeline
     from ._orchestrations import (
         AgentRequestInfoResponse,
@@ -169,7 +162,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "ParticipantReviewResponse": "agentnb.workflows._orchestrations",
     "RerunChange": "agentnb.workflows._rerun",
     "RerunResult": "agentnb.workflows._rerun",
-    "RunContext": "agentnb.workflows._functional",
+    "RunContext": "agentnb.workflows._functional_run",
     "SequentialBuilder": "agentnb.workflows._orchestrations",
     "StepCallState": "agentnb.workflows._functional_view",
     "StepWrapper": "agentnb.workflows._functional",
@@ -183,7 +176,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "checkpoint_tree_svg": "agentnb.workflows._viz",
     "editable_input": "agentnb.workflows._rerun",
     "editable_state": "agentnb.workflows._timetravel",
-    "get_run_context": "agentnb.workflows._functional",
+    "get_run_context": "agentnb.workflows._functional_run",
     "parse_fork_edits": "agentnb.workflows._timetravel",
     "parse_rerun_input": "agentnb.workflows._rerun",
     "step": "agentnb.workflows._functional",

@@ -24,7 +24,8 @@ from ..exceptions import SerializationError
 from ._events import WorkflowEvent
 
 if TYPE_CHECKING:
-    from ._functional import FunctionalRun, StepWrapper
+    from ._functional import StepWrapper
+    from ._functional_run import FunctionalRun
 
 __all__ = ["run_on_ray", "step_import_string"]
 

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import _telemetry as tel
 from ..exceptions import CheckpointMismatchError, WorkflowError
 from ._events import WorkflowErrorDetails, WorkflowEvent
-from ._functional import CURRENT_CALL, FunctionalRun, Interrupted, StepCall, StepWrapper, fingerprint
+from ._functional import StepWrapper
+from ._functional_run import CURRENT_CALL, FunctionalRun, Interrupted, StepCall, fingerprint
 from ._rerun import ExecutorActivity, RerunResult
 from ._timetravel import CheckpointHistory
 

@@ -240,6 +240,7 @@ async def test_calls_are_numbered_per_step_in_call_order_also_under_gather() -> 
     wf = squares.build(checkpoint_storage=storage)
     result = await wf.run(5)
     assert result.get_outputs() == [[0, 1, 4, 9, 16]]
+    assert wf.steps == ["square"]  # found inside the generator expression too
     assert [e.step for e in result.get_events("executor_invoked")] == [0, 1, 2, 3, 4]
     assert [e.step for e in result.get_events("executor_completed")] == [4, 3, 2, 1, 0]
     last = await storage.load(result.checkpoint_id or "")
