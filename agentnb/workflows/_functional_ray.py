@@ -6,8 +6,10 @@ as tagged JSON; the result comes back the same way, with the node and process it
 could not be checkpointed fails before it leaves, and the worker builds its own clients. ``asyncio.gather``
 over Ray steps fans out across the cluster, since each call waits on its own task.
 
-Each call runs once (``max_retries=0`` unless the step's options say otherwise): a worker that dies fails
-that call with Ray's error, and resuming the run from its last checkpoint runs the call again.
+Each call runs once (``max_retries=0`` unless the step's options say otherwise). An exception the step
+raises on the worker comes back as itself (so ``except ValueError`` around the call works as for a local
+step); a worker that dies fails that call with Ray's error, and resuming the run from its last checkpoint runs
+the call again.
 """
 
 from __future__ import annotations
@@ -105,6 +107,13 @@ async def run_on_ray(
         # The cluster the process is connected to (RAY_ADDRESS), else a local one, as the evals' backend does.
         ray.init(include_dashboard=False, log_to_driver=True)
     remote = _remote(ray, step.ray_options or {})
-    reply = json.loads(await remote.remote(spec, payload))
+    try:
+        reply = json.loads(await remote.remote(spec, payload))
+    except ray.exceptions.RayTaskError as e:
+        # The step raised on the worker: its own exception, as a local step's would be (Ray's report is the cause).
+        cause = getattr(e, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from e
+        raise
     run.emit(WorkflowEvent("step_worker", reply["where"], executor_id=step.name, step=index))
     return decode(reply["result"])
