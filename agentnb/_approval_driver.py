@@ -14,7 +14,7 @@ transcript itself and sends it whole each turn, which is what a session would ha
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -62,6 +62,7 @@ class ApprovalDriver:
         max_auto_rounds: Turns the policy may resume on its own in one :meth:`run`; past it :attr:`gave_up`
             is set and the run stops with the policy's answers collected (:meth:`resume` sends them). ``0``
             lets the caller resume every turn itself.
+        options: More keyword arguments for every ``agent.run`` call (``tools=...`` for one participant).
 
     Example:
         ```python
@@ -93,6 +94,7 @@ class ApprovalDriver:
         policy: Any = None,
         history: Sequence[Message] = (),
         max_auto_rounds: int = 50,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         if max_auto_rounds < 0:
             raise ValueError(f"max_auto_rounds must be >= 0, got {max_auto_rounds}")
@@ -107,6 +109,7 @@ class ApprovalDriver:
         self._context: list[Message] = list(history)
         self._transcript: list[Message] | None = None if session is not None else []
         self._run_rules: list[ToolApprovalRule] = []
+        self._options: dict[str, Any] = dict(options or {})
 
     # -- state ------------------------------------------------------------------------------------------------
     @property
@@ -164,16 +167,20 @@ class ApprovalDriver:
         self._answers[str(match.id)] = answer
         return self.complete
 
-    def take_answers(self, extra: Sequence[Content] = ()) -> Message:
+    def take_answers(self, extra: Sequence[Content] = (), *, partial: bool = False) -> Message:
         """The user message that resumes the run: every answer in request order, then ``extra`` contents.
 
+        Args:
+            extra: More contents for the same message (text a client sent along with its answers).
+            partial: Send the answers there are; the agent asks again for the requests left unanswered.
+
         Raises:
-            ApprovalError: A pending request has no answer yet.
+            ApprovalError: A pending request has no answer yet (and ``partial`` is false).
         """
         missing = [r.id for r in self.pending if r.id not in self._answers]
-        if missing:
+        if missing and not partial:
             raise ApprovalError(f"Approval request(s) {missing} have no answer yet; answer every one to resume.")
-        contents = [self._answers[str(r.id)] for r in self.pending]
+        contents = [self._answers[str(r.id)] for r in self.pending if r.id in self._answers]
         self.pending, self._answers = [], {}
         return Message("user", [*contents, *extra])
 
@@ -237,12 +244,14 @@ class ApprovalDriver:
         return self.response
 
     async def _call(self, sent: list[Message], *, stream: bool) -> AsyncGenerator[AgentResponseUpdate | AgentResponse]:
+        options = dict(self._options)
+        if self.session is not None:  # without one, agents that take no session keyword work too
+            options["session"] = self.session
         if not stream:
-            yield await self.agent.run(sent, session=self.session)
+            yield await self.agent.run(sent, **options)
             return
         updates = cast(
-            "ResponseStream[AgentResponseUpdate, AgentResponse]",
-            self.agent.run(sent, session=self.session, stream=True),
+            "ResponseStream[AgentResponseUpdate, AgentResponse]", self.agent.run(sent, stream=True, **options)
         )
         try:
             async for update in updates:

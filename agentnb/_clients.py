@@ -1,15 +1,19 @@
 """Chat clients: the seam to a model, and the function-invocation loop layered around it.
 
-A provider implements ``_inner_get_response`` (and optionally ``_inner_get_streaming_response``); the
-base class adds chat and function middleware, telemetry, tool calling and approval on top, in one loop
-that serves both streaming and non-streaming calls.
+A provider implements the seam in one of two forms: the reference's single method
+``_inner_get_response(*, messages, stream, options, **kwargs)`` returning an awaitable ``ChatResponse`` or a
+``ResponseStream``, or the core guide's pair ``_inner_get_response(*, messages, options)`` (and optionally
+``_inner_get_streaming_response``). The base class adds chat and function middleware, telemetry, tool calling
+and approval on top of either, in one loop that serves both streaming and non-streaming calls.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
 
@@ -57,6 +61,7 @@ from .exceptions import AgentnbError, ToolError, UnknownToolError
 if TYPE_CHECKING:
     from ._agents import Agent
     from ._sessions import AgentSession
+    from .compaction import CompactionStrategy, RequestCompaction, TokenizerProtocol
 
 __all__ = [
     "BaseChatClient",
@@ -163,6 +168,9 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             kept, completed with the defaults, as the mutable dict ``client.function_invocation_configuration``.
         max_iterations: agentnb's shorthand for ``function_invocation_configuration["max_iterations"]``
             (also readable and settable as ``client.max_iterations``).
+        compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); an
+            agent's or a run's own strategy takes its place.
+        tokenizer: Counts tokens for compaction and its reports.
 
     Example:
         ```python
@@ -186,8 +194,12 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         function_invocation_configuration: FunctionInvocationConfiguration | None = None,
         max_iterations: int | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
+        self.compaction_strategy = compaction_strategy
+        self.tokenizer = tokenizer
         config = dict(function_invocation_configuration or {})
         if max_iterations is not None:
             config["max_iterations"] = max_iterations
@@ -240,7 +252,12 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         The seam the telemetry layer wraps (see :mod:`agentnb._telemetry_layers`); providers implement the
         ``_inner_*`` methods instead.
         """
-        if context.stream:
+        if _takes_stream(type(self)):
+            # The reference's single-method form: one ``_inner_get_response(*, messages, stream, options)``.
+            inner = cast("Callable[..., object]", self._inner_get_response)  # the subclass's own signature
+            result = inner(messages=context.messages, stream=context.stream, options=context.options, **context.kwargs)
+            context.result = _as_stream(result) if context.stream else await _as_response(result)
+        elif context.stream:
             context.result = ResponseStream(
                 self._inner_get_streaming_response(
                     messages=context.messages, options=context.options, **context.kwargs
@@ -264,6 +281,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
 
@@ -278,6 +297,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
@@ -291,6 +312,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Answer ``messages``, calling tools as the model asks, until a final answer or an approval request.
@@ -303,12 +326,22 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             middleware: Extra chat/function middleware for this request (runs inside the client's own).
             session: The agent session, visible to tools through ``FunctionInvocationContext``.
             function_invocation_kwargs: Values passed to tools that accept ``**kwargs``.
+            compaction_strategy: Compact what each model call of this request is sent (instead of the
+                client's own ``compaction_strategy``).
+            tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
         _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+        strategy = compaction_strategy or self.compaction_strategy
+        counter = tokenizer or self.tokenizer
+        compaction: RequestCompaction | None = None
+        if strategy is not None or counter is not None:
+            from .compaction import RequestCompaction
+
+            compaction = RequestCompaction(strategy, counter)
         loop = _FunctionInvocationLoop(
             self,
             self._model_call,
@@ -319,6 +352,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             session=session,
             function_kwargs=function_invocation_kwargs or {},
             kwargs=kwargs,
+            compaction=compaction,
         )
         if stream:
             return ResponseStream(loop.run(stream=True), loop.final_response)
@@ -345,6 +379,61 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         return f"{type(self).__name__}(model_id={self.model_id!r})"
 
 
+@functools.cache
+def _takes_stream(cls: type[BaseChatClient[Any]]) -> bool:
+    """Whether ``cls`` implements the single-method seam (its ``_inner_get_response`` names ``stream``)."""
+    return "stream" in inspect.signature(cls._inner_get_response).parameters  # pyright: ignore[reportPrivateUsage]
+
+
+def _as_stream(result: object) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    """The stream a single-method provider answered with, whatever form it took.
+
+    The reference's providers return a ``ResponseStream``, an async iterable of updates, or an awaitable of
+    either (or of a whole ``ChatResponse``, streamed as one piece).
+    """
+    if isinstance(result, ResponseStream):
+        return cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
+    if isinstance(result, AsyncIterable):
+        return ResponseStream(cast("AsyncIterable[ChatResponseUpdate]", result), ChatResponse.from_updates)
+    if inspect.isawaitable(result):
+        resolved = _resolved_stream(cast("Awaitable[object]", result))
+        return ResponseStream[ChatResponseUpdate, ChatResponse].from_awaitable(resolved)
+    raise TypeError(
+        f"_inner_get_response(stream=True) returned {type(result).__name__}; return a ResponseStream, an async "
+        "iterable of ChatResponseUpdate, or an awaitable of one."
+    )
+
+
+async def _resolved_stream(awaitable: Awaitable[object]) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    value = await awaitable
+    if isinstance(value, ChatResponse):
+        whole = cast("ChatResponse", value)
+
+        def finalize(_updates: list[ChatResponseUpdate]) -> ChatResponse:
+            return whole
+
+        return ResponseStream(_iterate(whole.to_updates()), finalize)
+    return _as_stream(value)
+
+
+async def _iterate(updates: list[ChatResponseUpdate]) -> AsyncIterator[ChatResponseUpdate]:
+    for update in updates:
+        yield update
+
+
+async def _as_response(result: object) -> ChatResponse:
+    """The response a single-method provider answered with when not streaming."""
+    value = await result if inspect.isawaitable(result) else result
+    if isinstance(value, ResponseStream):
+        return await cast("ResponseStream[ChatResponseUpdate, ChatResponse]", value).get_final_response()
+    if not isinstance(value, ChatResponse):
+        raise TypeError(
+            f"_inner_get_response(stream=False) returned {type(value).__name__}; return a ChatResponse or an "
+            "awaitable of one."
+        )
+    return cast("ChatResponse", value)
+
+
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a response or update (messages left empty go too)."""
     if isinstance(response, ChatResponseUpdate):
@@ -355,6 +444,13 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
         if any(c.type in types for c in message.contents):
             message.contents = [c for c in message.contents if c.type not in types]
     response.messages = [m for m in response.messages if m.contents]
+
+
+def _is_required(tool_choice: object) -> bool:
+    """Whether ``tool_choice`` forces a tool call (``"required"`` or ``{"mode": "required", ...}``)."""
+    if isinstance(tool_choice, Mapping):
+        return cast("Mapping[str, object]", tool_choice).get("mode") == "required"
+    return tool_choice == "required"
 
 
 _VISIBLE_TYPES = frozenset({"text", "data", "uri", "error", "hosted_file", "hosted_vector_store"})
@@ -375,6 +471,7 @@ class _FunctionInvocationLoop:
         session: AgentSession | None,
         function_kwargs: dict[str, Any],
         kwargs: dict[str, Any],
+        compaction: RequestCompaction | None = None,
     ) -> None:
         self.client = client
         self.model_call = model_call
@@ -391,6 +488,10 @@ class _FunctionInvocationLoop:
         self.tools: list[FunctionTool] = []  # offered to the model
         self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
         self.calls_made = 0
+        self.compaction = compaction
+        self.instructions: Message | None = None
+        self._logged = False
+        self.required_used = False  # whether a model call has been made (a required tool_choice is spent)
 
     async def run_to_completion(self) -> ChatResponse:
         async for _ in self.run(stream=False):
@@ -400,6 +501,14 @@ class _FunctionInvocationLoop:
     def final_response(self, _updates: Any = None) -> ChatResponse:
         last = self.last or ChatResponse()
         response_format = self.options.get("response_format")
+        additional_properties = last.additional_properties
+        if self.compaction is not None and self.compaction.reports:
+            additional_properties = {**additional_properties, "compaction": self.compaction.report_dicts()}
+            if self.session is not None and not self._logged:
+                from .compaction import log_compaction_turn
+
+                log_compaction_turn(self.session.state, self.compaction.reports[-1])
+                self._logged = True
         response = ChatResponse(
             messages=self.new_messages,
             response_id=last.response_id,
@@ -409,7 +518,7 @@ class _FunctionInvocationLoop:
             finish_reason=last.finish_reason,
             usage_details=self.usage,
             response_format=response_format,
-            additional_properties=last.additional_properties,
+            additional_properties=additional_properties,
             raw_representation=last.raw_representation,
         )
         if response_format is not None and not response.user_input_requests and response.text:
@@ -424,8 +533,14 @@ class _FunctionInvocationLoop:
         config = self.client.function_invocation_configuration
         self.tools = self.runnable = await resolve_tools(self.options.get("tools"))
         conversation = list(self.input)
+        if self.compaction is not None:
+            # Exclusions and summaries belong to this request: mark copies, never the session's messages.
+            conversation = self.compaction.start(conversation)
         instructions = self.options.get("instructions")
-        if instructions:
+        if instructions and self.compaction is not None:
+            # Kept apart from the conversation (and put first in each call), so compaction never drops them.
+            self.instructions = Message("system", [instructions])
+        elif instructions:
             conversation.insert(0, Message("system", [instructions]))
         # Disabled: no loop, one model call with the tools offered; its calls go back to the caller unexecuted.
         enabled = config.get("enabled", True)
@@ -548,14 +663,30 @@ class _FunctionInvocationLoop:
     ) -> AsyncGenerator[ChatResponseUpdate | ChatResponse, None]:
         options = dict(self.options)
         options.pop("instructions", None)
-        if allow_tools and self.tools:
+        if self.tools:
+            # Over budget the tools stay declared with tool_choice "none", as in the reference: the model still
+            # reads the earlier calls against their declarations (and providers that cache the prompt keep it).
             options["tools"] = list(self.tools)
+            if not allow_tools:
+                options["tool_choice"] = "none"
+            elif self.required_used and _is_required(options.get("tool_choice")):
+                # "required" applies to the first model call; after a tool ran the model must be free to answer.
+                options.pop("tool_choice", None)
         else:
             options.pop("tools", None)
             options.pop("tool_choice", None)
+        if self.compaction is None:
+            sent = for_model(conversation)
+        else:
+            sent = for_model(await self.compaction.prepare(conversation))
+            if self.instructions is not None:
+                sent = [self.instructions, *sent]
         context = ChatContext(
-            client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
+            client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs, session=self.session
         )
+        if self.compaction is not None and self.compaction.reports:
+            context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
+        self.required_used = True
         await run_pipeline(self.chat_middleware, context, self.model_call)
         # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
         result: object = context.result

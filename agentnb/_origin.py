@@ -1,11 +1,13 @@
-"""Where a response came from: the agent and session that produced it, held weakly, and the run's input.
+"""Where a response came from: the agent and session that produced it, and the run's input.
 
 A response waiting for approval is only half a conversation. Front ends (the notebook's live display, the
 DevUI) need the agent and the session to send the answers and resume the run, but a response must not keep
-an agent alive or carry it into anything it is saved to. So the agent and session are held through weak
-references, in a private attribute of the response (never in ``to_dict``), and a session remembers the agent
-that last ran on it the same way. Without a session, the run's own input is kept so the conversation can be
-resumed on a fresh one.
+an agent alive or carry it into anything it is saved to. So the agent is held through a weak reference, in a
+private attribute of the response (never in ``to_dict``), and a session remembers the agent that last ran on
+it the same way. The session is held weakly too, except by a response that waits for approval: that
+response is the only handle on a session made inline (``session=agent.create_session()``), and without the
+session the answers could not be sent. Without a session, the run's own input is kept so the conversation
+can be resumed on a fresh one.
 
 Every turn attaches an origin, so it costs one attribute write; objects that take no attributes are
 remembered in weak dictionaries instead.
@@ -16,6 +18,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from typing import Any
+
+from ._conversation import HAS_CONTROL, tool_kinds
 
 __all__ = ["ResponseOrigin", "attach_origin", "origin_of", "session_origin"]
 
@@ -36,11 +40,12 @@ class ResponseOrigin:
         messages: The run's input messages.
     """
 
-    __slots__ = ("_agent", "_session", "had_session", "messages")
+    __slots__ = ("_agent", "_held", "_session", "had_session", "messages")
 
-    def __init__(self, agent: Any, session: Any, messages: Sequence[Any]) -> None:
+    def __init__(self, agent: Any, session: Any, messages: Sequence[Any], *, hold_session: bool = False) -> None:
         self._agent = weakref.ref(agent)
         self._session = weakref.ref(session) if session is not None else None
+        self._held = session if hold_session else None  # a strong reference, for a response that waits
         self.had_session = session is not None
         self.messages: list[Any] = list(messages)
 
@@ -66,9 +71,19 @@ def attach_origin(response: Any, agent: Any, session: Any, messages: Sequence[An
         origin = ResponseOrigin(agent, session, messages)
     except TypeError:  # an agent or session that cannot be weakly referenced: nothing to remember
         return
-    _remember(response, origin, _BY_RESPONSE)
+    if session is not None and _waits(response):
+        # The response keeps its session (never the other way round: no cycle, nothing kept once it goes).
+        _remember(response, ResponseOrigin(agent, session, messages, hold_session=True), _BY_RESPONSE)
+    else:
+        _remember(response, origin, _BY_RESPONSE)
     if session is not None:
         _remember(session, origin, _BY_SESSION)
+
+
+def _waits(response: Any) -> bool:
+    """Whether ``response`` holds approval bookkeeping (a request it may wait on); cached per message."""
+    messages: Sequence[Any] = getattr(response, "messages", None) or ()
+    return any(tool_kinds(m) & HAS_CONTROL for m in messages)
 
 
 def _remember(obj: Any, origin: ResponseOrigin, fallback: weakref.WeakKeyDictionary[Any, ResponseOrigin]) -> None:

@@ -12,18 +12,25 @@ current span, the span limits on counts, the processors' ``on_start`` and ``on_e
 span would not do the way the SDK does switches them off, and the SDK makes the span: another processor
 (an exporter, a test's in-memory exporter), a sampler other than the default ones, a parent that is not
 sampled, a limit on attribute length, a disabled tracer or the SDK's internal metrics.
+
+Light spans rely on a few private parts of the SDK (the tracer's instrumentation scope and span limits,
+the processors a provider holds, the fields of ``ReadableSpan``). The SDK range in ``pyproject.toml`` is the
+one the suite ran on; should an SDK outside it lay those parts out differently, :func:`sdk_fits` says so,
+agentnb warns once and the SDK makes every span (slower, never wrong).
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
+import warnings
 from collections.abc import Mapping
 from time import time_ns
 from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry import trace as trace_api
 from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanLimits, sampling
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 from opentelemetry.trace.span import DEFAULT_TRACE_STATE
@@ -34,7 +41,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import Tracer
     from opentelemetry.util import types
 
-__all__ = ["LightSpan", "start_light_span"]
+__all__ = ["LightSpan", "sdk_fits", "start_light_span"]
 
 logger = logging.getLogger("agentnb.telemetry")
 
@@ -265,7 +272,7 @@ def _tracer_limits(tracer: Tracer) -> SpanLimits | None:
 
     A tracer's sampler, limits and metrics are fixed when the provider makes it, so this runs once per tracer.
     """
-    if tracer.sampler not in _DEFAULT_SAMPLERS:
+    if not sdk_fits(tracer) or tracer.sampler not in _DEFAULT_SAMPLERS:
         return None
     metrics = getattr(tracer, "_tracer_metrics", None)  # newer SDKs: the SDK's own span metrics
     if metrics is not None and type(metrics).__name__ != "NoOpTracerMetrics":
@@ -274,6 +281,49 @@ def _tracer_limits(tracer: Tracer) -> SpanLimits | None:
     if limits is None or limits.max_span_attribute_length is not None or limits.max_attribute_length is not None:
         return None
     return limits
+
+
+#: The private fields of an SDK ``ReadableSpan`` a light span sets itself (and the span store reads back).
+READABLE_SPAN_FIELDS = (
+    "_name", "_context", "_kind", "_instrumentation_info", "_instrumentation_scope", "_parent", "_start_time",
+    "_end_time", "_attributes", "_events", "_links", "_resource", "_status",
+)  # fmt: skip
+_TRACER_FIELDS = ("_instrumentation_scope", "_span_limits", "span_processor", "resource", "id_generator", "sampler")
+_fits: dict[int, bool] = {}
+_warned: list[bool] = []
+
+
+def sdk_fits(tracer: object) -> bool:
+    """Whether the installed SDK's private parts are laid out as light spans expect (checked once per class).
+
+    When they are not, one ``RuntimeWarning`` says so and the SDK makes every span from then on.
+    """
+    key = id(type(tracer))
+    fits = _fits.get(key)
+    if fits is not None:
+        return fits
+    missing = [f"Tracer.{name}" for name in _TRACER_FIELDS if not hasattr(tracer, name)]
+    if not isinstance(getattr(tracer, "_span_limits", None), SpanLimits):
+        missing.append("Tracer._span_limits (a SpanLimits)")
+    if not hasattr(getattr(tracer, "span_processor", None), "_span_processors"):
+        missing.append("SynchronousMultiSpanProcessor._span_processors")
+    sample = ReadableSpan(name="agentnb layout check", resource=Resource.get_empty())
+    missing += [f"ReadableSpan.{name}" for name in READABLE_SPAN_FIELDS if not hasattr(sample, name)]
+    fits = _fits[key] = not missing
+    if not missing:
+        return True
+    if not _warned:  # one warning per process, whatever the tracer
+        _warned.append(True)
+        from importlib.metadata import version
+
+        warnings.warn(
+            f"agentnb's light spans do not fit opentelemetry-sdk {version('opentelemetry-sdk')} (it has no "
+            f"{', '.join(missing)}); the SDK makes agentnb's spans instead, which is slower but records the same. "
+            "Install an opentelemetry-sdk in the range agentnb declares to get light spans back.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    return False
 
 
 # The last tracer asked about and its limits (agentnb uses one tracer, so one entry is enough; it holds no more).
@@ -286,12 +336,14 @@ def _light_limits(tracer: Tracer) -> SpanLimits | None:
     What may change while the tracer lives is checked every time: its processors (added at any time, and
     each may change its mind) and whether its configurator has switched it off (newer SDKs).
     """
-    for processor in getattr(tracer.span_processor, "_span_processors", None) or (None,):
-        if not getattr(processor, "accepts_light_spans", False):
-            return None
     last = _last_tracer
     if last[0] is not tracer:
         last[:] = [tracer, _tracer_limits(tracer)]
+    if last[1] is None:
+        return None
+    for processor in getattr(tracer.span_processor, "_span_processors", None) or (None,):
+        if not getattr(processor, "accepts_light_spans", False):
+            return None
     enabled = getattr(tracer, "_is_enabled", None)
     if enabled is not None and not enabled():
         return None

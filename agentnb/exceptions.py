@@ -14,6 +14,7 @@ AgentnbError
 │   ├── ServiceTimeoutError          no answer in time
 │   └── ServiceConnectionError       could not reach the provider, or it hung up mid-response
 ├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
+│   └── SettingNotFoundError         a required setting is in neither the arguments nor the environment
 ├── ChatClientError                  the model's output cannot be used
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
@@ -39,7 +40,14 @@ AgentnbError
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
-└── StoreError                       the SQLite run store failed or has an unknown schema
+├── StoreError                       the SQLite run store failed or has an unknown schema
+├── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
+└── SkillError                       an agent skill cannot be used
+    ├── SkillSecurityError           refused at a trust boundary: a link, a path outside the skill,
+    │                                a hostile archive, a script from a source that may not run any
+    │                                (also a ValueError)
+    └── SkillScriptError             a skill script failed, timed out or could not start (also a
+                                     ToolExecutionError, so the model is told what happened)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -67,6 +75,13 @@ __all__ = [
     "CheckpointNotFoundError",
     "ContentFilterError",
     "ExecutorInputError",
+    "FeatureNotAvailableError",
+    "IntegrationContentFilterException",
+    "IntegrationException",
+    "IntegrationInitializationError",
+    "IntegrationInvalidAuthException",
+    "IntegrationInvalidRequestException",
+    "IntegrationInvalidResponseException",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -81,6 +96,10 @@ __all__ = [
     "ServiceTimeoutError",
     "SessionCorruptError",
     "SessionError",
+    "SettingNotFoundError",
+    "SkillError",
+    "SkillScriptError",
+    "SkillSecurityError",
     "StoreError",
     "StructuredOutputError",
     "ToolArgumentsError",
@@ -169,6 +188,10 @@ class ServiceConnectionError(ServiceError):
 
 class ServiceInitializationError(AgentnbError):
     """A client cannot be created: configuration such as an API key or model is missing."""
+
+
+class SettingNotFoundError(ServiceInitializationError):
+    """A required setting was given neither as an argument nor in the environment (see ``load_settings``)."""
 
 
 class ChatClientError(AgentnbError):
@@ -335,6 +358,45 @@ class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
 
 
+class FeatureNotAvailableError(AgentnbError, NotImplementedError):
+    """A requested feature is not part of this agentnb; the message names it and what to do instead.
+
+    Attributes:
+        feature: What is missing (for example ``"skills"``).
+    """
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
+
+
+class SkillError(AgentnbError):
+    """An agent skill cannot be discovered, loaded or run."""
+
+
+class SkillSecurityError(SkillError, ValueError):
+    """A skill operation was refused at a trust boundary (links, paths outside the skill, hostile archives)."""
+
+
+class SkillScriptError(SkillError, ToolExecutionError):
+    """A skill script failed, timed out or could not be started; carries what is known about the run.
+
+    Args:
+        message: What happened and what to do.
+        script: The script's name.
+        exit_code: The process's exit code, if it ended.
+        output: What it printed before failing (stdout and stderr, possibly cut short).
+    """
+
+    def __init__(
+        self, message: str, *, script: str | None = None, exit_code: int | None = None, output: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.script = script
+        self.exit_code = exit_code
+        self.output = output
+
+
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.
 AgentFrameworkException = AgentnbError
 ChatClientException = ServiceError
@@ -345,3 +407,10 @@ ToolExecutionException = ToolExecutionError
 WorkflowException = WorkflowError
 WorkflowRunnerException = WorkflowRunError
 WorkflowCheckpointException = CheckpointError
+# Integrations (external services a tool or provider wraps) fail the way model providers do.
+IntegrationException = ServiceError
+IntegrationInitializationError = ServiceInitializationError
+IntegrationInvalidAuthException = ServiceAuthenticationError
+IntegrationInvalidRequestException = ServiceResponseError
+IntegrationInvalidResponseException = ServiceResponseError
+IntegrationContentFilterException = ContentFilterError

@@ -56,6 +56,12 @@ AREAS = (
         ("agentnb.openai", "agentnb.exceptions"),
     ),
     Area(
+        "Anthropic",
+        "agent_framework.anthropic",
+        "python/packages/anthropic/agent_framework_anthropic/__init__.py",
+        ("agentnb.anthropic", "agentnb"),
+    ),
+    Area(
         "Observability",
         "agent_framework.observability",
         "python/packages/core/agent_framework/observability.py",
@@ -76,8 +82,6 @@ RENAMES: dict[str, tuple[str, str]] = {
     "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
     "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
     "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
-    "AgentTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
-    "ChatTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
     "DEFAULT_MAX_ITERATIONS": (
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',
@@ -92,27 +96,21 @@ RENAMES: dict[str, tuple[str, str]] = {
     "AgentContentFilterException": ("agentnb.exceptions.ContentFilterError", "catch this instead"),
     "WorkflowConvergenceException": ("agentnb.exceptions.WorkflowRunError", "catch this instead"),
     "ContentError": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+    "AdditionItemMismatch": ("agentnb.exceptions.ChatClientError", "catch this instead"),
 }
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
-    (
-        r"Compaction|COMPACTION|Tokenizer|Truncation|SlidingWindow|Summarization|TokenBudget|^GROUP_|SUMMAR|"
-        r"EXCLUDE|annotate_message_groups|apply_compaction|included_",
-        "history compaction is not built in: trim history in a `HistoryProvider`",
-    ),
     (r"Skill", "skills are not implemented"),
-    (
-        r"Harness|HARNESS|Todo|TODO|Memory|MEMORY|FileAccess|FILE_ACCESS|FileMemory|FILE_MEMORY|AgentFileStore|"
-        r"FileStoreEntry|FileSearch|FileSystemAgentFileStore|InMemoryAgentFileStore|Background|BACKGROUND|AgentMode|"
-        r"MODE_SOURCE|agent_mode|todos_remaining|background_tasks|AgentLoopMiddleware|JudgeVerdict",
-        "the agent harness (memory, todos, files, modes, background agents) is not implemented",
-    ),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
     ),
-    (r"Embedding|embedding", "embeddings are not implemented"),
+    (
+        r"Bedrock|Vertex|Foundry",
+        "Claude hosted by a cloud service: point `agentnb.anthropic.AnthropicClient(base_url=...)` at its "
+        "Messages-API endpoint",
+    ),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",
@@ -191,7 +189,7 @@ def counterpart(name: str, area: Area) -> tuple[str | None, str]:
     for module in area.agentnb_modules:
         path = f"{module}.{name}"
         found = _lookup(path)
-        if found is not None and not name.startswith("_"):
+        if found is not None and (not name.startswith("_") or name == "__version__"):
             real = getattr(found, "__name__", name)
             return path, (f"alias of `{real}`" if isinstance(found, type) and real != name else "")
     for pattern, note in NOT_IN_AGENTNB:

@@ -1,4 +1,4 @@
-"""A response remembers its agent and session weakly, and never carries them into saved data."""
+"""A response remembers its agent weakly (its session too, unless it waits for approval) and saves neither."""
 
 from __future__ import annotations
 
@@ -41,3 +41,21 @@ async def test_the_origin_does_not_keep_the_agent_or_session_alive() -> None:
     del agent, session
     gc.collect()
     assert origin.agent is None and origin.session is None and not origin.alive
+
+
+async def test_a_response_that_waits_for_approval_keeps_its_session() -> None:
+    from agentnb import tool
+
+    @tool(approval_mode="always_require")
+    def delete(path: str) -> str:
+        """Delete a file."""
+        return path
+
+    agent = Agent(ScriptedChatClient([ScriptedChatClient.call("delete", path="a")]), tools=[delete])
+    # The session is made inline: the response is the only handle on it, and the answers must go there.
+    response = await agent.run("Delete a", session=agent.create_session())
+    gc.collect()
+    origin = origin_of(response)
+    assert response.user_input_requests and origin is not None and origin.alive
+    session = origin.session
+    assert session is not None and session_origin(session) is not None

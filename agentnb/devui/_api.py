@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
+from agentnb._approval_driver import ApprovalDriver
 from agentnb._json import is_json_array, is_json_object
-from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails
+from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message, UsageDetails, add_usage_details
 from agentnb.workflows import WorkflowErrorDetails
 
 from ._admission import is_loopback_client
@@ -68,8 +69,8 @@ class Conversation:
     id: str
     entity_id: str
     session: Any = None
+    driver: ApprovalDriver | None = None  # the agent's turns; holds the approval requests it waits on
     items: list[dict[str, Any]] = field(default_factory=list)
-    pending: dict[str, Content] = field(default_factory=dict)  # approval request id -> request
     requests: dict[str, Any] = field(default_factory=dict)  # workflow request id -> the answer's type
     created_at: int = field(default_factory=lambda: int(time.time()))
     metadata: dict[str, str] = field(default_factory=dict)
@@ -196,16 +197,20 @@ class ResponsesAPI:
         yield turn.event("response.completed", response=turn.snapshot("completed"))
 
     def _agent_input(self, raw: Any, conversation: Conversation) -> Message:
-        """The user message for an agent: text and images from the input items, plus approval answers."""
+        """The user message for an agent: approval answers (collected by the driver), then text and images."""
         contents: list[Content] = []
+        driver = conversation.driver
+        pending = {str(r.id) for r in driver.pending} if driver is not None else set[str]()
+        answered = False
         for item in _as_items(raw):
             kind = item.get("type", "message")
             if kind == "mcp_approval_response":
                 request_id = str(item.get("approval_request_id") or "")
-                request = conversation.pending.pop(request_id, None)
-                if request is None:
+                if driver is None or request_id not in pending or driver.is_answered(request_id):
                     raise ApiError(400, f"No pending approval request {request_id!r} here.", param="input")
-                contents.append(request.to_function_approval_response(bool(item.get("approve")), item.get("reason")))
+                reason = item.get("reason")
+                driver.answer(request_id, bool(item.get("approve")), reason=str(reason) if reason else None)
+                answered = True
             elif kind == "message":
                 content = item.get("content")
                 if isinstance(content, str):
@@ -219,11 +224,15 @@ class ResponsesAPI:
                         contents.append(Content.from_uri(str(part["image_url"])))
             else:
                 raise ApiError(400, f"Input items of type {kind!r} are not supported here.", param="input")
+        if pending and not answered:
+            raise ApiError(
+                400, f"The conversation waits on approval request(s) {', '.join(pending)}; answer.", param="input"
+            )
+        if answered and driver is not None:
+            # Requests left unanswered are asked again by the agent's next response.
+            return driver.take_answers(contents, partial=True)
         if not contents:
             raise ApiError(400, "'input' is empty.", param="input")
-        if conversation.pending and not any(c.type == "function_approval_response" for c in contents):
-            pending = ", ".join(conversation.pending)
-            raise ApiError(400, f"The conversation waits on approval request(s) {pending}; answer.", param="input")
         return Message("user", contents)
 
     def _save(self, conversation: Conversation) -> None:
@@ -390,20 +399,28 @@ class _Turn:
         agent = self.entity.obj
         if self.conversation.session is None:
             self.conversation.session = agent.create_session()
-        stream = agent.run(message, session=self.conversation.session, stream=True)
-        update: AgentResponseUpdate
-        async for update in stream:
-            for content in update.contents:
-                for event in self._content_events(content):
-                    yield event
-        final: AgentResponse[Any] = await stream.get_final_response()
+        if self.conversation.driver is None:
+            # The client answers the requests; standing rules kept in the session answer theirs in the same
+            # response (their turns stream on, the usage adds up).
+            self.conversation.driver = ApprovalDriver(agent, session=self.conversation.session)
+        driver = self.conversation.driver
+        final: AgentResponse[Any] | None = None
+        usage: UsageDetails | None = None
+        async for update in driver.run(message, stream=True):
+            if isinstance(update, AgentResponse):
+                final = update
+                usage = add_usage_details(usage, update.usage_details)
+            elif isinstance(update, AgentResponseUpdate):
+                for content in update.contents:
+                    for event in self._content_events(content):
+                        yield event
+        assert final is not None  # the driver reports every turn's response
         for event in self._end_text():
             yield event
-        self.usage = final.usage_details
-        for request in final.user_input_requests:
+        self.usage = usage
+        for request in driver.pending:
             if request.type != "function_approval_request" or request.function_call is None:
                 continue
-            self.conversation.pending[str(request.id)] = request
             call = request.function_call
             item = {
                 "id": str(request.id),

@@ -5,7 +5,9 @@ source line, the notebook's path when the kernel can know it) becomes :mod:`agen
 cell, so workflow runs and batch cases written to the run store carry it in their metadata. A span processor
 tags every span the cell causes with the cell, records each top-level agent turn as a run in the run store
 (kind ``"agent"``), and counts model calls, tool calls, tokens and model time for the cell's meter
-(:mod:`._meter`), which is shown after the cell finishes.
+(:mod:`._meter`), which is shown after the cell finishes. Runs a cell started may go on after it (a reply
+still streaming, a continuation after an approval click, which :class:`~agentnb.notebook.AgentRun` runs as
+the cell that started it): their calls still count for that cell, and its line is updated in place.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 from .. import _telemetry as tel
 from .._json import is_json_object
 from .._provenance import CellInfo, cell_label, current_cell, set_cell
-from ._meter import CellUsage
+from ._meter import CellUsage, get_prices, meter_text
 
 __all__ = ["CELL_ATTRIBUTE", "CellTracker", "agent_run_id", "notebook_location"]
 
@@ -129,13 +131,18 @@ class _CellSpans(SpanProcessor):
             input_tokens=attrs.get(tel.GEN_AI_USAGE_INPUT_TOKENS),
             output_tokens=attrs.get(tel.GEN_AI_USAGE_OUTPUT_TOKENS),
             duration_ns=duration,
+            compacted=bool(attrs.get(tel.COMPACTION_GROUPS_EXCLUDED)),
         )
+        if operation in (tel.OP_CHAT, tel.OP_EXECUTE_TOOL):
+            self.tracker.counted_late(cell)
         if span.parent is None and operation == tel.OP_INVOKE_AGENT:
             self.tracker.record_agent_run(span, cell)
 
     def shutdown(self) -> None:
         self._cells.clear()
 
+
+_FINISHED_KEPT = 64  # finished cells whose late calls still update their meter line
 
 _processors: dict[int, _CellSpans] = {}  # one per tracer provider: the SDK offers no way to remove one
 
@@ -150,6 +157,8 @@ class CellTracker:
         self.active = True
         self.meter = Meter()
         self._usage: dict[int, tuple[CellInfo, CellUsage]] = {}
+        # Finished cells whose runs may still go on: their usage and the display of their meter line.
+        self._finished: dict[int, tuple[CellInfo, CellUsage, Any]] = {}
         self._started: float | None = None
         self._cell: CellInfo | None = None
         self._lock = threading.Lock()
@@ -206,15 +215,35 @@ class CellTracker:
             entry = self._usage.pop(id(cell), None)
         total = time.perf_counter() - self._started if self._started is not None else None
         if entry is not None and self.active:
-            self.meter.show(entry[1], total_seconds=total, interactive=bool(cell.get("cell_id")))
+            handle = self.meter.show(entry[1], total_seconds=total, interactive=bool(cell.get("cell_id")), reserve=True)
+            with self._lock:
+                self._finished[id(cell)] = (cell, entry[1], handle)
+                while len(self._finished) > _FINISHED_KEPT:
+                    del self._finished[next(iter(self._finished))]
 
     # -- used by the span processor ---------------------------------------------------------------------
     def usage_for(self, cell: CellInfo) -> CellUsage:
         with self._lock:
+            finished = self._finished.get(id(cell))
+            if finished is not None and finished[0] is cell:
+                return finished[1]
             entry = self._usage.get(id(cell))
             if entry is None or entry[0] is not cell:
                 entry = self._usage[id(cell)] = (cell, CellUsage())
             return entry[1]
+
+    def counted_late(self, cell: CellInfo) -> None:
+        """A call of ``cell`` ended after the cell did: bring its meter line up to date."""
+        with self._lock:
+            finished = self._finished.get(id(cell))
+        if finished is None or finished[0] is not cell or not self.active:
+            return
+        _cell, usage, handle = finished
+        # Wall time since the cell ran would count the person's wait for a click: only model time is shown.
+        if handle is None:  # no line in the output to update (meter off, or a headless runner)
+            self.meter.last = meter_text(usage, total_seconds=None, prices=get_prices())
+            return
+        self.meter.show(usage, total_seconds=None, interactive=bool(cell.get("cell_id")), handle=handle)
 
     def record_agent_run(self, span: Any, cell: CellInfo) -> None:
         """Write a top-level agent turn to the run store the spans go to, with the cell it ran in."""

@@ -66,6 +66,7 @@ class CellUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     model_ns: int = 0
+    compacted_calls: int = 0
     tokens_by_model: dict[str, list[int]] = field(default_factory=dict)
 
     def add_span(
@@ -76,10 +77,13 @@ class CellUsage:
         input_tokens: Any = None,
         output_tokens: Any = None,
         duration_ns: int = 0,
+        compacted: bool = False,
     ) -> None:
-        """Count one finished span (only model calls and tool calls count)."""
+        """Count one finished span (only model calls and tool calls count; ``compacted``: compaction left
+        something out of the call)."""
         if operation == tel.OP_CHAT:
             self.model_calls += 1
+            self.compacted_calls += compacted
             self.model_ns += max(0, duration_ns)
             tokens_in = input_tokens if isinstance(input_tokens, int) else 0
             tokens_out = output_tokens if isinstance(output_tokens, int) else 0
@@ -117,6 +121,8 @@ def _plural(n: int, word: str) -> str:
 def meter_text(usage: CellUsage, *, total_seconds: float | None, prices: Mapping[str, tuple[float, float]]) -> str:
     """Return the meter line for one cell."""
     parts = [_plural(usage.model_calls, "model call"), _plural(usage.tool_calls, "tool call")]
+    if usage.compacted_calls:
+        parts.append(f"{usage.compacted_calls} compacted")
     parts.append(f"{usage.input_tokens} in / {usage.output_tokens} out tokens")
     model = _seconds(usage.model_ns / 1e9)
     parts.append(f"model {model} of {_seconds(total_seconds)}" if total_seconds is not None else f"model {model}")
@@ -144,13 +150,41 @@ class Meter:
         self.last: str | None = None
         """The last line shown (or that would have been shown in ``auto`` mode under a headless runner)."""
 
-    def show(self, usage: CellUsage, *, total_seconds: float | None, interactive: bool) -> None:
-        """Display the line for ``usage`` unless the meter is off (or ``auto`` outside an interactive front end)."""
+    def show(
+        self,
+        usage: CellUsage,
+        *,
+        total_seconds: float | None,
+        interactive: bool,
+        handle: Any = None,
+        reserve: bool = False,
+    ) -> Any:
+        """Display the line for ``usage`` unless the meter is off (or ``auto`` outside an interactive front end).
+
+        Args:
+            usage: What the cell used.
+            total_seconds: The cell's own run time (``None``: not shown).
+            interactive: Whether the front end identifies cells (``auto`` shows the line only there).
+            handle: The display of a line already shown for the cell: it is updated in place (a run the
+                cell started went on after it finished, e.g. after an approval click).
+
+        Returns:
+            The line's display handle (``None`` when nothing is shown), for later updates.
+        """
+        if self.mode == "off" or (self.mode == "auto" and not interactive):
+            if usage.model_calls or usage.tool_calls:
+                self.last = meter_text(usage, total_seconds=total_seconds, prices=_prices)
+            return handle
         if usage.model_calls == 0 and usage.tool_calls == 0:
-            return
+            if handle is None and reserve:
+                # Calls the cell started are still running: hold the line's place for when they end.
+                return ipy_display({"text/plain": ""}, raw=True, display_id=True)
+            return handle
         line = meter_text(usage, total_seconds=total_seconds, prices=_prices)
         self.last = line
-        if self.mode == "off" or (self.mode == "auto" and not interactive):
-            return
         html = h.wrap(f"<div class='anb-muted anb-meter' style='font-size:0.85em'>{h.escape(line)}</div>")
-        ipy_display({"text/plain": line, "text/html": html}, raw=True)
+        bundle = {"text/plain": line, "text/html": html}
+        if handle is not None:
+            handle.update(bundle, raw=True)
+            return handle
+        return ipy_display(bundle, raw=True, display_id=True)

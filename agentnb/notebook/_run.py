@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._approval import DEFAULT_STATE_KEY
 from .._approval_driver import ApprovalDriver, TurnStarted
 from .._approval_policy import ApprovalPolicy
+from .._provenance import current_cell, set_cell
 from .._types import AgentResponse, AgentResponseUpdate
 from ._approval import AutoApprove
 
@@ -89,6 +90,8 @@ class AgentRun:
         self.started_at: float | None = None
         self.ended_at: float | None = None
         self._task: asyncio.Task[None] | None = None
+        # The cell that made the run: turns it runs later (after an approval click) count for that cell.
+        self._cell = current_cell()
         self._stop_requested = False
         self._listeners: list[Callable[[AgentRun], None]] = [on_change] if on_change else []
 
@@ -267,6 +270,8 @@ class AgentRun:
         self.error = None
         self.started_at = time.time()
         self.ended_at = None
+        if self._cell is not None:
+            set_cell(self._cell)  # only in this task's own context: the cell running now is not changed
         try:
             self.driver.policy = self._policy()
             async for event in events():

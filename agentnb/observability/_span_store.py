@@ -556,17 +556,27 @@ class _Readers(NamedTuple):
 _READERS: list[_Readers] = []
 
 
+class _NoSuchType:
+    """Stands for a type the installed SDK does not lay out as expected (nothing is ever of this type)."""
+
+
 def _readers() -> _Readers:
     if not _READERS:
         from opentelemetry.attributes import BoundedAttributes
+        from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import ReadableSpan
 
         from .._telemetry_spans import LightSpan
 
+        # An SDK outside the declared range may keep these fields differently: its spans are then read
+        # through their public properties (slower, the same records); light spans always have them.
+        sample = ReadableSpan(name="agentnb layout check", resource=Resource.get_empty())
+        fits = all(hasattr(sample, field) for field in _SDK_FIELDS)
+        bounded: type = BoundedAttributes if hasattr(BoundedAttributes(), "_dict") else _NoSuchType
         _READERS.append(
             _Readers(
-                (ReadableSpan, LightSpan),
-                BoundedAttributes,
+                (ReadableSpan, LightSpan) if fits else (LightSpan,),
+                bounded,
                 attrgetter(*_SDK_FIELDS),
                 attrgetter(*_PUBLIC_FIELDS),
                 _json_encoder(),

@@ -24,10 +24,12 @@ agent call, streaming and approval handling.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .._agents import SupportsAgentRun
+from .._approval_driver import ApprovalDriver
 from .._conversation import ApprovalGate
 from .._types import AgentResponse, AgentResponseUpdate, Content, Message
 from ._context import WorkflowContext
@@ -207,16 +209,10 @@ class AgentExecutor(Executor):
 
     # -- the agent call ---------------------------------------------------------------------------------
     async def _respond(self, ctx: AgentCtx) -> None:
-        messages = self.prepare_messages()
-        if ctx.is_streaming:
-            stream: Any = self.agent.run(messages, stream=True)
-            async for update in stream:
-                await yield_update(self, update, ctx, output=self.output_response)
-            response: AgentResponse = await stream.get_final_response()
-        else:
-            response = await self.agent.run(messages)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        response, requests = await run_agent_turn(
+            self, self.agent, self.prepare_messages(), ctx, output=self.output_response
+        )
         self._conversation.extend(response.messages)
-        requests = response.user_input_requests
         if requests:
             # The agent paused for approval: ask outside the workflow, continue in on_approval.
             for request in self._approvals.forward(requests):
@@ -240,6 +236,30 @@ class AgentExecutor(Executor):
     def conversation(self) -> list[Message]:
         """The conversation this executor holds (its input plus its agent's answers)."""
         return list(self._conversation)
+
+
+async def run_agent_turn(
+    executor: Executor,
+    agent: SupportsAgentRun,
+    messages: list[Message],
+    ctx: Any,
+    *,
+    output: bool = True,
+    options: Mapping[str, Any] | None = None,
+) -> tuple[AgentResponse, list[Content]]:
+    """Run one agent turn for a workflow executor: the response and the approval requests it waits on.
+
+    The turn runs on the core's approval driver, as every front end's does; the executor holds the
+    conversation (it is checkpointed with the executor), so the driver runs without a session. A streamed
+    workflow yields the agent's updates as they come (see :func:`yield_update`).
+    """
+    driver = ApprovalDriver(agent, options=options)
+    async for event in driver.run(messages, stream=bool(ctx.is_streaming)):
+        if isinstance(event, AgentResponseUpdate):
+            await yield_update(executor, event, ctx, output=output)
+    response = driver.response
+    assert response is not None  # the driver reports every turn's response
+    return response, list(driver.pending)
 
 
 async def yield_update(executor: Executor, update: AgentResponseUpdate, ctx: Any, *, output: bool = True) -> None:

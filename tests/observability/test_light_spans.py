@@ -255,3 +255,34 @@ def test_the_writer_reads_light_spans_like_their_public_properties() -> None:
     records = _encode_spans(finished)
     assert records == _encode_spans(finished, public=True)
     assert records[0][2] == format(root.context.span_id, "016x") and records[0][13] == 7
+
+
+async def test_an_sdk_laid_out_otherwise_falls_back_to_sdk_spans_with_one_warning(
+    otel: Otel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentnb._telemetry_spans as light
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return "v"
+
+    class DroppedField(ReadableSpan):
+        """The SDK's ReadableSpan as a release that dropped the deprecated ``_instrumentation_info`` has it."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            del self._instrumentation_info
+
+    # What the layout check inspects is swapped for that release's class; the SDK's own spans stay as they are.
+    monkeypatch.setattr(light, "ReadableSpan", DroppedField)
+    monkeypatch.setattr(light, "_fits", {})
+    monkeypatch.setattr(light, "_warned", [])
+    monkeypatch.setattr(light, "_last_tracer", [None, None])
+    with pytest.warns(RuntimeWarning, match="do not fit opentelemetry-sdk") as caught:
+        await _agent(lookup).run("go")
+        await _agent(lookup).run("again")
+    assert len([w for w in caught if "do not fit" in str(w.message)]) == 1  # one warning, not one per span
+    spans = otel.spans()
+    assert len(spans) == 8 and not any(isinstance(s, LightSpan) for s in spans)
+    assert {s.name for s in spans} >= {"invoke_agent helper", "execute_tool lookup"}

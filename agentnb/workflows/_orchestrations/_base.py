@@ -29,7 +29,7 @@ from typing_extensions import Unpack
 from ..._agents import SupportsAgentRun
 from ..._conversation import ApprovalGate, strip_approvals
 from ..._types import AgentResponse, AgentResponseUpdate, Content, Message
-from .._agent_executor import AgentExecutorResponse, yield_update
+from .._agent_executor import AgentExecutorResponse, run_agent_turn
 from .._builder import WorkflowBuilder
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
@@ -326,16 +326,9 @@ class ParticipantExecutor(Executor):
 
     async def _run(self, ctx: ParticipantCtx) -> None:
         messages = [*self._input, *self._turn]
-        tools = self.tools or None
-        if ctx.is_streaming:
-            stream: Any = self.agent.run(messages, stream=True, tools=tools)
-            async for update in stream:
-                await yield_update(self, update, ctx)
-            response: AgentResponse = await stream.get_final_response()
-        else:
-            response = await self.agent.run(messages, tools=tools)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
+        options = {"tools": self.tools} if self.tools else None
+        response, requests = await run_agent_turn(self, self.agent, messages, ctx, options=options)
         self._turn.extend(response.messages)
-        requests = response.user_input_requests
         if requests:
             # The agent waits for a person: ask the workflow's caller, continue in on_approval.
             for request in self._approvals.forward(requests):
