@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overloa
 from typing_extensions import Self, TypeVar
 
 from ._json import is_list_or_tuple
+from ._listeners import AgentListener, current_listener, listening
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
@@ -432,9 +433,34 @@ class Agent(BaseAgent, Generic[OptionsT]):
             "tokenizer": tokenizer or self.tokenizer,
         }
         agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
+        listener = current_listener()
+        if listener is not None:
+            return self._listened(turn, agent_mw, listener, stream)
         if stream:
             return self._stream(turn, agent_mw)
         return self._run(turn, agent_mw)
+
+    def _listened(
+        self, turn: _Turn, agent_mw: list[AgentMiddleware], listener: AgentListener, stream: bool
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
+        # A functional workflow is listening (see agentnb._listeners): it shows this turn's reply in its events.
+        if stream:
+            if listener.wants_updates:
+                return self._stream(turn, agent_mw).with_transform_hook(listener.on_update)
+            return self._stream(turn, agent_mw).with_result_hook(listener.on_response)
+
+        async def observed() -> AgentResponse:
+            with listening(None):  # turns nested in this one are part of its reply
+                if not listener.wants_updates:
+                    response = await self._run(turn, agent_mw)
+                    listener.on_response(response)
+                    return response
+                updates = self._stream(turn, agent_mw)
+                async for update in updates:
+                    listener.on_update(update)
+                return await updates.get_final_response()
+
+        return observed()
 
     async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
         await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))

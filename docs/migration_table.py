@@ -145,10 +145,6 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
     ),
     (r"USER_AGENT|APP_INFO|user_agent", "agentnb sends the SDK's own user agent"),
     (r"Feature$", "feature-stage markers are not used"),
-    (
-        r"Functional|^step$|^workflow$|RunContext|get_run_context|StepWrapper",
-        "functional workflows are not implemented: build graphs with `WorkflowBuilder`",
-    ),
     (r"ContinuationToken|ServiceSessionId", "background responses and continuation tokens are not implemented"),
     (r"Websocket", "the `mcp` SDK has no websocket client"),
     (r"MCPTask|MCPSkill", "MCP tasks are not implemented"),

@@ -94,6 +94,7 @@ class Catalog:
 
     def add(self, obj: Any, *, source: str = "passed in", name: str | None = None) -> Entity:
         """Add one agent or workflow object; raise ``TypeError`` for anything else."""
+        obj = _built(obj)
         kind = entity_kind(obj)
         if kind is None:
             raise TypeError(
@@ -144,6 +145,14 @@ class Catalog:
         entity.obj, entity.definition = loaded.obj, loaded.text
         entity.description = str(getattr(loaded.obj, "description", None) or "")
         return True
+
+
+def _built(obj: Any) -> Any:
+    """A functional workflow's definition (what ``@workflow`` returns) becomes a workflow built for the DevUI."""
+    module = sys.modules.get("agentnb.workflows._functional")
+    if module is not None and isinstance(obj, module.FunctionalWorkflowDefinition):
+        return obj.build()
+    return obj
 
 
 def entity_kind(obj: Any) -> EntityKind | None:

@@ -26,6 +26,7 @@ from ._discovery import Entity
 from ._forms import TypeForm, hints_of, type_label
 from ._graph import GraphPane
 from ._runs import event_table, events_frame
+from ._steps import StepTimelinePane
 from ._widgets import error_card, html_pane, jsonable, readable, set_html, watch
 
 if TYPE_CHECKING:
@@ -141,7 +142,9 @@ class WorkflowView:
         self.store = store
         self.on_checkpoint = on_checkpoint
         self.runner = WorkflowRunner(self.workflow, store)
-        self.graph = GraphPane(self.workflow)
+        # A functional workflow has no graph: its step timeline stands in its place, driven the same way.
+        self.steps = StepTimelinePane(self.workflow) if hasattr(self.workflow, "steps") else None
+        self.graph: GraphPane | StepTimelinePane = self.steps if self.steps is not None else GraphPane(self.workflow)
         types_ = self.workflow.input_types or [str]
         flat: list[Any] = []
         for t in types_:
@@ -192,8 +195,8 @@ class WorkflowView:
         header = html_pane(
             f"<div class='anb-head'><span class='anb-title'>⇶ {escape(self.entity.name)}</span>"
             f"<span class='anb-muted'>{escape(self.entity.description)}</span></div>"
-            f"<div class='anb-muted'>{len(wf.executors)} executors · start: {escape(wf.start_executor_id)} · "
-            f"input: {escape(inputs)}</div>"
+            f"<div class='anb-muted'>{len(wf.executors)} {'steps' if self.steps else 'executors'} · start: "
+            f"{escape(wf.start_executor_id)} · input: {escape(inputs)}</div>"
         )
         side = pn.Column(
             html_pane("<div class='anb-role'>Input</div>"),
@@ -295,6 +298,8 @@ class WorkflowView:
     def _on_event(self, event: Any) -> None:
         kind = event.type
         eid = event.executor_id
+        if self.steps is not None:
+            self.steps.add_event(event)
         if kind == "started" and isinstance(event.data, str):
             self.run_id = event.data
         elif kind == "executor_invoked":

@@ -274,8 +274,8 @@ def _workflow_input(workflow: Any, value: Any) -> Any:
     if not isinstance(value, Mapping):
         return value
     value = cast("Mapping[str, Any]", value)
-    start = workflow.get_start_executor()
-    if start.can_handle(value):
+    start = getattr(workflow, "get_start_executor", None)  # a functional workflow has input_types only
+    if start is not None and start().can_handle(value):
         return value
     import dataclasses
 
@@ -325,7 +325,12 @@ def import_target(spec: str) -> Any:
 
 def _is_workflow(obj: Any) -> bool:
     module = sys.modules.get("agentnb.workflows")  # not loaded means nothing can be a Workflow yet
-    return module is not None and isinstance(obj, module.Workflow)
+    return module is not None and isinstance(obj, (module.Workflow, module.FunctionalWorkflow))
+
+
+def _is_workflow_definition(obj: Any) -> bool:
+    module = sys.modules.get("agentnb.workflows._functional")
+    return module is not None and isinstance(obj, module.FunctionalWorkflowDefinition)
 
 
 def _is_agent(obj: Any) -> bool:
@@ -347,7 +352,7 @@ def describe_target(target: Any) -> str:
     """A short text naming the target, stored with an experiment (``agent:helper``, ``pkg.mod:factory``)."""
     if isinstance(target, str):
         return target
-    if _is_workflow(target):
+    if _is_workflow(target) or _is_workflow_definition(target):
         return f"workflow:{target.name}"
     if _is_agent(target):
         return f"agent:{getattr(target, 'name', None) or type(target).__name__}"
@@ -375,6 +380,9 @@ def resolve_target(target: Any, *, concurrency: int = 1) -> Target:
             obj = factory()
             if inspect.isawaitable(obj):
                 raise TypeError(f"The factory {target!r} must return a target, not a coroutine; make it a plain def.")
+    if _is_workflow_definition(obj):  # @workflow's definition: one built workflow per concurrent case
+        factory = cast("Callable[[], Any]", getattr(obj, "build"))  # noqa: B009
+        obj = factory()
     if _is_workflow(obj):
         return _WorkflowTarget(obj, factory, concurrency, description)
     if _is_agent(obj):

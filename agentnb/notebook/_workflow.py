@@ -7,6 +7,11 @@ to run next, their state, the shared state), and "Resume from here" starts a new
 "Re-run executor", beside the slider, runs one executor of the graph again on what it received there
 (optionally edited as JSON) with its neighbours frozen, and shows what it would do next to what it did
 (``CheckpointHistory.rerun_executor``); "Continue with this output" forks from that result and resumes.
+
+A functional workflow (``@workflow``, built) has no graph: the view shows its step timeline instead (each step
+call running, cached, done, failed or waiting for input, and where it ran), the slider shows which step calls
+a checkpoint had finished, and "Re-run executor" re-runs one step with the others frozen
+(``FunctionalWorkflow.rerun_step``).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from typing_extensions import TypeIs
 
 from .. import _html as h
 from .._types import AgentResponse, ChatResponse, Message
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
         CheckpointHistory,
         CheckpointInfo,
         CheckpointStorage,
+        FunctionalWorkflow,
         RerunResult,
         Workflow,
         WorkflowCheckpoint,
@@ -173,10 +181,20 @@ def run_result_html(result: WorkflowRunResult) -> str:
         data = event.data
         message = data.message if isinstance(data, WorkflowErrorDetails) else _value_text(data)
         body += f"<div class='anb-error'>⚠ {h.escape(event.executor_id or 'workflow')}: {h.escape(message)}</div>"
+    if any(e.type == "executor_bypassed" or _is_step_call(e) for e in result):
+        from ..workflows._functional_view import timeline_html
+
+        body += h.details("steps", timeline_html(result), open=True)
     body += h.details(f"events ({len(result)})", _events_table(result))
     if result.checkpoint_id:
         body += f"<div class='anb-muted'>last checkpoint <code>{h.escape(result.checkpoint_id)}</code></div>"
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{body}</div>"
+
+
+def _is_step_call(event: WorkflowEvent[Any]) -> bool:
+    """A functional step call (its invocation says where it runs); graph executors' invocations carry messages."""
+    data: Any = event.data
+    return event.type == "executor_invoked" and isinstance(data, dict) and "where" in data
 
 
 def _readable_outputs(outputs: Sequence[Any]) -> list[Any]:
@@ -246,6 +264,22 @@ def _jsonable(value: Any) -> Any:
     return safe_encode(value)
 
 
+def _is_functional(workflow: Workflow | FunctionalWorkflow) -> TypeIs[FunctionalWorkflow]:
+    from ..workflows import Workflow
+
+    return not isinstance(workflow, Workflow)
+
+
+def _parse_json_input(text: str) -> Any:
+    """An edited step input: JSON, tagged JSON for typed values."""
+    from .._serialization import decode
+
+    try:
+        return decode(json.loads(text))
+    except (ValueError, RecursionError) as e:
+        raise ValueError(f"The input is not valid JSON: {e}") from e
+
+
 def _next_states(checkpoint: WorkflowCheckpoint, workflow: Workflow) -> dict[str, str]:
     """Executors due to run after this checkpoint ("next") and those waiting for input ("waiting")."""
     states: dict[str, str] = {}
@@ -292,7 +326,7 @@ class WorkflowView:
 
     def __init__(
         self,
-        workflow: Workflow,
+        workflow: Workflow | FunctionalWorkflow,
         *,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
@@ -302,6 +336,7 @@ class WorkflowView:
         from ..workflows import InMemoryCheckpointStorage
 
         self.workflow = workflow
+        self.functional = _is_functional(workflow)
         # Not `or`: an empty storage is falsy (it has a length), and it is still the one to use.
         if checkpoint_storage is None:
             checkpoint_storage = workflow.checkpoint_storage
@@ -514,11 +549,15 @@ class WorkflowView:
     def _history(self) -> CheckpointHistory:
         from ..workflows import CheckpointHistory
 
-        return CheckpointHistory(self.storage, self.workflow, run_store=self.run_store)
+        graph = None if _is_functional(self.workflow) else self.workflow
+        return CheckpointHistory(self.storage, graph, run_store=self.run_store)
 
     async def _offer_rerun(self, checkpoint: WorkflowCheckpoint) -> None:
         """Pick the executor due next at the selected checkpoint and show its input for editing."""
-        self._rerun_inputs = await self._history().inputs_at(checkpoint.checkpoint_id)
+        if _is_functional(self.workflow):
+            self._rerun_inputs = {}  # a step's input comes from replaying the function: shown after the re-run
+        else:
+            self._rerun_inputs = await self._history().inputs_at(checkpoint.checkpoint_id)
         self.rerun_result = None
         self.rerun_html.value = ""
         self.continue_button.disabled = True
@@ -563,9 +602,17 @@ class WorkflowView:
         self.rerun_button.disabled = True
         try:
             edited: dict[str, Any] = {}
-            if text.strip() and text != self._rerun_prefill:
-                edited["input"] = parse_rerun_input(text, self.workflow, chosen)
-            result = await self._history().rerun_executor(selected.checkpoint_id, chosen, **edited)
+            workflow = self.workflow
+            if _is_functional(workflow):
+                if text.strip() and text != self._rerun_prefill:
+                    edited["input"] = _parse_json_input(text)
+                result = await workflow.rerun_step(
+                    selected.checkpoint_id, chosen, checkpoint_storage=self.storage, **edited
+                )
+            else:
+                if text.strip() and text != self._rerun_prefill:
+                    edited["input"] = parse_rerun_input(text, workflow, chosen)
+                result = await self._history().rerun_executor(selected.checkpoint_id, chosen, **edited)
         except (ValueError, TypeError) as exc:  # bad JSON, an input of the wrong type, nothing to run on
             self.rerun_result = None
             self.continue_button.disabled = True
@@ -597,15 +644,23 @@ class WorkflowView:
         if self.error is not None:
             head += f" <span class='anb-error'>{h.escape(type(self.error).__name__)}: {h.escape(self.error)}</span>"
         self.header.value = h.wrap(f"<div class='anb-head'>{head}</div>")
-        states = _next_states(self.selected, self.workflow) if self.selected is not None else self.states
-        self.graph.value = h.wrap(_svg(self.workflow, states) + _legend())
+        workflow = self.workflow
+        if _is_functional(workflow):
+            from ..workflows._functional_view import saved_calls_html, timeline_html
+
+            shown = saved_calls_html(self.selected) if self.selected is not None else timeline_html(self.events)
+            self.graph.value = h.wrap(shown)
+        else:
+            states = _next_states(self.selected, workflow) if self.selected is not None else self.states
+            self.graph.value = h.wrap(_svg(workflow, states) + _legend())
         if self.outputs:
             items = "".join(f"<li>{_output_html(o)}</li>" for o in _readable_outputs(self.outputs))
             self.outputs_html.value = h.wrap(f"<div><b>outputs</b><ul>{items}</ul></div>")
         self.event_log.value = h.wrap(_events_table(self.events))
         if self.selected is not None:
             cp = self.selected
-            title = f"superstep {cp.step} of {len(self.checkpoints)} checkpoint(s)"
+            unit = "step calls done" if self.functional else "superstep"
+            title = f"{unit} {cp.step} of {len(self.checkpoints)} checkpoint(s)"
             self.checkpoint_html.value = h.wrap(f"<div class='anb-muted'>{h.escape(title)}</div>" + checkpoint_html(cp))
         self._sync_requests()
 

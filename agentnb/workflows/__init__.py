@@ -81,6 +81,10 @@ from ._workflow import Workflow
 
 if TYPE_CHECKING:
     from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse
+    from ._functional import FunctionalWorkflow, FunctionalWorkflowDefinition, StepWrapper, step, workflow
+    from ._functional_agent import FunctionalWorkflowAgent
+    from ._functional_run import RunContext, get_run_context
+    from ._functional_view import StepCallState, step_timeline
     from ._orchestrations import (
         AgentRequestInfoResponse,
         ConcurrentBuilder,
@@ -136,6 +140,9 @@ _LAZY_EXPORTS: dict[str, str] = {
     "EdgeMessage": "agentnb.workflows._rerun",
     "ExecutorActivity": "agentnb.workflows._rerun",
     "ForkEdits": "agentnb.workflows._timetravel",
+    "FunctionalWorkflow": "agentnb.workflows._functional",
+    "FunctionalWorkflowAgent": "agentnb.workflows._functional_agent",
+    "FunctionalWorkflowDefinition": "agentnb.workflows._functional",
     "GroupChatBuilder": "agentnb.workflows._orchestrations",
     "GroupChatDecision": "agentnb.workflows._orchestrations",
     "GroupChatRequestSentEvent": "agentnb.workflows._orchestrations",
@@ -155,7 +162,10 @@ _LAZY_EXPORTS: dict[str, str] = {
     "ParticipantReviewResponse": "agentnb.workflows._orchestrations",
     "RerunChange": "agentnb.workflows._rerun",
     "RerunResult": "agentnb.workflows._rerun",
+    "RunContext": "agentnb.workflows._functional_run",
     "SequentialBuilder": "agentnb.workflows._orchestrations",
+    "StepCallState": "agentnb.workflows._functional_view",
+    "StepWrapper": "agentnb.workflows._functional",
     "SubWorkflowRequest": "agentnb.workflows._workflow_executor",
     "SubWorkflowRequestMessage": "agentnb.workflows._workflow_executor",
     "SubWorkflowResponseMessage": "agentnb.workflows._workflow_executor",
@@ -166,8 +176,12 @@ _LAZY_EXPORTS: dict[str, str] = {
     "checkpoint_tree_svg": "agentnb.workflows._viz",
     "editable_input": "agentnb.workflows._rerun",
     "editable_state": "agentnb.workflows._timetravel",
+    "get_run_context": "agentnb.workflows._functional_run",
     "parse_fork_edits": "agentnb.workflows._timetravel",
     "parse_rerun_input": "agentnb.workflows._rerun",
+    "step": "agentnb.workflows._functional",
+    "step_timeline": "agentnb.workflows._functional_view",
+    "workflow": "agentnb.workflows._functional",
 }
 
 __all__ = [
@@ -192,6 +206,9 @@ __all__ = [
     "FileCheckpointStorage",
     "ForkEdits",
     "FunctionExecutor",
+    "FunctionalWorkflow",
+    "FunctionalWorkflowAgent",
+    "FunctionalWorkflowDefinition",
     "GroupChatBuilder",
     "GroupChatDecision",
     "GroupChatRequestSentEvent",
@@ -214,10 +231,13 @@ __all__ = [
     "PendingRequest",
     "RerunChange",
     "RerunResult",
+    "RunContext",
     "RunStoreCheckpointStorage",
     "SQLiteCheckpointStorage",
     "SequentialBuilder",
     "SingleEdgeGroup",
+    "StepCallState",
+    "StepWrapper",
     "SubWorkflowRequest",
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
@@ -239,11 +259,15 @@ __all__ = [
     "editable_input",
     "editable_state",
     "executor",
+    "get_run_context",
     "handler",
     "merge_streamed_outputs",
     "parse_fork_edits",
     "parse_rerun_input",
     "response_handler",
+    "step",
+    "step_timeline",
+    "workflow",
 ]
 # -- end of generated block ---------------------------------------------------------------------------
 

@@ -474,6 +474,8 @@ def parse_rerun_input(text: str, workflow: Workflow, executor_id: str) -> Any:
         value = decode(raw)
     except (SerializationError, KeyError, TypeError) as e:
         raise ValueError(f"Cannot read the input: {e}") from e
+    if hasattr(workflow, "definition"):  # a functional workflow's step: its own signature checks it when it runs
+        return value
     _check_input(executor, value)
     return value
 
@@ -694,6 +696,10 @@ async def rerun_executor(
         raise ValueError(
             "Re-running an executor needs the workflow itself: CheckpointHistory(storage, workflow=workflow)."
         )
+    from ._workflow import Workflow
+
+    if not isinstance(workflow, Workflow):  # CheckpointHistory sends functional workflows to rerun_step
+        raise TypeError(f"{type(workflow).__name__} re-runs its steps with rerun_step(), not rerun_executor().")
     executor = workflow.executors.get(executor_id)
     if executor is None:
         raise ValueError(f"Unknown executor {executor_id!r}; executors: {sorted(workflow.executors)}.")

@@ -36,10 +36,11 @@ from ._typing_utils import describe, matches
 if TYPE_CHECKING:
     from ..store import Store
     from ._executor import Executor
+    from ._functional import FunctionalWorkflow
     from ._handlers import HandlerSpec
     from ._workflow import Workflow
 
-__all__ = ["Delivery", "Invocation", "RunContext"]
+__all__ = ["Delivery", "Invocation", "RunContext", "StoreRecorder"]
 
 logger = logging.getLogger("agentnb.workflows")
 
@@ -100,7 +101,7 @@ class Invocation:
         return rid
 
 
-class _StoreRecorder:
+class StoreRecorder:
     """Mirrors a run's events into the run store, batched per superstep (off the hot path)."""
 
     def __init__(self, store: Store, run_id: str) -> None:
@@ -108,7 +109,7 @@ class _StoreRecorder:
         self.run_id = run_id
         self.buffer: list[dict[str, Any]] = []
 
-    async def start(self, workflow: Workflow, metadata: dict[str, Any]) -> None:
+    async def start(self, workflow: Workflow | FunctionalWorkflow, metadata: dict[str, Any]) -> None:
         await self.store.astart_run(
             self.run_id,
             kind="workflow",
@@ -170,7 +171,7 @@ class RunContext:
         self.last_checkpointed_step: int | None = None
         self.metadata: dict[str, Any] = {}
         self.state = WorkflowRunState.STARTED
-        self.recorder = _StoreRecorder(store, self.run_id) if store is not None else None
+        self.recorder = StoreRecorder(store, self.run_id) if store is not None else None
         self._sink: Callable[[WorkflowEvent], Any] = _drop
         # Asked between supersteps whether to go on; a streamed run waits here for its reader (False: stop).
         self.gate: Callable[[], Awaitable[bool]] | None = None

@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+from typing_extensions import TypeIs
+
 from .._json import is_json_array, is_json_object
 from .._serialization import decode, encode
 from ..exceptions import CheckpointMismatchError, CheckpointNotFoundError, SerializationError
@@ -42,6 +44,7 @@ from ._checkpoints import (
 
 if TYPE_CHECKING:
     from ..store import Store
+    from ._functional import FunctionalWorkflow
     from ._rerun import RerunResult
     from ._workflow import Workflow
 
@@ -56,6 +59,10 @@ __all__ = [
 ]
 
 _MISSING: Any = object()
+
+
+def _is_functional(workflow: Workflow | FunctionalWorkflow) -> TypeIs[FunctionalWorkflow]:
+    return hasattr(workflow, "definition")  # not imported: a graph-only program never loads the functional API
 
 
 @dataclass
@@ -176,13 +183,19 @@ def _type_names(types: Iterable[Any]) -> str:
     return " | ".join(getattr(t, "__name__", str(t)) for t in types)
 
 
-def check_pending_message(workflow: Workflow, message: PendingMessage, *, where: str = "A pending message") -> None:
+def check_pending_message(
+    workflow: Workflow | FunctionalWorkflow, message: PendingMessage, *, where: str = "A pending message"
+) -> None:
     """Raise ``ValueError`` unless ``message`` could be delivered in ``workflow``'s next superstep.
 
     The message must name known executors, have a source or a target, and some edge group of its source
     (or its target, when it has no source) must be able to take it; conditions are not evaluated, since
-    they may depend on the run. The edge groups answer for themselves (:meth:`EdgeGroup.may_take`).
+    they may depend on the run. The edge groups answer for themselves (:meth:`EdgeGroup.may_take`). A
+    functional workflow's one pending message is its input (:meth:`FunctionalWorkflow.check_input`).
     """
+    if _is_functional(workflow):
+        workflow.check_input(message, where=where)
+        return
     executors = workflow.executors
     for eid in (message.source_id, message.target_id):
         if eid is not None and eid not in executors:
@@ -223,7 +236,7 @@ def editable_state(checkpoint: WorkflowCheckpoint) -> str:
 _EDITABLE = ("shared_state", "executor_states", "pending_messages")
 
 
-def parse_fork_edits(text: str, workflow: Workflow) -> ForkEdits:
+def parse_fork_edits(text: str, workflow: Workflow | FunctionalWorkflow) -> ForkEdits:
     """Read and check edited checkpoint state (see :func:`editable_state`) before anything runs.
 
     Checks: valid JSON; only ``shared_state``, ``executor_states`` and ``pending_messages``; tagged values
@@ -293,7 +306,11 @@ class CheckpointHistory:
     """
 
     def __init__(
-        self, storage: CheckpointStorage, workflow: Workflow | None = None, *, run_store: Store | None = None
+        self,
+        storage: CheckpointStorage,
+        workflow: Workflow | FunctionalWorkflow | None = None,
+        *,
+        run_store: Store | None = None,
     ) -> None:
         self.storage = storage
         self.workflow = workflow
@@ -334,6 +351,8 @@ class CheckpointHistory:
         from ._rerun import rerun_executor
 
         edited = {} if input is _MISSING else {"input": input}
+        if self.workflow is not None and _is_functional(self.workflow):  # a step, with the other steps frozen
+            return await self.workflow.rerun_step(checkpoint_id, executor_id, checkpoint_storage=self.storage, **edited)
         return await rerun_executor(self, checkpoint_id, executor_id, **edited)
 
     async def inputs_at(self, checkpoint_id: str) -> dict[str, list[Any]]:
@@ -344,6 +363,8 @@ class CheckpointHistory:
             raise ValueError(
                 "Routing a checkpoint's messages needs the workflow: CheckpointHistory(storage, workflow)."
             )
+        if _is_functional(self.workflow):
+            return {}  # a step's input comes from replaying the workflow function (rerun_executor shows it)
         return await checkpoint_inputs(self.workflow, await self.storage.load(checkpoint_id))
 
     async def list(self, *, workflow_name: str | None = None, run_id: str | None = None) -> list[CheckpointInfo]:

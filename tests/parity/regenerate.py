@@ -5,8 +5,19 @@ Each port is the reference's own sample with only its import lines and its model
 (an ``agentnb.local`` scripted model). ``manifest.json`` records, for every port, the hash of the original and
 the lines that differ, so ``--check`` proves without network that everything else is byte-identical.
 
+Samples written for an API the reference has since changed get one more kind of edit, the smallest that
+moves them to the released API, each listed in :data:`LIFECYCLE` with its reason and recorded in the
+manifest (``lifecycle``): the functional-workflow samples predate ``@workflow`` returning a definition that
+is built before it runs, so each gets one line binding its definition's name to ``definition.build(...)``
+before ``main`` (and a storage passed to ``@workflow`` moves to that ``build``). ``--check`` accepts a
+changed line only if it is an import, the model client, or one of those recorded lines.
+
+Samples newer than :data:`REFERENCE_TAG` come from a later snapshot, named in their manifest entry
+(``source``); ``--add SNAPSHOT COMMIT REL...`` ports just those without touching the others.
+
 Usage:
     python tests/parity/regenerate.py SNAPSHOT   # SNAPSHOT: a checkout of the reference at REFERENCE_TAG
+    python tests/parity/regenerate.py --add SNAPSHOT COMMIT REL...   # port REL... from a later snapshot
     python tests/parity/regenerate.py --check    # verify the committed ports against manifest.json
 
 Where the snapshot comes from is up to you, e.g.
@@ -101,6 +112,15 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "01-get-started/05_functional_workflow_with_agents.py",
+    "01-get-started/06_functional_workflow_basics.py",
+    "03-workflows/functional/agent_integration.py",
+    "03-workflows/functional/basic_pipeline.py",
+    "03-workflows/functional/basic_streaming_pipeline.py",
+    "03-workflows/functional/hitl_review.py",
+    "03-workflows/functional/naive_group_chat.py",
+    "03-workflows/functional/parallel_pipeline.py",
+    "03-workflows/functional/steps_and_checkpointing.py",
     "02-agents/chat_client/custom_chat_client.py",
     "02-agents/providers/anthropic/anthropic_basic.py",
     "02-agents/context_providers/todo_provider.py",
@@ -162,6 +182,47 @@ DATA: list[str] = [
     "03-workflows/declarative/invoke_function_tool/workflow.yaml",
 ]
 
+_BUILD_REASON = (
+    "The sample runs the @workflow definition itself; in the released API (core guide: functional workflow "
+    "definition/build lifecycle) a definition has no run() and is built first, so the name is bound to the built "
+    "workflow before main() runs it."
+)
+_STORAGE_REASON = (
+    "The sample passes checkpoint_storage to @workflow; in the released API storage is caller state and goes to "
+    "build(checkpoint_storage=...), so the decorator keeps no arguments and the storage moves to the build line."
+)
+
+
+def _build_before_main(*lines: str) -> tuple[str, str, str]:
+    """Insert ``lines`` (one per definition) at module level just before ``async def main``."""
+    block = "".join(f"{line}\n" for line in lines)
+    return (r"^(async def main\(\)(?: -> None)?:)", block + "\n\n" + r"\1", _BUILD_REASON)
+
+
+# Lifecycle edits per sample: (regex over the port, replacement, reason); each applies exactly once.
+LIFECYCLE: dict[str, list[tuple[str, str, str]]] = {
+    "01-get-started/05_functional_workflow_with_agents.py": [
+        _build_before_main("poem_workflow = poem_workflow.build()")
+    ],
+    "01-get-started/06_functional_workflow_basics.py": [_build_before_main("text_workflow = text_workflow.build()")],
+    "03-workflows/functional/agent_integration.py": [
+        _build_before_main("simple_pipeline = simple_pipeline.build()", "cached_pipeline = cached_pipeline.build()")
+    ],
+    "03-workflows/functional/basic_pipeline.py": [_build_before_main("data_pipeline = data_pipeline.build()")],
+    "03-workflows/functional/basic_streaming_pipeline.py": [
+        _build_before_main("data_pipeline = data_pipeline.build()")
+    ],
+    "03-workflows/functional/hitl_review.py": [_build_before_main("review_pipeline = review_pipeline.build()")],
+    "03-workflows/functional/naive_group_chat.py": [_build_before_main("group_chat = group_chat.build()")],
+    "03-workflows/functional/parallel_pipeline.py": [
+        _build_before_main("research_pipeline = research_pipeline.build()")
+    ],
+    "03-workflows/functional/steps_and_checkpointing.py": [
+        (r"^@workflow\(checkpoint_storage=storage\)$", "@workflow", _STORAGE_REASON),
+        _build_before_main("data_pipeline = data_pipeline.build(checkpoint_storage=storage)"),
+    ],
+}
+
 
 def _rewrite_imports(line: str) -> str:
     for pattern, replacement in IMPORTS:
@@ -190,6 +251,18 @@ def port(original: str) -> str:
     return "".join(_rewrite_imports(line) for line in text.splitlines(keepends=True))
 
 
+def apply_lifecycle(rel: str, ported: str) -> tuple[str, list[dict[str, str]]]:
+    """``ported`` with the sample's lifecycle edits, and the record of each (the lines it wrote, its reason)."""
+    records: list[dict[str, str]] = []
+    for pattern, replacement, reason in LIFECYCLE.get(rel, []):
+        ported, count = re.subn(pattern, replacement, ported, count=1, flags=re.M)
+        if count != 1:
+            raise SystemExit(f"{rel}: lifecycle edit {pattern!r} matched nothing; port it by hand")
+        written = re.sub(r"\\1", "", replacement).strip("\n")
+        records.extend({"line": line, "reason": reason} for line in written.splitlines() if line.strip())
+    return ported, records
+
+
 def hunks(original: str, ported: str) -> list[dict[str, object]]:
     """The differing line ranges, as (start, end) in the port and the original's lines there."""
     a, b = original.splitlines(keepends=True), ported.splitlines(keepends=True)
@@ -213,6 +286,18 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _port_one(snapshot: Path, rel: str) -> dict[str, object]:
+    original = (snapshot / "python" / "samples" / rel).read_text(encoding="utf-8")
+    ported, lifecycle = apply_lifecycle(rel, port(original))
+    target = PORTS / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(ported, encoding="utf-8")
+    entry: dict[str, object] = {"sha256": sha256(original), "hunks": hunks(original, ported)}
+    if lifecycle:
+        entry["lifecycle"] = lifecycle
+    return entry
+
+
 def regenerate(snapshot: Path) -> None:
     manifest: dict[str, object] = {
         "reference": "microsoft/agent-framework",
@@ -222,13 +307,7 @@ def regenerate(snapshot: Path) -> None:
     }
     for rel in [*SAMPLES, *SUPPORT]:
         samples: dict[str, object] = manifest["support" if rel in SUPPORT else "samples"]  # type: ignore[assignment]
-        source = snapshot / "python" / "samples" / rel
-        original = source.read_text(encoding="utf-8")
-        ported = port(original)
-        target = PORTS / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(ported, encoding="utf-8")
-        samples[rel] = {"sha256": sha256(original), "hunks": hunks(original, ported)}
+        samples[rel] = _port_one(snapshot, rel)
     data: dict[str, str] = {}
     for rel in DATA:
         text = (snapshot / "python" / "samples" / rel).read_text(encoding="utf-8")
@@ -239,6 +318,27 @@ def regenerate(snapshot: Path) -> None:
     print(f"wrote {len(SAMPLES)} ports, {len(SUPPORT)} support files, {len(DATA)} data files and {MANIFEST.name}")
 
 
+def add(snapshot: Path, commit: str, rels: list[str]) -> None:
+    """Port ``rels`` from a later snapshot (``commit``), keeping every other entry of the manifest as it is."""
+    manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    for rel in rels:
+        if rel not in SAMPLES:
+            raise SystemExit(f"{rel} is not in SAMPLES; list it there first")
+        manifest["samples"][rel] = {**_port_one(snapshot, rel), "source": commit}
+    manifest["samples"] = {rel: manifest["samples"][rel] for rel in SAMPLES if rel in manifest["samples"]}
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    print(f"ported {len(rels)} samples from {commit}")
+
+
+def _recorded_lines(rel: str) -> list[tuple[str, str]]:
+    """The (reason, line) pairs the sample's lifecycle edits write."""
+    out: list[tuple[str, str]] = []
+    for _pattern, replacement, reason in LIFECYCLE.get(rel, []):
+        written = re.sub(r"\\1", "", replacement).strip("\n")
+        out.extend((reason, line) for line in written.splitlines() if line.strip())
+    return out
+
+
 def check() -> list[str]:
     """Problems with the committed ports (empty when each one restores to its original's hash)."""
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
@@ -247,9 +347,14 @@ def check() -> list[str]:
         ported = (PORTS / rel).read_text(encoding="utf-8")
         if sha256(restore(ported, entry["hunks"])) != entry["sha256"]:
             problems.append(f"{rel}: does not restore to the original")
+        recorded = {edit["line"] for edit in entry.get("lifecycle", [])}
+        if recorded != {edit[1] for edit in _recorded_lines(rel)}:
+            problems.append(f"{rel}: the manifest's lifecycle edits differ from LIFECYCLE; regenerate it")
         for change in entry["hunks"]:
             start, end = change["port"]
             for line in ported.splitlines()[start:end]:
+                if line.strip() in recorded:
+                    continue
                 if not re.match(r"\s*(from \S+ import|import )|.*\bmodel\(", line) and line.strip():
                     problems.append(f"{rel}: changed line is neither an import nor the model client: {line!r}")
     for rel, digest in manifest.get("data", {}).items():
@@ -265,6 +370,9 @@ def check() -> list[str]:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[1] == "--add":
+        add(Path(sys.argv[2]), sys.argv[3], sys.argv[4:])
+        raise SystemExit(0)
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     if sys.argv[1] == "--check":
