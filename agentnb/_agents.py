@@ -36,6 +36,7 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
+    from .compaction import CompactionStrategy, TokenizerProtocol
 
 __all__ = ["Agent", "BaseAgent", "SupportsAgentRun"]
 
@@ -165,6 +166,7 @@ class _Turn:
         self.chat_middleware = chat_middleware
         self.providers = providers
         self.session_context: SessionContext | None = None
+        self.compaction: dict[str, Any] = {}
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session
@@ -246,6 +248,9 @@ class Agent(BaseAgent, Generic[OptionsT]):
         require_per_service_call_history_persistence: Save history after each model call rather than once
             per run, so what is stored matches what the model was sent (a tool result that a middleware
             ended the run on is not stored, as a service-side history would not have it).
+        compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
+            instead of the client's own.
+        tokenizer: Counts tokens for compaction (instead of the client's).
 
     Example:
         ```python
@@ -275,6 +280,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
         middleware: Sequence[Any] | None = None,
         require_per_service_call_history_persistence: bool = False,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(
@@ -290,6 +297,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         self.tools: list[Any] = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         self.default_options: dict[str, Any] = dict(default_options or {})
         self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
+        self.compaction_strategy = compaction_strategy
+        self.tokenizer = tokenizer
         self._agent_middleware, chat, function = split_middleware(self.middleware)
         self._client_middleware: list[Any] = [*chat, *function]
         self._exit_stack: AsyncExitStack | None = None
@@ -332,6 +341,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         tools: Any = None,
         options: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse]: ...
 
@@ -345,6 +356,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         tools: Any = None,
         options: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
@@ -358,6 +371,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         tools: Any = None,
         options: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
         """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
@@ -369,6 +384,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
             middleware: Extra middleware for this run (inside the agent's own).
             tools: Extra tools for this run.
             options: ``ChatOptions`` overriding the agent's ``default_options``.
+            compaction_strategy: Compact this run's model calls with this (instead of the agent's or client's).
+            tokenizer: Count tokens with this (instead of the agent's or client's).
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
         context = AgentContext(
@@ -382,6 +399,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
         turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session))
+        turn.compaction = {
+            "compaction_strategy": compaction_strategy or self.compaction_strategy,
+            "tokenizer": tokenizer or self.tokenizer,
+        }
         agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
         if stream:
             return self._stream(turn, agent_mw)
@@ -403,6 +424,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            **turn.compaction,
             **turn.context.kwargs,
         )
         turn.context.result = await turn.finish(chat)
@@ -438,6 +460,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            **turn.compaction,
             **turn.context.kwargs,
         )
 

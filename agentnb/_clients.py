@@ -57,6 +57,7 @@ from .exceptions import AgentnbError, ToolError, UnknownToolError
 if TYPE_CHECKING:
     from ._agents import Agent
     from ._sessions import AgentSession
+    from .compaction import CompactionStrategy, RequestCompaction, TokenizerProtocol
 
 __all__ = [
     "BaseChatClient",
@@ -163,6 +164,9 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             kept, completed with the defaults, as the mutable dict ``client.function_invocation_configuration``.
         max_iterations: agentnb's shorthand for ``function_invocation_configuration["max_iterations"]``
             (also readable and settable as ``client.max_iterations``).
+        compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); an
+            agent's or a run's own strategy takes its place.
+        tokenizer: Counts tokens for compaction and its reports.
 
     Example:
         ```python
@@ -186,8 +190,12 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         function_invocation_configuration: FunctionInvocationConfiguration | None = None,
         max_iterations: int | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
+        self.compaction_strategy = compaction_strategy
+        self.tokenizer = tokenizer
         config = dict(function_invocation_configuration or {})
         if max_iterations is not None:
             config["max_iterations"] = max_iterations
@@ -229,6 +237,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         """Stream the model's reply; by default the whole reply arrives as one piece."""
+        if _declares_stream(type(self)):
+            kwargs = {**kwargs, "stream": False}
         response = await self._inner_get_response(messages=messages, options=options, **kwargs)
         for update in response.to_updates():
             yield update
@@ -248,8 +258,11 @@ class BaseChatClient(ABC, Generic[OptionsT]):
                 ChatResponse.from_updates,
             )
         else:
+            kwargs = context.kwargs
+            if _declares_stream(type(self)):
+                kwargs = {**kwargs, "stream": False}
             context.result = await self._inner_get_response(
-                messages=context.messages, options=context.options, **context.kwargs
+                messages=context.messages, options=context.options, **kwargs
             )
 
     # -- public API --------------------------------------------------------------------------------------
@@ -264,6 +277,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
 
@@ -278,6 +293,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
@@ -291,6 +308,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        compaction_strategy: CompactionStrategy | None = None,
+        tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Answer ``messages``, calling tools as the model asks, until a final answer or an approval request.
@@ -303,12 +322,22 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             middleware: Extra chat/function middleware for this request (runs inside the client's own).
             session: The agent session, visible to tools through ``FunctionInvocationContext``.
             function_invocation_kwargs: Values passed to tools that accept ``**kwargs``.
+            compaction_strategy: Compact what each model call of this request is sent (instead of the
+                client's own ``compaction_strategy``).
+            tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
         _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+        strategy = compaction_strategy or self.compaction_strategy
+        counter = tokenizer or self.tokenizer
+        compaction: RequestCompaction | None = None
+        if strategy is not None or counter is not None:
+            from .compaction import RequestCompaction
+
+            compaction = RequestCompaction(strategy, counter)
         loop = _FunctionInvocationLoop(
             self,
             self._model_call,
@@ -319,6 +348,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             session=session,
             function_kwargs=function_invocation_kwargs or {},
             kwargs=kwargs,
+            compaction=compaction,
         )
         if stream:
             return ResponseStream(loop.run(stream=True), loop.final_response)
@@ -343,6 +373,20 @@ class BaseChatClient(ABC, Generic[OptionsT]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r})"
+
+
+_STREAM_PARAMETER: dict[type[Any], bool] = {}
+
+
+def _declares_stream(cls: type[Any]) -> bool:
+    """Whether a client's ``_inner_get_response`` takes ``stream`` (the reference's one-method shape)."""
+    found = _STREAM_PARAMETER.get(cls)
+    if found is None:
+        import inspect
+
+        found = "stream" in inspect.signature(cls._inner_get_response).parameters
+        _STREAM_PARAMETER[cls] = found
+    return found
 
 
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
@@ -375,6 +419,7 @@ class _FunctionInvocationLoop:
         session: AgentSession | None,
         function_kwargs: dict[str, Any],
         kwargs: dict[str, Any],
+        compaction: RequestCompaction | None = None,
     ) -> None:
         self.client = client
         self.model_call = model_call
@@ -391,6 +436,9 @@ class _FunctionInvocationLoop:
         self.tools: list[FunctionTool] = []  # offered to the model
         self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
         self.calls_made = 0
+        self.compaction = compaction
+        self.instructions: Message | None = None
+        self._logged = False
 
     async def run_to_completion(self) -> ChatResponse:
         async for _ in self.run(stream=False):
@@ -400,6 +448,14 @@ class _FunctionInvocationLoop:
     def final_response(self, _updates: Any = None) -> ChatResponse:
         last = self.last or ChatResponse()
         response_format = self.options.get("response_format")
+        additional_properties = last.additional_properties
+        if self.compaction is not None and self.compaction.reports:
+            additional_properties = {**additional_properties, "compaction": self.compaction.report_dicts()}
+            if self.session is not None and not self._logged:
+                from .compaction import log_compaction_turn
+
+                log_compaction_turn(self.session.state, self.compaction.reports[-1])
+                self._logged = True
         response = ChatResponse(
             messages=self.new_messages,
             response_id=last.response_id,
@@ -409,7 +465,7 @@ class _FunctionInvocationLoop:
             finish_reason=last.finish_reason,
             usage_details=self.usage,
             response_format=response_format,
-            additional_properties=last.additional_properties,
+            additional_properties=additional_properties,
             raw_representation=last.raw_representation,
         )
         if response_format is not None and not response.user_input_requests and response.text:
@@ -424,8 +480,14 @@ class _FunctionInvocationLoop:
         config = self.client.function_invocation_configuration
         self.tools = self.runnable = await resolve_tools(self.options.get("tools"))
         conversation = list(self.input)
+        if self.compaction is not None:
+            # Exclusions and summaries belong to this request: mark copies, never the session's messages.
+            conversation = self.compaction.start(conversation)
         instructions = self.options.get("instructions")
-        if instructions:
+        if instructions and self.compaction is not None:
+            # Kept apart from the conversation (and put first in each call), so compaction never drops them.
+            self.instructions = Message("system", [instructions])
+        elif instructions:
             conversation.insert(0, Message("system", [instructions]))
         # Disabled: no loop, one model call with the tools offered; its calls go back to the caller unexecuted.
         enabled = config.get("enabled", True)
@@ -553,9 +615,17 @@ class _FunctionInvocationLoop:
         else:
             options.pop("tools", None)
             options.pop("tool_choice", None)
+        if self.compaction is None:
+            sent = for_model(conversation)
+        else:
+            sent = for_model(await self.compaction.prepare(conversation))
+            if self.instructions is not None:
+                sent = [self.instructions, *sent]
         context = ChatContext(
-            client=self.client, messages=for_model(conversation), options=options, stream=stream, kwargs=self.kwargs
+            client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs, session=self.session
         )
+        if self.compaction is not None and self.compaction.reports:
+            context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         await run_pipeline(self.chat_middleware, context, self.model_call)
         # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
         result: object = context.result

@@ -107,6 +107,10 @@ _LIGHT = """
 .agentnb tr.anb-rerun-added{background:#dafbe1}
 .agentnb tr.anb-rerun-removed{background:#ffebe9}
 .agentnb tr.anb-rerun-unknown{background:var(--jp-layout-color2,#f6f8fa)}
+.agentnb .anb-cmp-line{padding:1px 6px;border-left:3px solid #2da44e;margin:1px 0;overflow-wrap:anywhere}
+.agentnb .anb-cmp-excluded{opacity:.45;border-left-color:#d0d7de;text-decoration:line-through}
+.agentnb .anb-cmp-summary{border-left-color:#0969da;background:#ddf4ff}
+.agentnb progress.anb-budget-bar{width:160px;vertical-align:middle}
 """
 
 

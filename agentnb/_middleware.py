@@ -68,7 +68,8 @@ class AgentContext:
 class ChatContext:
     """What chat middleware sees for one model call: messages, options and (after) the response.
 
-    ``result`` is a ``ChatResponse``, or a ``ResponseStream`` of updates when ``stream`` is true.
+    ``result`` is a ``ChatResponse``, or a ``ResponseStream`` of updates when ``stream`` is true. ``session``
+    is the agent session of the run (``None`` outside one), for middleware that keeps per-conversation state.
     """
 
     def __init__(
@@ -79,8 +80,10 @@ class ChatContext:
         options: dict[str, Any],
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
+        session: AgentSession | None = None,
     ) -> None:
         self.client = client
+        self.session = session
         self.messages = messages
         self.options = options
         self.stream = stream

@@ -127,6 +127,8 @@ class FileHistoryProvider(HistoryProvider):
         load_messages: Add stored history to each run.
         store_inputs: Save the caller's input messages.
         store_outputs: Save the response's messages.
+        skip_excluded: Leave out of each run the messages compaction marked excluded (``_excluded``); the
+            file keeps every message either way.
 
     Example:
         ```python
@@ -152,6 +154,7 @@ class FileHistoryProvider(HistoryProvider):
         load_messages: bool = True,
         store_inputs: bool = True,
         store_outputs: bool = True,
+        skip_excluded: bool = False,
     ) -> None:
         super().__init__(
             source_id or "file_history",
@@ -161,6 +164,7 @@ class FileHistoryProvider(HistoryProvider):
         )
         self.directory = Path(directory)
         self.skip_corrupt_lines = skip_corrupt_lines
+        self.skip_excluded = skip_excluded
 
     def path_for(self, session_id: str) -> Path:
         """The JSONL file that holds ``session_id``'s conversation."""
@@ -172,7 +176,10 @@ class FileHistoryProvider(HistoryProvider):
         """The stored conversation, oldest first (empty for a new session or a run without one)."""
         if session_id is None:
             return []
-        return await asyncio.to_thread(self._read, self.path_for(session_id))
+        messages = await asyncio.to_thread(self._read, self.path_for(session_id))
+        if self.skip_excluded:
+            return [m for m in messages if not m.additional_properties.get("_excluded", False)]
+        return messages
 
     async def save_messages(
         self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any

@@ -269,12 +269,20 @@ class HistoryProvider(ContextProvider):
 
 
 class InMemoryHistoryProvider(HistoryProvider):
-    """Keeps the conversation in ``session.state``; the default when a session has no history provider."""
+    """Keeps the conversation in ``session.state``; the default when a session has no history provider.
+
+    Args:
+        source_id: The key of its state in the session (``"in_memory"`` by default).
+        skip_excluded: Leave out of each run the messages compaction marked excluded (``_excluded``);
+            they stay stored either way.
+        **kwargs: The :class:`HistoryProvider` flags.
+    """
 
     DEFAULT_SOURCE_ID = "in_memory"
 
-    def __init__(self, source_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, source_id: str | None = None, *, skip_excluded: bool = False, **kwargs: Any) -> None:
         super().__init__(source_id or self.DEFAULT_SOURCE_ID, **kwargs)
+        self.skip_excluded = skip_excluded
 
     @staticmethod
     def stored_messages(state: object) -> list[Message] | None:
@@ -292,7 +300,11 @@ class InMemoryHistoryProvider(HistoryProvider):
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
-        return list(state.get("messages", ())) if state is not None else []
+        if state is None:
+            return []
+        if self.skip_excluded:
+            return [m for m in state.get("messages", ()) if not m.additional_properties.get("_excluded", False)]
+        return list(state.get("messages", ()))
 
     async def save_messages(
         self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any

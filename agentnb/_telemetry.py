@@ -121,6 +121,10 @@ GEN_AI_TOOL_CALL_ARGUMENTS = _gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS
 GEN_AI_TOOL_CALL_RESULT = _gen_ai.GEN_AI_TOOL_CALL_RESULT
 # Workflows (agentnb's own names): the run id links spans to the run store's runs.
 WORKFLOW_RUN_ID = "workflow.run_id"
+# agentnb's own: what compaction left out of a model call (set on its chat span when something was).
+COMPACTION_GROUPS_EXCLUDED = "agentnb.compaction.groups_excluded"
+COMPACTION_TOKENS_SENT = "agentnb.compaction.tokens_sent"
+COMPACTION_TOKEN_BUDGET = "agentnb.compaction.token_budget"
 WORKFLOW_NAME = "workflow.name"
 WORKFLOW_ID = "workflow.id"
 WORKFLOW_STEP = "workflow.step"

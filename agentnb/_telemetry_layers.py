@@ -188,6 +188,12 @@ def traced_model_call(call: _F) -> _F:
             kind="client",
         )
         tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, context.messages)
+        compaction: Any = context.metadata.get("compaction")
+        if compaction is not None and compaction.compacted:
+            span.set_attribute(tel.COMPACTION_GROUPS_EXCLUDED, compaction.groups_excluded)
+            span.set_attribute(tel.COMPACTION_TOKENS_SENT, compaction.tokens_sent)
+            if compaction.budget is not None:
+                span.set_attribute(tel.COMPACTION_TOKEN_BUDGET, compaction.budget)
         try:
             with tel.use_span(span):
                 await call(self, context)

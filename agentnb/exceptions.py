@@ -39,7 +39,14 @@ AgentnbError
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
-└── StoreError                       the SQLite run store failed or has an unknown schema
+├── StoreError                       the SQLite run store failed or has an unknown schema
+├── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
+└── SkillError                       an agent skill cannot be used
+    ├── SkillSecurityError           refused at a trust boundary: a link, a path outside the skill,
+    │                                a hostile archive, a script from a source that may not run any
+    │                                (also a ValueError)
+    └── SkillScriptError             a skill script failed, timed out or could not start (also a
+                                     ToolExecutionError, so the model is told what happened)
 ```
 
 Agent Framework's exception names are aliases of the matching classes (``AgentFrameworkException`` is
@@ -67,6 +74,7 @@ __all__ = [
     "CheckpointNotFoundError",
     "ContentFilterError",
     "ExecutorInputError",
+    "FeatureNotAvailableError",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
@@ -81,6 +89,9 @@ __all__ = [
     "ServiceTimeoutError",
     "SessionCorruptError",
     "SessionError",
+    "SkillError",
+    "SkillScriptError",
+    "SkillSecurityError",
     "StoreError",
     "StructuredOutputError",
     "ToolArgumentsError",
@@ -333,6 +344,45 @@ class CheckpointMismatchError(CheckpointError):
 
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
+
+
+class FeatureNotAvailableError(AgentnbError, NotImplementedError):
+    """A requested feature is not part of this agentnb; the message names it and what to do instead.
+
+    Attributes:
+        feature: What is missing (for example ``"skills"``).
+    """
+
+    def __init__(self, message: str, *, feature: str) -> None:
+        super().__init__(message)
+        self.feature = feature
+
+
+class SkillError(AgentnbError):
+    """An agent skill cannot be discovered, loaded or run."""
+
+
+class SkillSecurityError(SkillError, ValueError):
+    """A skill operation was refused at a trust boundary (links, paths outside the skill, hostile archives)."""
+
+
+class SkillScriptError(SkillError, ToolExecutionError):
+    """A skill script failed, timed out or could not be started; carries what is known about the run.
+
+    Args:
+        message: What happened and what to do.
+        script: The script's name.
+        exit_code: The process's exit code, if it ended.
+        output: What it printed before failing (stdout and stderr, possibly cut short).
+    """
+
+    def __init__(
+        self, message: str, *, script: str | None = None, exit_code: int | None = None, output: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.script = script
+        self.exit_code = exit_code
+        self.output = output
 
 
 # Agent Framework's names for the same errors, so `except` clauses written for it keep working.

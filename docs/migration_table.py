@@ -96,18 +96,7 @@ RENAMES: dict[str, tuple[str, str]] = {
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
-    (
-        r"Compaction|COMPACTION|Tokenizer|Truncation|SlidingWindow|Summarization|TokenBudget|^GROUP_|SUMMAR|"
-        r"EXCLUDE|annotate_message_groups|apply_compaction|included_",
-        "history compaction is not built in: trim history in a `HistoryProvider`",
-    ),
     (r"Skill", "skills are not implemented"),
-    (
-        r"Harness|HARNESS|Todo|TODO|Memory|MEMORY|FileAccess|FILE_ACCESS|FileMemory|FILE_MEMORY|AgentFileStore|"
-        r"FileStoreEntry|FileSearch|FileSystemAgentFileStore|InMemoryAgentFileStore|Background|BACKGROUND|AgentMode|"
-        r"MODE_SOURCE|agent_mode|todos_remaining|background_tasks|AgentLoopMiddleware|JudgeVerdict",
-        "the agent harness (memory, todos, files, modes, background agents) is not implemented",
-    ),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",

@@ -52,6 +52,13 @@ def _names(package: str, tree: ast.Module) -> tuple[list[str], dict[str, str]]:
     return [n for n in eager if not n.startswith("_")], lazy
 
 
+def _isort_key(name: str) -> tuple[int, str]:
+    """Ruff's ``__all__`` order (RUF022): CONSTANTS, then Classes, then the rest, each alphabetical."""
+    if name.isupper():
+        return 0, name
+    return (1 if name[0].isupper() else 2), name
+
+
 def generated_block(package: str, source: str) -> str:
     eager, lazy = _names(package, ast.parse(source))
     lines = [
@@ -61,7 +68,7 @@ def generated_block(package: str, source: str) -> str:
     lines.append("_LAZY_EXPORTS: dict[str, str] = {\n")
     lines.extend(f'    "{name}": "{module}",\n' for name, module in sorted(lazy.items()))
     lines.append("}\n\n__all__ = [\n")
-    lines.extend(f'    "{name}",\n' for name in sorted({*eager, *lazy}))
+    lines.extend(f'    "{name}",\n' for name in sorted({*eager, *lazy}, key=_isort_key))
     lines.append("]\n")
     lines.append(END)
     return "".join(lines)

@@ -5,7 +5,9 @@ approval and error, each holding markup the DevUI built from escaped or sanitize
 string Panel would render as Markdown, which would pass model HTML through). The feed scrolls by itself;
 Panel's ``ChatAreaInput`` and any approval card waiting for an answer stay docked below it. A side panel
 (collapsible, resizable) shows the agent's tools, a context inspector (tokens per turn, messages by role),
-the session's events and a link to the last turn's trace.
+the session's events and a link to the last turn's trace; for a harness agent it also shows the session's
+todos, mode, loop, background tasks, files touched and memory files, refreshed as tools change them, and a
+resumed stored session shows them as it left them.
 
 Approval is data here as everywhere, and the core's :class:`~agentnb._approval_driver.ApprovalDriver` runs
 it: Approve / Deny answer the pending ``function_approval_request`` with a ``function_approval_response``
@@ -16,6 +18,7 @@ that tool from that source (an MCP server's ``delete`` never covers another's), 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -33,6 +36,8 @@ from agentnb._html import badge, escape, json_html, render_markdown, table
 from agentnb._sessions import AgentSession
 from agentnb._tools import FunctionTool, SupportsToolExpansion
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message
+from agentnb.skills import SkillsProvider
+from agentnb.skills._display import skills_panel_html, turn_activity
 
 from ._discovery import Entity
 from ._tokens import TokenLedger
@@ -135,6 +140,8 @@ class _SessionView:
     ledger: TokenLedger = field(default_factory=TokenLedger)  # every model call's usage, in order
     call_messages: list[pn.chat.ChatMessage] = field(default_factory=list)  # written by the running model call
     user_message: pn.chat.ChatMessage | None = None  # the message that opened the running turn
+    # (turn, advertised skill names, what the turn did with skills), for agents with a SkillsProvider.
+    skill_turns: list[tuple[int, list[str], dict[str, list[str]]]] = field(default_factory=list)
 
     def log(self, kind: str, detail: str) -> None:
         self.events.append((time.strftime("%H:%M:%S"), kind, detail))
@@ -191,8 +198,14 @@ class ChatView:
         self.dock_holder = pn.Column(sizing_mode="stretch_width", css_classes=["anb-dock"])
 
         self.tools_info = html_pane(self._tools_html(), css_classes=["anb-tools"])
+        providers: list[object] = list(getattr(self.agent, "context_providers", None) or [])
+        self.skill_providers = [p for p in providers if isinstance(p, SkillsProvider)]
+        self.skills_info = html_pane(skills_panel_html(self.skill_providers, []), css_classes=["anb-skills"])
         self.context_info = html_pane("", css_classes=["anb-context"])
         self.events_info = html_pane("", css_classes=["anb-session-events"])
+        self.harness_info = html_pane("", css_classes=["anb-harness-info"])
+        self.is_harness = _has_harness(self.agent)
+        self._harness_refresh: asyncio.Task[None] | None = None
         self.trace_button = pn.widgets.Button(
             label="Open the last turn's trace",
             disabled=True,
@@ -244,8 +257,20 @@ class ChatView:
             sizing_mode="stretch_width",
             css_classes=["anb-chat-main"],
         )
+        harness = (
+            [pn.Card(self.harness_info, title="Harness", sizing_mode="stretch_width", css_classes=["anb-side-harness"])]
+            if self.is_harness
+            else []
+        )
+        skills_card = (
+            [pn.Card(self.skills_info, title="Skills", sizing_mode="stretch_width", css_classes=["anb-side-skills"])]
+            if self.skill_providers
+            else []
+        )
         side = pn.Column(
+            *harness,
             pn.Card(self.tools_info, title="Tools", sizing_mode="stretch_width", css_classes=["anb-side-tools"]),
+            *skills_card,
             pn.Card(self.context_info, title="Context", sizing_mode="stretch_width", css_classes=["anb-side-context"]),
             pn.Card(self.events_info, title="Events", sizing_mode="stretch_width", css_classes=["anb-side-events"]),
             pn.Card(self.trace_button, title="Traces", sizing_mode="stretch_width", css_classes=["anb-side-traces"]),
@@ -310,6 +335,7 @@ class ChatView:
         self.dock_holder.objects = [view.dock]
         self._fit_dock()
         self._refresh_usage()
+        self._schedule_harness(view)
 
     def refresh_stored_sessions(self, limit: int = 50) -> None:
         """List the sessions saved in the run store (for Resume), newest first, by a readable label."""
@@ -367,6 +393,7 @@ class ChatView:
             view.driver.waiting_on(pending)
             for request in pending:
                 view.dock.append(self._approval_card(view, request))
+        await self.refresh_harness(view)
 
     def _save_session(self, view: _SessionView) -> None:
         if self.store is None:
@@ -418,6 +445,7 @@ class ChatView:
         view.last_answer = None
         view.call_messages = []
         opened_by: Literal["user", "tool"] = "tool" if any(c.type != "text" for c in message.contents) else "user"
+        history_start = len(view.session.messages)
         started = time.perf_counter()
         try:
             final: AgentResponse[Any] | None = None
@@ -464,6 +492,7 @@ class ChatView:
             _post(view, error_card(exc, title=f"{self.entity.name} failed"), self.entity.name, "error")
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
             self._refresh_side(view)
+            await self.refresh_harness(view)
             return
         finally:
             self._busy = False
@@ -472,6 +501,7 @@ class ChatView:
         if not view.ledger.turn_calls(view.turns + 1) and final.usage_details:
             self._on_model_call(view, final.usage_details, opened_by)  # a client that reports usage per run only
         view.turns += 1
+        self._note_skills(view, history_start)
         self._reconcile(view, final)
         # The final response carries the turn's summed usage, so stream-level usage updates are not added.
         self._add_usage(view, final)
@@ -485,6 +515,7 @@ class ChatView:
         self.trace_button.disabled = self.on_open is None
         await self._show_approvals(view, final)
         self._refresh_side(view)
+        await self.refresh_harness(view)
 
     # ------------------------------------------------------------------------------------------ tool cards
     def _on_call(self, view: _SessionView, content: Content) -> None:
@@ -527,6 +558,7 @@ class ChatView:
         card.status = "error" if card.exception else ("denied" if denied else "done")
         view.log(f"tool {card.status}", card.name)
         card.render()
+        self._schedule_harness(view)  # a todo ticked off, a memory written: show it while the turn goes on
 
     def _reconcile(self, view: _SessionView, final: AgentResponse[Any]) -> None:
         """Fill cards from the assembled response (arguments streamed in pieces arrive whole here)."""
@@ -713,13 +745,57 @@ class ChatView:
             # The widest table scrolls sideways inside the panel instead of running past its edge.
             f"<div class='anb-role'>Model calls</div><div class='anb-scroll-x'>"
             f"{calls if ledger.calls else '<i>none yet</i>'}</div>"
-            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}",
+            f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}"
+            + _compaction_html(view.session),
         )
+        if self.skill_providers:
+            set_html(self.skills_info, skills_panel_html(self.skill_providers, view.skill_turns))
         recent = view.events[-30:][::-1]
         set_html(
             self.events_info,
             table(["time", "event", "detail"], recent) if recent else "<span class='anb-muted'>no events yet</span>",
         )
+
+    async def refresh_harness(self, view: _SessionView | None = None) -> None:
+        """Show what the harness providers hold in ``view``'s session (the current one by default)."""
+        view = view or self._current
+        if not self.is_harness or view is None or view is not self._current:
+            return
+        from agentnb.harness import harness_snapshot
+
+        try:
+            snapshot = await harness_snapshot(self.agent, view.session)
+        except Exception as exc:  # a broken store shows its error in the panel, the chat keeps working
+            set_html(self.harness_info, f"<div class='anb-error'>harness state: {escape(exc)}</div>")
+            return
+        set_html(self.harness_info, snapshot.to_html())
+
+    def _schedule_harness(self, view: _SessionView) -> None:
+        if not self.is_harness:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # built outside a running loop: the first turn or resume refreshes the panel
+        if self._harness_refresh is None or self._harness_refresh.done():
+            self._harness_refresh = loop.create_task(self.refresh_harness(view))
+
+    def _note_skills(self, view: _SessionView, history_start: int) -> None:
+        """Record which skills the turn advertised (the providers' session state) and loaded or used (its calls)."""
+        if not self.skill_providers:
+            return
+        advertised: list[str] = []
+        for provider in self.skill_providers:
+            state: object = view.session.state.get(provider.source_id)
+            names: object = cast("dict[str, object]", state).get("advertised") if isinstance(state, dict) else None
+            if isinstance(names, list):
+                advertised.extend(str(n) for n in cast("list[object]", names))
+        activity = turn_activity(view.session.messages, history_start)
+        view.skill_turns.append((view.turns, advertised, activity))
+        for label in activity["loaded"]:
+            view.log("skill", f"loaded {label}")
+        for label in activity["used"]:
+            view.log("skill", f"used {label}")
 
     def _on_open_trace(self, _event: Any) -> None:
         view = self._current
@@ -810,6 +886,21 @@ def _add_footer(message: pn.chat.ChatMessage, pane: pn.pane.HTML) -> None:
     message.footer_objects = [*footer, pane]
 
 
+def _compaction_html(session: AgentSession) -> str:
+    """The compaction view of a session whose turns were compacted: the budget bar, left-out groups greyed
+    in place, summaries where they stood in; every recorded turn can be replayed (expand it)."""
+    from ..compaction import compaction_replay_html, session_compaction_log
+
+    log = session_compaction_log(session)
+    if not log:
+        return ""
+    compacted = sum(1 for r in log if r.compacted)
+    return (
+        f"<div class='anb-role'>Compaction ({compacted} of {len(log)} turn(s) compacted)</div>"
+        f"<div class='anb-devui-compaction'>{compaction_replay_html(session.messages, log)}</div>"
+    )
+
+
 def _post(view: _SessionView, obj: pn.viewable.Viewable, user: str, kind: str) -> pn.chat.ChatMessage:
     """Add one entry to the session's feed: a Panel object (already safe markup) as a ``ChatMessage``."""
     message = pn.chat.ChatMessage(
@@ -869,3 +960,12 @@ def _merge_arguments(old: Any, new: Any) -> Any:
     if isinstance(old, str) and isinstance(new, str):
         return old + new
     return new
+
+
+def _has_harness(agent: Any) -> bool:
+    """Whether ``agent`` carries harness providers (only then the DevUI shows the harness panel)."""
+    if not getattr(agent, "context_providers", None):
+        return False  # a plain agent: the harness is not even imported
+    from agentnb.harness import is_harness_agent
+
+    return is_harness_agent(agent)

@@ -16,6 +16,7 @@ A displayed response (or session) that waits for approval shows live Approve / D
 resumes the run on the agent and session that produced it (:func:`live_view`).
 
 The widgets work without the extension too: :class:`AgentView` (streaming + approvals + Stop),
+:class:`HarnessView` (the same with a harness agent's todos, mode, loop, background tasks and memory files),
 :class:`ChatWidget`, :class:`TraceView` and :class:`WorkflowView`. ``%unload_ext agentnb`` undoes everything.
 
 Example:
@@ -45,6 +46,7 @@ from ._meter import get_prices, set_prices
 from ._run import ALWAYS_ALLOW_KEY, AgentRun, RunStatus
 
 if TYPE_CHECKING:
+    from ._harness import HarnessView
     from ._live import live_view
     from ._magics import last_view
     from ._trace import TraceView
@@ -59,6 +61,7 @@ __all__ = [
     "ApprovalCard",
     "AutoApprove",
     "ChatWidget",
+    "HarnessView",
     "RunStatus",
     "TraceView",
     "WorkflowView",
@@ -81,6 +84,7 @@ __all__ = [
 _LAZY = {
     "AgentView": "._views",
     "ChatWidget": "._views",
+    "HarnessView": "._harness",
     "TraceView": "._trace",
     "WorkflowView": "._workflow",
     "kernel_supports_awaiting_widgets": "._views",

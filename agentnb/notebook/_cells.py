@@ -131,6 +131,7 @@ class _CellSpans(SpanProcessor):
             input_tokens=attrs.get(tel.GEN_AI_USAGE_INPUT_TOKENS),
             output_tokens=attrs.get(tel.GEN_AI_USAGE_OUTPUT_TOKENS),
             duration_ns=duration,
+            compacted=bool(attrs.get(tel.COMPACTION_GROUPS_EXCLUDED)),
         )
         if operation in (tel.OP_CHAT, tel.OP_EXECUTE_TOOL):
             self.tracker.counted_late(cell)

@@ -41,6 +41,7 @@ __all__ = [
     "message_html",
     "messages_html",
     "register_renderer",
+    "skill_activity",
     "to_html",
     "to_text",
     "usage_text",
@@ -138,7 +139,29 @@ def _text_block(text: str) -> str:
 
 
 def _call_summary(call: Content) -> str:
-    return f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
+    summary = f"<code>{h.escape(call.name or '?')}</code>({h.escape(_args_text(call.arguments))})"
+    note = skill_activity(call)
+    return f"{summary} {h.badge(note, 'info')}" if note else summary
+
+
+def skill_activity(call: Content) -> str | None:
+    """What a skill tool call does, in words (``loading skill 'x'``), or ``None`` for other calls."""
+    verb = _SKILL_VERBS.get(call.name or "")
+    if verb is None:
+        return None
+    try:
+        arguments = call.parse_arguments()
+    except ValueError:
+        return None
+    skill = arguments.get("skill_name")
+    if not isinstance(skill, str):
+        return None
+    item = arguments.get("resource_name") or arguments.get("script_name")
+    return f"{verb} {item!r} of skill {skill!r}" if isinstance(item, str) else f"{verb} skill {skill!r}"
+
+
+# The reference's names for the three SkillsProvider tools (SkillsProvider.*_TOOL_NAME).
+_SKILL_VERBS = {"load_skill": "loading", "read_skill_resource": "reading", "run_skill_script": "running"}
 
 
 def _function_call_html(call: Content, result: Content | None, approval: str | None, *, pending: bool) -> str:
@@ -293,6 +316,9 @@ def _content_text(content: Content, results: Mapping[str, Content]) -> str:
         return f"(reasoning) {h.shorten(content.text or '', 120)}"
     if kind == "function_call":
         line = f"{content.name}({_args_text(content.arguments)})"
+        note = skill_activity(content)
+        if note:
+            line += f" [{note}]"
         result = results.get(content.call_id or "")
         if result is not None:
             line += f" -> error: {result.exception}" if result.exception else f" -> {_result_text(result.result)}"
@@ -372,10 +398,43 @@ def _response_html(response: Response) -> str:
     pending = response.user_input_requests
     if pending:
         head.append(h.badge(f"{len(pending)} approval(s) pending", "warn"))
-    body = messages_html(response.messages) + _structured_value_html(response)
+    body = messages_html(response.messages) + _structured_value_html(response) + _compaction_html(response)
     usage = usage_text(response.usage_details)
     foot = f"<div class='anb-muted'>{h.escape(usage)}</div>" if usage else ""
     return f"<div class='anb-card'><div class='anb-head'>{''.join(head)}</div>{body}{foot}</div>"
+
+
+def _compaction_html(response: Response) -> str:
+    """Per model call of the turn: tokens sent against the budget, and the groups left out and why."""
+    from ..compaction import compaction_reports
+
+    reports = compaction_reports(response)
+    if not reports:
+        return ""
+    parts: list[str] = []
+    for number, report in enumerate(reports, start=1):
+        label = f"call {number}: " if len(reports) > 1 else ""
+        title = f"🗜 compaction {h.badge(report.strategy)} {h.escape(label + report.summary_line())}"
+        parts.append(h.details(title, report.html_body()))
+    return "".join(parts)
+
+
+def compaction_log_html(session: AgentSession) -> str:
+    """A session's compaction turn by turn (each expandable), or nothing when it recorded none."""
+    from ..compaction import session_compaction_log
+
+    log = session_compaction_log(session)
+    if not log:
+        return ""
+    rows = "".join(
+        h.details(
+            f"turn {turn}: {h.badge(report.strategy)} {h.escape(report.summary_line())}",
+            report.html_body(),
+        )
+        for turn, report in enumerate(log, start=1)
+    )
+    compacted = sum(1 for r in log if r.compacted)
+    return h.details(f"<b>Compaction</b> ({compacted} of {len(log)} turn(s) compacted)", rows)
 
 
 def _jsonable(value: object) -> object:
@@ -550,7 +609,8 @@ def _session_html(session: AgentSession) -> str:
         head += " " + h.badge(f"{len(waiting)} approval(s) pending", "warn")
     keys = sorted(str(k) for k in session.state)
     state = f"<div class='anb-muted'>state keys: {h.escape(', '.join(keys))}</div>" if keys else ""
-    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{messages_html(messages)}{state}</div>"
+    body = messages_html(messages) + compaction_log_html(session)
+    return f"<div class='anb-card'><div class='anb-head'>{head}</div>{body}{state}</div>"
 
 
 def _session_text(session: AgentSession) -> str:

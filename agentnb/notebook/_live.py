@@ -69,16 +69,17 @@ def live_view(obj: Any) -> Any:
         return None
     if origin is None or not origin.alive or not _live_kernel():
         return None
+    from ._harness import view_class_for
     from ._run import waiting_run
-    from ._views import AgentView
 
     agent = origin.agent
+    view_class = view_class_for(agent)
     # A run already waiting on these requests (a %%agent cell, another view) is joined, not duplicated.
     shared = waiting_run(session) if session is not None else None
     if shared is not None and _same_requests(shared.pending, response):
-        view = AgentView(agent, controller=shared)
+        view = view_class(agent, controller=shared)
     else:
-        view = AgentView.from_response(response, agent=agent, session=session, history=origin.messages)
+        view = view_class.from_response(response, agent=agent, session=session, history=origin.messages)
     _VIEWS[obj] = view
     from ._magics import remember_view
 

@@ -124,7 +124,7 @@ def remember_view(view: Any) -> None:
 
 
 def _prepare(ip: Any, line: str, body: str) -> tuple[Any, Any, bool]:
-    from ._views import AgentView
+    from ._harness import view_class_for
 
     args = _agent_parser().parse_args(_split(line, AGENT_USAGE))
     prompt = body.strip()
@@ -132,7 +132,7 @@ def _prepare(ip: Any, line: str, body: str) -> tuple[Any, Any, bool]:
         raise UsageError(f"The cell body is the prompt and it is empty\n{AGENT_USAGE}")
     agent = _resolve_agent(ip, args.name)
     session = _resolve_session(ip, agent, args.session)
-    view = AgentView(agent, session=session, auto_approve=_policy(args.approve), stream=not args.no_stream)
+    view = view_class_for(agent)(agent, session=session, auto_approve=_policy(args.approve), stream=not args.no_stream)
     remember_view(view)
     return view, prompt, args.no_stream
 

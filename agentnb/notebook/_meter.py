@@ -66,6 +66,7 @@ class CellUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     model_ns: int = 0
+    compacted_calls: int = 0
     tokens_by_model: dict[str, list[int]] = field(default_factory=dict)
 
     def add_span(
@@ -76,10 +77,13 @@ class CellUsage:
         input_tokens: Any = None,
         output_tokens: Any = None,
         duration_ns: int = 0,
+        compacted: bool = False,
     ) -> None:
-        """Count one finished span (only model calls and tool calls count)."""
+        """Count one finished span (only model calls and tool calls count; ``compacted``: compaction left
+        something out of the call)."""
         if operation == tel.OP_CHAT:
             self.model_calls += 1
+            self.compacted_calls += compacted
             self.model_ns += max(0, duration_ns)
             tokens_in = input_tokens if isinstance(input_tokens, int) else 0
             tokens_out = output_tokens if isinstance(output_tokens, int) else 0
@@ -117,6 +121,8 @@ def _plural(n: int, word: str) -> str:
 def meter_text(usage: CellUsage, *, total_seconds: float | None, prices: Mapping[str, tuple[float, float]]) -> str:
     """Return the meter line for one cell."""
     parts = [_plural(usage.model_calls, "model call"), _plural(usage.tool_calls, "tool call")]
+    if usage.compacted_calls:
+        parts.append(f"{usage.compacted_calls} compacted")
     parts.append(f"{usage.input_tokens} in / {usage.output_tokens} out tokens")
     model = _seconds(usage.model_ns / 1e9)
     parts.append(f"model {model} of {_seconds(total_seconds)}" if total_seconds is not None else f"model {model}")

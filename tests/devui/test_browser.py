@@ -72,7 +72,7 @@ def test_demo_page_says_it_is_offline_and_lists_the_demos(app: Any) -> None:
     banner = app.locator(".anb-offline").first
     banner.wait_for(timeout=WAIT)
     assert "offline models" in text(banner)
-    for entity in ("assistant", "mailer", "greeting-pipeline", "human-review", "text-stats"):
+    for entity in ("assistant", "mailer", "planner", "greeting-pipeline", "human-review", "text-stats"):
         assert app.locator(f".anb-entity-{entity} button").count() == 1
 
 
@@ -152,6 +152,19 @@ def run_workflow(page: Any) -> None:
 def workflow_fill(page: Any, executor_id: str) -> str:
     rect = page.locator(f'g.node[data-id="{executor_id}"] rect')
     return rect.evaluate("el => getComputedStyle(el).fill")
+
+
+def test_a_harness_agent_shows_its_todos_mode_and_memory_beside_the_chat(app: Any) -> None:
+    app.locator(".anb-entity-planner button").click()
+    app.locator(".anb-side-harness").wait_for(timeout=WAIT)  # only a harness agent's chat has the card
+    app.mouse.move(0, 0)
+    send_chat(app, "planner", "Plan a picnic")
+    app.locator(".anb-harness-info", has_text="3/3 done").wait_for(timeout=WAIT)
+    shown = text(app.locator(".anb-harness-info"))
+    assert "Understand: Plan a picnic" in shown and "Save a note to memory" in shown
+    assert "mode" in shown and "plan" in shown and "notes.md" in shown and "The request" in shown
+    assert "Done: I planned 'Plan a picnic'" in text(app.locator(".anb-bubble-assistant").last)
+    app.screenshot(path=str(DOCS / "devui-harness.png"))
 
 
 def test_workflow_run_turns_executors_complete_on_the_graph(app: Any) -> None:

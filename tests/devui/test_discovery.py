@@ -97,7 +97,7 @@ def test_demo_catalog_is_offline_without_a_key(monkeypatch: pytest.MonkeyPatch) 
     catalog = demo_catalog()
     assert catalog.offline and "offline" in catalog.note
     assert not catalog.errors
-    assert [e.id for e in catalog.agents] == ["assistant", "mailer"]
+    assert [e.id for e in catalog.agents] == ["assistant", "mailer", "planner"]
     assert [e.id for e in catalog.workflows] == ["greeting-pipeline", "human-review", "text-stats"]
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     online = demo_catalog()

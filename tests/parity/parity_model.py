@@ -137,3 +137,10 @@ class AzureCliCredential:
 
 
 DefaultAzureCredential = AzureCliCredential
+
+
+def __getattr__(name: str) -> Any:
+    """A provider's client class a sample names in an annotation is the model's class."""
+    if name.endswith("Client"):
+        return FunctionChatClient
+    raise AttributeError(f"module 'parity_model' has no attribute {name!r}")

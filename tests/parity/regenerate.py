@@ -98,6 +98,44 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/context_providers/todo_provider.py",
+    "02-agents/context_providers/file_memory_provider.py",
+    "02-agents/context_providers/agent_mode_provider.py",
+    "02-agents/middleware/agent_loop_middleware_todos.py",
+    "02-agents/middleware/agent_loop_middleware_refinement.py",
+    "02-agents/middleware/agent_loop_middleware_judge.py",
+    "02-agents/middleware/agent_loop_middleware_report.py",
+    "02-agents/middleware/message_injection_middleware.py",
+    "02-agents/compaction/basics.py",
+    "02-agents/compaction/custom.py",
+    "02-agents/compaction/agent_client_overrides.py",
+    "02-agents/compaction/compaction_provider.py",
+    "02-agents/compaction/summarization.py",
+    "02-agents/compaction/advanced.py",
+    "02-agents/compaction/tiktoken_tokenizer.py",
+    "02-agents/skills/file_based_skill/file_based_skill.py",
+    "02-agents/skills/code_defined_skill/code_defined_skill.py",
+    "02-agents/skills/class_based_skill/class_based_skill.py",
+    "02-agents/skills/script_approval/script_approval.py",
+    "02-agents/skills/skills_auto_approval/skills_auto_approval.py",
+    "02-agents/skills/skill_filtering/skill_filtering.py",
+    "02-agents/skills/mixed_skills/mixed_skills.py",
+]
+
+# Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which
+# leaves files without ``agent_framework`` imports byte-identical) and checked the same way, but not run alone.
+SUPPORT: list[str] = [
+    "02-agents/skills/subprocess_script_runner.py",
+    "02-agents/skills/file_based_skill/skills/unit-converter/SKILL.md",
+    "02-agents/skills/file_based_skill/skills/unit-converter/references/CONVERSION_TABLES.md",
+    "02-agents/skills/file_based_skill/skills/unit-converter/scripts/convert.py",
+    "02-agents/skills/mixed_skills/skills/unit-converter/SKILL.md",
+    "02-agents/skills/mixed_skills/skills/unit-converter/references/CONVERSION_TABLES.md",
+    "02-agents/skills/mixed_skills/skills/unit-converter/scripts/convert.py",
+    "02-agents/skills/skill_filtering/skills/length-converter/SKILL.md",
+    "02-agents/skills/skill_filtering/skills/length-converter/scripts/convert.py",
+    "02-agents/skills/skill_filtering/skills/volume-converter/SKILL.md",
+    "02-agents/skills/skill_filtering/skills/volume-converter/scripts/convert.py",
 ]
 
 
@@ -117,11 +155,14 @@ def port(original: str) -> str:
         if any(not n.endswith("Client") for n in names):
             raise SystemExit(f"provider import with more than clients, port it by hand: {match.group(0)!r}")
         clients.extend(names)
-    text = _PROVIDER_IMPORT.sub("from parity_model import model\n", text, count=1)
-    text = _PROVIDER_IMPORT.sub("", text)
-    text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
     for name in clients:
         text = re.sub(rf"\b{name}{_CALL_ARGS}", "model()", text)
+    # A client class still named after its calls are replaced (a type annotation) comes from the model's module.
+    body = _PROVIDER_IMPORT.sub("", text)
+    named = [name for name in clients if re.search(rf"(?::|->)\s*{name}\b", body)]
+    text = _PROVIDER_IMPORT.sub(f"from parity_model import {', '.join(['model', *named])}\n", text, count=1)
+    text = _PROVIDER_IMPORT.sub("", text)
+    text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
     return "".join(_rewrite_imports(line) for line in text.splitlines(keepends=True))
 
 
@@ -149,9 +190,14 @@ def sha256(text: str) -> str:
 
 
 def regenerate(snapshot: Path) -> None:
-    manifest: dict[str, object] = {"reference": "microsoft/agent-framework", "tag": REFERENCE_TAG, "samples": {}}
-    samples: dict[str, object] = manifest["samples"]  # type: ignore[assignment]
-    for rel in SAMPLES:
+    manifest: dict[str, object] = {
+        "reference": "microsoft/agent-framework",
+        "tag": REFERENCE_TAG,
+        "samples": {},
+        "support": {},
+    }
+    for rel in [*SAMPLES, *SUPPORT]:
+        samples: dict[str, object] = manifest["support" if rel in SUPPORT else "samples"]  # type: ignore[assignment]
         source = snapshot / "python" / "samples" / rel
         original = source.read_text(encoding="utf-8")
         ported = port(original)
@@ -160,14 +206,14 @@ def regenerate(snapshot: Path) -> None:
         target.write_text(ported, encoding="utf-8")
         samples[rel] = {"sha256": sha256(original), "hunks": hunks(original, ported)}
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {len(SAMPLES)} ports and {MANIFEST.name}")
+    print(f"wrote {len(SAMPLES)} ports, {len(SUPPORT)} support files and {MANIFEST.name}")
 
 
 def check() -> list[str]:
     """Problems with the committed ports (empty when each one restores to its original's hash)."""
     manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
     problems = []
-    for rel, entry in manifest["samples"].items():
+    for rel, entry in [*manifest["samples"].items(), *manifest.get("support", {}).items()]:
         ported = (PORTS / rel).read_text(encoding="utf-8")
         if sha256(restore(ported, entry["hunks"])) != entry["sha256"]:
             problems.append(f"{rel}: does not restore to the original")
@@ -178,6 +224,8 @@ def check() -> list[str]:
                     problems.append(f"{rel}: changed line is neither an import nor the model client: {line!r}")
     if set(manifest["samples"]) != set(SAMPLES):
         problems.append("manifest.json and SAMPLES list different samples; run regenerate.py SNAPSHOT")
+    if set(manifest.get("support", {})) != set(SUPPORT):
+        problems.append("manifest.json and SUPPORT list different files; run regenerate.py SNAPSHOT")
     return problems
 
 

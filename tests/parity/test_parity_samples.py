@@ -24,7 +24,13 @@ import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
 from regenerate import PORTS, SAMPLES, check
 
+from agentnb.compaction import find_encoding_file
+from agentnb.harness import JudgeVerdict
 from agentnb.workflows import GroupChatDecision, MagenticProgressLedger, MagenticTaskLedger
+
+# A local copy of tiktoken's o200k_base (the tiktoken sample must not download it).
+_O200K = find_encoding_file("o200k_base")
+ENCODINGS = _O200K.parent if _O200K is not None else None
 
 
 @dataclass
@@ -33,6 +39,8 @@ class Case:
     script: Sequence[Any] | dict[str, Sequence[Any]] = ()
     inputs: list[str] = field(default_factory=list)
     slow: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    tree: str | None = None  # a folder of ports the sample reads next to itself (copied whole to run it)
 
 
 def _saw(text: str, reply: str, otherwise: str = "I don't know that.") -> Any:
@@ -711,7 +719,519 @@ CASES: dict[str, Case] = {
             ),
         ],
     ),
+    "02-agents/context_providers/todo_provider.py": Case(
+        script=[
+            call(
+                "todos_add",
+                todos=[
+                    {"title": "Pick a date and confirm attendees"},
+                    {"title": "Book a venue"},
+                    {"title": "Arrange catering"},
+                    {"title": "Send out invites"},
+                ],
+            ),
+            "Great — I've broken this into a starter plan. Let me know if you'd like to adjust anything.",
+            call("todos_complete", items=[{"id": 2, "reason": "venue booked"}, {"id": 4, "reason": "invites sent"}]),
+            "Nice work! I've marked the venue and invites as done.",
+            [call("todos_remove", ids=[3]), call("todos_add", todos=[{"title": "Plan a group hike"}])],
+            _saw('{"removed": 1}', "Done — I removed catering and added a group hike to the plan."),
+        ],
+        expected=[
+            "Agent: Great — I've broken this into a starter plan.",
+            "--- Current todo list ---",
+            "  [ ] 1. Pick a date and confirm attendees\n  [ ] 2. Book a venue\n  [ ] 3. Arrange catering\n"
+            "  [ ] 4. Send out invites",
+            "Agent: Nice work! I've marked the venue and invites as done.",
+            "  [ ] 1. Pick a date and confirm attendees\n  [x] 2. Book a venue\n  [ ] 3. Arrange catering\n"
+            "  [x] 4. Send out invites",
+            "Agent: Done — I removed catering and added a group hike to the plan.",
+            "  [ ] 1. Pick a date and confirm attendees\n  [x] 2. Book a venue\n  [x] 4. Send out invites\n"
+            "  [ ] 5. Plan a group hike",
+        ],
+    ),
+    "02-agents/context_providers/file_memory_provider.py": Case(
+        script=[
+            call(
+                "file_memory_write",
+                file_name="userpreferences.md",
+                content="- Vegetarian\n- Always travels with their dog",
+                description="The user's travel preferences",
+            ),
+            "Got it — I'll remember that you're vegetarian and always travel with your dog.",
+            _saw("userpreferences.md", call("file_memory_read", file_name="userpreferences.md")),
+            lambda m, o: "Since you told me: " + last_tool_result(m).replace("\n", " "),
+        ],
+        expected=[
+            re.compile(r"Memory files will be written to: .*agent-file-memory/users/UID1"),
+            "=== First conversation ===",
+            "Got it — I'll remember that you're vegetarian and always travel with your dog.",
+            "=== Memory files on disk ===",
+            "memories.md\nuserpreferences.md\nuserpreferences_description.md",
+            "=== Second conversation (new session) ===",
+            "Since you told me: - Vegetarian - Always travels with their dog",
+        ],
+    ),
+    "02-agents/context_providers/agent_mode_provider.py": Case(
+        inputs=[
+            "Help me plan a blog post about the ocean.",
+            "/mode",
+            "/mode execute",
+            "Go ahead and write it.",
+            "/mode sleep",
+            "/exit",
+        ],
+        script=[
+            _saw("You are currently in the plan mode", "Sure — before we start writing, let's outline the sections."),
+            _saw('switched from "plan" to "execute"', "Working through the plan autonomously now."),
+        ],
+        expected=[
+            "Available modes: plan, execute",
+            "Current mode: plan",
+            "  /mode <name>     Switch mode (plan | execute)",
+            "Sure — before we start writing, let's outline the sections.",
+            "Current mode: plan",
+            'Switched to "execute" mode.',
+            "Working through the plan autonomously now.",
+            "Invalid mode: 'sleep'. Supported modes are 'plan', 'execute'.",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_todos.py": Case(
+        script=[
+            call(
+                "todos_add",
+                todos=[
+                    {"title": 'Draft "What light is" section'},
+                    {"title": 'Draft "How Rayleigh scattering works" section'},
+                    {"title": 'Draft "Why the sky is blue" section'},
+                ],
+            ),
+            "Here is my plan. I'll create todos for each section.",
+            call("todos_complete", items=[{"id": 1, "reason": "drafted"}]),
+            "Section 1 drafted. Marking it done.",
+            call("todos_complete", items=[{"id": 2, "reason": "drafted"}]),
+            "Section 2 drafted. Marking it done.",
+            call("todos_complete", items=[{"id": 3, "reason": "drafted"}]),
+            "Section 3 drafted. Marking it done.",
+        ],
+        expected=[
+            "=== Callable criterion (loop while todos remain) ===",
+            "assistant: Here is my plan. I'll create todos for each section.",
+            "user: Progress so far:\n- Here is my plan. I'll create todos for each section.",
+            "user: Continue working on the task. If it is complete, say so.",
+            "assistant: Section 1 drafted. Marking it done.",
+            "user: Progress so far:\n- Section 1 drafted. Marking it done.",
+            "assistant: Section 2 drafted. Marking it done.",
+            "assistant: Section 3 drafted. Marking it done.",
+            "Completed in 4 iteration(s).",
+            "Todos after the run:",
+            '  [x] 1. Draft "What light is" section',
+            '  [x] 2. Draft "How Rayleigh scattering works" section',
+            '  [x] 3. Draft "Why the sky is blue" section',
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_refinement.py": Case(
+        script=[
+            '"QuickJot" — short and evokes fast capture.',
+            _saw('iteration 1: "QuickJot"', 'How about "MarginNote"? <promise>COMPLETE</promise>'),
+        ],
+        expected=[
+            "=== Refinement loop (should_continue marker + feedback tracking, capped at 5) ===",
+            'assistant: "QuickJot" — short and evokes fast capture.',
+            "user: Suggest a name for a note-taking app.",
+            'user: Progress so far:\n- iteration 1: "QuickJot" — short and evokes fast capture.',
+            "user: Continue working on the task. If it is complete, say so.",
+            'assistant: How about "MarginNote"? <promise>COMPLETE</promise>',
+            "Completed in 2 iteration(s).",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_judge.py": Case(
+        script={
+            "You are an evaluator": [
+                JudgeVerdict(answered=False, reasoning="The response does not mention the moon."),
+                _saw("moon", JudgeVerdict(answered=True, reasoning="All criteria are met.")),
+            ],
+            "Answer the user's question thoroughly": [
+                _saw("Mentions the moon", "The sky is blue because blue light scatters more (Rayleigh scattering)."),
+                _saw(
+                    "does not mention the moon",
+                    "Blue light scatters most, so the sky is blue; at sunset the long path leaves red. "
+                    "Even the moon looks red then, which is a moonlight joke worth waiting for.",
+                ),
+            ],
+        },
+        expected=[
+            "=== ChatClient judge (loop until the request is answered) ===",
+            "assistant: The sky is blue because blue light scatters more (Rayleigh scattering).",
+            "user: An evaluator reviewed your previous response and judged that it does not yet fully address",
+            "Evaluator feedback: The response does not mention the moon.",
+            "Revise and continue so the original request is fully addressed.",
+            "assistant: Blue light scatters most, so the sky is blue",
+            "Completed in 2 iteration(s).",
+        ],
+    ),
+    "02-agents/middleware/agent_loop_middleware_report.py": Case(
+        script={
+            "senior editor": [
+                _saw(
+                    "Opens with a one-paragraph executive summary",
+                    JudgeVerdict(answered=False, reasoning="Add a one-paragraph executive summary first."),
+                ),
+                _saw("Executive summary", JudgeVerdict(answered=True, reasoning="Publication-ready.")),
+            ],
+            "research writer": [
+                call(
+                    "todos_add",
+                    todos=[
+                        {"title": "Benefits section"},
+                        {"title": "Risks section"},
+                        {"title": "Key takeaways"},
+                        {"title": "Assemble and output the complete report"},
+                    ],
+                ),
+                "Here is my plan. I'll create todos for each section and a final assembly item.",
+                call("todos_complete", items=[{"id": 1, "reason": "drafted"}]),
+                "Benefits drafted.",
+                call("todos_complete", items=[{"id": 2, "reason": "drafted"}]),
+                "Risks drafted.",
+                call("todos_complete", items=[{"id": 3, "reason": "drafted"}]),
+                "Takeaways drafted.",
+                call("todos_complete", items=[{"id": 4, "reason": "assembled"}]),
+                "# Remote Work for Software Teams\n\n## Benefits\nFlexibility.\n\n## Key takeaways\n- Focus.",
+                _saw(
+                    "executive summary",
+                    "# Remote Work for Software Teams\n\n**Executive summary:** Remote work trades commute for focus.",
+                ),
+            ],
+        },
+        expected=[
+            "=== Todo list + report-style judge (two composed middleware) ===",
+            "assistant: Here is my plan. I'll create todos for each section and a final assembly item.",
+            "user: Continue working on the task. If it is complete, say so.",
+            "assistant: Benefits drafted.",
+            "assistant: # Remote Work for Software Teams",
+            "Evaluator feedback: Add a one-paragraph executive summary first.",
+            "**Executive summary:** Remote work trades commute for focus.",
+            "Completed in 6 agent run(s).",
+            "Todos after the run:",
+            "  [x] 1. Benefits section",
+            "  [x] 4. Assemble and output the complete report",
+        ],
+    ),
+    "02-agents/middleware/message_injection_middleware.py": Case(
+        script=[
+            call("slow_inventory_lookup", item="red travel mug"),
+            _saw(
+                "only pick it up after 5 PM",
+                "The red travel mug is in stock with curbside pickup today; choose a pickup window after 5 PM.",
+            ),
+        ],
+        expected=[
+            "=== Message Injection Middleware Example ===",
+            "User:> Can I pick up a red travel mug today? Check inventory before answering.",
+            "Tool: checking inventory for 'red travel mug'...",
+            "User (injected while tool is running):> Please also mention that I can only pick it up after 5 PM.",
+            "Tool: inventory lookup finished.",
+            "Assistant:> The red travel mug is in stock with curbside pickup today; choose a pickup window after 5 PM.",
+        ],
+        slow=True,  # the sample's tool sleeps 8 s so that a message can be injected meanwhile
+    ),
+    # Compaction. The samples' documented outputs are the reference's; where agentnb differs it is said here.
+    "02-agents/compaction/basics.py": Case(
+        expected=[
+            "Message count: 8",
+            "--- After compaction (SelectiveToolCallCompactionStrategy) ---",
+            "Message count: 6",
+            "01. [system] You are a helpful assistant.",
+            "02. [user] Plan a data migration.",
+            "03. [assistant] I will gather requirements.",
+            "04. [assistant] I found three core tables.",
+            "05. [user] Estimate effort and risks.",
+            "06. [assistant] Primary risk is schema drift.",
+        ]
+    ),
+    "02-agents/compaction/custom.py": Case(
+        expected=[
+            "Number of messages before compaction: 5",
+            "Number of messages after compaction: 2",
+            "[system] You are concise.",
+            "[user] second request",
+        ]
+    ),
+    # Run 3's per-run truncation would leave only the last assistant message; agentnb always sends the newest
+    # user turn with it, so the model receives two messages there (tokens still counted by the run's tokenizer).
+    "02-agents/compaction/agent_client_overrides.py": Case(
+        expected=[
+            "1. Client default compaction",
+            "Model receives 2 message(s):",
+            "- [user] Summarize the rollout risks. (7 tokens)",
+            "- [assistant] The main risks are drift, downtime, and rollback gaps. (7 tokens)",
+            "2. Agent-level override",
+            "Model receives 3 message(s):",
+            "- [assistant] I will gather the constraints first. (11 tokens)",
+            "- [user] Summarize the rollout risks. (11 tokens)",
+            "3. Per-run override",
+            "Model receives 2 message(s):",
+            "- [user] Summarize the rollout risks. (23 tokens)",
+            "- [assistant] The main risks are drift, downtime, and rollback gaps. (23 tokens)",
+        ]
+    ),
+    # agentnb's chat middleware sees the agent's instructions as the first (system) message, so each count is
+    # one more than the reference's, which passes instructions beside the messages. The reference's documented
+    # turns 3 and 4 show "How about Paris?" dropped together with the London tool group (its auto-assigned
+    # message ids repeat across turns, so unrelated messages share a group); agentnb's ids stay unique, so the
+    # window keeps the last three whole groups: the Paris question, its tool call and its answer.
+    "02-agents/compaction/compaction_provider.py": Case(
+        script=[
+            *_tool_then_report("get_weather", "The weather in London is ", city="London"),
+            *_tool_then_report("get_weather", "The weather in Paris is ", city="Paris"),
+            *_tool_then_report("get_weather", "The weather in Tokyo is ", city="Tokyo"),
+            _saw("rainy, 22°C", "Tokyo is the warmest at 22°C.", "I only know about some of the cities."),
+        ],
+        expected=[
+            "Turn 1 — User: What is the weather in London?",
+            "Model receives 2 messages:",
+            "02. [user] What is the weather in London?",
+            "Agent: The weather in London is cloudy, 12°C",
+            "Turn 2 — User: How about Paris?",
+            "Stored history: 4 messages (0 excluded)",
+            "Model receives 6 messages:",
+            "06. [user] How about Paris?",
+            "Turn 3 — User: And Tokyo?",
+            "Stored history: 8 messages (0 excluded)",
+            "Model receives 6 messages:",
+            "02. [user] How about Paris?",
+            "03. [assistant] function_call",
+            "05. [assistant] The weather in Paris is sunny, 18°C",
+            "06. [user] And Tokyo?",
+            "Turn 4 — User: Which city is the warmest?",
+            "Stored history: 13 messages (2 excluded)",
+            "02. [assistant] ← summary [Tool results: get_weather: cloudy, 12°C]",
+            "03. [assistant] ✗ (tool_result_compaction) function_call",
+            "04. [tool] ✗ (tool_result_compaction) function_result",
+            "Model receives 6 messages:",
+            "02. [user] And Tokyo?",
+            "06. [user] Which city is the warmest?",
+            "Agent: Tokyo is the warmest at 22°C.",
+            "Done.",
+        ],
+    ),
+    "02-agents/compaction/summarization.py": Case(
+        script=[
+            _saw(
+                "1. [user] We are migrating a monolith to microservices. Where do we start?",
+                "The team is extracting billing first with the strangler-fig pattern.",
+            )
+        ],
+        expected=[
+            "--- Before compaction ---",
+            "Message count: 9",
+            "--- After compaction (SummarizationStrategy) ---",
+            "Message count: 6",
+            "01. [system] You are a project planning assistant.",
+            "02. [assistant] The team is extracting billing first with the strangler-fig pattern.",
+            "03. [user] How should we handle the shared invoices table?",
+            "06. [assistant] We decided to extract billing first using the strangler-fig pattern.",
+            "Generated summary (summary_9):",
+            "  summarizes original ids: ['msg_1', 'msg_2', 'msg_3', 'msg_4']",
+            "Originals replaced by the summary:",
+            "  msg_1 -> summary_9",
+            "  msg_4 -> summary_9",
+        ],
+    ),
+    "02-agents/compaction/advanced.py": Case(
+        script=[_saw("Iteration 1:", "Four planning turns set the migration requirements and a testing matrix.")],
+        expected=[
+            "Before compaction message set:",
+            "- [system] You are a migration copilot that plans and executes database migrations. (msg_0, 46 tokens)",
+            "Projected messages after compaction: 5",
+            "Included token count before compaction: 757",
+            "Projected roles: ['system', 'assistant', 'assistant', 'user', 'assistant']",
+            re.compile(
+                r"- \[assistant\] Four planning turns set the migration requirements and a testing matrix\. "
+                r"\(summary_14, \d+ tokens\) <- summary of \['msg_1', "
+            ),
+            "- [assistant] Schema inspection found four core tables to migrate. (msg_11, 42 tokens)",
+            "Generated summary:",
+        ],
+    ),
+    # tiktoken reads o200k_base from a local copy (tiktoken's cache pointed at one an installed package ships).
+    "02-agents/compaction/tiktoken_tokenizer.py": Case(
+        env={"TIKTOKEN_CACHE_DIR": str(ENCODINGS) if ENCODINGS else ""},
+        expected=[
+            "Projected messages: 3",
+            "Included token count before compaction: 263",
+            "Included token count after compaction: 149",
+            "Projected roles: ['system', 'user', 'assistant']",
+            "- [system] You are a migration assistant. (40 tokens)",
+            "- [user] Now provide a detailed checklist with owners, rollback gates, and validation criteria."
+            " (49 tokens)",
+        ],
+    ),
 }
+
+# -- agent skills -------------------------------------------------------------------------------------------------
+
+_CONVERSIONS = [
+    call("read_skill_resource", skill_name="unit-converter", resource_name="references/CONVERSION_TABLES.md"),
+    [
+        call(
+            "run_skill_script",
+            skill_name="unit-converter",
+            script_name="scripts/convert.py",
+            args=["--value", "26.2", "--factor", "1.60934"],
+        ),
+        call(
+            "run_skill_script",
+            skill_name="unit-converter",
+            script_name="scripts/convert.py",
+            args=["--value", "75", "--factor", "2.20462"],
+        ),
+    ],
+    lambda m, o: "Converted: " + all_tool_results(m),
+]
+_SKILLS = "02-agents/skills"
+CASES.update(
+    {
+        f"{_SKILLS}/file_based_skill/file_based_skill.py": Case(
+            tree=_SKILLS,
+            script=[call("load_skill", skill_name="unit-converter"), *_CONVERSIONS],
+            expected=[
+                "Converting units",
+                re.compile(
+                    r'Agent: Converted: \{"value": 26\.2, "factor": 1\.60934, "result": 42\.1647\} \| '
+                    r'\{"value": 75\.0, "factor": 2\.20462, "result": 165\.3465\}'
+                ),
+            ],
+        ),
+        f"{_SKILLS}/code_defined_skill/code_defined_skill.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                call("read_skill_resource", skill_name="unit-converter", resource_name="conversion-policy"),
+                lambda m, o: "Policy: " + last_tool_result(m).split("Decimal places:** ")[1].split("\n")[0],
+            ],
+            expected=["Converting units", "Agent: Policy: 2"],  # the run's precision=2 reached the resource
+        ),
+        f"{_SKILLS}/class_based_skill/class_based_skill.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                [
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="convert",
+                        args={"value": 26.2, "factor": 1.60934},
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="convert",
+                        args={"value": 75, "factor": 2.20462},
+                    ),
+                ],
+                lambda m, o: "Converted: " + all_tool_results(m),
+            ],
+            expected=[
+                "Converting units with class-based skills",
+                re.compile(r"Agent: Converted: .*42\.1647.*165\.3465"),
+            ],
+        ),
+        f"{_SKILLS}/script_approval/script_approval.py": Case(
+            script=[
+                call("load_skill", skill_name="deployment"),
+                call(
+                    "run_skill_script",
+                    skill_name="deployment",
+                    script_name="deploy",
+                    args={"version": "2.5.0", "environment": "production"},
+                ),
+                lambda m, o: "Done: " + last_tool_result(m),
+            ],
+            expected=[
+                "User: Deploy the latest application version 2.5.0 to the production environment",
+                "  Function: load_skill",
+                "  Decision: Approved",
+                "  Function: run_skill_script",
+                "Agent: Done: Deployed version 2.5.0 to production",
+            ],
+        ),
+        f"{_SKILLS}/skills_auto_approval/skills_auto_approval.py": Case(
+            script=[
+                call("load_skill", skill_name="unit-converter"),
+                call(
+                    "run_skill_script",
+                    skill_name="unit-converter",
+                    script_name="convert",
+                    args={"value": 26.2, "factor": 1.60934},
+                ),
+                lambda m, o: "Result: " + last_tool_result(m),
+            ],
+            # The read-only rule answered load_skill; only the script asked a person.
+            expected=[
+                "Approval needed:\n  Function: run_skill_script",
+                re.compile(r"Agent: Result: .*42\.16"),
+            ],
+        ),
+        f"{_SKILLS}/mixed_skills/mixed_skills.py": Case(
+            tree=_SKILLS,
+            script=[
+                lambda m, o: (
+                    call("load_skill", skill_name="volume-converter")
+                    if all(
+                        f"<name>{n}</name>" in sent_text(m, o)
+                        for n in ("unit-converter", "volume-converter", "temperature-converter")
+                    )
+                    else "not every kind of skill was advertised"
+                ),
+                [
+                    call(
+                        "run_skill_script",
+                        skill_name="unit-converter",
+                        script_name="scripts/convert.py",
+                        args=["--value", "26.2", "--factor", "1.60934"],
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="volume-converter",
+                        script_name="convert",
+                        args={"value": 5, "factor": 3.78541},
+                    ),
+                    call(
+                        "run_skill_script",
+                        skill_name="temperature-converter",
+                        script_name="convert-temperature",
+                        args={"value": 98.6, "factor": 0.5556, "offset": -17.7778},
+                    ),
+                ],
+                lambda m, o: "Results: " + all_tool_results(m),
+            ],
+            expected=[
+                "Converting with mixed skills (file + code + class)",
+                re.compile(r"Agent: Results: .*42\.1647.*\| .*18\.92.*\| .*37\.0"),
+            ],
+        ),
+        f"{_SKILLS}/skill_filtering/skill_filtering.py": Case(
+            tree=_SKILLS,
+            script=[
+                lambda m, o: (
+                    "length-converter was advertised"
+                    if "<name>length-converter</name>" in sent_text(m, o)
+                    else call("load_skill", skill_name="volume-converter")
+                ),
+                call(
+                    "run_skill_script",
+                    skill_name="volume-converter",
+                    script_name="scripts/convert.py",
+                    args=["--value", "5", "--factor", "3.78541"],
+                ),
+                lambda m, o: "Liters: " + last_tool_result(m),
+            ],
+            expected=[
+                "Skill filtering demo",
+                re.compile(r'Agent: Liters: \{"value": 5\.0, "factor": 3\.78541, "result": 18\.927'),
+            ],
+        ),
+    }
+)
 
 
 @contextlib.contextmanager
@@ -735,8 +1255,13 @@ def _answers(inputs: list[str]) -> Iterator[None]:
 def run_sample(rel: str, case: Case, workdir: Path) -> str:
     """Run one port as ``python sample.py`` would (from a copy in ``workdir``), returning what it printed."""
     parity_model.use(case.script)
-    script = workdir / Path(rel).name
-    shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
+    if case.tree is not None:
+        # The sample reads files beside it (skill folders, a shared module): run it from a copy of the tree.
+        shutil.copytree(PORTS / case.tree, workdir / "tree")
+        script = workdir / "tree" / Path(rel).relative_to(case.tree)
+    else:
+        script = workdir / Path(rel).name
+        shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
     out = io.StringIO()
     with contextlib.redirect_stdout(out), _answers(case.inputs):
         runpy.run_path(str(script), run_name="__main__")
@@ -768,6 +1293,12 @@ def test_every_port_is_its_original_with_only_imports_and_the_model_changed() ->
 def test_sample(rel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # what a sample writes stays in the test's directory
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # temporary files too
+    for name, value in CASES[rel].env.items():
+        if not value:
+            pytest.fail(f"{rel} needs {name}, which this machine cannot provide")
+        monkeypatch.setenv(name, value)
+    # Samples read their provider's endpoint before building the client that ``model()`` stands in for.
+    monkeypatch.setenv("FOUNDRY_PROJECT_ENDPOINT", "http://127.0.0.1:9/unused")
     output = run_sample(rel, CASES[rel], tmp_path)
     assert_in_order(output, CASES[rel].expected)
     for saved in re.findall(r"file saved to: (\S+)", output):  # files a sample says it wrote exist

@@ -23,9 +23,9 @@ def uses_real_model() -> bool:
 
 def _factories() -> list[tuple[str, Callable[[], Any]]]:
     def agents() -> list[Any]:
-        from .agents import approvals_agent, assistant_agent
+        from .agents import approvals_agent, assistant_agent, planner_agent
 
-        return [assistant_agent(), approvals_agent()]
+        return [assistant_agent(), approvals_agent(), planner_agent()]
 
     def workflows() -> list[Any]:
         from .workflows import fan_out_workflow, review_workflow, text_pipeline_workflow

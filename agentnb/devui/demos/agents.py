@@ -1,4 +1,4 @@
-"""Demo agents the DevUI ships with: a tool-using assistant and one whose tool needs approval.
+"""Demo agents the DevUI ships with: a tool-using assistant, one whose tool needs approval, and a harness planner.
 
 Both run on the offline :class:`agentnb.local.ToolCallingChatClient` unless ``OPENAI_API_KEY`` (or
 ``OPENAI_BASE_URL``) is set, in which case they use :class:`agentnb.openai.OpenAIChatClient`.
@@ -15,7 +15,7 @@ from agentnb.local import ToolCallingChatClient
 
 from . import uses_real_model
 
-__all__ = ["PacedToolCallingChatClient", "approvals_agent", "assistant_agent", "demo_client"]
+__all__ = ["PacedToolCallingChatClient", "approvals_agent", "assistant_agent", "demo_client", "planner_agent"]
 
 
 class PacedToolCallingChatClient(ToolCallingChatClient):
@@ -91,4 +91,47 @@ def approvals_agent() -> Any:
         tools=[send_email],
         # Keeps "always allow" answers as standing rules in the session.
         middleware=[ToolApprovalMiddleware()],
+    )
+
+
+def _plan_offline(messages: list[Message], options: dict[str, Any]) -> Any:
+    """The offline planner: plan three todos for the request, tick them off with a memory note, then answer."""
+    import json
+
+    from agentnb.local import ScriptedChatClient
+
+    asked = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), 0)
+    request = messages[asked].text.strip() or "the request"
+    results = [c for m in messages[asked + 1 :] for c in m.contents if c.type == "function_result"]
+    call = ScriptedChatClient.call
+    if not results:
+        titles = [f"Understand: {request[:60]}", "Draft the answer", "Save a note to memory"]
+        return [call("todos_add", todos=[{"title": t} for t in titles])]
+    if len(results) == 1:
+        added: list[dict[str, Any]] = json.loads(str(results[0].result))
+        ids = [int(item["id"]) for item in added]
+        return [
+            call("todos_complete", items=[{"id": ids[0], "reason": "understood"}, {"id": ids[1], "reason": "drafted"}]),
+            call("file_memory_write", file_name="notes.md", content=f"Asked: {request}", description="The request"),
+            call("todos_get_remaining"),
+        ]
+    # The fourth result is todos_get_remaining's answer: what is left to tick off.
+    remaining: list[dict[str, Any]] = json.loads(str(results[-1].result)) if len(results) == 4 else []
+    if remaining:
+        return [call("todos_complete", items=[{"id": item["id"], "reason": "saved"} for item in remaining])]
+    return f"Done: I planned {request!r}, worked through the todo list and saved a note to memory."
+
+
+def planner_agent() -> Any:
+    """A harness agent: plans with todos, works in modes and keeps notes in file memory (held in memory here)."""
+    from agentnb.harness import InMemoryAgentFileStore, create_harness_agent
+    from agentnb.local import FunctionChatClient
+
+    client = demo_client() if uses_real_model() else FunctionChatClient(_plan_offline, model_id="offline-planner")
+    return create_harness_agent(
+        client,
+        name="planner",
+        description="A harness agent: plans with a todo list and keeps notes in its file memory.",
+        agent_instructions="Plan the user's request as todos, work through them, and keep a note in memory.",
+        file_memory_store=InMemoryAgentFileStore(),
     )

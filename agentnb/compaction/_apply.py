@@ -1,0 +1,176 @@
+"""Compaction inside a request: what the function-invocation loop sends the model, call after call.
+
+The loop works on shallow copies of the conversation's messages (fresh ``additional_properties``), so the
+exclusions and summaries of one request never leak into the session's history: compaction changes what
+is sent, not what is kept. Group and token annotations are shared with the originals, which is what makes
+the next turn's annotation incremental.
+
+Two rules hold whatever the strategy does: the newest user group and any group holding an unanswered
+approval request are always sent, and no function result is sent without its call (nor a call without its
+result; the loop's :func:`~agentnb._conversation.for_model` drops those).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from .._conversation import unanswered_requests
+from .._types import Message
+from ._groups import (
+    EXCLUDE_REASON_KEY,
+    EXCLUDED_KEY,
+    GROUP_ANNOTATION_KEY,
+    annotate_message_groups,
+    group_id_of,
+    project_included_messages,
+)
+from ._report import CompactionReport
+from ._strategies import CompactionStrategy
+from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
+
+__all__ = ["RequestCompaction", "drop_orphan_results", "keep_required_groups"]
+
+
+def copy_for_request(messages: Sequence[Message]) -> list[Message]:
+    """Shallow copies with their own ``additional_properties`` (the ``_group`` dicts stay shared)."""
+    return [_twin(m) for m in messages]
+
+
+def _twin(message: Message) -> Message:
+    # copy.copy goes through __reduce_ex__; setting the slots directly is several times faster.
+    twin = Message.__new__(Message)
+    twin.role = message.role
+    twin.contents = message.contents
+    twin.author_name = message.author_name
+    twin.message_id = message.message_id
+    twin.additional_properties = dict(message.additional_properties)
+    twin.raw_representation = message.raw_representation
+    twin._kinds_cache = message._kinds_cache  # pyright: ignore[reportPrivateUsage]  # keyed by the contents list
+    twin._scan_cache = None  # pyright: ignore[reportPrivateUsage]
+    return twin
+
+
+def keep_required_groups(messages: Sequence[Message], *, newest_user: bool = True) -> bool:
+    """Include again the groups that must be sent: the newest user group, groups with pending approvals.
+
+    Returns whether anything changed.
+    """
+    required: set[str] = set()
+    if newest_user:
+        for message in reversed(messages):
+            if message.role == "user" and not _is_approval_answer(message):
+                group_id = group_id_of(message)
+                if group_id is not None:
+                    required.add(group_id)
+                break
+    pending = {r.id for r in unanswered_requests(messages) if r.id}
+    if pending:
+        for message in messages:
+            if any(c.type == "function_approval_request" and c.id in pending for c in message.contents):
+                group_id = group_id_of(message)
+                if group_id is not None:
+                    required.add(group_id)
+    changed = False
+    if required:
+        for message in messages:
+            props = message.additional_properties
+            if props.get(EXCLUDED_KEY, False) and group_id_of(message) in required:
+                props[EXCLUDED_KEY] = False
+                props.pop(EXCLUDE_REASON_KEY, None)
+                changed = True
+    return changed
+
+
+def _is_approval_answer(message: Message) -> bool:
+    return bool(message.contents) and all(c.type == "function_approval_response" for c in message.contents)
+
+
+def drop_orphan_results(messages: list[Message]) -> list[Message]:
+    """``messages`` without function results whose call is not among them (messages left empty go too)."""
+    calls = {c.call_id for m in messages if m.role == "assistant" for c in m.contents if c.type == "function_call"}
+    out: list[Message] = []
+    for message in messages:
+        contents = message.contents
+        if not any(c.type == "function_result" and c.call_id not in calls for c in contents):
+            out.append(message)
+            continue
+        kept = [c for c in contents if not (c.type == "function_result" and c.call_id not in calls)]
+        if kept:
+            twin = copy.copy(message)
+            twin.contents = kept
+            out.append(twin)
+    return out
+
+
+def strategy_name(strategy: object) -> str:
+    """A short label for reports: the strategy's class name."""
+    return type(strategy).__name__
+
+
+class RequestCompaction:
+    """The compaction settings of one request, and the reports of its model calls."""
+
+    def __init__(
+        self,
+        strategy: CompactionStrategy | None,
+        tokenizer: TokenizerProtocol | None,
+    ) -> None:
+        self.strategy = strategy
+        found: Any = tokenizer or getattr(strategy, "tokenizer", None)
+        self.tokenizer: TokenizerProtocol = (
+            found if isinstance(found, TokenizerProtocol) else CharacterEstimatorTokenizer()
+        )
+        budget: Any = getattr(strategy, "token_budget", None)
+        self.budget: int | None = budget if isinstance(budget, int) else None
+        self.reports: list[CompactionReport] = []
+        self._owned: set[int] = set()
+
+    def start(self, messages: list[Message]) -> list[Message]:
+        """Annotate the request's messages (groups and token counts, kept for the next turn), return copies.
+
+        The annotations go on the originals: they describe the messages, not this request, and the next turn
+        finds them done. Exclusions go on the copies only.
+        """
+        annotate_message_groups(messages, tokenizer=self.tokenizer)
+        copies = copy_for_request(messages)
+        self._owned = {id(m) for m in copies}
+        return copies
+
+    def _own_new_messages(self, conversation: list[Message]) -> None:
+        """Replace messages the loop appended since the last call (replies, tool results) with copies."""
+        owned = self._owned
+        for index in range(len(conversation) - 1, -1, -1):
+            message = conversation[index]
+            if id(message) in owned:
+                break
+            twin = _twin(message)
+            conversation[index] = twin
+            owned.add(id(twin))
+
+    async def prepare(self, conversation: list[Message]) -> list[Message]:
+        """Annotate and compact ``conversation`` in place; return what the model is sent."""
+        self._own_new_messages(conversation)
+        annotate_message_groups(conversation, tokenizer=self.tokenizer)
+        if self.strategy is None:
+            return conversation
+        await self.strategy(conversation)
+        # Strategies may have inserted summaries: annotate them (and count their tokens).
+        annotate_message_groups(conversation, tokenizer=self.tokenizer)
+        keep_required_groups(conversation)
+        report = CompactionReport.from_messages(conversation, strategy=strategy_name(self.strategy), budget=self.budget)
+        self.reports.append(report)
+        if not report.compacted:
+            return conversation
+        return drop_orphan_results(project_included_messages(conversation))
+
+    def report_dicts(self) -> list[dict[str, Any]]:
+        """The reports as JSON-safe dicts, one per model call."""
+        return [r.to_dict() for r in self.reports]
+
+
+def is_summary(message: Message) -> bool:
+    """Whether compaction inserted this message as a summary."""
+    raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+    return isinstance(raw, dict) and "_summary_of_group_ids" in raw

@@ -1,0 +1,639 @@
+"""Message groups: the units compaction keeps or drops whole, and the metadata it writes on messages.
+
+A *group* is what must reach the model together or not at all: a system message, a user message, an
+assistant text, or a tool-call group (an assistant's function calls, the reasoning bound to them, and their
+results). Results that arrive later, after other messages, join their call's group when the pairing is
+unambiguous: calls and results are read in transcript order, and a result links to a call only when exactly
+one earlier call with its ``call_id`` is still unanswered (a reused id pairs with its latest open occurrence;
+two open calls with one id stay apart).
+
+Everything compaction knows lives in ``message.additional_properties`` under the keys below (the reference's
+names and layout), so it saves with the session and reads back the same: ``_group`` holds the group's id,
+kind, index, whether it has reasoning and the message's token count; ``_excluded`` and ``_exclude_reason``
+say whether (and why) a message is left out of what the model is sent. Nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
+
+from .._types import Content, Message
+
+if TYPE_CHECKING:
+    from ._tokenizers import TokenizerProtocol
+
+__all__ = [
+    "EXCLUDED_KEY",
+    "EXCLUDE_REASON_KEY",
+    "GROUP_ANNOTATION_KEY",
+    "GROUP_HAS_REASONING_KEY",
+    "GROUP_ID_KEY",
+    "GROUP_INDEX_KEY",
+    "GROUP_KIND_KEY",
+    "GROUP_TOKEN_COUNT_KEY",
+    "SUMMARIZED_BY_SUMMARY_ID_KEY",
+    "SUMMARY_OF_GROUP_IDS_KEY",
+    "SUMMARY_OF_MESSAGE_IDS_KEY",
+    "GroupKind",
+    "annotate_message_groups",
+    "annotate_token_counts",
+    "append_compaction_message",
+    "exclude_group_ids",
+    "extend_compaction_messages",
+    "group_messages",
+    "included_messages",
+    "included_token_count",
+    "project_included_messages",
+    "serialize_message",
+    "set_excluded",
+]
+
+GroupKind: TypeAlias = Literal["system", "user", "assistant_text", "tool_call"]
+GROUP_ANNOTATION_KEY = "_group"
+GROUP_ID_KEY = "id"
+GROUP_KIND_KEY = "kind"
+GROUP_INDEX_KEY = "index"
+GROUP_HAS_REASONING_KEY = "has_reasoning"
+GROUP_TOKEN_COUNT_KEY = "token_count"
+EXCLUDED_KEY = "_excluded"
+EXCLUDE_REASON_KEY = "_exclude_reason"
+SUMMARY_OF_MESSAGE_IDS_KEY = "_summary_of_message_ids"
+SUMMARY_OF_GROUP_IDS_KEY = "_summary_of_group_ids"
+SUMMARIZED_BY_SUMMARY_ID_KEY = "_summarized_by_summary_id"
+
+_KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_call"))
+_OWN_KEYS: frozenset[str] = frozenset(
+    (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
+)
+
+
+# -- what a message is -----------------------------------------------------------------------------------------
+
+
+def _has_call(message: Message) -> bool:
+    return any(c.type == "function_call" for c in message.contents)
+
+
+def _has_reasoning(message: Message) -> bool:
+    return any(c.type == "text_reasoning" for c in message.contents)
+
+
+def _calls_tools(message: Message) -> bool:
+    return message.role == "assistant" and _has_call(message)
+
+
+def _reasoning_only(message: Message) -> bool:
+    contents = message.contents
+    return message.role == "assistant" and bool(contents) and all(c.type == "text_reasoning" for c in contents)
+
+
+# -- reading and writing the annotation ------------------------------------------------------------------------
+
+
+def annotation_of(message: Message) -> dict[str, Any] | None:
+    """The message's ``_group`` annotation when it is well formed (an id and a known kind), else ``None``."""
+    raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+    if type(raw) is not dict:
+        return None
+    annotation = cast("dict[str, Any]", raw)
+    if type(annotation.get(GROUP_ID_KEY)) is not str or annotation.get(GROUP_KIND_KEY) not in _KINDS:
+        return None
+    return annotation
+
+
+def group_id_of(message: Message) -> str | None:
+    """The id of the message's group, ``None`` before it is annotated."""
+    annotation = annotation_of(message)
+    return annotation[GROUP_ID_KEY] if annotation is not None else None
+
+
+def group_kind_of(message: Message) -> GroupKind | None:
+    """The kind of the message's group, ``None`` before it is annotated."""
+    annotation = annotation_of(message)
+    return annotation[GROUP_KIND_KEY] if annotation is not None else None
+
+
+def token_count_of(message: Message) -> int | None:
+    """The message's annotated token count, ``None`` when not counted yet."""
+    annotation = annotation_of(message)
+    if annotation is None:
+        return None
+    count = annotation.get(GROUP_TOKEN_COUNT_KEY)
+    return count if type(count) is int else None
+
+
+def is_excluded(message: Message) -> bool:
+    """Whether compaction leaves this message out of what the model is sent."""
+    return bool(message.additional_properties.get(EXCLUDED_KEY, False))
+
+
+def raw_annotation(message: Message) -> dict[str, Any]:
+    """The message's ``_group`` dict, created empty when missing (for links written before annotation)."""
+    props = message.additional_properties
+    raw = props.get(GROUP_ANNOTATION_KEY)
+    if not isinstance(raw, dict):
+        raw = {}
+        props[GROUP_ANNOTATION_KEY] = raw
+    return cast("dict[str, Any]", raw)
+
+
+def _write(message: Message, group_id: str, kind: str, index: int, has_reasoning: bool) -> None:
+    """Write the group fields, keeping the token count and any other fields already there."""
+    props = message.additional_properties
+    old = props.get(GROUP_ANNOTATION_KEY)
+    annotation: dict[str, Any] = {
+        GROUP_ID_KEY: group_id,
+        GROUP_KIND_KEY: kind,
+        GROUP_INDEX_KEY: index,
+        GROUP_HAS_REASONING_KEY: has_reasoning,
+        GROUP_TOKEN_COUNT_KEY: None,
+    }
+    if isinstance(old, dict):
+        old_annotation = cast("dict[str, Any]", old)
+        count = old_annotation.get(GROUP_TOKEN_COUNT_KEY)
+        if type(count) is int:
+            annotation[GROUP_TOKEN_COUNT_KEY] = count
+        for key, value in old_annotation.items():
+            if key not in _OWN_KEYS:
+                annotation[key] = value
+    props[GROUP_ANNOTATION_KEY] = annotation
+    if EXCLUDED_KEY not in props:
+        props[EXCLUDED_KEY] = False
+
+
+# -- grouping --------------------------------------------------------------------------------------------------
+
+
+def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Iterable[str] | None) -> None:
+    """Give every message without an id ``msg_<absolute index>`` (or the next free number when taken)."""
+    if all(m.message_id for m in messages):
+        return
+    taken: set[str] = set(reserved_ids) if reserved_ids is not None else set()
+    taken.update(m.message_id for m in messages if m.message_id)
+    spare = id_offset + len(messages)
+    for index, message in enumerate(messages):
+        if message.message_id:
+            continue
+        candidate = f"msg_{id_offset + index}"
+        if candidate in taken:
+            while f"msg_{spare}" in taken:
+                spare += 1
+            candidate = f"msg_{spare}"
+        message.message_id = candidate
+        taken.add(candidate)
+
+
+def _call_result_pairs(messages: Sequence[Message]) -> list[tuple[int, int]]:
+    """(declaring message index, result message index) for each unambiguously paired call and result."""
+    open_calls: dict[str, list[int]] = {}
+    pairs: list[tuple[int, int]] = []
+    for index, message in enumerate(messages):
+        role = message.role
+        if role != "assistant" and role != "tool":
+            continue
+        for content in message.contents:
+            kind = content.type
+            call_id = content.call_id
+            if not call_id:
+                continue
+            if kind == "function_call":
+                if role == "assistant":
+                    open_calls.setdefault(call_id, []).append(index)
+            elif kind == "function_result":
+                candidates = open_calls.get(call_id)
+                if candidates is not None and len(candidates) == 1:
+                    pairs.append((candidates.pop(), index))
+    return pairs
+
+
+def _link(messages: Sequence[Message], spans: list[dict[str, Any]]) -> None:
+    """Give spans holding a call and, later, its result the earlier span's group id (union-find)."""
+    if len(spans) < 2:
+        return
+    pairs = _call_result_pairs(messages)
+    if not pairs:
+        return
+    span_of: list[int] = [0] * len(messages)
+    for span_index, span in enumerate(spans):
+        for i in range(span["start_index"], span["end_index"] + 1):
+            span_of[i] = span_index
+    parent = list(range(len(spans)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    linked = False
+    for declared_at, answered_at in pairs:
+        first, later = span_of[declared_at], span_of[answered_at]
+        if first >= later:
+            continue
+        a, b = root(first), root(later)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+            linked = True
+    if not linked:
+        return
+    reasoning: dict[int, bool] = {}
+    roots = [root(i) for i in range(len(spans))]
+    for span, r in zip(spans, roots, strict=True):
+        reasoning[r] = reasoning.get(r, False) or span["has_reasoning"]
+    for span, r in zip(spans, roots, strict=True):
+        span["group_id"] = spans[r]["group_id"]
+        span["has_reasoning"] = reasoning[r]
+
+
+def group_messages(
+    messages: list[Message],
+    *,
+    id_offset: int = 0,
+    reserved_ids: Iterable[str] | None = None,
+    reserved_group_ids: Collection[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Split ``messages`` into group spans, giving messages without an id one first.
+
+    Args:
+        messages: The messages (or a tail slice of a longer list) to group.
+        id_offset: The slice's start in the full list, so assigned ids (``msg_<index>``) stay unique.
+        reserved_ids: Ids used outside the slice, which assigned ids must not repeat.
+        reserved_group_ids: Group ids used outside the slice. A group id comes from its first message's id;
+            when two groups would get the same one (a client that numbers its messages like the ids
+            assigned here), the later group's id gets ``_at_<index>``, so unrelated messages never share a
+            group.
+
+    Returns:
+        One dict per contiguous span, in order: ``group_id``, ``kind``, ``start_index``, ``end_index`` (both
+        inclusive, in ``messages``) and ``has_reasoning``. A result that arrives after other messages links
+        back to its call: its span then carries the call's group id.
+
+    Example:
+        ```python
+        from agentnb import Content, Message
+        from agentnb.compaction import group_messages
+
+        spans = group_messages([
+            Message("user", ["Weather?"]),
+            Message("assistant", [Content.from_function_call("c1", "get_weather", arguments="{}")]),
+            Message("tool", [Content.from_function_result("c1", result="sunny")]),
+        ])
+        [s["kind"] for s in spans]  # ['user', 'tool_call']
+        ```
+    """
+    _assign_ids(messages, id_offset, reserved_ids)
+    spans: list[dict[str, Any]] = []
+    n = len(messages)
+    i = 0
+    used: set[str] = set()
+    taken = reserved_group_ids or ()
+
+    def add(start: int, end: int, kind: str, has_reasoning: bool) -> None:
+        group_id = _group_id_for(messages[start], len(spans))
+        if group_id in used or group_id in taken:
+            group_id = f"{group_id}_at_{id_offset + start}"
+        used.add(group_id)
+        spans.append(
+            {
+                "group_id": group_id,
+                "kind": kind,
+                "start_index": start,
+                "end_index": end,
+                "has_reasoning": has_reasoning,
+            }
+        )
+
+    while i < n:
+        message = messages[i]
+        role = message.role
+        if role == "system" or role == "user":
+            add(i, i, role, _has_reasoning(message))
+            i += 1
+            continue
+        start = i
+        if _reasoning_only(message):
+            # Reasoning ahead of a tool call belongs to the call's group (a model that reasons, then calls).
+            j = i
+            while j < n and _reasoning_only(messages[j]):
+                j += 1
+            if j < n and _calls_tools(messages[j]):
+                i = j
+        current = messages[i]
+        if _calls_tools(current):
+            has_reasoning = start < i or _has_reasoning(current)
+            k = i + 1
+            while k < n and _reasoning_only(messages[k]):
+                has_reasoning = True
+                k += 1
+            while k < n and messages[k].role == "tool":
+                k += 1
+            add(start, k - 1, "tool_call", has_reasoning)
+            i = k
+            continue
+        if role == "tool":
+            k = i + 1
+            while k < n and messages[k].role == "tool":
+                k += 1
+            add(i, k - 1, "tool_call", False)
+            i = k
+            continue
+        add(i, i, "assistant_text", _has_reasoning(message))
+        i += 1
+    _link(messages, spans)
+    return spans
+
+
+def _group_id_for(message: Message, group_index: int) -> str:
+    return f"group_{message.message_id}" if message.message_id else f"group_index_{group_index}"
+
+
+# -- incremental annotation ------------------------------------------------------------------------------------
+
+
+def _first_gap(messages: Sequence[Message], *, tokens: bool) -> int | None:
+    """The first message without a group annotation (or, with ``tokens``, without a token count)."""
+    for index, message in enumerate(messages):
+        raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if type(raw) is not dict:
+            return index
+        annotation = cast("dict[str, Any]", raw)
+        if type(annotation.get(GROUP_ID_KEY)) is not str or annotation.get(GROUP_KIND_KEY) not in _KINDS:
+            return index
+        if tokens and type(annotation.get(GROUP_TOKEN_COUNT_KEY)) is not int:
+            return index
+    return None
+
+
+def _start_of_previous_group(messages: Sequence[Message], index: int) -> int:
+    """Back up to the start of the group before ``index``: new messages may belong to it (tool results do)."""
+    if index <= 0:
+        return 0
+    previous = index - 1
+    group_id = group_id_of(messages[previous])
+    if group_id is None:
+        return previous
+    while previous > 0 and group_id_of(messages[previous - 1]) == group_id:
+        previous -= 1
+    return previous
+
+
+def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
+    """Back up further to the earliest call that a result at or after ``start`` may answer.
+
+    Every earlier open call with that id counts, not only the one it would pair with: with one of them left
+    outside the slice, an ambiguous result would look unambiguous.
+    """
+    # Most tails answer no call from before them (a new turn, or a call and its result together): then
+    # nothing before ``start`` can change, and the scan of the whole history is skipped.
+    declared: set[str] = set()
+    answered_before = False
+    for message in messages[start:]:
+        for content in message.contents:
+            if content.call_id:
+                if content.type == "function_call":
+                    declared.add(content.call_id)
+                elif content.type == "function_result" and content.call_id not in declared:
+                    answered_before = True
+    if not answered_before:
+        return start
+    open_calls: dict[str, list[int]] = {}
+    earliest: int | None = None
+    for index, message in enumerate(messages):
+        role = message.role
+        if role != "assistant" and role != "tool":
+            continue
+        for content in message.contents:
+            call_id = content.call_id
+            if not call_id:
+                continue
+            if content.type == "function_call":
+                if role == "assistant":
+                    open_calls.setdefault(call_id, []).append(index)
+            elif content.type == "function_result":
+                candidates = open_calls.get(call_id)
+                if not candidates:
+                    continue
+                if index >= start:
+                    before = [c for c in candidates if c < start]
+                    if before and (earliest is None or before[0] < earliest):
+                        earliest = before[0]
+                if len(candidates) == 1:
+                    candidates.pop()
+    if earliest is None:
+        return start
+    group_id = group_id_of(messages[earliest])
+    if group_id is None:
+        return earliest
+    while earliest > 0 and group_id_of(messages[earliest - 1]) == group_id:
+        earliest -= 1
+    return earliest
+
+
+def annotate_message_groups(
+    messages: list[Message],
+    *,
+    from_index: int | None = None,
+    force_reannotate: bool = False,
+    tokenizer: TokenizerProtocol | None = None,
+) -> list[str]:
+    """Annotate ``messages`` with their groups, redoing only the tail that changed; return the group ids in order.
+
+    By default the work starts at the first message without an annotation (backed up to the group before
+    it, and to the call a new result answers), so a long, already annotated history costs a scan, not a
+    regrouping. With ``tokenizer``, messages without a token count are counted too.
+
+    Args:
+        messages: The conversation; annotated in place.
+        from_index: Regroup from here (still backed up to whole groups).
+        force_reannotate: Regroup everything.
+        tokenizer: Also count tokens of messages not counted yet.
+    """
+    if not messages:
+        return []
+    if force_reannotate:
+        start = 0
+    elif from_index is not None:
+        start = max(0, min(from_index, len(messages) - 1))
+    else:
+        gap = _first_gap(messages, tokens=tokenizer is not None)
+        if gap is None:
+            return ordered_group_ids(messages)
+        start = gap
+    start = _start_of_previous_group(messages, start)
+    start = _start_of_linked_calls(messages, start)
+
+    offset = 0
+    prefix_groups: set[str] = set()
+    for message in messages[:start]:
+        raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if type(raw) is dict:
+            annotation = cast("dict[str, Any]", raw)
+            index = annotation.get(GROUP_INDEX_KEY)
+            if type(index) is int and index >= offset:
+                offset = index + 1
+            known = annotation.get(GROUP_ID_KEY)
+            if type(known) is str:
+                prefix_groups.add(known)
+    tail = messages[start:]
+    # Ids used before the tail matter only when a tail message needs one.
+    reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
+    spans = group_messages(tail, id_offset=start, reserved_ids=reserved, reserved_group_ids=prefix_groups)
+    span_count: dict[str, int] = {}
+    for span in spans:
+        span_count[span["group_id"]] = span_count.get(span["group_id"], 0) + 1
+    indices: dict[str, int] = {}
+    split_groups: dict[str, list[Message]] = {}
+    for span in spans:
+        group_id: str = span["group_id"]
+        index = indices.setdefault(group_id, offset + len(indices))
+        kind: str = span["kind"]
+        has_reasoning: bool = span["has_reasoning"]
+        split = span_count[group_id] > 1
+        for message in tail[span["start_index"] : span["end_index"] + 1]:
+            _write(message, group_id, kind, index, has_reasoning)
+            if split:
+                split_groups.setdefault(group_id, []).append(message)
+            if tokenizer is not None:
+                annotation = message.additional_properties[GROUP_ANNOTATION_KEY]
+                if type(annotation[GROUP_TOKEN_COUNT_KEY]) is not int:
+                    annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+    # A group is atomic: a result that joined a group someone had excluded half of brings the rest back.
+    for group in split_groups.values():
+        if any(not is_excluded(m) for m in group):
+            for message in group:
+                message.additional_properties[EXCLUDED_KEY] = False
+    return ordered_group_ids(messages)
+
+
+def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
+    """Each group id once, in the order the groups start."""
+    try:  # every message annotated (as after annotate_message_groups): one pass in C
+        return list(dict.fromkeys([m.additional_properties[GROUP_ANNOTATION_KEY][GROUP_ID_KEY] for m in messages]))
+    except (KeyError, TypeError):
+        pass
+    seen: dict[str, None] = {}
+    for message in messages:
+        group_id = group_id_of(message)
+        if group_id is not None:
+            seen[group_id] = None
+    return list(seen)
+
+
+# -- token counts ----------------------------------------------------------------------------------------------
+
+
+def _content_payload(content: Content) -> dict[str, Any]:
+    payload = content.to_dict()
+    # Counted as the reference serializes contents (an empty additional_properties included), so token counts
+    # and the budgets tuned on them match across the two frameworks.
+    payload.setdefault("additional_properties", {})
+    return payload
+
+
+def serialize_message(message: Message) -> str:
+    """The text a tokenizer counts for a message: its role, id and contents as JSON (non-ASCII kept)."""
+    payload = {
+        "role": message.role,
+        "message_id": message.message_id,
+        "contents": [_content_payload(c) for c in message.contents],
+    }
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def annotate_token_counts(
+    messages: list[Message],
+    *,
+    tokenizer: TokenizerProtocol,
+    from_index: int | None = None,
+    force_retokenize: bool = False,
+) -> None:
+    """Count tokens of messages not counted yet (from ``from_index``, or all with ``force_retokenize``)."""
+    if not messages:
+        return
+    annotate_message_groups(messages, from_index=from_index)
+    if force_retokenize:
+        start = 0
+    elif from_index is not None:
+        start = max(0, min(from_index, len(messages) - 1))
+    else:
+        first = next((i for i, m in enumerate(messages) if token_count_of(m) is None), None)
+        if first is None:
+            return
+        start = first
+    for message in messages[start:]:
+        raw_annotation(message)[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+
+
+def extend_compaction_messages(
+    messages: list[Message], new_messages: Sequence[Message], *, tokenizer: TokenizerProtocol | None = None
+) -> None:
+    """Append ``new_messages`` and annotate only what they change."""
+    if not new_messages:
+        return
+    start = len(messages)
+    messages.extend(new_messages)
+    annotate_message_groups(messages, from_index=start, tokenizer=tokenizer)
+
+
+def append_compaction_message(
+    messages: list[Message], message: Message, *, tokenizer: TokenizerProtocol | None = None
+) -> None:
+    """Append one message and annotate only what it changes."""
+    extend_compaction_messages(messages, [message], tokenizer=tokenizer)
+
+
+# -- inclusion -------------------------------------------------------------------------------------------------
+
+
+def included_messages(messages: list[Message]) -> list[Message]:
+    """The messages compaction has not excluded, in order: what the model is sent."""
+    return [m for m in messages if not m.additional_properties.get(EXCLUDED_KEY, False)]
+
+
+def included_token_count(messages: list[Message]) -> int:
+    """The annotated token counts of the included messages, summed (uncounted messages count 0)."""
+    total = 0
+    for message in messages:
+        props = message.additional_properties
+        if props.get(EXCLUDED_KEY, False):
+            continue
+        raw: Any = props.get(GROUP_ANNOTATION_KEY)
+        if type(raw) is dict:
+            count = cast("dict[str, Any]", raw).get(GROUP_TOKEN_COUNT_KEY)
+            if type(count) is int:
+                total += count
+    return total
+
+
+def set_excluded(message: Message, *, excluded: bool, reason: str | None = None) -> bool:
+    """Mark one message excluded (or included again), with the reason; return whether that changed it."""
+    props = message.additional_properties
+    changed = bool(props.get(EXCLUDED_KEY, False)) != excluded
+    if changed:
+        props[EXCLUDED_KEY] = excluded
+    if reason is not None:
+        props[EXCLUDE_REASON_KEY] = reason
+    return changed
+
+
+def exclude_group_ids(messages: list[Message], group_ids: set[str], *, reason: str) -> bool:
+    """Exclude every message of the given groups; return whether anything changed."""
+    changed = False
+    for message in messages:
+        group_id = group_id_of(message)
+        if group_id is not None and group_id in group_ids:
+            changed = set_excluded(message, excluded=True, reason=reason) or changed
+    return changed
+
+
+def project_included_messages(messages: list[Message]) -> list[Message]:
+    """What the model is sent after compaction (the included messages)."""
+    return included_messages(messages)
+
+
+def summary_links(message: Message) -> Mapping[str, Any]:
+    """The summary fields of a message's annotation (empty when it is neither a summary nor summarized)."""
+    raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+    return cast("dict[str, Any]", raw) if isinstance(raw, dict) else {}

@@ -1,0 +1,193 @@
+"""Compaction cost, agentnb beside the reference (Agent Framework 1.23) on the same conversations.
+
+Run: ``python benchmarks/compaction.py`` (``--quick`` for fewer rounds). The reference's half runs in the
+peer environment (``$AGENTNB_PEERS_VENV``, built by ``benchmarks/peers/run.py``) when it exists; both
+frameworks export the same compaction names, so one workload code serves both. Times are CPU time
+(``time.process_time``) medians.
+
+Rows:
+1. grouping, cold: ``annotate_message_groups`` over 10,000 fresh messages (a tool-using conversation:
+   per turn a user message, a call, its result and an answer).
+2. composed strategy, cold: ``apply_compaction`` with a ``TokenBudgetComposedStrategy`` (tool-result
+   summaries, then a sliding window) over the same 10,000 fresh messages, token counting included.
+3. per turn, incremental: the annotated, compacted 10,000 messages grow by one turn (user + answer) and
+   ``apply_compaction`` runs again with a sliding window (annotations of the old messages are reused).
+4. a 200-turn agent session with ``compaction_strategy=SlidingWindowStrategy(keep_last_groups=20)`` on an
+   instant model: CPU time per turn for the first 10 and the last 10 turns, and their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+N_MESSAGES = 10_000
+
+
+def load(framework: str) -> Any:
+    return importlib.import_module("agentnb" if framework == "agentnb" else "agent_framework")
+
+
+def conversation(fw: Any, n: int) -> list[Any]:
+    """``n`` messages of turns: a user question, a tool call, its result, an answer."""
+    messages: list[Any] = [fw.Message(role="system", contents=["You are a careful assistant."])]
+    turn = 0
+    while len(messages) < n:
+        call_id = f"call_{turn}"
+        messages.extend(
+            [
+                fw.Message(role="user", contents=[f"Question {turn}: what is the status of item {turn}?"]),
+                fw.Message(
+                    role="assistant",
+                    contents=[fw.Content.from_function_call(call_id, "lookup", arguments=f'{{"item": {turn}}}')],
+                ),
+                fw.Message(role="tool", contents=[fw.Content.from_function_result(call_id, result=f"item {turn}: ok")]),
+                fw.Message(role="assistant", contents=[f"Item {turn} is fine."]),
+            ]
+        )
+        turn += 1
+    return messages[:n]
+
+
+def median_cpu(run: Callable[[], Any], rounds: int) -> float:
+    samples: list[float] = []
+    for _ in range(rounds):
+        start = time.process_time()
+        run()
+        samples.append(time.process_time() - start)
+    return statistics.median(samples)
+
+
+def composed(fw: Any) -> Any:
+    return fw.TokenBudgetComposedStrategy(
+        token_budget=20_000,
+        tokenizer=fw.CharacterEstimatorTokenizer(),
+        strategies=[
+            fw.ToolResultCompactionStrategy(keep_last_tool_call_groups=4),
+            fw.SlidingWindowStrategy(keep_last_groups=200),
+        ],
+    )
+
+
+def measure(framework: str, rounds: int) -> dict[str, float]:
+    fw = load(framework)
+    results: dict[str, float] = {}
+
+    def grouping() -> None:
+        messages = conversation(fw, N_MESSAGES)
+        start = time.process_time()
+        fw.annotate_message_groups(messages)
+        samples.append(time.process_time() - start)
+
+    samples: list[float] = []
+    for _ in range(rounds):
+        grouping()
+    results["grouping_cold_ms"] = statistics.median(samples) * 1e3
+
+    samples = []
+    for _ in range(rounds):
+        messages = conversation(fw, N_MESSAGES)
+        strategy = composed(fw)
+        start = time.process_time()
+        asyncio.run(fw.apply_compaction(messages, strategy=strategy))
+        samples.append(time.process_time() - start)
+    results["composed_cold_ms"] = statistics.median(samples) * 1e3
+
+    window = fw.SlidingWindowStrategy(keep_last_groups=200)
+    messages = conversation(fw, N_MESSAGES)
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(fw.apply_compaction(messages, strategy=window))
+    samples = []
+    for turn in range(max(rounds * 10, 30)):
+        messages.append(fw.Message(role="user", contents=[f"Follow-up {turn}?"]))
+        messages.append(fw.Message(role="assistant", contents=[f"Answer {turn}."]))
+        start = time.process_time()
+        loop.run_until_complete(fw.apply_compaction(messages, strategy=window))
+        samples.append(time.process_time() - start)
+    loop.close()
+    results["per_turn_incremental_us"] = statistics.median(samples) * 1e6
+
+    first, last = session_growth(framework, fw)
+    results["session_first10_us"] = first
+    results["session_last10_us"] = last
+    results["session_ratio"] = last / first
+    return results
+
+
+def session_growth(framework: str, fw: Any, turns: int = 200) -> tuple[float, float]:
+    """Median CPU µs per turn of the first and last 10 turns of a 200-turn session with a sliding window."""
+    sys.path.insert(0, str(HERE / "peers"))
+    adapter = importlib.import_module(f"adapters.{framework}")
+    client = adapter.InstantModel() if framework == "agentnb" else adapter.InstantClient()
+    agent = fw.Agent(client=client, compaction_strategy=fw.SlidingWindowStrategy(keep_last_groups=20))
+    session = agent.create_session()
+    loop = asyncio.new_event_loop()
+    times: list[float] = []
+    for _ in range(turns):
+        start = time.process_time()
+        loop.run_until_complete(agent.run("hi", session=session))
+        times.append(time.process_time() - start)
+    loop.close()
+    return statistics.median(times[:10]) * 1e6, statistics.median(times[-10:]) * 1e6
+
+
+def reference_results(rounds: int) -> dict[str, float] | None:
+    venv = Path(os.environ.get("AGENTNB_PEERS_VENV", HERE / "peers" / ".venv"))
+    python = venv / "bin" / "python"
+    if not python.exists():
+        return None
+    out = subprocess.run(
+        [str(python), __file__, "--worker", "agent_framework", "--rounds", str(rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+ROWS = (
+    ("grouping_cold_ms", "1. grouping, 10,000 messages, cold", "ms"),
+    ("composed_cold_ms", "2. composed strategy, 10,000 messages, cold", "ms"),
+    ("per_turn_incremental_us", "3. per turn, incremental (10,000 messages annotated)", "µs"),
+    ("session_first10_us", "4. 200-turn session, sliding window: first 10 turns", "µs/turn"),
+    ("session_last10_us", "4. 200-turn session, sliding window: last 10 turns", "µs/turn"),
+    ("session_ratio", "4. last 10 / first 10", "ratio"),
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worker", choices=["agentnb", "agent_framework"])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rounds = 3 if args.quick else args.rounds
+    if args.worker:
+        print(json.dumps(measure(args.worker, rounds)))
+        return
+    ours = measure("agentnb", rounds)
+    theirs = reference_results(rounds)
+    print("| workload | unit | agentnb | Agent Framework 1.23 | agentnb / reference |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    for key, title, unit in ROWS:
+        mine = ours[key]
+        if theirs is None:
+            print(f"| {title} | {unit} | {mine:,.2f} | (no peer environment) | |")
+        else:
+            print(f"| {title} | {unit} | {mine:,.2f} | {theirs[key]:,.2f} | {mine / theirs[key]:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

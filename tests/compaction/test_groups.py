@@ -1,0 +1,178 @@
+"""Grouping: what must reach the model together stays in one group, and annotation is incremental."""
+
+from __future__ import annotations
+
+from agentnb import Content, Message
+from agentnb.compaction import (
+    EXCLUDE_REASON_KEY,
+    EXCLUDED_KEY,
+    GROUP_ANNOTATION_KEY,
+    GROUP_TOKEN_COUNT_KEY,
+    CharacterEstimatorTokenizer,
+    annotate_message_groups,
+    annotate_token_counts,
+    append_compaction_message,
+    exclude_group_ids,
+    extend_compaction_messages,
+    group_messages,
+    included_messages,
+    included_token_count,
+    project_included_messages,
+    set_excluded,
+)
+
+
+def call(call_id: str, name: str = "lookup") -> Content:
+    return Content.from_function_call(call_id, name, arguments="{}")
+
+
+def result(call_id: str, value: str = "ok") -> Content:
+    return Content.from_function_result(call_id, result=value)
+
+
+def reasoning(text: str = "thinking") -> Content:
+    return Content("text_reasoning", text=text)
+
+
+def group_of(message: Message) -> str:
+    return message.additional_properties[GROUP_ANNOTATION_KEY]["id"]
+
+
+def test_kinds_and_spans_of_a_plain_conversation() -> None:
+    messages = [
+        Message("system", ["Be brief."]),
+        Message("user", ["Weather?"]),
+        Message("assistant", [call("c1", "get_weather")]),
+        Message("tool", [result("c1", "sunny")]),
+        Message("assistant", ["It is sunny."]),
+    ]
+    spans = group_messages(messages)
+    assert [(s["kind"], s["start_index"], s["end_index"]) for s in spans] == [
+        ("system", 0, 0),
+        ("user", 1, 1),
+        ("tool_call", 2, 3),
+        ("assistant_text", 4, 4),
+    ]
+    assert [m.message_id for m in messages] == ["msg_0", "msg_1", "msg_2", "msg_3", "msg_4"]
+    assert spans[2]["group_id"] == "group_msg_2"
+
+
+def test_reasoning_before_and_after_a_call_joins_its_group() -> None:
+    messages = [
+        Message("user", ["go"]),
+        Message("assistant", [reasoning()]),
+        Message("assistant", [call("c1")]),
+        Message("assistant", [reasoning("more")]),
+        Message("tool", [result("c1")]),
+        Message("assistant", [reasoning("alone")]),
+        Message("assistant", ["done"]),
+    ]
+    spans = group_messages(messages)
+    assert [(s["kind"], s["start_index"], s["end_index"], s["has_reasoning"]) for s in spans] == [
+        ("user", 0, 0, False),
+        ("tool_call", 1, 4, True),
+        ("assistant_text", 5, 5, True),  # reasoning with no call after it stands alone
+        ("assistant_text", 6, 6, False),
+    ]
+
+
+def test_a_late_result_links_back_to_its_call() -> None:
+    messages = [
+        Message("user", ["start"]),
+        Message("assistant", [call("late")]),
+        Message("user", ["meanwhile"]),
+        Message("tool", [result("late")]),
+    ]
+    annotate_message_groups(messages)
+    assert group_of(messages[1]) == group_of(messages[3])
+    assert group_of(messages[2]) != group_of(messages[1])
+
+
+def test_reused_call_ids_pair_by_order_and_ambiguous_ones_stay_apart() -> None:
+    reused = [
+        Message("assistant", [call("x")]),
+        Message("tool", [result("x")]),
+        Message("user", ["again"]),
+        Message("assistant", [call("x")]),
+        Message("user", ["interleaved"]),
+        Message("tool", [result("x")]),
+    ]
+    annotate_message_groups(reused)
+    # The second result pairs with the second call (the first was answered), not with the first.
+    assert group_of(reused[5]) == group_of(reused[3]) != group_of(reused[0])
+
+    ambiguous = [
+        Message("assistant", [call("y")]),
+        Message("user", ["a"]),
+        Message("assistant", [call("y")]),
+        Message("user", ["b"]),
+        Message("tool", [result("y")]),
+    ]
+    annotate_message_groups(ambiguous)
+    ids = {group_of(m) for m in (ambiguous[0], ambiguous[2], ambiguous[4])}
+    assert len(ids) == 3
+
+
+def test_incremental_annotation_matches_a_full_one() -> None:
+    def conversation() -> list[Message]:
+        return [
+            Message("system", ["s"]),
+            Message("user", ["u1"]),
+            Message("assistant", [call("a")]),
+            Message("tool", [result("a")]),
+            Message("assistant", ["t1"]),
+            Message("user", ["u2"]),
+            Message("assistant", [call("b")]),
+            Message("tool", [result("b")]),
+            Message("tool", [result("a", "late duplicate")]),
+            Message("assistant", ["t2"]),
+        ]
+
+    whole = conversation()
+    annotate_message_groups(whole, tokenizer=CharacterEstimatorTokenizer())
+    grown = conversation()
+    built: list[Message] = []
+    for message in grown[:3]:
+        append_compaction_message(built, message, tokenizer=CharacterEstimatorTokenizer())
+    extend_compaction_messages(built, grown[3:], tokenizer=CharacterEstimatorTokenizer())
+    assert [m.to_dict() for m in built] == [m.to_dict() for m in whole]
+
+
+def test_annotation_keeps_token_counts_and_foreign_fields() -> None:
+    messages = [Message("user", ["hello there"]), Message("assistant", ["hi"])]
+    annotate_token_counts(messages, tokenizer=CharacterEstimatorTokenizer())
+    messages[0].additional_properties[GROUP_ANNOTATION_KEY]["note"] = "kept"
+    counts = [m.additional_properties[GROUP_ANNOTATION_KEY][GROUP_TOKEN_COUNT_KEY] for m in messages]
+    annotate_message_groups(messages, force_reannotate=True)
+    assert [m.additional_properties[GROUP_ANNOTATION_KEY][GROUP_TOKEN_COUNT_KEY] for m in messages] == counts
+    assert messages[0].additional_properties[GROUP_ANNOTATION_KEY]["note"] == "kept"
+    assert included_token_count(messages) == sum(counts)
+
+
+def test_exclusion_helpers() -> None:
+    messages = [Message("user", ["a"]), Message("assistant", [call("c")]), Message("tool", [result("c")])]
+    annotate_message_groups(messages)
+    assert exclude_group_ids(messages, {group_of(messages[1])}, reason="test") is True
+    assert exclude_group_ids(messages, {group_of(messages[1])}, reason="test") is False
+    assert [m.text for m in included_messages(messages)] == ["a"]
+    assert project_included_messages(messages) == included_messages(messages)
+    assert messages[2].additional_properties[EXCLUDE_REASON_KEY] == "test"
+    assert set_excluded(messages[1], excluded=False) is True
+    assert messages[1].additional_properties[EXCLUDED_KEY] is False
+
+
+def test_a_result_that_joins_a_half_excluded_group_brings_it_back() -> None:
+    messages = [Message("user", ["a"]), Message("assistant", [call("c")]), Message("user", ["b"])]
+    annotate_message_groups(messages)
+    set_excluded(messages[1], excluded=True, reason="x")
+    append_compaction_message(messages, Message("tool", [result("c")]))
+    assert group_of(messages[3]) == group_of(messages[1])
+    assert messages[1].additional_properties[EXCLUDED_KEY] is False
+
+
+def test_ids_assigned_in_a_slice_do_not_collide_with_reserved_ones() -> None:
+    messages = [Message("user", ["a"]), Message("user", ["b"])]
+    group_messages(messages, id_offset=5, reserved_ids={"msg_5"})
+    assert messages[0].message_id != "msg_5"
+    assert messages[1].message_id == "msg_6"
+    assert len({m.message_id for m in messages}) == 2
