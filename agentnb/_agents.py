@@ -148,6 +148,34 @@ class BaseAgent(ABC):
             input_model=input_model,
         )
 
+    def as_mcp_server(
+        self,
+        *,
+        server_name: str | None = None,
+        version: str | None = None,
+        instructions: str | None = None,
+        expose: Literal["agent", "tools", "both"] = "agent",
+        lifespan: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """This agent as an MCP server (the ``mcp`` SDK's low-level ``Server``): one tool that runs it.
+
+        ``expose="tools"`` lists the agent's own function tools instead, ``"both"`` does both; tools that
+        need approval are never exposed. Serve it with ``agentnb.mcp.serve_stdio`` (desktop assistants) or
+        ``agentnb.mcp.MCPHTTPServer`` / ``mcp_http_app`` (streamable HTTP, loopback unless a token is set).
+        """
+        from .mcp import agent_mcp_server
+
+        return agent_mcp_server(
+            self,
+            server_name=server_name,
+            version=version,
+            instructions=instructions,
+            expose=expose,
+            lifespan=lifespan,
+            **kwargs,
+        )
+
 
 class _Turn:
     """The per-run state both run paths share: providers, prepared messages and options."""

@@ -1,15 +1,19 @@
 """Chat clients: the seam to a model, and the function-invocation loop layered around it.
 
-A provider implements ``_inner_get_response`` (and optionally ``_inner_get_streaming_response``); the
-base class adds chat and function middleware, telemetry, tool calling and approval on top, in one loop
-that serves both streaming and non-streaming calls.
+A provider implements the seam in one of two forms: the reference's single method
+``_inner_get_response(*, messages, stream, options, **kwargs)`` returning an awaitable ``ChatResponse`` or a
+``ResponseStream``, or the core guide's pair ``_inner_get_response(*, messages, options)`` (and optionally
+``_inner_get_streaming_response``). The base class adds chat and function middleware, telemetry, tool calling
+and approval on top of either, in one loop that serves both streaming and non-streaming calls.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
 
@@ -237,8 +241,6 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         """Stream the model's reply; by default the whole reply arrives as one piece."""
-        if _declares_stream(type(self)):
-            kwargs = {**kwargs, "stream": False}
         response = await self._inner_get_response(messages=messages, options=options, **kwargs)
         for update in response.to_updates():
             yield update
@@ -250,7 +252,12 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         The seam the telemetry layer wraps (see :mod:`agentnb._telemetry_layers`); providers implement the
         ``_inner_*`` methods instead.
         """
-        if context.stream:
+        if _takes_stream(type(self)):
+            # The reference's single-method form: one ``_inner_get_response(*, messages, stream, options)``.
+            inner = cast("Callable[..., object]", self._inner_get_response)  # the subclass's own signature
+            result = inner(messages=context.messages, stream=context.stream, options=context.options, **context.kwargs)
+            context.result = _as_stream(result) if context.stream else await _as_response(result)
+        elif context.stream:
             context.result = ResponseStream(
                 self._inner_get_streaming_response(
                     messages=context.messages, options=context.options, **context.kwargs
@@ -258,11 +265,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
                 ChatResponse.from_updates,
             )
         else:
-            kwargs = context.kwargs
-            if _declares_stream(type(self)):
-                kwargs = {**kwargs, "stream": False}
             context.result = await self._inner_get_response(
-                messages=context.messages, options=context.options, **kwargs
+                messages=context.messages, options=context.options, **context.kwargs
             )
 
     # -- public API --------------------------------------------------------------------------------------
@@ -375,18 +379,59 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         return f"{type(self).__name__}(model_id={self.model_id!r})"
 
 
-_STREAM_PARAMETER: dict[type[Any], bool] = {}
+@functools.cache
+def _takes_stream(cls: type[BaseChatClient[Any]]) -> bool:
+    """Whether ``cls`` implements the single-method seam (its ``_inner_get_response`` names ``stream``)."""
+    return "stream" in inspect.signature(cls._inner_get_response).parameters  # pyright: ignore[reportPrivateUsage]
 
 
-def _declares_stream(cls: type[Any]) -> bool:
-    """Whether a client's ``_inner_get_response`` takes ``stream`` (the reference's one-method shape)."""
-    found = _STREAM_PARAMETER.get(cls)
-    if found is None:
-        import inspect
+def _as_stream(result: object) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    """The stream a single-method provider answered with, whatever form it took.
 
-        found = "stream" in inspect.signature(cls._inner_get_response).parameters
-        _STREAM_PARAMETER[cls] = found
-    return found
+    The reference's providers return a ``ResponseStream``, an async iterable of updates, or an awaitable of
+    either (or of a whole ``ChatResponse``, streamed as one piece).
+    """
+    if isinstance(result, ResponseStream):
+        return cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
+    if isinstance(result, AsyncIterable):
+        return ResponseStream(cast("AsyncIterable[ChatResponseUpdate]", result), ChatResponse.from_updates)
+    if inspect.isawaitable(result):
+        resolved = _resolved_stream(cast("Awaitable[object]", result))
+        return ResponseStream[ChatResponseUpdate, ChatResponse].from_awaitable(resolved)
+    raise TypeError(
+        f"_inner_get_response(stream=True) returned {type(result).__name__}; return a ResponseStream, an async "
+        "iterable of ChatResponseUpdate, or an awaitable of one."
+    )
+
+
+async def _resolved_stream(awaitable: Awaitable[object]) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    value = await awaitable
+    if isinstance(value, ChatResponse):
+        whole = cast("ChatResponse", value)
+
+        def finalize(_updates: list[ChatResponseUpdate]) -> ChatResponse:
+            return whole
+
+        return ResponseStream(_iterate(whole.to_updates()), finalize)
+    return _as_stream(value)
+
+
+async def _iterate(updates: list[ChatResponseUpdate]) -> AsyncIterator[ChatResponseUpdate]:
+    for update in updates:
+        yield update
+
+
+async def _as_response(result: object) -> ChatResponse:
+    """The response a single-method provider answered with when not streaming."""
+    value = await result if inspect.isawaitable(result) else result
+    if isinstance(value, ResponseStream):
+        return await cast("ResponseStream[ChatResponseUpdate, ChatResponse]", value).get_final_response()
+    if not isinstance(value, ChatResponse):
+        raise TypeError(
+            f"_inner_get_response(stream=False) returned {type(value).__name__}; return a ChatResponse or an "
+            "awaitable of one."
+        )
+    return cast("ChatResponse", value)
 
 
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
@@ -399,6 +444,13 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
         if any(c.type in types for c in message.contents):
             message.contents = [c for c in message.contents if c.type not in types]
     response.messages = [m for m in response.messages if m.contents]
+
+
+def _is_required(tool_choice: object) -> bool:
+    """Whether ``tool_choice`` forces a tool call (``"required"`` or ``{"mode": "required", ...}``)."""
+    if isinstance(tool_choice, Mapping):
+        return cast("Mapping[str, object]", tool_choice).get("mode") == "required"
+    return tool_choice == "required"
 
 
 _VISIBLE_TYPES = frozenset({"text", "data", "uri", "error", "hosted_file", "hosted_vector_store"})
@@ -439,6 +491,7 @@ class _FunctionInvocationLoop:
         self.compaction = compaction
         self.instructions: Message | None = None
         self._logged = False
+        self.required_used = False  # whether a model call has been made (a required tool_choice is spent)
 
     async def run_to_completion(self) -> ChatResponse:
         async for _ in self.run(stream=False):
@@ -610,8 +663,15 @@ class _FunctionInvocationLoop:
     ) -> AsyncGenerator[ChatResponseUpdate | ChatResponse, None]:
         options = dict(self.options)
         options.pop("instructions", None)
-        if allow_tools and self.tools:
+        if self.tools:
+            # Over budget the tools stay declared with tool_choice "none", as in the reference: the model still
+            # reads the earlier calls against their declarations (and providers that cache the prompt keep it).
             options["tools"] = list(self.tools)
+            if not allow_tools:
+                options["tool_choice"] = "none"
+            elif self.required_used and _is_required(options.get("tool_choice")):
+                # "required" applies to the first model call; after a tool ran the model must be free to answer.
+                options.pop("tool_choice", None)
         else:
             options.pop("tools", None)
             options.pop("tool_choice", None)
@@ -626,6 +686,7 @@ class _FunctionInvocationLoop:
         )
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
+        self.required_used = True
         await run_pipeline(self.chat_middleware, context, self.model_call)
         # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
         result: object = context.result

@@ -13,7 +13,8 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_type_hints
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, get_type_hints
 
 from ._json import is_list_or_tuple
 from .exceptions import MiddlewareTermination
@@ -26,11 +27,20 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentContext",
     "AgentMiddleware",
+    "AgentMiddlewareCallable",
+    "AgentMiddlewareTypes",
+    "ChatAndFunctionMiddlewareTypes",
     "ChatContext",
     "ChatMiddleware",
+    "ChatMiddlewareCallable",
+    "ChatMiddlewareTypes",
     "FunctionInvocationContext",
     "FunctionMiddleware",
+    "FunctionMiddlewareCallable",
+    "FunctionMiddlewareTypes",
     "MiddlewareTermination",
+    "MiddlewareType",
+    "MiddlewareTypes",
     "agent_middleware",
     "chat_middleware",
     "function_middleware",
@@ -189,6 +199,28 @@ class _ChatFunctionMiddleware(_FunctionMiddleware, ChatMiddleware):
 
 class _FunctionFunctionMiddleware(_FunctionMiddleware, FunctionMiddleware):
     pass
+
+
+class MiddlewareType(str, Enum):
+    """The three places middleware runs: around the agent turn, each model call, or each tool call."""
+
+    AGENT = "agent"
+    FUNCTION = "function"
+    CHAT = "chat"
+
+
+# What the ``middleware=`` lists accept, named as in the reference: a middleware object, or a function
+# taking ``(context, call_next)`` (classified by its context annotation, or wrapped by the decorators below).
+AgentMiddlewareCallable: TypeAlias = Callable[[AgentContext, CallNext], Awaitable[None]]
+ChatMiddlewareCallable: TypeAlias = Callable[[ChatContext, CallNext], Awaitable[None]]
+FunctionMiddlewareCallable: TypeAlias = Callable[[FunctionInvocationContext, CallNext], Awaitable[None]]
+AgentMiddlewareTypes: TypeAlias = AgentMiddleware | AgentMiddlewareCallable
+ChatMiddlewareTypes: TypeAlias = ChatMiddleware | ChatMiddlewareCallable
+FunctionMiddlewareTypes: TypeAlias = FunctionMiddleware | FunctionMiddlewareCallable
+ChatAndFunctionMiddlewareTypes: TypeAlias = (
+    ChatMiddleware | ChatMiddlewareCallable | FunctionMiddleware | FunctionMiddlewareCallable
+)
+MiddlewareTypes: TypeAlias = AgentMiddlewareTypes | ChatAndFunctionMiddlewareTypes
 
 
 def agent_middleware(func: Callable[[AgentContext, CallNext], Awaitable[None]]) -> AgentMiddleware:

@@ -26,7 +26,10 @@ from ._sessions import AgentSession, HistoryProvider
 from ._types import Message
 from .exceptions import SerializationError, SessionCorruptError, SessionError
 
-__all__ = ["FileHistoryProvider", "FileSessionStore", "session_filename"]
+__all__ = ["FileHistoryProvider", "FileSessionStore", "ServiceSessionId", "SessionStore", "session_filename"]
+
+ServiceSessionId = str
+"""The provider's own handle on a conversation (``AgentSession.service_session_id``): a response or thread id."""
 
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 _WINDOWS_RESERVED = frozenset(
@@ -349,3 +352,52 @@ class FileSessionStore:
 
     def __repr__(self) -> str:
         return f"FileSessionStore(directory={str(self.directory)!r})"
+
+
+class SessionStore:
+    """Sessions kept in memory by an id the caller chooses; each read returns an independent copy.
+
+    The reference's in-process store, for servers that keep a conversation between requests: a turn reads
+    the session, runs, and writes it back, and no two readers share one object. Copies go through the
+    session's JSON form, so what is stored is what :class:`FileSessionStore` would write. No eviction.
+
+    Example:
+        ```python
+        from agentnb import AgentSession, SessionStore
+
+        store = SessionStore()
+        await store.set("user-1", AgentSession())
+        session = await store.get("user-1")
+        ```
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, dict[str, Any]] = {}
+
+    @staticmethod
+    def validate_session_id(session_id: str) -> None:
+        """Raise ``ValueError`` unless ``session_id`` is a non-empty string."""
+        if not isinstance(session_id, str) or not session_id:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+
+    async def get(self, session_id: str) -> AgentSession | None:
+        """A copy of the session stored under ``session_id``, or ``None``."""
+        self.validate_session_id(session_id)
+        data = self._sessions.get(session_id)
+        return AgentSession.from_dict(json.loads(json.dumps(data))) if data is not None else None
+
+    async def set(self, session_id: str, session: AgentSession) -> None:
+        """Store a snapshot of ``session`` (later changes to it are not seen), replacing any earlier one."""
+        self.validate_session_id(session_id)
+        self._sessions[session_id] = json.loads(json.dumps(session.to_dict()))
+
+    async def delete(self, session_id: str) -> None:
+        """Forget ``session_id`` (nothing happens if it is not stored)."""
+        self.validate_session_id(session_id)
+        self._sessions.pop(session_id, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def __repr__(self) -> str:
+        return f"SessionStore({len(self._sessions)} sessions)"

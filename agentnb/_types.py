@@ -9,9 +9,10 @@ cannot drift apart.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast
 
@@ -33,9 +34,11 @@ __all__ = [
     "Content",
     "ContentType",
     "FinishReason",
+    "FinishReasonLiteral",
     "Message",
     "ResponseStream",
     "Role",
+    "RoleLiteral",
     "UsageDetails",
     "add_usage_details",
     "normalize_messages",
@@ -55,6 +58,9 @@ ContentType = Literal[
     "error",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
+# The reference's names for the literals of known values.
+RoleLiteral = Role
+FinishReasonLiteral = FinishReason
 _ROLES = ("system", "user", "assistant", "tool")
 _CONTENT_TYPES = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
 
@@ -277,6 +283,9 @@ class Content:
         return cls("error", message=message, error_code=error_code, details=details)
 
     # -- helpers -----------------------------------------------------------------------------------------
+    def __deepcopy__(self, memo: dict[int, Any]) -> Content:
+        return cast(Content, _deepcopy_sharing_raw(self, memo))
+
     def parse_arguments(self) -> dict[str, Any]:
         """The function call's arguments as a dict; raises ``ValueError`` on JSON that is not an object."""
         args = self.arguments
@@ -395,8 +404,31 @@ def _joined_text(contents: Iterable[Content]) -> str:
     return "".join(c.text for c in contents if c.type == "text" and c.text)
 
 
+def _deepcopy_sharing_raw(obj: Any, memo: dict[int, Any]) -> Any:
+    """A deep copy of ``obj`` whose ``raw_representation`` is the original's, not a copy.
+
+    The raw representation is the provider's SDK object (an HTTP response, a stream holding a lock): it often
+    cannot be copied, and a copy of it would mean nothing. Everything agentnb owns is copied.
+    """
+    cls = cast("type[Any]", type(obj))
+    clone: Any = object.__new__(cls)
+    memo[id(obj)] = clone
+    names: list[str] = list(getattr(obj, "__dict__", {}))
+    for klass in cls.__mro__:
+        names += [n for n in klass.__dict__.get("__slots__", ()) if n not in ("__dict__", "__weakref__")]
+    for name in dict.fromkeys(names):
+        if not hasattr(obj, name):
+            continue
+        value = getattr(obj, name)
+        object.__setattr__(clone, name, value if name == "raw_representation" else copy.deepcopy(value, memo))
+    return clone
+
+
 class _JsonForm:
     """``to_json`` / ``from_json`` over a class's ``to_dict`` / ``from_dict`` (the reference's serialization names)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return cast(Self, _deepcopy_sharing_raw(self, memo))
 
     def to_dict(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -543,6 +575,16 @@ def _final_answer_text(messages: Sequence[Message]) -> str:
 def _parse_structured(text: str, response_format: Any) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
+    if isinstance(response_format, Mapping):
+        # A JSON schema (or an OpenAI ``{"type": "json_schema", ...}`` format): the value is the parsed JSON, as in
+        # the reference; the provider asked the model to follow the schema.
+        name = str(cast("Mapping[str, Any]", response_format).get("title") or "the JSON schema")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise StructuredOutputError(
+                f"The model's reply is not the JSON {name} asks for: {e}", schema_name=name, text=text
+            ) from e
     name = getattr(response_format, "__name__", repr(response_format))
     try:
         adapter = TypeAdapter(response_format)
@@ -579,6 +621,7 @@ class _UpdateBase(_JsonForm):
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
         text: str | None = None,
+        model: str | None = None,
     ) -> None:
         self.contents = _to_contents(contents)
         if text is not None:
@@ -588,11 +631,20 @@ class _UpdateBase(_JsonForm):
         self.response_id = response_id
         self.message_id = message_id
         self.conversation_id = conversation_id
-        self.model_id = model_id
+        self.model_id = model_id if model_id is not None else model
         self.created_at = created_at
         self.finish_reason = finish_reason
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+
+    @property
+    def model(self) -> str | None:
+        """The reference's name for :attr:`model_id` (``ChatResponseUpdate(model=...)`` sets it too)."""
+        return self.model_id
+
+    @model.setter
+    def model(self, value: str | None) -> None:
+        self.model_id = value
 
     @property
     def text(self) -> str:
@@ -652,9 +704,13 @@ class AgentResponseUpdate(_UpdateBase):
 
     _FIELDS = (*_UpdateBase._FIELDS, "agent_id")
 
-    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.agent_id = agent_id
+        # Set by agents whose work outlives the call (a remote A2A task): pass it back to resume or poll.
+        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_update(
@@ -716,7 +772,11 @@ def _coalesce(previous: Content, content: Content) -> bool:
     if previous.type == content.type and content.type in ("text", "text_reasoning"):
         if content.additional_properties and content.additional_properties != previous.additional_properties:
             return False
+        if previous.protected_data is not None:
+            return False  # a signed (finished) reasoning block: what follows is a new one
         previous.text = (previous.text or "") + (content.text or "")
+        if content.protected_data is not None:
+            previous.protected_data = content.protected_data  # the signature that ends a streamed block
         return True
     if (
         previous.type == content.type == "function_call"
@@ -766,6 +826,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
         text: str | None = None,
+        model: str | None = None,
     ) -> None:
         if isinstance(messages, Message):
             messages = [messages]
@@ -774,7 +835,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
             self.messages.append(Message("assistant", [text]))
         self.response_id = response_id
         self.conversation_id = conversation_id
-        self.model_id = model_id
+        self.model_id = model_id if model_id is not None else model
         self.created_at = created_at
         self.finish_reason = finish_reason
         self.usage_details = usage_details
@@ -782,6 +843,15 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         self._response_format = response_format
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+
+    @property
+    def model(self) -> str | None:
+        """The reference's name for :attr:`model_id` (``ChatResponse(model=...)`` sets it too)."""
+        return self.model_id
+
+    @model.setter
+    def model(self, value: str | None) -> None:
+        self.model_id = value
 
     @property
     def text(self) -> str:
@@ -929,9 +999,13 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
 
     _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
-    def __init__(self, *, agent_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.agent_id = agent_id
+        # Set while the work goes on elsewhere (a remote A2A task): poll or resume with it; None when done.
+        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_response(
@@ -960,8 +1034,10 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
     @classmethod
     def from_updates(cls, updates: Iterable[AgentResponseUpdate], *, output_format_type: Any = None) -> AgentResponse:
         """Assemble the response a stream of agent updates describes."""
+        items = list(updates)
         response = cls(response_format=output_format_type)
-        response._assemble(list(updates), (*_CARRIED, "agent_id"))
+        response._assemble(items, (*_CARRIED, "agent_id"))
+        response.continuation_token = items[-1].continuation_token if items else None
         return response
 
     @classmethod

@@ -14,6 +14,7 @@ AgentnbError
 │   ├── ServiceTimeoutError          no answer in time
 │   └── ServiceConnectionError       could not reach the provider, or it hung up mid-response
 ├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
+│   └── SettingNotFoundError         a required setting is in neither the arguments nor the environment
 ├── ChatClientError                  the model's output cannot be used
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
@@ -41,6 +42,11 @@ AgentnbError
 │       └── CheckpointMismatchError  the checkpoint belongs to another graph
 ├── StoreError                       the SQLite run store failed or has an unknown schema
 ├── FeatureNotAvailableError         a requested feature is not part of this agentnb (also a NotImplementedError)
+├── DeclarativeLoaderError           a YAML agent or workflow definition is invalid (names the line)
+│   ├── ProviderLookupError          the model provider named in the YAML is unknown
+│   └── DeclarativeWorkflowError     a declarative workflow cannot be built
+├── DeclarativeActionError           a declarative workflow action failed while running (names the action)
+├── A2AError                         a remote A2A agent failed or answered with an error
 └── SkillError                       an agent skill cannot be used
     ├── SkillSecurityError           refused at a trust boundary: a link, a path outside the skill,
     │                                a hostile archive, a script from a source that may not run any
@@ -59,6 +65,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "A2AError",
     "AgentFrameworkException",
     "AgentnbError",
     "ApprovalError",
@@ -73,12 +80,22 @@ __all__ = [
     "CheckpointMismatchError",
     "CheckpointNotFoundError",
     "ContentFilterError",
+    "DeclarativeActionError",
+    "DeclarativeLoaderError",
+    "DeclarativeWorkflowError",
     "ExecutorInputError",
     "FeatureNotAvailableError",
+    "IntegrationContentFilterException",
+    "IntegrationException",
+    "IntegrationInitializationError",
+    "IntegrationInvalidAuthException",
+    "IntegrationInvalidRequestException",
+    "IntegrationInvalidResponseException",
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
     "MiddlewareTermination",
+    "ProviderLookupError",
     "RateLimitError",
     "SerializationError",
     "ServiceAuthenticationError",
@@ -89,6 +106,7 @@ __all__ = [
     "ServiceTimeoutError",
     "SessionCorruptError",
     "SessionError",
+    "SettingNotFoundError",
     "SkillError",
     "SkillScriptError",
     "SkillSecurityError",
@@ -180,6 +198,10 @@ class ServiceConnectionError(ServiceError):
 
 class ServiceInitializationError(AgentnbError):
     """A client cannot be created: configuration such as an API key or model is missing."""
+
+
+class SettingNotFoundError(ServiceInitializationError):
+    """A required setting was given neither as an argument nor in the environment (see ``load_settings``)."""
 
 
 class ChatClientError(AgentnbError):
@@ -342,6 +364,36 @@ class CheckpointMismatchError(CheckpointError):
     """The checkpoint was written by a different workflow graph."""
 
 
+class DeclarativeLoaderError(AgentnbError):
+    """A YAML agent or workflow definition is invalid; ``source`` and ``line`` say where."""
+
+    def __init__(self, message: str, *, source: str | None = None, line: int | None = None) -> None:
+        where = f"{source or '<yaml>'}, line {line}: " if line is not None else (f"{source}: " if source else "")
+        super().__init__(f"{where}{message}")
+        self.source = source
+        self.line = line
+
+
+class ProviderLookupError(DeclarativeLoaderError):
+    """The model provider (``provider``/``apiType``) named in a YAML agent is not one agentnb knows."""
+
+
+class DeclarativeWorkflowError(DeclarativeLoaderError):
+    """A declarative workflow cannot be built: unknown action kind, missing agent or tool, bad goto target."""
+
+
+class DeclarativeActionError(AgentnbError):
+    """A declarative workflow action failed while running; ``action_id`` names it."""
+
+    def __init__(self, message: str, *, action_id: str | None = None) -> None:
+        super().__init__(f"Action {action_id!r}: {message}" if action_id else message)
+        self.action_id = action_id
+
+
+class A2AError(AgentnbError):
+    """A remote A2A agent failed, answered with an error, or could not be reached."""
+
+
 class StoreError(AgentnbError):
     """The SQLite run store failed, or holds a schema this version cannot read."""
 
@@ -395,3 +447,10 @@ ToolExecutionException = ToolExecutionError
 WorkflowException = WorkflowError
 WorkflowRunnerException = WorkflowRunError
 WorkflowCheckpointException = CheckpointError
+# Integrations (external services a tool or provider wraps) fail the way model providers do.
+IntegrationException = ServiceError
+IntegrationInitializationError = ServiceInitializationError
+IntegrationInvalidAuthException = ServiceAuthenticationError
+IntegrationInvalidRequestException = ServiceResponseError
+IntegrationInvalidResponseException = ServiceResponseError
+IntegrationContentFilterException = ContentFilterError

@@ -56,6 +56,12 @@ AREAS = (
         ("agentnb.openai", "agentnb.exceptions"),
     ),
     Area(
+        "Anthropic",
+        "agent_framework.anthropic",
+        "python/packages/anthropic/agent_framework_anthropic/__init__.py",
+        ("agentnb.anthropic", "agentnb"),
+    ),
+    Area(
         "Observability",
         "agent_framework.observability",
         "python/packages/core/agent_framework/observability.py",
@@ -67,6 +73,18 @@ AREAS = (
         "python/packages/core/agent_framework/exceptions.py",
         ("agentnb.exceptions",),
     ),
+    Area(
+        "Declarative",
+        "agent_framework.declarative",
+        "python/packages/declarative/agent_framework_declarative/__init__.py",
+        ("agentnb.declarative", "agentnb.exceptions"),
+    ),
+    Area(
+        "A2A",
+        "agent_framework.a2a",
+        "python/packages/a2a/agent_framework_a2a/__init__.py",
+        ("agentnb.a2a",),
+    ),
 )
 
 # Reference names whose agentnb counterpart has another name or lives elsewhere: (agentnb name, note).
@@ -76,8 +94,6 @@ RENAMES: dict[str, tuple[str, str]] = {
     "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
     "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
     "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
-    "AgentTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
-    "ChatTelemetryLayer": ("agentnb.observability.enable_instrumentation", "telemetry is switched on, not mixed in"),
     "DEFAULT_MAX_ITERATIONS": (
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',
@@ -92,16 +108,33 @@ RENAMES: dict[str, tuple[str, str]] = {
     "AgentContentFilterException": ("agentnb.exceptions.ContentFilterError", "catch this instead"),
     "WorkflowConvergenceException": ("agentnb.exceptions.WorkflowRunError", "catch this instead"),
     "ContentError": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+    "AdditionItemMismatch": ("agentnb.exceptions.ChatClientError", "catch this instead"),
+    "A2AServiceSessionId": (
+        "agentnb.a2a.A2AAgent",
+        "the A2A context and task are kept in `session.state['a2a']`; `service_session_id` is the context id",
+    ),
+    "A2AAgentSession": ("agentnb.AgentSession", "a plain session holds the A2A ids (deprecated in the reference)"),
+    "WorkflowState": ("agentnb.declarative.WorkflowFactory", "variables live in the workflow's shared state"),
 }
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
+    (r"^AgentExternalInput", "the `externalLoop` input of agent actions is not supported yet"),
+    (
+        r"^DefaultHttpRequestHandler$|^DefaultMCPToolHandler$",
+        "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
+    ),
+    (r"^ToolApproval|^MCPToolApprovalRequest$", "approval of declarative tool and MCP actions is not implemented"),
     (r"Skill", "skills are not implemented"),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
         "evaluation: use `agentnb.evals` (`run_batch`, `evaluate`, `agentnb.evals.scorers`)",
     ),
-    (r"Embedding|embedding", "embeddings are not implemented"),
+    (
+        r"Bedrock|Vertex|Foundry",
+        "Claude hosted by a cloud service: point `agentnb.anthropic.AnthropicClient(base_url=...)` at its "
+        "Messages-API endpoint",
+    ),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",
@@ -184,7 +217,7 @@ def counterpart(name: str, area: Area) -> tuple[str | None, str]:
     for module in area.agentnb_modules:
         path = f"{module}.{name}"
         found = _lookup(path)
-        if found is not None and not name.startswith("_"):
+        if found is not None and (not name.startswith("_") or name == "__version__"):
             real = getattr(found, "__name__", name)
             return path, (f"alias of `{real}`" if isinstance(found, type) and real != name else "")
     for pattern, note in NOT_IN_AGENTNB:

@@ -141,6 +141,14 @@ class RecordedRequest:
         return bool(self.body.get("stream"))
 
 
+def embedding_of(text: str, size: int) -> list[float]:
+    """The server's deterministic stand-in for an embedding model: ``size`` floats derived from the text."""
+    import hashlib
+
+    digest = hashlib.sha256(text.encode()).digest()
+    return [round((digest[i % len(digest)] - 128) / 128, 6) for i in range(size)]
+
+
 def _chunks(text: str, size: int) -> list[str]:
     size = max(1, size)
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
@@ -622,10 +630,50 @@ class OpenAIServer:
                 media_type="text/event-stream",
             )
 
+        async def embeddings(request: Request) -> Response:
+            body = json.loads(await request.body())
+            record = RecordedRequest(request.url.path, dict(request.headers), body)
+            with server._lock:
+                server.requests.append(record)
+                failure = (
+                    server._queue.popleft() if server._queue and isinstance(server._queue[0], ErrorReply) else None
+                )
+            record.completed = True
+            if isinstance(failure, ErrorReply):
+                error = {"message": failure.message, "type": failure.type, "param": None, "code": failure.code}
+                return JSONResponse({"error": error}, failure.status, headers=failure.headers)
+            if server.validate:
+                try:
+                    from openai.types import EmbeddingCreateParams
+                    from pydantic import TypeAdapter
+
+                    TypeAdapter(EmbeddingCreateParams).validate_python(body)
+                except Exception as e:
+                    server.validation_errors.append(f"{record.path}: {e}")
+                    return JSONResponse({"error": {"message": f"invalid request: {e}", "type": "invalid"}}, 400)
+            inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            size = int(body.get("dimensions") or 8)
+            payload = {
+                "object": "list",
+                "model": body["model"],
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": embedding_of(str(text), size)}
+                    for i, text in reversed(list(enumerate(inputs)))  # out of order, as the API allows
+                ],
+                "usage": {"prompt_tokens": sum(len(str(t).split()) for t in inputs), "total_tokens": 0},
+            }
+            payload["usage"]["total_tokens"] = payload["usage"]["prompt_tokens"]
+            if server.validate:
+                from openai.types import CreateEmbeddingResponse
+
+                CreateEmbeddingResponse.model_validate(payload)
+            return JSONResponse(payload)
+
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", handle, methods=["POST"]),
                 Route("/v1/responses", handle, methods=["POST"]),
+                Route("/v1/embeddings", embeddings, methods=["POST"]),
             ]
         )
 

@@ -101,25 +101,45 @@ async def test_tool_errors_go_back_to_the_model_and_the_run_continues() -> None:
     assert response.text == "sorry"
 
 
-async def test_max_iterations_ends_with_a_call_without_tools() -> None:
+async def test_max_iterations_ends_with_a_call_that_may_not_call_tools() -> None:
     @tool
     def again() -> str:
         return "more"
 
-    seen_tools: list[bool] = []
+    seen: list[tuple[bool, object]] = []
 
     def model(messages, options):
-        seen_tools.append(bool(options.get("tools")))
-        if options.get("tools"):
-            return [Content.from_function_call(f"c{len(seen_tools)}", "again", "{}")]
+        seen.append((bool(options.get("tools")), options.get("tool_choice")))
+        if options.get("tool_choice") != "none":
+            return [Content.from_function_call(f"c{len(seen)}", "again", "{}")]
         return "giving up"
 
     client = FunctionChatClient(model, max_iterations=3)
     response = await client.get_response("loop", tools=[again])
-    assert seen_tools == [True, True, True, False]
+    # As in the reference, the last call keeps the tools declared and forbids calling them.
+    assert seen == [(True, None), (True, None), (True, None), (True, "none")]
     assert response.text == "giving up"
     with pytest.raises(ValueError, match="max_iterations must be >= 1"):
         FunctionChatClient(model, max_iterations=0)
+
+
+async def test_a_required_tool_choice_applies_to_the_first_model_call_only() -> None:
+    @tool
+    def lookup() -> str:
+        return "found"
+
+    choices: list[object] = []
+
+    def model(messages, options):
+        choices.append(options.get("tool_choice"))
+        if len(choices) == 1:
+            return [Content.from_function_call("c1", "lookup", "{}")]
+        return "done"
+
+    client = FunctionChatClient(model)
+    response = await client.get_response("go", tools=[lookup], options={"tool_choice": "required"})
+    assert choices == ["required", None]
+    assert response.text == "done"
 
 
 async def test_max_invocations_reaches_the_model_as_an_error() -> None:
@@ -275,8 +295,9 @@ def _tools_offered(seen: list[bool]):
     """A model that calls ``again`` whenever tools are offered (recording whether they were), else answers."""
 
     def model(messages, options):
-        seen.append(bool(options.get("tools")))
-        if options.get("tools"):
+        # Over budget the tools stay declared (as in the reference) but tool_choice "none" forbids calling them.
+        seen.append(bool(options.get("tools")) and options.get("tool_choice") != "none")
+        if seen[-1]:
             return [Content.from_function_call(f"c{len(seen)}", "again", "{}")]
         return "answer without tools"
 

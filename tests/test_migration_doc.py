@@ -33,10 +33,22 @@ def test_the_tables_match_what_agentnb_exports() -> None:
 
 def test_every_reference_module_is_listed_in_full() -> None:
     names = _generator().names_in_document(DOC.read_text())
-    assert set(names) == {"Core", "Orchestrations", "OpenAI", "Observability", "Exceptions"}
+    assert set(names) == {
+        "Core",
+        "Orchestrations",
+        "OpenAI",
+        "Anthropic",
+        "Observability",
+        "Exceptions",
+        "Declarative",
+        "A2A",
+    }
     assert sum(map(len, names.values())) >= 380
     for must in ("Agent", "tool", "WorkflowBuilder", "AgentSession", "MCPStdioTool"):
         assert must in names["Core"]
+    for must in ("AgentFactory", "WorkflowFactory"):
+        assert must in names["Declarative"]
+    assert {"A2AAgent", "A2AExecutor"} <= set(names["A2A"])
 
 
 def test_every_agentnb_name_in_the_tables_exists() -> None:

@@ -16,7 +16,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from .._conversation import unanswered_requests
+from .._conversation import pending_requests
 from .._types import Message
 from ._groups import (
     EXCLUDE_REASON_KEY,
@@ -65,7 +65,7 @@ def keep_required_groups(messages: Sequence[Message], *, newest_user: bool = Tru
                 if group_id is not None:
                     required.add(group_id)
                 break
-    pending = {r.id for r in unanswered_requests(messages) if r.id}
+    pending = {r.id for r in pending_requests(messages) if r.id}
     if pending:
         for message in messages:
             if any(c.type == "function_approval_request" and c.id in pending for c in message.contents):
@@ -138,9 +138,13 @@ class RequestCompaction:
         self._owned = {id(m) for m in copies}
         return copies
 
-    def _own_new_messages(self, conversation: list[Message]) -> None:
-        """Replace messages the loop appended since the last call (replies, tool results) with copies."""
+    def _own_new_messages(self, conversation: list[Message]) -> int | None:
+        """Replace messages the loop appended since the last call (replies, tool results) with copies.
+
+        Returns the position of the first one (``None`` when there were none).
+        """
         owned = self._owned
+        first: int | None = None
         for index in range(len(conversation) - 1, -1, -1):
             message = conversation[index]
             if id(message) in owned:
@@ -148,16 +152,20 @@ class RequestCompaction:
             twin = _twin(message)
             conversation[index] = twin
             owned.add(id(twin))
+            first = index
+        return first
 
     async def prepare(self, conversation: list[Message]) -> list[Message]:
         """Annotate and compact ``conversation`` in place; return what the model is sent."""
-        self._own_new_messages(conversation)
-        annotate_message_groups(conversation, tokenizer=self.tokenizer)
+        first_new = self._own_new_messages(conversation)
+        if first_new is not None:  # start() annotated the rest
+            annotate_message_groups(conversation, from_index=first_new, tokenizer=self.tokenizer)
         if self.strategy is None:
             return conversation
+        length = len(conversation)
         await self.strategy(conversation)
-        # Strategies may have inserted summaries: annotate them (and count their tokens).
-        annotate_message_groups(conversation, tokenizer=self.tokenizer)
+        if len(conversation) != length:  # summaries were inserted: count their tokens too
+            annotate_message_groups(conversation, tokenizer=self.tokenizer)
         keep_required_groups(conversation)
         report = CompactionReport.from_messages(conversation, strategy=strategy_name(self.strategy), budget=self.budget)
         self.reports.append(report)

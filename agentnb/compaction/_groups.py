@@ -63,6 +63,8 @@ SUMMARY_OF_MESSAGE_IDS_KEY = "_summary_of_message_ids"
 SUMMARY_OF_GROUP_IDS_KEY = "_summary_of_group_ids"
 SUMMARIZED_BY_SUMMARY_ID_KEY = "_summarized_by_summary_id"
 
+# ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
+_DICT: Any = dict
 _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_call"))
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
@@ -355,10 +357,9 @@ def _group_id_for(message: Message, group_index: int) -> str:
 def _first_gap(messages: Sequence[Message], *, tokens: bool) -> int | None:
     """The first message without a group annotation (or, with ``tokens``, without a token count)."""
     for index, message in enumerate(messages):
-        raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
-        if type(raw) is not dict:
+        annotation: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if type(annotation) is not _DICT:
             return index
-        annotation = cast("dict[str, Any]", raw)
         if type(annotation.get(GROUP_ID_KEY)) is not str or annotation.get(GROUP_KIND_KEY) not in _KINDS:
             return index
         if tokens and type(annotation.get(GROUP_TOKEN_COUNT_KEY)) is not int:
@@ -467,9 +468,8 @@ def annotate_message_groups(
     offset = 0
     prefix_groups: set[str] = set()
     for message in messages[:start]:
-        raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
-        if type(raw) is dict:
-            annotation = cast("dict[str, Any]", raw)
+        annotation: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+        if type(annotation) is _DICT:
             index = annotation.get(GROUP_INDEX_KEY)
             if type(index) is int and index >= offset:
                 offset = index + 1
@@ -600,8 +600,8 @@ def included_token_count(messages: list[Message]) -> int:
         if props.get(EXCLUDED_KEY, False):
             continue
         raw: Any = props.get(GROUP_ANNOTATION_KEY)
-        if type(raw) is dict:
-            count = cast("dict[str, Any]", raw).get(GROUP_TOKEN_COUNT_KEY)
+        if type(raw) is _DICT:
+            count = raw.get(GROUP_TOKEN_COUNT_KEY)
             if type(count) is int:
                 total += count
     return total

@@ -35,6 +35,8 @@ __all__ = [
     "session_compaction_log",
 ]
 
+# ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
+_DICT: Any = dict
 #: Where a response carries the reports of its model calls (``response.additional_properties[...]``).
 COMPACTION_REPORT_KEY = "compaction"
 #: The session-state key of the per-turn log (a list of report dicts, newest last, at most ``_LOG_LIMIT``).
@@ -136,7 +138,7 @@ class CompactionReport:
         for message in messages:
             props = message.additional_properties
             raw: Any = props.get(GROUP_ANNOTATION_KEY)
-            annotation = cast("dict[str, Any]", raw) if type(raw) is dict else {}
+            annotation: Any = raw if type(raw) is _DICT else {}
             count = annotation.get("token_count")
             tokens = count if type(count) is int else 0
             summarized = annotation.get(SUMMARY_OF_GROUP_IDS_KEY)
@@ -182,7 +184,11 @@ class CompactionReport:
                     preview=_preview(members),
                 )
             )
-        tokens_excluded = sum(token_count_of(m) or 0 for ms in excluded.values() for m in ms)
+        tokens_excluded = (
+            tokens_total
+            - sum(token_count_of(m) or 0 for m in messages if not m.additional_properties.get(EXCLUDED_KEY, False))
+            + sum(s["tokens"] for s in summaries)
+        )
         return cls(
             strategy=strategy,
             budget=budget,

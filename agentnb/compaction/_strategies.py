@@ -43,6 +43,10 @@ __all__ = [
 ]
 
 
+# ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
+_DICT: Any = dict
+
+
 @runtime_checkable
 class CompactionStrategy(Protocol):
     """Marks messages of an annotated list excluded (or inserts summaries) in place."""
@@ -64,10 +68,9 @@ class Groups:
         self.starts: dict[str, int] = {}
         members = self.members
         for index, message in enumerate(messages):
-            raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
-            if type(raw) is not dict:
+            annotation: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+            if type(annotation) is not _DICT:
                 continue
-            annotation = cast("dict[str, Any]", raw)
             group_id = annotation.get("id")
             if type(group_id) is not str:
                 continue
@@ -110,9 +113,9 @@ class Groups:
 
 
 def _tokens(message: Message) -> int:
-    raw = message.additional_properties.get(GROUP_ANNOTATION_KEY)
-    if type(raw) is dict:
-        count = cast("dict[str, Any]", raw).get(GROUP_TOKEN_COUNT_KEY)
+    raw: Any = message.additional_properties.get(GROUP_ANNOTATION_KEY)
+    if type(raw) is _DICT:
+        count = raw.get(GROUP_TOKEN_COUNT_KEY)
         if type(count) is int:
             return count
     return 0

@@ -229,6 +229,10 @@ class DevUI:
     # ----------------------------------------------------------------------------------------------- routing
     def select(self, entity_id: str) -> None:
         """Show the view of one agent (chat) or workflow (graph and run controls)."""
+        self.catalog.get(entity_id)
+        if self.catalog.reload(entity_id):  # a YAML file saved since it was opened: build its view anew
+            self._views.pop(entity_id, None)
+            self._selected = None
         entity = self.catalog.get(entity_id)
         if self._selected == entity_id:
             return

@@ -274,6 +274,7 @@ class ChatView:
             pn.Card(self.context_info, title="Context", sizing_mode="stretch_width", css_classes=["anb-side-context"]),
             pn.Card(self.events_info, title="Events", sizing_mode="stretch_width", css_classes=["anb-side-events"]),
             pn.Card(self.trace_button, title="Traces", sizing_mode="stretch_width", css_classes=["anb-side-traces"]),
+            *self._definition_cards(),
             width=340,
             scroll=True,
             # The panel's width follows the user's drag on its corner (a CSS resize handle).
@@ -283,6 +284,13 @@ class ChatView:
         # param types link's callbacks with bare Callables; only a plain value link is made here.
         self.panel_toggle.link(side, value="visible")  # pyright: ignore[reportUnknownMemberType]
         return pn.Row(main, side, sizing_mode="stretch_width", css_classes=["anb-chat-view"])
+
+    def _definition_cards(self) -> list[pn.Card]:
+        """The agent's YAML, when it was built from a declarative file."""
+        if self.entity.definition is None:
+            return []
+        body = html_pane(f"<pre class='anb-yaml'>{escape(self.entity.definition)}</pre>")
+        return [pn.Card(body, title="Definition (YAML)", sizing_mode="stretch_width", css_classes=["anb-definition"])]
 
     def _tools_html(self) -> str:
         agent = self.agent

@@ -2,8 +2,10 @@
 
 A directory is scanned one level deep: each ``*.py`` file and each package (a folder with ``__init__.py``)
 is imported, and whatever it exports under ``agent``, ``workflow``, ``agents`` or ``workflows`` becomes an
-entity. A module that fails to import is kept as a :class:`DiscoveryError` with its traceback, so the UI can
-list it instead of crashing.
+entity. Each ``*.yaml``/``*.yml`` file is a declarative agent or workflow (``agentnb.declarative``): read
+with the safe loader, never imported; workflow files may invoke the folder's agents by name, and a saved
+edit is picked up by :meth:`Catalog.reload`. A module or file that fails to load is kept as a
+:class:`DiscoveryError` with its error, so the UI can list it instead of crashing.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class Entity:
     obj: Any
     source: str = "passed in"
     description: str = ""
+    # For entities read from YAML: the file's text (shown beside the graph) and its path and mtime (reload).
+    definition: str | None = None
+    path: str | None = None
+    mtime_ns: int = 0
 
 
 @dataclass
@@ -108,8 +114,36 @@ class Catalog:
     def extend(self, other: Catalog) -> None:
         """Merge another catalog's entities (re-identified when ids clash) and errors into this one."""
         for entity in other.entities:
-            self.add(entity.obj, source=entity.source, name=entity.name)
+            added = self.add(entity.obj, source=entity.source, name=entity.name)
+            added.definition, added.path, added.mtime_ns = entity.definition, entity.path, entity.mtime_ns
         self.errors.extend(other.errors)
+
+    def reload(self, entity_id: str) -> bool:
+        """Rebuild a YAML entity whose file changed since it was loaded; ``True`` when it was rebuilt.
+
+        A file that no longer builds keeps the entity as it was and records the error in ``errors``.
+        """
+        entity = self.get(entity_id)
+        if entity.path is None:
+            return False
+        path = Path(entity.path)
+        try:
+            mtime = path.stat().st_mtime_ns
+        except OSError:
+            return False
+        if mtime == entity.mtime_ns:
+            return False
+        from agentnb.declarative._files import load_definitions
+
+        agents = {e.name: e.obj for e in self.agents if e.id != entity_id}
+        (loaded,) = load_definitions([path], agents=agents)
+        entity.mtime_ns = loaded.mtime_ns
+        if loaded.obj is None:
+            self.errors.append(DiscoveryError(source=str(path), message=loaded.error or "", traceback=""))
+            return False
+        entity.obj, entity.definition = loaded.obj, loaded.text
+        entity.description = str(getattr(loaded.obj, "description", None) or "")
+        return True
 
 
 def entity_kind(obj: Any) -> EntityKind | None:
@@ -156,11 +190,19 @@ def discover(sources: Iterable[str | os.PathLike[str] | Any] = (), *, env: bool 
 def _discover_path(catalog: Catalog, item: str | os.PathLike[str]) -> None:
     path = Path(item).expanduser()
     if path.is_dir() and not (path / "__init__.py").exists():
+        definitions: list[Path] = []
         for child in sorted(path.iterdir()):
             if child.name.startswith(("_", ".")):
                 continue
             if child.suffix == ".py" or (child.is_dir() and (child / "__init__.py").exists()):
                 _load_module_file(catalog, child)
+            elif child.suffix in _YAML_SUFFIXES and child.is_file():
+                definitions.append(child)
+        if definitions:
+            _load_definitions(catalog, definitions)
+        return
+    if path.is_file() and path.suffix in _YAML_SUFFIXES:
+        _load_definitions(catalog, [path])
         return
     if path.exists():
         _load_module_file(catalog, path)
@@ -172,6 +214,26 @@ def _discover_path(catalog: Catalog, item: str | os.PathLike[str]) -> None:
     catalog.errors.append(
         DiscoveryError(source=text, message=f"No such directory, file or module: {text!r}", traceback="")
     )
+
+
+_YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def _load_definitions(catalog: Catalog, paths: list[Path]) -> None:
+    """Add the agents and workflows YAML files define (the folder's Python agents are available by name)."""
+    try:
+        from agentnb.declarative._files import load_definitions
+    except ImportError as exc:  # PyYAML missing: every file says so
+        for path in paths:
+            catalog.errors.append(DiscoveryError(source=str(path), message=str(exc), traceback=""))
+        return
+    agents = {e.name: e.obj for e in catalog.agents}
+    for loaded in load_definitions(paths, agents=agents):
+        if loaded.obj is None:
+            catalog.errors.append(DiscoveryError(source=str(loaded.path), message=loaded.error or "", traceback=""))
+            continue
+        entity = catalog.add(loaded.obj, source=str(loaded.path))
+        entity.definition, entity.path, entity.mtime_ns = loaded.text, str(loaded.path), loaded.mtime_ns
 
 
 def _load_module_file(catalog: Catalog, path: Path) -> None:

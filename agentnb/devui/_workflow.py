@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import panel as pn
@@ -213,10 +214,21 @@ class WorkflowView:
             ),
             width=380,
         )
+        graph: pn.viewable.Viewable = self.graph.panel()
+        if self.entity.definition is not None:
+            # A declarative workflow: its YAML beside the graph it became.
+            definition = pn.Card(
+                html_pane(f"<pre class='anb-yaml'>{escape(self.entity.definition)}</pre>"),
+                title=f"Definition ({escape(Path(self.entity.path or 'workflow.yaml').name)})",
+                collapsed=False,
+                sizing_mode="stretch_width",
+                css_classes=["anb-definition"],
+            )
+            graph = pn.Column(graph, definition, sizing_mode="stretch_width")
         return pn.Column(
             header,
             self.banner,
-            pn.Row(self.graph.panel(), side, sizing_mode="stretch_width"),
+            pn.Row(graph, side, sizing_mode="stretch_width"),
             html_pane("<div class='anb-role'>Event log</div>"),
             self.log_info,
             self.log,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._default import default_chat_client, describe_client
+from ._embeddings import HashEmbeddingClient
 from ._function import FunctionChatClient
 from ._scripted import ScriptedChatClient
 from ._tool_calling import ToolCallingChatClient, example_arguments
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FunctionChatClient",
+    "HashEmbeddingClient",
     "RecordingChatClient",
     "ReplayChatClient",
     "ScriptedChatClient",

@@ -101,7 +101,8 @@ class ToolCallingChatClient(BaseChatClient):
         start = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
         since = messages[start + 1 :]
         called = {c.name for m in since for c in m.contents if c.type == "function_call"}
-        tools: list[FunctionTool] = list(options.get("tools") or [])
+        # tool_choice "none" declares the tools but forbids calling them (the loop's last call over budget).
+        tools: list[FunctionTool] = [] if options.get("tool_choice") == "none" else list(options.get("tools") or [])
         hint = _hint(messages)
         pending = [t for t in tools if t.name not in called]
         contents: list[Content]

@@ -18,14 +18,19 @@ if _importlib_util.find_spec("mcp") is None:  # pragma: no cover - depends on th
 
 from ._http import MCPStreamableHTTPTool
 from ._sampling import SamplingApprovalCallback, SamplingRequest
+from ._server import MCPHTTPServer, agent_mcp_server, mcp_http_app, serve_stdio
 from ._stdio import MCPStdioTool
 from ._tool import ApprovalModeSetting, MCPTool
 
 __all__ = [
     "ApprovalModeSetting",
+    "MCPHTTPServer",
     "MCPStdioTool",
     "MCPStreamableHTTPTool",
     "MCPTool",
     "SamplingApprovalCallback",
     "SamplingRequest",
+    "agent_mcp_server",
+    "mcp_http_app",
+    "serve_stdio",
 ]

@@ -16,9 +16,11 @@ used.
 
 from __future__ import annotations
 
+from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._otel import enable_sensitive_telemetry, get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
+from ._resources import OtelAttr, create_metric_views, create_resource
 from ._setup import (
     configure_otel_providers,
     disable_instrumentation,
@@ -31,9 +33,15 @@ from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, s
 __all__ = [
     "FRAME_COLUMNS",
     "RECORD_COLUMNS",
+    "AgentTelemetryLayer",
+    "ChatTelemetryLayer",
+    "EmbeddingTelemetryLayer",
+    "OtelAttr",
     "Prices",
     "SpanStore",
     "configure_otel_providers",
+    "create_metric_views",
+    "create_resource",
     "disable_instrumentation",
     "enable_instrumentation",
     "enable_sensitive_telemetry",

@@ -9,7 +9,15 @@ imported when the first client is created, so importing this package stays fast.
 from __future__ import annotations
 
 from ._chat_completion_client import OpenAIChatCompletionClient
+from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
 from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions
 from ._responses_client import OpenAIChatClient
 
-__all__ = ["OpenAIChatClient", "OpenAIChatCompletionClient", "OpenAIChatCompletionOptions", "OpenAIChatOptions"]
+__all__ = [
+    "OpenAIChatClient",
+    "OpenAIChatCompletionClient",
+    "OpenAIChatCompletionOptions",
+    "OpenAIChatOptions",
+    "OpenAIEmbeddingClient",
+    "OpenAIEmbeddingOptions",
+]

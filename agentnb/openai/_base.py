@@ -59,7 +59,7 @@ class OpenAIClientBase(BaseChatClient):
             self.client = async_client
             self._owns_client = False
         else:
-            self.client = _build_client(
+            self.client = build_openai_client(
                 name,
                 api_key=api_key,
                 base_url=base_url,
@@ -91,7 +91,7 @@ class OpenAIClientBase(BaseChatClient):
         await self.close()
 
 
-def _build_client(
+def build_openai_client(
     name: str,
     *,
     api_key: str | None,

@@ -95,6 +95,7 @@ def service_error(
     code: str | None = None,
     body: Any = None,
     retry_after: float | None = None,
+    key_hint: str = "OPENAI_API_KEY / api_key=...",
 ) -> ServiceResponseError:
     """The typed error for a provider's failure, by HTTP status or error code.
 
@@ -104,7 +105,7 @@ def service_error(
     if code in _CONTENT_FILTER_CODES:
         return ContentFilterError(text, status_code=status, body=body)
     if status in (401, 403) or code in _AUTH_CODES:
-        return ServiceAuthenticationError(text + " (check OPENAI_API_KEY / api_key=...)", status_code=status, body=body)
+        return ServiceAuthenticationError(text + f" (check {key_hint})", status_code=status, body=body)
     if status == 429 or code in _RATE_LIMIT_CODES:
         return RateLimitError(text, status_code=status, body=body, retry_after=retry_after)
     return ServiceResponseError(text, status_code=status, body=body)

@@ -392,8 +392,8 @@ async def test_max_iterations_holds_across_approval_rounds(tools: Tools, run: Ru
 
     assert rounds == 2
     assert [args["path"] for _, args in tools.ran] == ["f0", "f1"]
-    # The third model call was made without tools; the call it made anyway was dropped, not left pending.
-    assert "tools" not in client.call_options[2]
+    # The third call could not call tools (tool_choice "none"); the call it made anyway was dropped, not left pending.
+    assert client.call_options[2]["tool_choice"] == "none"
     assert not any(c.type == "function_call" for m in response.messages for c in m.contents)
     assert response.user_input_requests == []
 

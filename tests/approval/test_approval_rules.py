@@ -433,7 +433,7 @@ async def test_max_iterations_holds_with_automatic_approvals(tools: Tools, run: 
 
     assert [args["path"] for _, args in tools.ran] == ["f0", "f1", "f2"]
     assert response.user_input_requests == []
-    assert "tools" not in client.call_options[3]
+    assert client.call_options[3]["tool_choice"] == "none"
 
 
 async def test_the_label_is_resolved_from_the_agents_tools_when_a_request_lacks_it(run: Run) -> None:

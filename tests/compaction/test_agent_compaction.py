@@ -170,3 +170,16 @@ async def test_provider_compacts_loaded_history_and_stored_history() -> None:
     assert sum(1 for m in stored if m.additional_properties.get(EXCLUDED_KEY)) >= 2
     response = await agent.run("Weather in London?", session=session)
     assert compaction_reports(response)[0].source == "provider"
+
+
+async def test_the_harness_budgets_compact_each_request() -> None:
+    from agentnb.harness import create_harness_agent
+
+    agent = create_harness_agent(FunctionChatClient(Recorder()), max_context_window_tokens=3_000, max_output_tokens=500)
+    session = agent.create_session()
+    for i in range(8):
+        response = await agent.run(f"question {i} " + "word " * 300, session=session)
+    report = compaction_reports(response)[0]
+    assert report.budget == 2_500 and report.groups_excluded > 0
+    assert report.tokens_sent <= 2_500 < report.tokens_total
+    assert response.text == "answer 8"

@@ -33,6 +33,9 @@ IMPORTS: list[tuple[str, str]] = [
     (r"^(\s*)from agent_framework\.orchestrations import", r"\1from agentnb.orchestrations import"),
     (r"^(\s*)from agent_framework\.observability import", r"\1from agentnb.observability import"),
     (r"^(\s*)from agent_framework\.mcp import", r"\1from agentnb.mcp import"),
+    (r"^(\s*)from agent_framework\.declarative import", r"\1from agentnb.declarative import"),
+    (r"^(\s*)from agent_framework\.a2a import", r"\1from agentnb.a2a import"),
+    (r"^(\s*)from agent_framework_a2a import", r"\1from agentnb.a2a import"),
     (r"^(\s*)from agent_framework import", r"\1from agentnb import"),
 ]
 
@@ -98,6 +101,8 @@ SAMPLES: list[str] = [
     "02-agents/response_stream.py",
     "02-agents/tools/function_tool_with_approval.py",
     "03-workflows/composition/sub_workflow_request_interception.py",
+    "02-agents/chat_client/custom_chat_client.py",
+    "02-agents/providers/anthropic/anthropic_basic.py",
     "02-agents/context_providers/todo_provider.py",
     "02-agents/context_providers/file_memory_provider.py",
     "02-agents/context_providers/agent_mode_provider.py",
@@ -120,6 +125,13 @@ SAMPLES: list[str] = [
     "02-agents/skills/skills_auto_approval/skills_auto_approval.py",
     "02-agents/skills/skill_filtering/skill_filtering.py",
     "02-agents/skills/mixed_skills/mixed_skills.py",
+    "03-workflows/declarative/simple_workflow/main.py",
+    "03-workflows/declarative/conditional_workflow/main.py",
+    "03-workflows/declarative/human_in_loop/main.py",
+    "03-workflows/declarative/invoke_function_tool/main.py",
+    "02-agents/a2a/agent_with_a2a.py",
+    "02-agents/a2a/a2a_protocol_selection.py",
+    "02-agents/a2a/a2a_stream_reconnection.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which
@@ -136,6 +148,14 @@ SUPPORT: list[str] = [
     "02-agents/skills/skill_filtering/skills/length-converter/scripts/convert.py",
     "02-agents/skills/skill_filtering/skills/volume-converter/SKILL.md",
     "02-agents/skills/skill_filtering/skills/volume-converter/scripts/convert.py",
+]
+
+# Data files the ported samples read next to themselves (workflow definitions), copied unchanged.
+DATA: list[str] = [
+    "03-workflows/declarative/simple_workflow/workflow.yaml",
+    "03-workflows/declarative/conditional_workflow/workflow.yaml",
+    "03-workflows/declarative/human_in_loop/workflow.yaml",
+    "03-workflows/declarative/invoke_function_tool/workflow.yaml",
 ]
 
 
@@ -205,8 +225,14 @@ def regenerate(snapshot: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(ported, encoding="utf-8")
         samples[rel] = {"sha256": sha256(original), "hunks": hunks(original, ported)}
+    data: dict[str, str] = {}
+    for rel in DATA:
+        text = (snapshot / "python" / "samples" / rel).read_text(encoding="utf-8")
+        (PORTS / rel).write_text(text, encoding="utf-8")
+        data[rel] = sha256(text)
+    manifest["data"] = data
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {len(SAMPLES)} ports, {len(SUPPORT)} support files and {MANIFEST.name}")
+    print(f"wrote {len(SAMPLES)} ports, {len(SUPPORT)} support files, {len(DATA)} data files and {MANIFEST.name}")
 
 
 def check() -> list[str]:
@@ -222,6 +248,11 @@ def check() -> list[str]:
             for line in ported.splitlines()[start:end]:
                 if not re.match(r"\s*(from \S+ import|import )|.*\bmodel\(", line) and line.strip():
                     problems.append(f"{rel}: changed line is neither an import nor the model client: {line!r}")
+    for rel, digest in manifest.get("data", {}).items():
+        if sha256((PORTS / rel).read_text(encoding="utf-8")) != digest:
+            problems.append(f"{rel}: differs from the reference's file")
+    if set(manifest.get("data", {})) != set(DATA):
+        problems.append("manifest.json and DATA list different data files; run regenerate.py SNAPSHOT")
     if set(manifest["samples"]) != set(SAMPLES):
         problems.append("manifest.json and SAMPLES list different samples; run regenerate.py SNAPSHOT")
     if set(manifest.get("support", {})) != set(SUPPORT):

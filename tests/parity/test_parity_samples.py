@@ -22,7 +22,7 @@ from typing import Any
 import parity_model
 import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
-from regenerate import PORTS, SAMPLES, check
+from regenerate import DATA, PORTS, SAMPLES, check
 
 from agentnb.compaction import find_encoding_file
 from agentnb.harness import JudgeVerdict
@@ -41,6 +41,8 @@ class Case:
     slow: bool = False
     env: dict[str, str] = field(default_factory=dict)
     tree: str | None = None  # a folder of ports the sample reads next to itself (copied whole to run it)
+    # Serve an agent on the parity model over A2A on loopback and point A2A_AGENT_HOST at it.
+    a2a_agent: bool = False
 
 
 def _saw(text: str, reply: str, otherwise: str = "I don't know that.") -> Any:
@@ -633,6 +635,32 @@ CASES: dict[str, Case] = {
         ],
     ),
     # No model: ResponseStream on its own (hooks, finalizer, map), with the sample's own generator.
+    # The reference's single-method seam, composed with its layer mixins; needs no model.
+    "02-agents/chat_client/custom_chat_client.py": Case(
+        expected=[
+            "Direct response: 🔊 ECHO: HELLO, CUSTOM CHAT CLIENT! (CUSTOM OPTIONS)",
+            "Agent Name: EchoAgent",
+            "Agent: 🔊 Echo: This is a test message",
+            "Agent: 🔊 Echo: Stream this message back to me",
+            "Agent: 🔊 Echo: Thanks for chatting!",
+            "Session contains 6 messages",
+        ],
+    ),
+    # Streaming first (two cities, parallel calls), then non-streaming; the tests in tests/anthropic also run the
+    # original against a local Messages API server through AnthropicClient.
+    "02-agents/providers/anthropic/anthropic_basic.py": Case(
+        script=[
+            [call("get_weather", location="Portland"), call("get_weather", location="Paris")],
+            lambda m, o: "Both: " + all_tool_results(m),
+            *_tool_then_report("get_weather", "Seattle: ", location="Seattle"),
+        ],
+        expected=[
+            "=== Streaming Response Example ===",
+            re.compile(r"Agent: Both: The weather in Portland is \w+ with a high of \d+°C\. \| The weather in Paris"),
+            "=== Non-streaming Response Example ===",
+            re.compile(r"Result: Seattle: The weather in Seattle is \w+ with a high of \d+°C\."),
+        ],
+    ),
     "02-agents/response_stream.py": Case(
         expected=[
             "Iterating through updates:",
@@ -717,6 +745,93 @@ CASES: dict[str, Case] = {
                 r"The user denied the call to 'get_weather'; do not retry it\. \| "
                 r"The weather in Seattle, WA is \w+ and -?\d+°C, with a humidity of 88%\."
             ),
+        ],
+    ),
+    "03-workflows/declarative/simple_workflow/main.py": Case(
+        expected=[
+            "Loaded workflow: simple-greeting-workflow",
+            "Running with default name:",
+            "  Output: Hello, World!",
+            "Running with custom name 'Alice':",
+            "Workflow completed!",
+        ],
+    ),
+    "03-workflows/declarative/conditional_workflow/main.py": Case(
+        expected=[
+            "Loaded workflow: conditional-workflow",
+            "--- Testing with age: 8 ---",
+            "  Output: Welcome, young one! Here are some fun activities for kids.",
+            "  Output: You have been categorized as: child",
+            "--- Testing with age: 15 ---",
+            "  Output: Hey there! Check out these cool things for teens.",
+            "  Output: You have been categorized as: teenager",
+            "--- Testing with age: 35 ---",
+            "  Output: Welcome! Here are our professional services.",
+            "  Output: You have been categorized as: adult",
+            "--- Testing with age: 70 ---",
+            "  Output: Welcome! Enjoy our senior member benefits.",
+            "  Output: You have been categorized as: senior",
+            "Workflow completed for all test cases!",
+        ],
+    ),
+    "03-workflows/declarative/human_in_loop/main.py": Case(
+        expected=[
+            "Loaded workflow: human-in-loop-workflow",
+            "[Bot]: Welcome to the interactive survey!",
+            "[System] Input requested for: Local.userName",
+            "[System] Prompt: What is your name?",
+            "=== Workflow Complete ===",
+        ],
+    ),
+    "03-workflows/declarative/invoke_function_tool/main.py": Case(
+        expected=[
+            "Input: {'location': 'Seattle', 'unit': 'F'}",
+            "Output: The weather in Seattle is 55°F",
+            "Input: {'location': 'New York', 'unit': 'C'}",
+            "Output: The weather in New York is 21°C",
+            "Input: {'location': 'Los Angeles', 'unit': 'F'}",
+            "Output: The weather in Los Angeles is 85°F",
+            "Input: {'location': 'Chicago', 'unit': 'C'}",
+            "Output: The weather in Chicago is 16°C",
+        ],
+    ),
+    "02-agents/a2a/agent_with_a2a.py": Case(
+        a2a_agent=True,
+        script=[
+            "I can help with code generation, analysis, and general Q&A.",
+            "I am an AI assistant built to help with various tasks.",
+        ],
+        expected=[
+            "Found agent: MyAgent - A helpful AI assistant",
+            "--- Non-streaming response ---",
+            "Agent Response:\n  I can help with code generation, analysis, and general Q&A.",
+            "--- Streaming response ---",
+            "I am an AI assistant built to help with various tasks.",
+            "Final response:\n  I am an AI assistant built to help with various tasks.",
+        ],
+    ),
+    "02-agents/a2a/a2a_protocol_selection.py": Case(
+        a2a_agent=True,
+        script=["Here's a short joke for you: why did the agent cross the protocol?"],
+        expected=[
+            "Agent: MyAgent",
+            "Supported interfaces:",
+            re.compile(r"  - JSONRPC @ http://127\.0\.0\.1:\d+/"),
+            re.compile(r"  - HTTP\+JSON @ http://127\.0\.0\.1:\d+/rest"),
+            "Configured bindings: ['HTTP+JSON', 'JSONRPC']",
+            "Response: Here's a short joke for you: why did the agent cross the protocol?",
+        ],
+    ),
+    "02-agents/a2a/a2a_stream_reconnection.py": Case(
+        a2a_agent=True,
+        script=["Artificial intelligence began as a summer project at Dartmouth in 1956 and grew from there."],
+        expected=[
+            "Starting streaming task...",
+            "--- Connection interrupted! ---",
+            "Reconnecting with continuation token...",
+            "grew from there.",
+            re.compile(r"Stream completed\. Total updates: \d+"),
+            "Final response: 1 message(s)",
         ],
     ),
     "02-agents/context_providers/todo_provider.py": Case(
@@ -1262,10 +1377,59 @@ def run_sample(rel: str, case: Case, workdir: Path) -> str:
     else:
         script = workdir / Path(rel).name
         shutil.copyfile(PORTS / rel, script)  # samples may write next to themselves
+    for data in DATA:  # the files a sample reads next to itself (workflow.yaml)
+        if Path(data).parent == Path(rel).parent:
+            shutil.copyfile(PORTS / data, script.parent / Path(data).name)
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), _answers(case.inputs):
+    with contextlib.redirect_stdout(out), _answers(case.inputs), _a2a_agent_host(case.a2a_agent):
         runpy.run_path(str(script), run_name="__main__")
     return out.getvalue()
+
+
+@contextlib.contextmanager
+def _a2a_agent_host(enabled: bool) -> Iterator[None]:
+    """An agent on the parity model served over A2A from its own thread, as the A2A samples expect one."""
+    if not enabled:
+        yield
+        return
+    import asyncio
+    import os
+    import threading
+
+    from agentnb import Agent
+    from agentnb.a2a import A2AServer
+
+    loop = asyncio.new_event_loop()
+    server = A2AServer(Agent(parity_model.model(), name="MyAgent", description="A helpful AI assistant"))
+    started = threading.Event()
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(server.start())
+        started.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, name="a2a-sample-server", daemon=True)
+    thread.start()
+    assert started.wait(30), "the A2A server did not start"
+    os.environ["A2A_AGENT_HOST"] = server.url
+    try:
+        yield
+    finally:
+        os.environ.pop("A2A_AGENT_HOST", None)
+
+        async def shutdown() -> None:
+            await server.stop()
+            # sse-starlette leaves a watcher task per process; end it before the loop closes.
+            pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()
 
 
 def assert_in_order(output: str, expected: list[str | re.Pattern[str]]) -> None:

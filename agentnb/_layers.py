@@ -1,0 +1,60 @@
+"""The reference's layer mixins, as names: agentnb builds every layer into ``BaseChatClient`` and ``Agent``.
+
+In the reference a chat client is assembled from mixins (``FunctionInvocationLayer``, ``ChatMiddlewareLayer``,
+``ChatTelemetryLayer`` over a raw client). agentnb's :class:`~agentnb.BaseChatClient` already runs the
+function loop, chat and function middleware and telemetry around ``_inner_get_response``, and
+:class:`~agentnb.Agent` runs agent middleware and telemetry, so these classes add no behaviour: they let code
+written for the reference compose its clients as it does there, and ``isinstance`` checks against them hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Generic
+
+from typing_extensions import TypeVar
+
+__all__ = [
+    "AgentMiddlewareLayer",
+    "AgentTelemetryLayer",
+    "ChatMiddlewareLayer",
+    "ChatTelemetryLayer",
+    "EmbeddingTelemetryLayer",
+    "FunctionInvocationLayer",
+]
+
+LayerOptionsT = TypeVar("LayerOptionsT", bound=Mapping[str, Any], default=Mapping[str, Any])
+
+
+class FunctionInvocationLayer(Generic[LayerOptionsT]):
+    """Marks a chat client as running the tool loop (every :class:`~agentnb.BaseChatClient` does).
+
+    Example:
+        ```python
+        from agentnb import BaseChatClient, ChatMiddlewareLayer, ChatResponse, FunctionInvocationLayer
+
+        class Echo(FunctionInvocationLayer, ChatMiddlewareLayer, BaseChatClient):
+            async def _inner_get_response(self, *, messages, stream=False, options, **kwargs):
+                return ChatResponse(text=messages[-1].text)
+        ```
+    """
+
+
+class ChatMiddlewareLayer(Generic[LayerOptionsT]):
+    """Marks a chat client as running chat and function middleware (every ``BaseChatClient`` does)."""
+
+
+class ChatTelemetryLayer(Generic[LayerOptionsT]):
+    """Marks a chat client as traced (``chat`` spans; recorded once instrumentation is enabled)."""
+
+
+class EmbeddingTelemetryLayer(Generic[LayerOptionsT]):
+    """Marks an embedding client as traced (``embeddings`` spans; recorded once instrumentation is enabled)."""
+
+
+class AgentMiddlewareLayer:
+    """Marks an agent as running agent middleware (every :class:`~agentnb.Agent` does)."""
+
+
+class AgentTelemetryLayer:
+    """Marks an agent as traced (``invoke_agent`` spans; recorded once instrumentation is enabled)."""

@@ -1,0 +1,118 @@
+"""The reference's OpenTelemetry helpers: attribute names as an enum, the service resource, metric views."""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from .. import _telemetry as tel
+from .._settings import read_env_file
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.view import View
+    from opentelemetry.sdk.resources import Resource
+
+__all__ = ["OtelAttr", "create_metric_views", "create_resource"]
+
+
+class OtelAttr(str, Enum):
+    """Span attribute, metric and operation names agentnb records (values are the semantic conventions').
+
+    Example:
+        >>> OtelAttr.OPERATION.value
+        'gen_ai.operation.name'
+    """
+
+    OPERATION = tel.GEN_AI_OPERATION_NAME
+    PROVIDER_NAME = tel.GEN_AI_PROVIDER_NAME
+    ERROR_TYPE = tel.ERROR_TYPE
+    ADDRESS = "server.address"
+    PORT = "server.port"
+    SEED = tel.GEN_AI_REQUEST_SEED
+    REQUEST_MODEL = tel.GEN_AI_REQUEST_MODEL
+    REQUEST_MAX_TOKENS = tel.GEN_AI_REQUEST_MAX_TOKENS
+    REQUEST_TEMPERATURE = tel.GEN_AI_REQUEST_TEMPERATURE
+    REQUEST_TOP_P = tel.GEN_AI_REQUEST_TOP_P
+    RESPONSE_MODEL = tel.GEN_AI_RESPONSE_MODEL
+    RESPONSE_ID = tel.GEN_AI_RESPONSE_ID
+    FINISH_REASONS = tel.GEN_AI_RESPONSE_FINISH_REASONS
+    INPUT_TOKENS = tel.GEN_AI_USAGE_INPUT_TOKENS
+    OUTPUT_TOKENS = tel.GEN_AI_USAGE_OUTPUT_TOKENS
+    TOOL_CALL_ID = tel.GEN_AI_TOOL_CALL_ID
+    TOOL_NAME = tel.GEN_AI_TOOL_NAME
+    TOOL_TYPE = tel.GEN_AI_TOOL_TYPE
+    TOOL_DESCRIPTION = tel.GEN_AI_TOOL_DESCRIPTION
+    TOOL_ARGUMENTS = tel.GEN_AI_TOOL_CALL_ARGUMENTS
+    TOOL_RESULT = tel.GEN_AI_TOOL_CALL_RESULT
+    AGENT_ID = tel.GEN_AI_AGENT_ID
+    AGENT_NAME = tel.GEN_AI_AGENT_NAME
+    AGENT_DESCRIPTION = tel.GEN_AI_AGENT_DESCRIPTION
+    CONVERSATION_ID = tel.GEN_AI_CONVERSATION_ID
+    INPUT_MESSAGES = tel.GEN_AI_INPUT_MESSAGES
+    OUTPUT_MESSAGES = tel.GEN_AI_OUTPUT_MESSAGES
+    SYSTEM_INSTRUCTIONS = tel.GEN_AI_SYSTEM_INSTRUCTIONS
+    T_TYPE = tel.GEN_AI_TOKEN_TYPE
+    T_TYPE_INPUT = "input"
+    T_TYPE_OUTPUT = "output"
+    T_UNIT = "tokens"
+    DURATION_UNIT = "s"
+    LLM_OPERATION_DURATION = "gen_ai.client.operation.duration"
+    LLM_TOKEN_USAGE = "gen_ai.client.token.usage"
+    SERVICE_NAME = "service.name"
+    SERVICE_VERSION = "service.version"
+    WORKFLOW_ID = tel.WORKFLOW_ID
+    WORKFLOW_NAME = tel.WORKFLOW_NAME
+    WORKFLOW_RUN_SPAN = tel.SPAN_WORKFLOW_RUN
+    EXECUTOR_PROCESS_SPAN = tel.SPAN_EXECUTOR
+    EXECUTOR_ID = tel.EXECUTOR_ID
+    EXECUTOR_TYPE = tel.EXECUTOR_TYPE
+    CHAT_COMPLETION_OPERATION = tel.OP_CHAT
+    EMBEDDING_OPERATION = "embeddings"
+    TOOL_EXECUTION_OPERATION = tel.OP_EXECUTE_TOOL
+    AGENT_INVOKE_OPERATION = tel.OP_INVOKE_AGENT
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def create_resource(
+    service_name: str | None = None,
+    service_version: str | None = None,
+    env_file_path: str | None = None,
+    env_file_encoding: str | None = None,
+    **attributes: Any,
+) -> Resource:
+    """An OpenTelemetry ``Resource`` naming this service, for providers you build yourself.
+
+    ``service.name`` comes from the argument, else ``OTEL_SERVICE_NAME``, else ``"agentnb"``; the version
+    likewise from ``OTEL_SERVICE_VERSION`` or agentnb's version; ``OTEL_RESOURCE_ATTRIBUTES`` (``k=v,k=v``)
+    and ``attributes`` are added. A ``.env`` file, when given, is read before the environment.
+    """
+    from opentelemetry.sdk.resources import Resource
+
+    from .. import __version__
+
+    env = dict(os.environ)
+    if env_file_path is not None:
+        env = {**read_env_file(env_file_path, env_file_encoding or "utf-8"), **env}
+    values: dict[str, Any] = {}
+    for pair in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            values[key.strip()] = value.strip()
+    values.update(attributes)
+    values["service.name"] = service_name or env.get("OTEL_SERVICE_NAME") or "agentnb"
+    values["service.version"] = service_version or env.get("OTEL_SERVICE_VERSION") or __version__
+    return Resource.create(values)
+
+
+def create_metric_views() -> list[View]:
+    """Metric views that keep agentnb's and the GenAI conventions' instruments and drop every other one."""
+    from opentelemetry.sdk.metrics.view import DropAggregation, View
+
+    return [
+        View(instrument_name="agentnb*"),
+        View(instrument_name="gen_ai*"),
+        View(instrument_name="*", aggregation=DropAggregation()),
+    ]
