@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._approval import ToolApprovalRule, create_always_approve_tool_response
 from ._approval_policy import ApprovalDecision, ApprovalPolicy, request_server_label
+from ._conversation import HAS_CONTROL, tool_kinds
 from ._types import AgentResponse, AgentResponseUpdate, Content, Message, normalize_messages
 from .exceptions import ApprovalError
 
@@ -86,6 +87,11 @@ class ApprovalDriver:
         ```
     """
 
+    __slots__ = (
+        "_answers", "_context", "_options", "_run_rules", "_tail", "_transcript", "_turn_input", "agent", "gave_up",
+        "max_auto_rounds", "pending", "policy", "responses", "session",
+    )  # fmt: skip
+
     def __init__(
         self,
         agent: Any,
@@ -108,6 +114,8 @@ class ApprovalDriver:
         self._answers: dict[str, Content] = {}
         self._context: list[Message] = list(history)
         self._transcript: list[Message] | None = None if session is not None else []
+        self._tail: tuple[Any, AgentResponse] | None = None  # the last turn, not yet added to the transcript
+        self._turn_input: Any = []  # the new input of the turn running now (without the transcript)
         self._run_rules: list[ToolApprovalRule] = []
         self._options: dict[str, Any] = dict(options or {})
 
@@ -192,16 +200,12 @@ class ApprovalDriver:
         in :attr:`pending` for :meth:`answer`, then :meth:`resume`. New input while requests are pending
         leaves them to the agent (which runs none of them without an answer).
         """
-        self.pending, self._answers = [], {}
-        self.gave_up = False
+        self._begin()
         pending_input = normalize_messages(messages)
         rounds = 0
         while True:
             yield TurnStarted(list(pending_input))
-            sent = [*self._context, *pending_input]
-            self._context = []
-            if self._transcript is not None:
-                sent = [*self._transcript, *sent]
+            sent = self._sent(pending_input)
             response: AgentResponse | None = None
             async with contextlib.aclosing(self._call(sent, stream=stream)) as events:
                 async for event in events:
@@ -210,22 +214,11 @@ class ApprovalDriver:
                     else:
                         yield event
             assert response is not None
-            if self._transcript is not None:
-                self._transcript = [*sent, *response.messages]
-            self.responses.append(response)
             yield response
-            self.pending, self._answers = list(response.user_input_requests), {}
-            for request in self.pending:
-                decision = await self.policy.decide(
-                    request, session=self.session, agent=self.agent, run_rules=self._run_rules
-                )
-                if not decision.asks:
-                    self._answers[str(request.id)] = decision.response(request)
-                    yield AutoAnswered(request, decision)
-            if not self.pending or not self.complete:
-                return
-            if rounds >= self.max_auto_rounds:
-                self.gave_up = True  # the answers stay: resume() sends them when the caller chooses
+            requests = self._record(self._turn_input, response)
+            for answered in await self._decide(requests) if requests else ():
+                yield answered
+            if not self._resumes(rounds):
                 return
             rounds += 1
             pending_input = [self.take_answers()]
@@ -236,12 +229,82 @@ class ApprovalDriver:
         async for event in self.run(message, stream=stream):
             yield event
 
-    async def run_to_end(self, messages: Any, *, stream: bool = False) -> AgentResponse:
-        """:meth:`run` without watching the events; returns the latest response."""
-        async for _event in self.run(messages, stream=stream):
-            pass
-        assert self.response is not None
-        return self.response
+    async def run_to_end(self, messages: Any) -> AgentResponse:
+        """:meth:`run` without streaming or events (the path a batch of cases takes); returns the latest response."""
+        self._begin()
+        options = self._options if self.session is None else {**self._options, "session": self.session}
+        # Nothing to add in front: the input goes to the agent as given (it normalizes it), as a bare call would.
+        plain = not self._context and not self._transcript and self._tail is None
+        sent: Any
+        if plain:
+            sent = self._turn_input = messages
+        else:
+            sent = self._sent(normalize_messages(messages))
+        rounds = 0
+        while True:
+            response: AgentResponse = await self.agent.run(sent, **options)
+            requests = self._record(self._turn_input, response)
+            if not requests:
+                return response
+            await self._decide(requests)
+            if not self._resumes(rounds):
+                return response
+            rounds += 1
+            sent = self._sent([self.take_answers()])
+
+    # -- the steps of a run -----------------------------------------------------------------------------------
+    def _begin(self) -> None:
+        if self.pending or self._answers:
+            self.pending, self._answers = [], {}
+        self.gave_up = False
+
+    def _sent(self, new_input: list[Message]) -> list[Message]:
+        """What the agent is sent for ``new_input``: earlier context once, and without a session the transcript."""
+        sent = [*self._context, *new_input] if self._context else new_input
+        self._context = []
+        self._turn_input = sent
+        if self._tail is not None:
+            before, response = self._tail
+            self._transcript = [*(self._transcript or []), *normalize_messages(before), *response.messages]
+            self._tail = None
+        if self._transcript:
+            sent = [*self._transcript, *sent]
+        return sent
+
+    def _record(self, new_input: Any, response: AgentResponse) -> list[Content]:
+        """Record ``response`` (the reply to ``new_input``); returns the requests it ended with."""
+        self.responses.append(response)
+        if self._transcript is not None:
+            # The transcript grows by this turn (its new input, the reply) when, and only if, another is sent.
+            self._tail = (new_input, response)
+        for message in response.messages:
+            # Most turns hold no approval bookkeeping: the per-message cache says so without a scan.
+            if tool_kinds(message) & HAS_CONTROL:
+                requests = response.user_input_requests
+                self.pending, self._answers = requests, {}
+                return requests
+        return []
+
+    async def _decide(self, requests: list[Content]) -> list[AutoAnswered]:
+        """Let the policy answer the requests it covers (the rest wait for a person)."""
+        answered: list[AutoAnswered] = []
+        for request in requests:
+            decision = await self.policy.decide(
+                request, session=self.session, agent=self.agent, run_rules=self._run_rules
+            )
+            if not decision.asks:
+                self._answers[str(request.id)] = decision.response(request)
+                answered.append(AutoAnswered(request, decision))
+        return answered
+
+    def _resumes(self, rounds: int) -> bool:
+        """Whether the policy answered every request and may resume on its own once more."""
+        if not self.pending or not self.complete:
+            return False
+        if rounds >= self.max_auto_rounds:
+            self.gave_up = True  # the answers stay: resume() sends them when the caller chooses
+            return False
+        return True
 
     async def _call(self, sent: list[Message], *, stream: bool) -> AsyncGenerator[AgentResponseUpdate | AgentResponse]:
         options = dict(self._options)

@@ -132,12 +132,18 @@ class _AgentTarget(Target):
     def __init__(self, agent: Any, description: str) -> None:
         super().__init__(str(getattr(agent, "name", None) or type(agent).__name__), description)
         self.agent = agent
+        self._policies: tuple[object, ApprovalPolicy] | None = None
+
+    def _policy(self, options: RunOptions) -> ApprovalPolicy:
+        # Read once per batch (every case of a batch shares its options), not once per case.
+        cached = self._policies
+        if cached is None or cached[0] is not options.on_approval:
+            cached = self._policies = (options.on_approval, ApprovalPolicy.coerce(options.on_approval))
+        return cached[1]
 
     async def call(self, case: EvalCase, options: RunOptions, store: Any) -> Outcome:
         # No session: the driver sends the conversation so far each turn, which is what a session would hold.
-        driver = ApprovalDriver(
-            self.agent, policy=ApprovalPolicy.coerce(options.on_approval), max_auto_rounds=_MAX_APPROVAL_ROUNDS
-        )
+        driver = ApprovalDriver(self.agent, policy=self._policy(options), max_auto_rounds=_MAX_APPROVAL_ROUNDS)
         await driver.run_to_end(case.input)
         responses: list[Any] = list(driver.responses)
         if driver.gave_up:
