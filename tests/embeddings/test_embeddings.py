@@ -21,8 +21,6 @@ from agentnb.openai import OpenAIEmbeddingClient
 from tests.observability.otel_fixtures import Otel
 from tests.openai_server import ErrorReply, OpenAIServer, embedding_of
 
-pytest_plugins = ["tests.observability.conftest"]
-
 
 @pytest.fixture(scope="module")
 def openai_server() -> Iterator[OpenAIServer]:
