@@ -81,9 +81,11 @@ def _blob(result: Any) -> tuple[bytes, str | None] | None:
             if blob.startswith("data:"):
                 blob = blob.split(",", 1)[-1]
             try:
-                return base64.b64decode(blob, validate=True), getattr(item, "mimeType", None) or getattr(
-                    item, "mime_type", None
-                )
+                # mcp 2.x names the field mime_type; read the 1.x name only where that one is absent (another
+                # installed package may patch the old name to warn).
+                has_new = hasattr(item, "mime_type")
+                mime = getattr(item, "mime_type", None) if has_new else getattr(item, "mimeType", None)
+                return base64.b64decode(blob, validate=True), mime
             except (binascii.Error, ValueError):
                 logger.warning("An MCP resource sent a blob that is not valid base64.")
                 return None

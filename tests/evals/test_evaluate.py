@@ -176,7 +176,9 @@ async def test_cancelled_evaluation_keeps_finished_cases_and_resumes(store: RunS
 
 
 _KILLED_SCRIPT = """
-import asyncio, sys
+import asyncio, signal, sys
+# Ctrl-C as in a terminal, whatever SIGINT disposition the test process hands down (an ignored one is inherited).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, {here!r})
 from agentnb.evals import evaluate, scorers
 dataset = [{{"input": f"Capital of {{c}}? #{{i}}", "expected": city}} for i in range(40)
