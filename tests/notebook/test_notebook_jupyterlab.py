@@ -264,8 +264,9 @@ def test_approve_in_jupyterlab(lab: JupyterLab) -> None:
             approve.click()
 
             if lab.case == "response":
-                # JupyterLab names its cells, so the meter line shows under the cell (headless runners omit it).
-                expect(page.locator(".jp-OutputArea-output .anb-meter", has_text="1 model call").first).to_be_visible(
+                # JupyterLab names its cells, so the meter line shows under the cell (headless runners omit it);
+                # after the click it counts the continuation's model call too, not only the one before the card.
+                expect(page.locator(".jp-OutputArea-output .anb-meter", has_text="2 model calls").first).to_be_visible(
                     timeout=30_000
                 )
             answer = page.locator(".jp-OutputArea-output", has_text="Deleted Notes.")
