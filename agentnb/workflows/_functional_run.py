@@ -305,14 +305,7 @@ class FunctionalRun:
             raise WorkflowRunError(f"Workflow {workflow.name!r} failed {where}: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
-                reason = None if error is None else f"{type(error).__name__}: {error}"
-                try:
-                    if isinstance(error, asyncio.CancelledError):
-                        self.recorder.finish_sync(status, reason)
-                    else:
-                        await self.recorder.finish(status, reason)
-                except Exception as store_error:  # the run's own outcome matters more than its mirror
-                    logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
+                await self.recorder.close(status, error)
             _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.completed})
 
     async def call_function(self) -> Any:

@@ -140,6 +140,20 @@ class StoreRecorder:
             self.store.add_events(self.run_id, rows)
         self.store.finish_run(self.run_id, status=status, ended_at=utc_now(), error=error)
 
+    async def close(self, status: str, error: BaseException | None) -> None:
+        """Record how the run ended; a store failure is logged, never raised (the run's outcome matters more).
+
+        A cancelled run is recorded synchronously: the event loop may not run another await for it.
+        """
+        reason = None if error is None else f"{type(error).__name__}: {error}"
+        try:
+            if isinstance(error, asyncio.CancelledError):
+                self.finish_sync(status, reason)
+            else:
+                await self.finish(status, reason)
+        except Exception as store_error:
+            logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
+
 
 class RunContext:
     """The state of one ``Workflow.run`` call; also what a checkpoint captures and restores.
@@ -297,14 +311,7 @@ class RunContext:
             raise WorkflowRunError(f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
-                reason = None if error is None else f"{type(error).__name__}: {error}"
-                try:
-                    if isinstance(error, asyncio.CancelledError):
-                        self.recorder.finish_sync(status, reason)
-                    else:
-                        await self.recorder.finish(status, reason)
-                except Exception as store_error:  # the run's own outcome matters more than its mirror
-                    logger.warning("Could not record workflow run %s in the run store: %s", self.run_id, store_error)
+                await self.recorder.close(status, error)
             _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.step})
 
     async def _superstep(self) -> bool:
