@@ -463,6 +463,7 @@ class Message(_JsonForm):
     """
 
     __slots__ = (
+        "_compaction_cache",
         "_kinds_cache",
         "_scan_cache",
         "additional_properties",
@@ -494,9 +495,11 @@ class Message(_JsonForm):
         self.message_id = message_id
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
-        # Caches owned by agentnb._conversation (what tool content this message holds; a history summary).
+        # Caches owned by agentnb._conversation (what tool content this message holds; a history summary)
+        # and by agentnb.compaction (the group index of the conversation this message ends).
         self._kinds_cache: tuple[list[Content], int, int] | None = None
         self._scan_cache: Any = None
+        self._compaction_cache: Any = None
 
     @property
     def text(self) -> str:

@@ -69,6 +69,20 @@ _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_ca
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
 )
+# Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
+# ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
+# it has (another conversation's compaction, or a strategy run by hand, moves it).
+_MUTATIONS = [0]
+
+
+def note_mutation() -> None:
+    """Record that some message's annotation or exclusion changed."""
+    _MUTATIONS[0] += 1
+
+
+def mutation_count() -> int:
+    """How many times annotations or exclusions changed, process-wide (see :func:`note_mutation`)."""
+    return _MUTATIONS[0]
 
 
 # -- what a message is -----------------------------------------------------------------------------------------
@@ -138,6 +152,7 @@ def raw_annotation(message: Message) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raw = {}
         props[GROUP_ANNOTATION_KEY] = raw
+        note_mutation()
     return cast("dict[str, Any]", raw)
 
 
@@ -432,6 +447,11 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     return earliest
 
 
+def regroup_start(messages: Sequence[Message], index: int) -> int:
+    """Where regrouping must start for messages from ``index`` on: the group before it, and any call answered."""
+    return _start_of_linked_calls(messages, _start_of_previous_group(messages, index))
+
+
 def annotate_message_groups(
     messages: list[Message],
     *,
@@ -462,8 +482,7 @@ def annotate_message_groups(
         if gap is None:
             return ordered_group_ids(messages)
         start = gap
-    start = _start_of_previous_group(messages, start)
-    start = _start_of_linked_calls(messages, start)
+    start = regroup_start(messages, start)
 
     offset = 0
     prefix_groups: set[str] = set()
@@ -479,7 +498,28 @@ def annotate_message_groups(
     tail = messages[start:]
     # Ids used before the tail matter only when a tail message needs one.
     reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
-    spans = group_messages(tail, id_offset=start, reserved_ids=reserved, reserved_group_ids=prefix_groups)
+    regroup_tail(
+        messages, start, offset=offset, prefix_groups=prefix_groups, reserved_ids=reserved, tokenizer=tokenizer
+    )
+    return ordered_group_ids(messages)
+
+
+def regroup_tail(
+    messages: list[Message],
+    start: int,
+    *,
+    offset: int,
+    prefix_groups: Collection[str],
+    reserved_ids: Iterable[str] | None,
+    tokenizer: TokenizerProtocol | None,
+) -> None:
+    """Group and annotate ``messages[start:]`` (a whole-group boundary), numbering its groups from ``offset``.
+
+    ``prefix_groups`` and ``reserved_ids`` are the group and message ids used before ``start``; the caller
+    knows them (from a scan, or from a kept index) so this costs only the tail.
+    """
+    tail = messages[start:]
+    spans = group_messages(tail, id_offset=start, reserved_ids=reserved_ids, reserved_group_ids=prefix_groups)
     span_count: dict[str, int] = {}
     for span in spans:
         span_count[span["group_id"]] = span_count.get(span["group_id"], 0) + 1
@@ -504,7 +544,7 @@ def annotate_message_groups(
         if any(not is_excluded(m) for m in group):
             for message in group:
                 message.additional_properties[EXCLUDED_KEY] = False
-    return ordered_group_ids(messages)
+    note_mutation()
 
 
 def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
@@ -564,6 +604,7 @@ def annotate_token_counts(
         start = first
     for message in messages[start:]:
         raw_annotation(message)[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+    note_mutation()
 
 
 def extend_compaction_messages(
@@ -613,6 +654,7 @@ def set_excluded(message: Message, *, excluded: bool, reason: str | None = None)
     changed = bool(props.get(EXCLUDED_KEY, False)) != excluded
     if changed:
         props[EXCLUDED_KEY] = excluded
+        note_mutation()
     if reason is not None:
         props[EXCLUDE_REASON_KEY] = reason
     return changed

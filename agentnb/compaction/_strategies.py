@@ -27,6 +27,7 @@ from ._groups import (
     project_included_messages,
     set_excluded,
 )
+from ._index import GroupView, NeedsMessages, compact_view
 from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
 
 __all__ = [
@@ -196,6 +197,30 @@ class TruncationStrategy:
             measure -= dropped_tokens if by_tokens else dropped_messages
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries (see :mod:`._index`)."""
+        index, included = view.index, view.included
+        by_tokens = self.tokenizer is not None
+        measure = view.included_tokens() if by_tokens else view.included_messages()
+        if measure <= self.max_n:
+            return False
+        protected: set[int] = set()
+        retained = view.minimum_retained()
+        if retained is not None:
+            protected.add(retained)
+        if self.preserve_system:
+            protected.update(index.systems)
+        changed = False
+        for group in range(len(included)):
+            if measure <= self.compact_to:
+                break
+            if group in protected:
+                continue
+            if view.exclude(group, "truncation"):
+                changed = True
+                measure -= index.tokens[group] if by_tokens else len(index.members[group])
+        return changed
+
     def __repr__(self) -> str:
         return f"TruncationStrategy(max_n={self.max_n}, compact_to={self.compact_to})"
 
@@ -230,6 +255,25 @@ class SlidingWindowStrategy:
                 changed = groups.exclude(group_id, "sliding_window")[0] or changed
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries: one walk back over the window, one slice for the rest."""
+        included, kinds = view.included, view.index.kinds
+        systems = view.index.systems
+        cut, found = len(included), 0
+        while cut > 0 and found < self.keep_last_groups:
+            cut -= 1
+            if included[cut] and kinds[cut] != "system":
+                found += 1
+        changed = False
+        if not self.preserve_system:  # system groups are never in the window
+            for group in systems:
+                if group >= cut and included[group]:
+                    changed = view.exclude(group, "sliding_window") or changed
+        if found < self.keep_last_groups:
+            cut = 0  # every non-system group fits
+        keep = systems if self.preserve_system else ()
+        return view.exclude_before(cut, "sliding_window", keep=keep) or changed
+
     def __repr__(self) -> str:
         return f"SlidingWindowStrategy(keep_last_groups={self.keep_last_groups})"
 
@@ -239,6 +283,12 @@ def _tool_groups_to_compact(groups: Groups, keep_last: int) -> list[str]:
     if len(tool_groups) <= keep_last:
         return []
     return tool_groups[: len(tool_groups) - keep_last]
+
+
+def _tool_groups_in_view(view: GroupView, keep_last: int) -> list[int]:
+    kinds = view.index.kinds
+    tool_groups = [g for g in view.included_groups() if kinds[g] == "tool_call"]
+    return tool_groups[: max(0, len(tool_groups) - keep_last)]
 
 
 class SelectiveToolCallCompactionStrategy:
@@ -262,6 +312,13 @@ class SelectiveToolCallCompactionStrategy:
         changed = False
         for group_id in _tool_groups_to_compact(groups, self.keep_last_tool_call_groups):
             changed = groups.exclude(group_id, "tool_call_compaction")[0] or changed
+        return changed
+
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries."""
+        changed = False
+        for group in _tool_groups_in_view(view, self.keep_last_tool_call_groups):
+            changed = view.exclude(group, "tool_call_compaction") or changed
         return changed
 
     def __repr__(self) -> str:
@@ -331,6 +388,12 @@ class ToolResultCompactionStrategy:
             messages.insert(position, summary)
         annotate_message_groups(messages, from_index=inserts[0][0])
         return changed
+
+    def _compact_view(self, view: GroupView) -> bool:
+        """Nothing to do, or :class:`NeedsMessages`: summaries are new messages, which a view cannot hold."""
+        if _tool_groups_in_view(view, self.keep_last_tool_call_groups):
+            raise NeedsMessages(type(self).__name__)
+        return False
 
     @classmethod
     def summary_text(cls, results: list[str]) -> str:
@@ -435,6 +498,32 @@ class TokenBudgetComposedStrategy:
                     return changed
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries, when every strategy it composes can decide on them."""
+        total = view.included_tokens()
+        if total <= self.token_budget:
+            return False
+        changed = False
+        for strategy in self.strategies:
+            changed = compact_view(strategy, view) or changed
+            total = view.included_tokens()
+            if self.early_stop and total <= self.token_budget:
+                return changed
+        if total <= self.token_budget:
+            return changed
+        kinds, tokens = view.index.kinds, view.index.tokens
+        keep = view.minimum_retained()
+        for system_pass, reason in ((False, "token_budget_fallback"), (True, "token_budget_fallback_strict")):
+            for group in range(len(kinds)):
+                if (kinds[group] == "system") != system_pass or group == keep:
+                    continue
+                if view.exclude(group, reason):
+                    changed = True
+                    total -= tokens[group]
+                    if total <= self.token_budget:
+                        return changed
+        return changed
+
     def __repr__(self) -> str:
         return f"TokenBudgetComposedStrategy(token_budget={self.token_budget}, strategies={self.strategies!r})"
 
@@ -506,6 +595,10 @@ class ContextWindowCompactionStrategy:
     async def __call__(self, messages: list[Message]) -> bool:
         changed = await self._tool_eviction(messages)
         return (await self._truncation(messages)) or changed
+
+    def _compact_view(self, view: GroupView) -> bool:
+        changed = compact_view(self._tool_eviction, view)
+        return compact_view(self._truncation, view) or changed
 
     def __repr__(self) -> str:
         return (
