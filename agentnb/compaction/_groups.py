@@ -183,19 +183,19 @@ def _write(message: Message, group_id: str, kind: str, index: int, has_reasoning
 # -- grouping --------------------------------------------------------------------------------------------------
 
 
-def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Iterable[str] | None) -> None:
+def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Collection[str] | None) -> None:
     """Give every message without an id ``msg_<absolute index>`` (or the next free number when taken)."""
     if all(m.message_id for m in messages):
         return
-    taken: set[str] = set(reserved_ids) if reserved_ids is not None else set()
-    taken.update(m.message_id for m in messages if m.message_id)
+    reserved: Collection[str] = reserved_ids if reserved_ids is not None else ()
+    taken: set[str] = {m.message_id for m in messages if m.message_id}  # the reserved ones are not copied
     spare = id_offset + len(messages)
     for index, message in enumerate(messages):
         if message.message_id:
             continue
         candidate = f"msg_{id_offset + index}"
-        if candidate in taken:
-            while f"msg_{spare}" in taken:
+        if candidate in taken or candidate in reserved:
+            while f"msg_{spare}" in taken or f"msg_{spare}" in reserved:
                 spare += 1
             candidate = f"msg_{spare}"
         message.message_id = candidate
@@ -300,6 +300,8 @@ def group_messages(
         [s["kind"] for s in spans]  # ['user', 'tool_call']
         ```
     """
+    if reserved_ids is not None and not isinstance(reserved_ids, Collection):
+        reserved_ids = set(reserved_ids)
     _assign_ids(messages, id_offset, reserved_ids)
     spans: list[dict[str, Any]] = []
     n = len(messages)
@@ -510,7 +512,7 @@ def regroup_tail(
     *,
     offset: int,
     prefix_groups: Collection[str],
-    reserved_ids: Iterable[str] | None,
+    reserved_ids: Collection[str] | None,
     tokenizer: TokenizerProtocol | None,
 ) -> None:
     """Group and annotate ``messages[start:]`` (a whole-group boundary), numbering its groups from ``offset``.

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from itertools import accumulate, compress
+from itertools import accumulate
 from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from .._types import Message
 from ._groups import (
+    EXCLUDE_REASON_KEY,
     EXCLUDED_KEY,
     GROUP_ANNOTATION_KEY,
     GROUP_ID_KEY,
@@ -40,13 +41,14 @@ from ._groups import (
     mutation_count,
     regroup_start,
     regroup_tail,
+    set_excluded,
 )
 
 if TYPE_CHECKING:
     from ._report import ExcludedGroup
     from ._tokenizers import TokenizerProtocol
 
-__all__ = ["GroupIndex", "GroupView", "NeedsMessages", "compact_view"]
+__all__ = ["GroupIndex", "GroupView", "NeedsMessages", "compact_in_place", "compact_view"]
 
 _DICT: Any = dict
 
@@ -71,7 +73,13 @@ class GroupIndex:
         "messages",
         "number",
         "order_max",
+        "out",
+        "out_groups",
+        "out_messages",
+        "out_tokens",
+        "out_why",
         "previews",
+        "reason_names",
         "special",
         "split",
         "systems",
@@ -94,7 +102,14 @@ class GroupIndex:
         self.number: dict[str, int] = {}
         self.systems: list[int] = []  # system group numbers, ascending
         self.split: set[int] = set()  # groups whose members are not one run of positions
-        self.special: list[int] = []  # positions of messages already excluded, summaries or summarized
+        # Positions of messages the view cannot describe: summaries, summarized originals, and messages
+        # excluded while others of their group are not.
+        self.special: list[int] = []
+        # The exclusions already written on the messages, per group, and their totals.
+        self.out = bytearray()  # 1 = the group's messages are all excluded
+        self.out_why = bytearray()  # the reason, as a code into reason_names
+        self.reason_names: list[str] = [""]
+        self.out_groups = self.out_tokens = self.out_messages = 0
         self.previews: dict[int, ExcludedGroup] = {}  # report entries of groups left out, by group number
         self.counted = True  # every message has a token count
         self.generation = -1
@@ -135,13 +150,19 @@ class GroupIndex:
             return False
         if self.generation == mutation_count():
             return True
-        # Something rewrote annotations since: each covered message must still carry the dict read from it.
+        # Something rewrote annotations since: each covered message must still carry the dict read from it,
+        # and its exclusion (and reason) must still be the one read.
         window = messages[:covered]
-        annotations = [m.additional_properties.get(GROUP_ANNOTATION_KEY) for m in window]
-        if not all(map(is_, annotations, self.annotations)):
+        props = [m.additional_properties for m in window]
+        if not all(map(is_, [p.get(GROUP_ANNOTATION_KEY) for p in props], self.annotations)):
             return False
-        # An exclusion written since would not be in ``special``: rebuild (and then take the message path).
-        return not any(m.additional_properties.get(EXCLUDED_KEY, False) for m in window)
+        out, why, names = self.out, self.out_why, self.reason_names
+        for p, group in zip(props, self.group_of, strict=True):
+            if bool(p.get(EXCLUDED_KEY, False)) != bool(out[group]):
+                return False
+            if out[group] and (p.get(EXCLUDE_REASON_KEY) or "") != names[why[group]]:
+                return False
+        return True
 
     def extend(self, messages: list[Message], tokenizer: TokenizerProtocol | None) -> None:
         """Annotate and read the messages after the covered ones (and the groups they may join)."""
@@ -167,6 +188,11 @@ class GroupIndex:
             return
         first_gone = self.group_of[start]
         groups_before = len(self.ids)
+        for group in range(first_gone, groups_before):
+            if self.out[group]:
+                self._count_out(group, -1)
+        del self.out[first_gone:]
+        del self.out_why[first_gone:]
         for group_id in self.ids[first_gone:]:
             del self.number[group_id]
         for message in self.messages[start:]:
@@ -190,6 +216,7 @@ class GroupIndex:
         number, members, tokens = self.number, self.members, self.tokens
         group_of, annotations = self.group_of, self.annotations
         token_sums, message_sums, order_max = self.token_sums, self.message_sums, self.order_max
+        special = self.special
         resum = False
         for position in range(start, len(messages)):
             message = messages[position]
@@ -200,6 +227,7 @@ class GroupIndex:
             if type(count) is not int:
                 self.counted = False
                 count = 0
+            flag = 1 if props.get(EXCLUDED_KEY, False) else 0
             group = number.get(group_id)
             if group is None:
                 group = len(self.ids)
@@ -216,23 +244,28 @@ class GroupIndex:
                 order_max.append(max(order, order_max[-1]) if order_max else order)
                 if kind == "system":
                     self.systems.append(group)
+                self.out.append(flag)
+                self.out_why.append(self.code(props.get(EXCLUDE_REASON_KEY) or "") if flag else 0)
+                if flag:
+                    self._count_out(group, 1)
             else:
                 found = members[group]
                 if found[-1] != position - 1:
                     self.split.add(group)
                 found.append(position)
                 tokens[group] += count
+                if flag != self.out[group]:
+                    special.append(position)
+                elif flag:
+                    self.out_tokens += count
+                    self.out_messages += 1
                 if group == len(tokens) - 1:
                     token_sums[-1] += count
                     message_sums[-1] += 1
                 else:  # a late result joined an older group: every later sum moves
                     resum = True
-            if (
-                props.get(EXCLUDED_KEY, False)
-                or SUMMARY_OF_GROUP_IDS_KEY in annotation
-                or SUMMARIZED_BY_SUMMARY_ID_KEY in annotation
-            ):
-                self.special.append(position)
+            if SUMMARY_OF_GROUP_IDS_KEY in annotation or SUMMARIZED_BY_SUMMARY_ID_KEY in annotation:
+                special.append(position)
             group_of.append(group)
             annotations.append(annotation)
             if message.message_id:
@@ -241,6 +274,34 @@ class GroupIndex:
         if resum:
             token_sums[1:] = accumulate(tokens)
             message_sums[1:] = accumulate(map(len, members))
+
+    def code(self, reason: str) -> int:
+        """The reason's code in :attr:`out_why`."""
+        try:
+            return self.reason_names.index(reason)
+        except ValueError:
+            self.reason_names.append(reason)
+            return len(self.reason_names) - 1
+
+    def _count_out(self, group: int, sign: int) -> None:
+        self.out_groups += sign
+        self.out_tokens += sign * self.tokens[group]
+        self.out_messages += sign * len(self.members[group])
+
+    def write_back(self, messages: Sequence[Message], view: GroupView, before: bytes, before_why: bytes) -> None:
+        """Write the view's changes on the messages (exclusions and reasons), and keep them as read."""
+        changed = _changed_bytes(before, view.included) | _changed_bytes(before_why, view.why)
+        members, out = self.members, self.out
+        for group in sorted(changed):
+            excluded = not view.included[group]
+            reason = view.reasons[view.why[group]] if excluded else None
+            for position in members[group]:
+                set_excluded(messages[position], excluded=excluded, reason=reason or None)
+            if excluded != bool(out[group]):
+                out[group] = 1 if excluded else 0
+                self._count_out(group, 1 if excluded else -1)
+            self.out_why[group] = self.code(reason) if reason else 0
+        self.generation = mutation_count()
 
     # -- reading -----------------------------------------------------------------------------------------------
 
@@ -273,15 +334,15 @@ class GroupView:
 
     def __init__(self, index: GroupIndex) -> None:
         self.index = index
-        count = len(index.ids)
-        self.included = bytearray(b"\x01") * count
-        self.why = bytearray(count)
-        self.reasons: list[str] = [""]
+        # What the messages already say: groups excluded before (by an earlier call) start out.
+        self.included = index.out.translate(_FLIP)
+        self.why = bytearray(index.out_why)
+        self.reasons: list[str] = list(index.reason_names)
         # Running totals of what is in, so a strategy or a report never sums over every group.
-        self.groups_in = count
-        self.tokens_in = index.token_sums[-1]
-        self.messages_in = index.message_sums[-1]
-        self.pristine = True  # nothing left out yet: the totals before a group are the index's prefix sums
+        self.groups_in = len(index.ids) - index.out_groups
+        self.tokens_in = index.token_sums[-1] - index.out_tokens
+        self.messages_in = index.message_sums[-1] - index.out_messages
+        self.pristine = not index.out_groups  # all in: the totals before a group are the index's prefix sums
 
     def code(self, reason: str) -> int:
         """The reason's code in :attr:`why` (at most 255 distinct reasons a request)."""
@@ -301,7 +362,7 @@ class GroupView:
         return self.messages_in
 
     def included_groups(self) -> list[int]:
-        return list(compress(range(len(self.included)), self.included))
+        return self.runs_of_included(0, len(self.included))
 
     def minimum_retained(self) -> int | None:
         """The group kept so the model is never sent nothing: the newest included non-system group."""
@@ -340,59 +401,103 @@ class GroupView:
     def exclude_before(self, cut: int, reason: str, *, keep: Sequence[int] = ()) -> bool:
         """Leave out every group before ``cut`` except ``keep`` (already-out groups keep their reason).
 
-        Returns whether a group that was in went out.
+        Returns whether a group that was in went out. Costs the groups still in before ``cut``, not all of
+        them: on a fresh view a slice assignment, later a search for the few that are still in.
         """
         if cut <= 0:
             return False
-        index, included, why = self.index, self.included, self.why
-        saved = [(g, included[g], why[g]) for g in keep if g < cut]
-        staying = [g for g, state, _ in saved if state]
+        index, included, why, tokens = self.index, self.included, self.why, self.index.tokens
+        staying = {g for g in keep if g < cut and included[g]}
         if self.pristine:  # every group before the cut is in: the prefix sums say what leaves
             going = cut - len(staying)
-            tokens = index.token_sums[cut]
-            messages = index.message_sums[cut]
-        else:
-            going = sum(included[:cut]) - len(staying)
-            tokens = sum(compress(index.tokens[:cut], included[:cut]))
-            messages = sum(compress(map(len, index.members[:cut]), included[:cut]))
-        if going:
-            self.pristine = False
-            self.groups_in -= going
-            self.tokens_in -= tokens - sum(index.tokens[g] for g in staying)
-            self.messages_in -= messages - sum(len(index.members[g]) for g in staying)
-            code = self.code(reason)
-            # why[g] is 0 exactly when g is in: add the code where a group is in, keep the rest (all in C).
-            mask = bytes(included[:cut]).translate(_CODE_TABLES[code])
-            merged = int.from_bytes(why[:cut], "big") | int.from_bytes(mask, "big")
-            why[:cut] = merged.to_bytes(cut, "big")
+            if not going:
+                return False
+            self.tokens_in -= index.token_sums[cut] - sum(tokens[g] for g in staying)
+            self.messages_in -= index.message_sums[cut] - sum(len(index.members[g]) for g in staying)
             included[:cut] = bytes(cut)
-            for group, state, reason_code in saved:
-                included[group] = state
-                why[group] = reason_code
-        return going > 0
+            why[:cut] = bytes((self.code(reason),)) * cut
+            for group in staying:
+                included[group] = 1
+                why[group] = 0
+        else:
+            leaving = [g for g in self.runs_of_included(0, cut) if g not in staying]
+            going = len(leaving)
+            if not going:
+                return False
+            code = self.code(reason)
+            members = index.members
+            for group in leaving:
+                included[group] = 0
+                why[group] = code
+                self.tokens_in -= tokens[group]
+                self.messages_in -= len(members[group])
+        self.pristine = False
+        self.groups_in -= going
+        return True
+
+    def runs_of_included(self, start: int, stop: int) -> list[int]:
+        """The included groups in ``range(start, stop)``, found run by run with C searches."""
+        included = self.included
+        found: list[int] = []
+        position = included.find(1, start, stop)
+        while position != -1:
+            end = included.find(0, position, stop)
+            if end == -1:
+                end = stop
+            found.extend(range(position, end))
+            position = included.find(1, end, stop)
+        return found
 
     def sent(self, messages: Sequence[Message]) -> list[Message]:
         """The messages of the included groups, in conversation order."""
-        index = self.index
-        groups = self.included_groups()
+        index, included = self.index, self.included
         members = index.members
         if index.split:
+            groups = self.included_groups()
             return [messages[p] for p in sorted(p for g in groups for p in members[g])]
+        # Groups are runs of positions in order: each run of included groups is one slice of messages.
         out: list[Message] = []
-        run_start = run_end = 0
-        for group in groups:
-            found = members[group]
-            first = found[0]
-            if first != run_end:
-                out.extend(messages[run_start:run_end])
-                run_start = first
-            run_end = found[-1] + 1
-        out.extend(messages[run_start:run_end])
+        stop = len(included)
+        group = included.find(1)
+        while group != -1:
+            end = included.find(0, group)
+            if end == -1:
+                end = stop
+            out.extend(messages[members[group][0] : members[end - 1][-1] + 1])
+            group = included.find(1, end)
         return out
 
 
-# Translation tables mapping byte 1 to a reason code (and every other byte to 0), built once per code.
-_CODE_TABLES: list[bytes] = [bytes([0, code]) + bytes(254) for code in range(256)]
+_FLIP = bytes([1, 0]) + bytes(254)
+
+
+def _changed_bytes(before: bytes | bytearray, after: bytes | bytearray) -> set[int]:
+    """Positions where two equal-length byte strings differ, found with big-integer operations in C."""
+    diff = int.from_bytes(before, "little") ^ int.from_bytes(after, "little")
+    found: set[int] = set()
+    while diff:
+        position = ((diff & -diff).bit_length() - 1) >> 3
+        found.add(position)
+        diff &= ~(0xFF << (8 * position))
+    return found
+
+
+def compact_in_place(
+    messages: list[Message], strategy: object, tokenizer: TokenizerProtocol | None
+) -> list[Message] | None:
+    """Run ``strategy`` on ``messages`` by its group view and write only what changed; ``None`` when it needs
+    the message path. Returns what the model would be sent."""
+    index = GroupIndex.of(messages, tokenizer)
+    if index.special:
+        return None
+    view = GroupView(index)
+    before, before_why = bytes(view.included), bytes(view.why)
+    try:
+        compact_view(strategy, view)
+    except NeedsMessages:
+        return None
+    index.write_back(messages, view, before, before_why)
+    return view.sent(messages)
 
 
 def compact_view(strategy: object, view: GroupView) -> bool:

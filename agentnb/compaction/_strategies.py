@@ -9,6 +9,7 @@ all read and write the same annotations.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
@@ -27,7 +28,7 @@ from ._groups import (
     project_included_messages,
     set_excluded,
 )
-from ._index import GroupView, NeedsMessages, compact_view
+from ._index import GroupView, NeedsMessages, compact_in_place, compact_view
 from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
 
 __all__ = [
@@ -259,18 +260,30 @@ class SlidingWindowStrategy:
         """The same decision on group summaries: one walk back over the window, one slice for the rest."""
         included, kinds = view.included, view.index.kinds
         systems = view.index.systems
-        cut, found = len(included), 0
-        while cut > 0 and found < self.keep_last_groups:
-            cut -= 1
-            if included[cut] and kinds[cut] != "system":
-                found += 1
+        # Find the oldest group of the window run by run from the end (C searches); only a run holding
+        # system groups is walked group by group.
+        cut, need, end = 0, self.keep_last_groups, len(included)
+        while end > 0:
+            last = included.rfind(1, 0, end)
+            if last == -1:
+                break
+            start, stop = included.rfind(0, 0, last) + 1, last + 1
+            in_run = bisect_left(systems, stop) - bisect_left(systems, start)
+            count = stop - start - in_run
+            if count >= need:
+                cut = stop
+                while need:
+                    cut -= 1
+                    if kinds[cut] != "system":
+                        need -= 1
+                break
+            need -= count
+            end = start
         changed = False
         if not self.preserve_system:  # system groups are never in the window
             for group in systems:
                 if group >= cut and included[group]:
                     changed = view.exclude(group, "sliding_window") or changed
-        if found < self.keep_last_groups:
-            cut = 0  # every non-system group fits
         keep = systems if self.preserve_system else ()
         return view.exclude_before(cut, "sliding_window", keep=keep) or changed
 
@@ -624,6 +637,10 @@ async def apply_compaction(
     """
     if strategy is None:
         return messages
+    if hasattr(strategy, "_compact_view"):  # the built-in strategies: decided per group, only changes written
+        sent = compact_in_place(messages, strategy, tokenizer or getattr(strategy, "tokenizer", None))
+        if sent is not None:
+            return sent
     annotate_message_groups(messages)
     if tokenizer is not None:
         annotate_token_counts(messages, tokenizer=tokenizer)

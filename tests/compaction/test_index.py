@@ -18,7 +18,9 @@ from agentnb.compaction import (
     TokenBudgetComposedStrategy,
     ToolResultCompactionStrategy,
     TruncationStrategy,
+    annotate_message_groups,
     apply_compaction,
+    included_messages,
     set_excluded,
 )
 from agentnb.compaction._index import GroupIndex, GroupView, NeedsMessages, compact_view
@@ -139,7 +141,20 @@ def test_an_exclusion_written_since_makes_a_new_index() -> None:
     set_excluded(history[1], excluded=True, reason="by hand")
     again = GroupIndex.of(history, TOKENIZER)
     assert again is not first
-    assert again.special == [1]
+    assert list(again.out) == [0, 1, 0, 0]
+    assert again.reason_names[again.out_why[1]] == "by hand"
+    assert not again.special
+
+
+def test_half_an_excluded_group_takes_the_message_path() -> None:
+    history = [
+        Message("user", ["weather?"]),
+        Message("assistant", [Content.from_function_call("c1", "weather", arguments="{}")]),
+        Message("tool", [Content.from_function_result("c1", result="sunny")]),
+    ]
+    GroupIndex.of(history, TOKENIZER)
+    set_excluded(history[2], excluded=True, reason="by hand")  # the result, not its call
+    assert GroupIndex.of(history, TOKENIZER).special == [2]
 
 
 def test_a_changed_message_list_makes_a_new_index() -> None:
@@ -209,3 +224,38 @@ def test_a_strategy_that_inserts_summaries_falls_back_to_the_message_path() -> N
     assert any(text.startswith("[Tool results: lookup: found") for text in seen[-1])
     # The history keeps the originals, unmarked.
     assert not any(m.additional_properties.get("_excluded") for m in session.messages)
+
+
+async def by_message_path(messages: list[Message], strategy: Any) -> list[Message]:
+    """What ``apply_compaction`` did before the view: annotate, run the strategy on messages, project."""
+    annotate_message_groups(messages, tokenizer=TOKENIZER)
+    await strategy(messages)
+    return included_messages(messages)
+
+
+def marks(messages: list[Message]) -> list[tuple[str | None, bool, str | None]]:
+    return [
+        (m.message_id, bool(m.additional_properties.get("_excluded")), m.additional_properties.get("_exclude_reason"))
+        for m in messages
+    ]
+
+
+@given(conversations(), VIEW_STRATEGIES, st.data())
+def test_apply_compaction_turn_after_turn_writes_what_the_message_path_writes(
+    messages: list[Message], make: Any, data: st.DataObject
+) -> None:
+    """A list compacted again as it grows (exclusions of earlier calls stay on it) ends up marked the same."""
+    fast: list[Message] = []
+    slow: list[Message] = []
+    fast_strategy, slow_strategy = make(), make()
+    position = 0
+    while position < len(messages):
+        step = data.draw(st.integers(1, 5))
+        piece = messages[position : position + step]
+        position += step
+        fast.extend(piece)
+        slow.extend(copied(piece))
+        sent_fast = asyncio.run(apply_compaction(fast, strategy=fast_strategy, tokenizer=TOKENIZER))
+        sent_slow = asyncio.run(by_message_path(slow, slow_strategy))
+        assert marks(fast) == marks(slow)
+        assert [m.message_id for m in sent_fast] == [m.message_id for m in sent_slow]
