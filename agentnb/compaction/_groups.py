@@ -160,6 +160,17 @@ def _write(message: Message, group_id: str, kind: str, index: int, has_reasoning
     """Write the group fields, keeping the token count and any other fields already there."""
     props = message.additional_properties
     old = props.get(GROUP_ANNOTATION_KEY)
+    if old is None:  # a new message: nothing to keep
+        props[GROUP_ANNOTATION_KEY] = {
+            GROUP_ID_KEY: group_id,
+            GROUP_KIND_KEY: kind,
+            GROUP_INDEX_KEY: index,
+            GROUP_HAS_REASONING_KEY: has_reasoning,
+            GROUP_TOKEN_COUNT_KEY: None,
+        }
+        if EXCLUDED_KEY not in props:
+            props[EXCLUDED_KEY] = False
+        return
     annotation: dict[str, Any] = {
         GROUP_ID_KEY: group_id,
         GROUP_KIND_KEY: kind,
@@ -324,44 +335,104 @@ def group_messages(
             }
         )
 
+    flags = _flags(messages)
+    crossing = False  # a result that may answer a call of another span (then spans are linked)
     while i < n:
-        message = messages[i]
-        role = message.role
+        flag = flags[i]
+        role = messages[i].role
         if role == "system" or role == "user":
-            add(i, i, role, _has_reasoning(message))
+            add(i, i, role, bool(flag & _REASONING))
             i += 1
             continue
         start = i
-        if _reasoning_only(message):
+        if flag & _ONLY_REASONING:
             # Reasoning ahead of a tool call belongs to the call's group (a model that reasons, then calls).
             j = i
-            while j < n and _reasoning_only(messages[j]):
+            while j < n and flags[j] & _ONLY_REASONING:
                 j += 1
-            if j < n and _calls_tools(messages[j]):
+            if j < n and flags[j] & _CALLS:
                 i = j
-        current = messages[i]
-        if _calls_tools(current):
-            has_reasoning = start < i or _has_reasoning(current)
+        if flags[i] & _CALLS:
+            has_reasoning = start < i or bool(flags[i] & _REASONING)
             k = i + 1
-            while k < n and _reasoning_only(messages[k]):
+            while k < n and flags[k] & _ONLY_REASONING:
                 has_reasoning = True
                 k += 1
-            while k < n and messages[k].role == "tool":
+            while k < n and flags[k] & _TOOL:
                 k += 1
             add(start, k - 1, "tool_call", has_reasoning)
+            if not crossing and any(flags[x] & _RESULT for x in range(start, k)):
+                crossing = _answers_outside(messages[start:k])
             i = k
             continue
-        if role == "tool":
+        if flag & _TOOL:
             k = i + 1
-            while k < n and messages[k].role == "tool":
+            while k < n and flags[k] & _TOOL:
                 k += 1
             add(i, k - 1, "tool_call", False)
+            crossing = crossing or any(flags[x] & _RESULT for x in range(i, k))
             i = k
             continue
-        add(i, i, "assistant_text", _has_reasoning(message))
+        add(i, i, "assistant_text", bool(flag & _REASONING))
+        crossing = crossing or bool(flag & _RESULT)
         i += 1
-    _link(messages, spans)
+    if crossing:
+        _link(messages, spans)
     return spans
+
+
+# What a message holds, as bits (see _flags): the grouping loop reads these instead of the contents.
+_CALLS, _ONLY_REASONING, _REASONING, _TOOL, _RESULT = 1, 2, 4, 8, 16
+
+
+def _flags(messages: Sequence[Message]) -> list[int]:
+    """Per message: an assistant's function calls, reasoning only, any reasoning, a tool message, results."""
+    out: list[int] = []
+    for message in messages:
+        role = message.role
+        contents = message.contents
+        if len(contents) == 1:  # most messages: one content, no set needed
+            kind = contents[0].type
+            if kind == "text_reasoning":
+                flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
+            elif kind == "function_call":
+                flag = _CALLS if role == "assistant" else 0
+            elif kind == "function_result":
+                flag = _RESULT if role == "assistant" or role == "tool" else 0
+            else:
+                flag = 0
+        else:
+            kinds = {c.type for c in contents}
+            flag = 0
+            if "text_reasoning" in kinds:
+                flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
+            if role == "assistant" and "function_call" in kinds:
+                flag |= _CALLS
+            if "function_result" in kinds and (role == "assistant" or role == "tool"):
+                flag |= _RESULT
+        if role == "tool":
+            flag |= _TOOL
+        out.append(flag)
+    return out
+
+
+def _answers_outside(span: Sequence[Message]) -> bool:
+    """Whether a result in this span answers a call not declared before it in the span (so maybe another's)."""
+    declared: set[str] = set()
+    for message in span:
+        role = message.role
+        if role != "assistant" and role != "tool":
+            continue
+        for content in message.contents:
+            call_id = content.call_id
+            if not call_id:
+                continue
+            if content.type == "function_call":
+                if role == "assistant":
+                    declared.add(call_id)
+            elif content.type == "function_result" and call_id not in declared:
+                return True
+    return False
 
 
 def _group_id_for(message: Message, group_index: int) -> str:

@@ -396,9 +396,12 @@ class ToolResultCompactionStrategy:
                 },
             )
             inserts.append((groups.starts[group_id], summary))
-        # Insert from the back so earlier positions stay valid, then regroup once from the first insert.
-        for position, summary in reversed(inserts):
-            messages.insert(position, summary)
+        # Merge the summaries in, in one pass (not one list.insert each), then regroup once from the first.
+        merged: list[Message] = messages[: inserts[0][0]]
+        for (position, summary), (stop, _) in zip(inserts, [*inserts[1:], (len(messages), None)], strict=True):
+            merged.append(summary)
+            merged.extend(messages[position:stop])
+        messages[:] = merged
         annotate_message_groups(messages, from_index=inserts[0][0])
         return changed
 
