@@ -85,26 +85,6 @@ def mutation_count() -> int:
     return _MUTATIONS[0]
 
 
-# -- what a message is -----------------------------------------------------------------------------------------
-
-
-def _has_call(message: Message) -> bool:
-    return any(c.type == "function_call" for c in message.contents)
-
-
-def _has_reasoning(message: Message) -> bool:
-    return any(c.type == "text_reasoning" for c in message.contents)
-
-
-def _calls_tools(message: Message) -> bool:
-    return message.role == "assistant" and _has_call(message)
-
-
-def _reasoning_only(message: Message) -> bool:
-    contents = message.contents
-    return message.role == "assistant" and bool(contents) and all(c.type == "text_reasoning" for c in contents)
-
-
 # -- reading and writing the annotation ------------------------------------------------------------------------
 
 
