@@ -500,6 +500,18 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     return earliest
 
 
+def _count_missing(messages: Sequence[Message], tokenizer: TokenizerProtocol) -> None:
+    """Count the tokens of grouped messages that have no count yet (grouping is left as it is)."""
+    counted = False
+    for message in messages:
+        annotation: Any = message.additional_properties[GROUP_ANNOTATION_KEY]
+        if type(annotation.get(GROUP_TOKEN_COUNT_KEY)) is not int:
+            annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+            counted = True
+    if counted:
+        note_mutation()
+
+
 def regroup_start(messages: Sequence[Message], index: int) -> int:
     """Where regrouping must start for messages from ``index`` on: the group before it, and any call answered."""
     return _start_of_linked_calls(messages, _start_of_previous_group(messages, index))
@@ -531,8 +543,11 @@ def annotate_message_groups(
     elif from_index is not None:
         start = max(0, min(from_index, len(messages) - 1))
     else:
-        gap = _first_gap(messages, tokens=tokenizer is not None)
+        gap = _first_gap(messages, tokens=False)
         if gap is None:
+            # Every message is grouped: at most some token counts are missing (a summary just inserted).
+            if tokenizer is not None:
+                _count_missing(messages, tokenizer)
             return ordered_group_ids(messages)
         start = gap
     start = regroup_start(messages, start)
