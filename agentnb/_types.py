@@ -404,6 +404,9 @@ def _joined_text(contents: Iterable[Content]) -> str:
     return "".join(c.text for c in contents if c.type == "text" and c.text)
 
 
+_UNCOPIED_CACHES = frozenset(("_compaction_cache", "_kinds_cache", "_scan_cache"))
+
+
 def _deepcopy_sharing_raw(obj: Any, memo: dict[int, Any]) -> Any:
     """A deep copy of ``obj`` whose ``raw_representation`` is the original's, not a copy.
 
@@ -418,6 +421,9 @@ def _deepcopy_sharing_raw(obj: Any, memo: dict[int, Any]) -> Any:
         names += [n for n in klass.__dict__.get("__slots__", ()) if n not in ("__dict__", "__weakref__")]
     for name in dict.fromkeys(names):
         if not hasattr(obj, name):
+            continue
+        if name in _UNCOPIED_CACHES:  # summaries of the original's conversation: the copy rebuilds its own
+            object.__setattr__(clone, name, None)
             continue
         value = getattr(obj, name)
         object.__setattr__(clone, name, value if name == "raw_representation" else copy.deepcopy(value, memo))

@@ -259,3 +259,14 @@ def test_apply_compaction_turn_after_turn_writes_what_the_message_path_writes(
         sent_slow = asyncio.run(by_message_path(slow, slow_strategy))
         assert marks(fast) == marks(slow)
         assert [m.message_id for m in sent_fast] == [m.message_id for m in sent_slow]
+
+
+def test_a_deep_copy_of_a_message_does_not_copy_the_index_it_holds() -> None:
+    import copy
+
+    history = [Message("user", [f"turn {i}"]) for i in range(50)]
+    GroupIndex.of(history, TOKENIZER)
+    assert history[-1]._compaction_cache is not None  # pyright: ignore[reportPrivateUsage]
+    clone = copy.deepcopy(history[-1])
+    assert clone._compaction_cache is None  # pyright: ignore[reportPrivateUsage]
+    assert clone == history[-1]
