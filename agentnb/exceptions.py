@@ -25,7 +25,7 @@ AgentnbError
 ├── ApprovalError                    an approval answer that matches no pending request
 ├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
 ├── SerializationError               JSON (de)serialization with type tags failed
-├── SessionError                     a session cannot be loaded or saved
+├── SessionError                     a session is missing where one is required, or cannot be loaded or saved
 │   └── SessionCorruptError          a stored session is unreadable (the file is kept)
 ├── CassetteError                    record/replay failed
 │   └── CassetteMissError            a request the cassette does not hold (shows the nearest one)
@@ -275,7 +275,7 @@ class SerializationError(AgentnbError):
 
 
 class SessionError(AgentnbError):
-    """A session cannot be loaded or saved."""
+    """A session is missing where one is required (message injection), or cannot be loaded or saved."""
 
 
 class SessionCorruptError(SessionError):
