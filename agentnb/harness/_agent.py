@@ -339,8 +339,6 @@ def create_harness_agent(
         middleware=assembled,
         require_per_service_call_history_persistence=True,
         **compaction_arguments,
-        additional_properties={
-            "harness": True,
-            "otel_provider_name": otel_provider_name or HARNESS_AGENT_PROVIDER_NAME,
-        },
+        additional_properties={"harness": True},
+        otel_provider_name=otel_provider_name or HARNESS_AGENT_PROVIDER_NAME,
     )
