@@ -19,6 +19,9 @@ AgentnbError
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
 │   ├── ToolExecutionError           a tool failed while running
+│   │   └── ShellExecutionError      the shell tool could not run a command (no shell, it died)
+│   │       ├── ShellCommandError    the ShellPolicy refused the command
+│   │       └── ShellTimeoutError    the command ran past its time limit
 │   ├── ToolArgumentsError           the model's arguments do not fit the tool's schema (also a ValueError)
 │   ├── UnknownToolError             the model called a tool that does not exist (also a KeyError)
 │   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
@@ -109,6 +112,9 @@ __all__ = [
     "SessionCorruptError",
     "SessionError",
     "SettingNotFoundError",
+    "ShellCommandError",
+    "ShellExecutionError",
+    "ShellTimeoutError",
     "SkillError",
     "SkillScriptError",
     "SkillSecurityError",
@@ -230,6 +236,18 @@ class ToolError(AgentnbError):
 
 class ToolExecutionError(ToolError):
     """A tool failed while running; raised when a run is configured to fail on tool errors."""
+
+
+class ShellExecutionError(ToolExecutionError):
+    """The shell tool could not run a command: no shell to start, or the shell failed."""
+
+
+class ShellCommandError(ShellExecutionError):
+    """The shell tool's :class:`~agentnb.harness.ShellPolicy` refused the command (the model is told why)."""
+
+
+class ShellTimeoutError(ShellExecutionError):
+    """A shell command ran past its time limit (raised by executors that report a time-out as an error)."""
 
 
 class ToolArgumentsError(ToolError, ValueError):
