@@ -61,6 +61,8 @@ from ._context import WorkflowContext
 from ._edges import (
     Case,
     Default,
+    Edge,
+    EdgeCondition,
     EdgeGroup,
     FanInEdgeGroup,
     FanOutEdgeGroup,
@@ -77,6 +79,7 @@ from ._events import (
 )
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
+from ._validation import validate_workflow_graph
 from ._workflow import Workflow
 
 if TYPE_CHECKING:
@@ -197,6 +200,8 @@ __all__ = [
     "CheckpointStorage",
     "ConcurrentBuilder",
     "Default",
+    "Edge",
+    "EdgeCondition",
     "EdgeGroup",
     "EdgeMessage",
     "Executor",
@@ -267,6 +272,7 @@ __all__ = [
     "response_handler",
     "step",
     "step_timeline",
+    "validate_workflow_graph",
     "workflow",
 ]
 # -- end of generated block ---------------------------------------------------------------------------
