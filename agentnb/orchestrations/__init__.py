@@ -20,6 +20,9 @@ from ..workflows import (
     HandoffSentEvent,
     HandoffUserInputRequest,
     MagenticBuilder,
+    MagenticContext,
+    MagenticManagerBase,
+    MagenticOrchestrator,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
@@ -27,6 +30,7 @@ from ..workflows import (
     ParticipantReviewRequest,
     ParticipantReviewResponse,
     SequentialBuilder,
+    StandardMagenticManager,
 )
 
 __all__ = [
@@ -43,6 +47,9 @@ __all__ = [
     "HandoffSentEvent",
     "HandoffUserInputRequest",
     "MagenticBuilder",
+    "MagenticContext",
+    "MagenticManagerBase",
+    "MagenticOrchestrator",
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
@@ -50,4 +57,5 @@ __all__ = [
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
     "SequentialBuilder",
+    "StandardMagenticManager",
 ]

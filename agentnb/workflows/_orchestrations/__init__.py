@@ -28,10 +28,14 @@ from ._group_chat import (
 from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
 from ._magentic import (
     MagenticBuilder,
+    MagenticContext,
+    MagenticManagerBase,
+    MagenticOrchestrator,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
     MagenticTaskLedger,
+    StandardMagenticManager,
 )
 from ._sequential import SequentialBuilder
 
@@ -49,6 +53,9 @@ __all__ = [
     "HandoffSentEvent",
     "HandoffUserInputRequest",
     "MagenticBuilder",
+    "MagenticContext",
+    "MagenticManagerBase",
+    "MagenticOrchestrator",
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
@@ -58,6 +65,7 @@ __all__ = [
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
     "SequentialBuilder",
+    "StandardMagenticManager",
 ]
 
 
