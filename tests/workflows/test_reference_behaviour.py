@@ -21,12 +21,15 @@ from agentnb.exceptions import (
 )
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.workflows import (
+    AgentExecutor,
     Edge,
     Executor,
     InMemoryCheckpointStorage,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowEvent,
+    WorkflowEventSource,
     WorkflowExecutor,
     executor,
     handler,
@@ -270,3 +273,41 @@ async def test_an_edge_the_hints_cannot_check_still_runs() -> None:
     wf = WorkflowBuilder(start_executor=loose).add_edge(loose, sink).build()
     assert wf.executors["loose"].output_types == []
     assert (await wf.run("hey")).get_outputs() == ["HEY!"]
+
+
+async def test_event_origin_says_whether_the_runner_or_an_executor_emitted_it() -> None:
+    @executor(id="say")
+    async def say(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.add_event(WorkflowEvent("note", text))
+        await ctx.yield_output(text)
+
+    result = await WorkflowBuilder(start_executor=say).build().run("hi")
+    origins = {e.type: e.origin for e in result}
+    assert origins["started"] is WorkflowEventSource.FRAMEWORK
+    assert origins["executor_invoked"] is WorkflowEventSource.FRAMEWORK
+    assert origins["note"] is WorkflowEventSource.EXECUTOR
+    assert origins["output"] is WorkflowEventSource.EXECUTOR
+
+
+async def test_agent_executor_context_mode_chooses_what_the_previous_agent_passes_on() -> None:
+    def conversation_of(name: str, seen: dict[str, list[str]]) -> Agent[Any]:
+        def reply(messages: list[Message], options: dict[str, Any]) -> str:
+            seen[name] = [m.text for m in messages]
+            return f"{name} done"
+
+        return Agent(FunctionChatClient(reply), name=name)
+
+    async def run(**mode: Any) -> list[str]:
+        seen: dict[str, list[str]] = {}
+        first = AgentExecutor(conversation_of("first", seen))
+        second = AgentExecutor(conversation_of("second", seen), **mode)
+        await WorkflowBuilder(start_executor=first).add_edge(first, second).build().run("task")
+        return seen["second"]
+
+    assert await run() == ["task", "first done"]
+    assert await run(context_mode="last_agent") == ["first done"]
+    assert await run(context_mode="custom", context_filter=lambda msgs: msgs[:1]) == ["task"]
+    with pytest.raises(ValueError, match="context_filter must be provided"):
+        AgentExecutor(conversation_of("x", {}), context_mode="custom")
+    with pytest.raises(ValueError, match="context_mode must be one of"):
+        AgentExecutor(conversation_of("x", {}), context_mode="everything")  # type: ignore[arg-type]

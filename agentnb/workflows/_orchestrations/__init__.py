@@ -15,17 +15,26 @@ from ._base import (
     ParticipantExecutor,
     ParticipantReviewRequest,
     ParticipantReviewResponse,
+    TerminationCondition,
+    clean_conversation_for_handoff,
 )
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import (
     GroupChatBuilder,
     GroupChatDecision,
+    GroupChatOrchestrator,
     GroupChatRequestSentEvent,
     GroupChatResponseReceivedEvent,
     GroupChatSelectionFunction,
     GroupChatState,
 )
-from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
+from ._handoff import (
+    HandoffAgentUserRequest,
+    HandoffBuilder,
+    HandoffConfiguration,
+    HandoffSentEvent,
+    HandoffUserInputRequest,
+)
 from ._magentic import (
     MagenticBuilder,
     MagenticContext,
@@ -44,12 +53,14 @@ __all__ = [
     "ConcurrentBuilder",
     "GroupChatBuilder",
     "GroupChatDecision",
+    "GroupChatOrchestrator",
     "GroupChatRequestSentEvent",
     "GroupChatResponseReceivedEvent",
     "GroupChatSelectionFunction",
     "GroupChatState",
     "HandoffAgentUserRequest",
     "HandoffBuilder",
+    "HandoffConfiguration",
     "HandoffSentEvent",
     "HandoffUserInputRequest",
     "MagenticBuilder",
@@ -66,6 +77,8 @@ __all__ = [
     "ParticipantReviewResponse",
     "SequentialBuilder",
     "StandardMagenticManager",
+    "TerminationCondition",
+    "clean_conversation_for_handoff",
 ]
 
 
