@@ -27,6 +27,7 @@ from agentnb.workflows import (
     InMemoryCheckpointStorage,
     Workflow,
     WorkflowBuilder,
+    WorkflowCheckpoint,
     WorkflowContext,
     WorkflowEvent,
     WorkflowEventSource,
@@ -311,3 +312,21 @@ async def test_agent_executor_context_mode_chooses_what_the_previous_agent_passe
         AgentExecutor(conversation_of("x", {}), context_mode="custom")
     with pytest.raises(ValueError, match="context_mode must be one of"):
         AgentExecutor(conversation_of("x", {}), context_mode="everything")  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_takes_the_references_field_names() -> None:
+    cp = WorkflowCheckpoint(
+        workflow_name="demo",
+        graph_signature_hash="abc",
+        previous_checkpoint_id="p1",
+        iteration_count=3,
+        timestamp="2026-01-01T00:00:00+00:00",
+    )
+    assert (cp.graph_signature, cp.parent_id, cp.step, cp.created_at) == ("abc", "p1", 3, "2026-01-01T00:00:00+00:00")
+    assert cp.graph_signature_hash == "abc" and cp.checkpoint_id  # a fresh id when none is given
+    assert WorkflowCheckpoint.from_json(cp.to_json()) == cp
+    assert cp.copy(step=4).iteration_count == 4
+    with pytest.raises(ValueError, match="both given"):
+        WorkflowCheckpoint(workflow_name="demo", graph_signature="a", graph_signature_hash="b")
+    with pytest.raises(TypeError, match="needs graph_signature"):
+        WorkflowCheckpoint(workflow_name="demo")
