@@ -14,11 +14,13 @@ The ``magentic_orchestrator`` executor (the start of a star graph) drives a mana
 
 The output is the conversation: the task, every instruction and answer, and the final answer (or, when a
 limit stops the run, a closing message saying which limit; its ``additional_properties["stop_reason"]``
-names it). Ledgers are published as ``magentic_plan`` and ``magentic_progress`` events.
+names it). Ledgers are published as ``magentic_plan`` and ``magentic_progress`` events, and plans and
+progress ledgers also as the reference's ``magentic_orchestrator`` events (:class:`MagenticOrchestratorEvent`).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -51,6 +53,8 @@ __all__ = [
     "MagenticContext",
     "MagenticManagerBase",
     "MagenticOrchestrator",
+    "MagenticOrchestratorEvent",
+    "MagenticOrchestratorEventType",
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
@@ -143,6 +147,26 @@ class MagenticPlanReviewRequest:
         return MagenticPlanReviewResponse.revise(feedback)
 
 
+class MagenticOrchestratorEventType(str, enum.Enum):
+    """What a ``magentic_orchestrator`` event reports (the reference's event kinds)."""
+
+    PLAN_CREATED = "plan_created"
+    REPLANNED = "replanned"
+    PROGRESS_LEDGER_UPDATED = "progress_ledger_updated"
+
+
+@dataclass
+class MagenticOrchestratorEvent:
+    """The payload of a ``magentic_orchestrator`` event: a plan (the manager's message) or a progress ledger.
+
+    Published beside agentnb's own ``magentic_plan`` / ``magentic_progress`` events, so code written for the
+    reference's event stream reads the same events.
+    """
+
+    event_type: MagenticOrchestratorEventType
+    content: Message | MagenticProgressLedger
+
+
 OrchestratorCtx = WorkflowContext[list[Message], list[Message]]
 ReviewReply = MagenticPlanReviewResponse | bool
 
@@ -197,6 +221,12 @@ class MagenticOrchestrator(ConversationStart):
         self._revision += 1
         ledger = self.manager.task_ledger
         await ctx.add_event(WorkflowEvent("magentic_plan", ledger if ledger is not None else plan))
+        kind = (
+            MagenticOrchestratorEventType.PLAN_CREATED
+            if self._revision == 1
+            else MagenticOrchestratorEventType.REPLANNED
+        )
+        await ctx.add_event(WorkflowEvent("magentic_orchestrator", MagenticOrchestratorEvent(kind, plan)))
         if self.plan_review:
             request = MagenticPlanReviewRequest(
                 plan,
@@ -238,6 +268,12 @@ class MagenticOrchestrator(ConversationStart):
             )
         self._progress = progress
         await ctx.add_event(WorkflowEvent("magentic_progress", progress))
+        await ctx.add_event(
+            WorkflowEvent(
+                "magentic_orchestrator",
+                MagenticOrchestratorEvent(MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED, progress),
+            )
+        )
         if progress.is_request_satisfied:
             final = await self.manager.prepare_final_answer(self.context())
             self._conversation.append(

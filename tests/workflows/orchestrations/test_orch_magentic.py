@@ -13,6 +13,8 @@ from agentnb.workflows import (
     MagenticBuilder,
     MagenticContext,
     MagenticManagerBase,
+    MagenticOrchestratorEvent,
+    MagenticOrchestratorEventType,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
@@ -317,3 +319,16 @@ def test_the_standard_manager_wraps_an_agent_and_keeps_its_ledger_in_checkpoints
     context = MagenticContext(task="T", chat_history=[Message("user", ["x"])])
     context.reset()
     assert (context.chat_history, context.reset_count) == ([], 1)
+
+
+async def test_plans_and_ledgers_also_come_as_the_references_orchestrator_events() -> None:
+    result = await magentic().run("Chart our sales growth")
+    events = [e.data for e in result.get_events("magentic_orchestrator")]
+    assert all(isinstance(e, MagenticOrchestratorEvent) for e in events)
+    assert [e.event_type for e in events] == [
+        MagenticOrchestratorEventType.PLAN_CREATED,
+        *[MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED] * 3,
+    ]
+    plan, *ledgers = events
+    assert isinstance(plan.content, Message) and "1. researcher: gather numbers" in plan.content.text
+    assert [ledger.content for ledger in ledgers] == [e.data for e in result.get_events("magentic_progress")]
