@@ -31,6 +31,7 @@ from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
+from ._failure import run_failure
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ class RunContext:
             self._status(WorkflowRunState.FAILED)
             if isinstance(e, WorkflowRunError):
                 raise
-            raise WorkflowRunError(f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
+            raise run_failure(e, f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
@@ -351,9 +352,10 @@ class RunContext:
             _telemetry.end_span(span)
         for inv in invocations:
             if inv.error is not None:
-                raise WorkflowRunError(
+                raise run_failure(
+                    inv.error,
                     f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
-                    f"{type(inv.error).__name__}: {inv.error}"
+                    f"{type(inv.error).__name__}: {inv.error}",
                 ) from inv.error
         pending = self.pending
         shared = self.shared_state
@@ -466,7 +468,10 @@ class RunContext:
                 )
             args = (d.payload,)
         if spec.takes_ctx:
-            args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
+            if spec.undeclared_context:
+                args = (*args, WorkflowContext(inv, d.source_id, None, None))
+            else:
+                args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
         result = spec.func(*args) if spec.bound else spec.func(executor, *args)
         if inspect.isawaitable(result):
             result = await result
