@@ -28,17 +28,22 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentRunInputs",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseUpdate",
     "Content",
     "ContentType",
+    "FinalT",
     "FinishReason",
     "FinishReasonLiteral",
     "Message",
+    "OuterFinalT",
+    "OuterUpdateT",
     "ResponseStream",
     "Role",
     "RoleLiteral",
+    "UpdateT",
     "UsageDetails",
     "add_usage_details",
     "normalize_messages",
@@ -539,6 +544,8 @@ class Message(_JsonForm):
 
 
 MessagesLike = str | Content | Message | Sequence[str | Content | Message] | None
+AgentRunInputs = str | Content | Message | Sequence[str | Content | Message]
+"""What ``run`` takes as its messages (the reference's name; ``MessagesLike`` also allows ``None``)."""
 
 
 def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Message]:
@@ -601,6 +608,11 @@ _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
 _OuterUpdateT = TypeVar("_OuterUpdateT")
 _OuterFinalT = TypeVar("_OuterFinalT")
+# The reference's names for ResponseStream's type variables.
+UpdateT = _UpdateT
+FinalT = _FinalT
+OuterUpdateT = _OuterUpdateT
+OuterFinalT = _OuterFinalT
 
 
 class _UpdateBase(_JsonForm):
