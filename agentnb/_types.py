@@ -235,6 +235,13 @@ class Content:
         return cls("text_reasoning", text=text, protected_data=protected_data, **kwargs)
 
     @classmethod
+    def from_text_reasoning(
+        cls, *, text: str | None = None, protected_data: str | None = None, id: str | None = None, **kwargs: Any
+    ) -> Content:
+        """:meth:`from_reasoning` as the reference spells it (keyword arguments only)."""
+        return cls("text_reasoning", text=text, protected_data=protected_data, id=id, **kwargs)
+
+    @classmethod
     def from_data(cls, data: bytes, media_type: str, **kwargs: Any) -> Content:
         """Inline binary data such as an image (``media_type`` like ``"image/png"``)."""
         if not isinstance(cast(object, data), (bytes, bytearray)):  # callers in notebooks may pass anything
