@@ -17,13 +17,16 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import json
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
 DOC = Path(__file__).with_name("migrating-from-agent-framework.md")
 BEGIN, END = "<!-- names:begin -->", "<!-- names:end -->"
+XFAIL = DOC.parents[1] / "tests" / "parity" / "core" / "xfail.json"
 
 
 @dataclass(frozen=True)
@@ -155,7 +158,10 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "not yet: Claude on AWS Bedrock / Google Vertex; point `agentnb.anthropic.AnthropicClient(base_url=...)` at "
         "a Messages-API endpoint",
     ),
-    (r"(?i)docker", "no container executor: pass your own `ShellExecutor`, or use `LocalShellTool` under approval"),
+    (
+        r"(?i)docker",
+        "not yet: a container executor; pass your own `ShellExecutor`, or use `LocalShellTool` under approval",
+    ),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "not yet: provider-hosted tools; use function tools or `agentnb.mcp`",
@@ -286,9 +292,36 @@ def render(names: dict[str, list[str]]) -> str:
         "",
         f"{totals[1]} of the reference's {totals[0]} names have an agentnb counterpart.",
         "",
+        *unit_test_differences(),
         END,
     ]
     return "\n".join(lines)
+
+
+def unit_test_differences() -> list[str]:
+    """The reference's unit tests that still fail on agentnb, grouped by the kind of difference."""
+    if not XFAIL.exists():
+        return []
+    reasons: dict[str, str] = json.loads(XFAIL.read_text(encoding="utf-8"))
+    groups: dict[str, Counter[str]] = {}
+    for reason in reasons.values():
+        kind, _, rest = reason.partition("`")
+        groups.setdefault(kind.strip() or reason, Counter())[rest.split("`")[0] if rest else ""] += 1
+    lines = [
+        "### The reference's unit tests",
+        "",
+        "`tests/parity/core` runs the reference's core unit tests, ported by public names "
+        "(`tests/parity/port_core_tests.py`; `EXCLUDED.md` there lists the tests left out and why). "
+        f"{len(reasons)} of them fail on agentnb and are marked `xfail(strict=True)`, by kind of difference:",
+        "",
+        "| difference | tests | names (tests) |",
+        "| --- | --- | --- |",
+    ]
+    for kind, names in sorted(groups.items(), key=lambda item: (-item[1].total(), item[0])):
+        shown = [f"`{name}` ({count})" for name, count in names.most_common(12) if name]
+        more = len([name for name in names if name]) - len(shown)
+        lines.append(f"| {kind} | {names.total()} | {', '.join(shown)}{f', and {more} more' if more > 0 else ''} |")
+    return [*lines, ""]
 
 
 def updated(text: str, names: dict[str, list[str]]) -> str:
