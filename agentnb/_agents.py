@@ -108,6 +108,10 @@ class BaseAgent(ABC):
         """Start a new conversation with this agent."""
         return AgentSession(session_id=session_id)
 
+    def get_session(self, service_session_id: str, *, session_id: str | None = None) -> AgentSession:
+        """A session that continues a conversation the service keeps (its id, e.g. a response or thread id)."""
+        return AgentSession(session_id=session_id, service_session_id=service_session_id)
+
     @abstractmethod
     def run(
         self,

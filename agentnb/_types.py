@@ -28,17 +28,22 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentRunInputs",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseUpdate",
     "Content",
     "ContentType",
+    "FinalT",
     "FinishReason",
     "FinishReasonLiteral",
     "Message",
+    "OuterFinalT",
+    "OuterUpdateT",
     "ResponseStream",
     "Role",
     "RoleLiteral",
+    "UpdateT",
     "UsageDetails",
     "add_usage_details",
     "normalize_messages",
@@ -228,6 +233,13 @@ class Content:
     def from_reasoning(cls, text: str | None = None, *, protected_data: str | None = None, **kwargs: Any) -> Content:
         """Reasoning text the model shared (shown to people, not treated as the answer)."""
         return cls("text_reasoning", text=text, protected_data=protected_data, **kwargs)
+
+    @classmethod
+    def from_text_reasoning(
+        cls, *, text: str | None = None, protected_data: str | None = None, id: str | None = None, **kwargs: Any
+    ) -> Content:
+        """:meth:`from_reasoning` as the reference spells it (keyword arguments only)."""
+        return cls("text_reasoning", text=text, protected_data=protected_data, id=id, **kwargs)
 
     @classmethod
     def from_data(cls, data: bytes, media_type: str, **kwargs: Any) -> Content:
@@ -548,6 +560,8 @@ class Message(_JsonForm):
 
 
 MessagesLike = str | Content | Message | Sequence[str | Content | Message] | None
+AgentRunInputs = str | Content | Message | Sequence[str | Content | Message]
+"""What ``run`` takes as its messages (the reference's name; ``MessagesLike`` also allows ``None``)."""
 
 
 def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Message]:
@@ -610,6 +624,11 @@ _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
 _OuterUpdateT = TypeVar("_OuterUpdateT")
 _OuterFinalT = TypeVar("_OuterFinalT")
+# The reference's names for ResponseStream's type variables.
+UpdateT = _UpdateT
+FinalT = _FinalT
+OuterUpdateT = _OuterUpdateT
+OuterFinalT = _OuterFinalT
 
 
 class _UpdateBase(_JsonForm):
