@@ -8,12 +8,10 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _telemetry
-from ..store import Store, default_store_url, store_backend
-from ..store._open import sqlite_path
+from ..store import Store, default_store_url, store_key
 from ._span_store import DEFAULT, SpanStore
 
 if TYPE_CHECKING:
@@ -82,9 +80,7 @@ def _target_key(store: Any) -> tuple[str, Any]:
     if isinstance(store, Store):
         return ("store", id(store))
     target = default_store_url() if store == DEFAULT else os.fspath(cast("str | os.PathLike[str]", store))
-    if store_backend(target) != "sqlite":
-        return ("url", target)
-    return ("path", str(Path(sqlite_path(target)).expanduser().resolve()))
+    return ("url", store_key(target))
 
 
 def _attach_span_store(provider: Any, span_store: SpanStore | bool, store: Any) -> SpanStore | None:

@@ -8,7 +8,7 @@ Each kind lives in its own module (runs and events in :mod:`._runs`, spans and t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from ._backend import MEMORY
 from ._checkpoints import CheckpointTables
@@ -25,9 +25,20 @@ __all__ = [
     "TRACE_COLUMNS",
     "TRACE_UPSERT_SQL",
     "Store",
+    "Watermark",
     "to_iso",
     "to_ns",
 ]
+
+
+class Watermark(TypedDict):
+    """Change markers per table (:meth:`Store.watermark`): a poller compares them with the ones it saw last."""
+
+    runs: int
+    events: int
+    spans: int
+    checkpoints: str | None
+    sessions: str | None
 
 
 class Store(RunTables, SpanTables, CheckpointTables, ExperimentTables, SessionTables):
@@ -45,7 +56,7 @@ class Store(RunTables, SpanTables, CheckpointTables, ExperimentTables, SessionTa
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def watermark(self) -> dict[str, Any]:
+    def watermark(self) -> Watermark:
         """Return cheap change markers per table, for pollers that only want to know whether anything changed.
 
         Keys: ``runs`` (highest run ``rev``), ``events`` and ``spans`` (highest row ``id``), ``checkpoints``

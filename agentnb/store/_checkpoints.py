@@ -6,13 +6,25 @@ Workflows await these writes, so each is a program (:mod:`._program`) with a blo
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from ._backend import Backend
 from ._program import Program, Statement
 from ._values import to_iso
 
-__all__ = ["CheckpointTables"]
+__all__ = ["CheckpointRow", "CheckpointTables"]
+
+
+class CheckpointRow(TypedDict):
+    """A stored checkpoint's metadata (no data), as :meth:`Store.list_checkpoints` returns it."""
+
+    checkpoint_id: str
+    run_id: str | None
+    workflow_name: str | None
+    parent_id: str | None
+    step: int | None
+    created_at: str
+
 
 _CHECKPOINT_COLUMNS: tuple[str, ...] = ("checkpoint_id", "run_id", "workflow_name", "parent_id", "step", "created_at")
 _PUT_CHECKPOINT_SQL = (
@@ -85,14 +97,14 @@ class CheckpointTables(Backend):
         """Await :meth:`get_checkpoint`."""
         return await self._aquery(_get_checkpoint(checkpoint_id))
 
-    def get_checkpoint_info(self, checkpoint_id: str) -> dict[str, Any] | None:
+    def get_checkpoint_info(self, checkpoint_id: str) -> CheckpointRow | None:
         """Return a checkpoint's metadata row (no data), or ``None``."""
         rows = self._read(
             f"SELECT {', '.join(_CHECKPOINT_COLUMNS)} FROM checkpoints WHERE checkpoint_id = ?", (checkpoint_id,)
         )
-        return dict(zip(_CHECKPOINT_COLUMNS, rows[0], strict=True)) if rows else None
+        return cast(CheckpointRow, dict(zip(_CHECKPOINT_COLUMNS, rows[0], strict=True))) if rows else None
 
-    def list_checkpoints(self, *, run_id: str | None = None, workflow_name: str | None = None) -> list[dict[str, Any]]:
+    def list_checkpoints(self, *, run_id: str | None = None, workflow_name: str | None = None) -> list[CheckpointRow]:
         """List checkpoint metadata, oldest first.
 
         Each row has ``checkpoint_id, run_id, workflow_name, parent_id, step, created_at`` (no data).
@@ -101,11 +113,11 @@ class CheckpointTables(Backend):
 
     async def alist_checkpoints(
         self, *, run_id: str | None = None, workflow_name: str | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[CheckpointRow]:
         """Await :meth:`list_checkpoints`."""
         return await self._aquery(self._list_checkpoints(run_id, workflow_name))
 
-    def _list_checkpoints(self, run_id: str | None, workflow_name: str | None) -> Program[list[dict[str, Any]]]:
+    def _list_checkpoints(self, run_id: str | None, workflow_name: str | None) -> Program[list[CheckpointRow]]:
         where: list[str] = []
         params: list[Any] = []
         if run_id is not None:
@@ -119,7 +131,7 @@ class CheckpointTables(Backend):
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY created_at, {self._insert_order}"
         rows = yield Statement(sql, params, result="all")
-        return [dict(zip(_CHECKPOINT_COLUMNS, row, strict=True)) for row in rows]
+        return [cast(CheckpointRow, dict(zip(_CHECKPOINT_COLUMNS, row, strict=True))) for row in rows]
 
     def delete_checkpoint(self, checkpoint_id: str) -> bool:
         """Delete a checkpoint; return whether it existed."""

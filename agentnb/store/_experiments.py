@@ -7,13 +7,41 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..exceptions import StoreError
 from ._backend import Backend
 from ._values import now_iso, plain_json, tagged_dumps
 
-__all__ = ["ExperimentTables"]
+__all__ = ["ExperimentCaseRow", "ExperimentRow", "ExperimentTables"]
+
+
+class ExperimentRow(TypedDict):
+    """A stored experiment, as :meth:`Store.list_experiments` returns it (``cases``: how many case rows)."""
+
+    name: str
+    created_at: str
+    updated_at: str
+    status: str
+    target: str | None
+    metadata: dict[str, Any]
+    rev: int
+    cases: int
+
+
+class ExperimentCaseRow(TypedDict):
+    """A stored case of an experiment; ``scores`` and ``data`` are dicts, or JSON text with ``decode=False``."""
+
+    case_id: str
+    repetition: int
+    position: int
+    status: str
+    run_id: str | None
+    trace_id: str | None
+    updated_at: str
+    scores: Any
+    data: Any
+
 
 _EXPERIMENT_COLUMNS = ("name", "created_at", "updated_at", "status", "target", "metadata", "rev", "cases")
 _EXPERIMENT_SELECT = (
@@ -23,9 +51,9 @@ _EXPERIMENT_SELECT = (
 _CASE_COLUMNS = ("case_id", "repetition", "position", "status", "run_id", "trace_id", "updated_at", "scores", "data")
 
 
-def _experiment_row(row: Sequence[Any]) -> dict[str, Any]:
-    experiment: dict[str, Any] = dict(zip(_EXPERIMENT_COLUMNS, row, strict=True))
-    experiment["metadata"] = json.loads(experiment["metadata"])
+def _experiment_row(row: Sequence[Any]) -> ExperimentRow:
+    experiment = cast(ExperimentRow, dict(zip(_EXPERIMENT_COLUMNS, row, strict=True)))
+    experiment["metadata"] = json.loads(cast(str, experiment["metadata"]))  # stored as JSON text
     return experiment
 
 
@@ -66,12 +94,12 @@ class ExperimentTables(Backend):
                 (name, now, now, status, target, meta or "{}", target, meta),
             )
 
-    def get_experiment(self, name: str) -> dict[str, Any] | None:
+    def get_experiment(self, name: str) -> ExperimentRow | None:
         """Return one experiment (the keys of :meth:`list_experiments`), or ``None`` when there is none."""
         rows = self._read(f"{_EXPERIMENT_SELECT} WHERE e.name = ?", (name,))
         return _experiment_row(rows[0]) if rows else None
 
-    def list_experiments(self, *, after_rev: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    def list_experiments(self, *, after_rev: int | None = None, limit: int | None = None) -> list[ExperimentRow]:
         """List experiments, most recently updated first.
 
         Each has ``name, created_at, updated_at, status, target, metadata, rev`` and ``cases`` (how many case
@@ -138,7 +166,7 @@ class ExperimentTables(Backend):
             )
         return len(rows)
 
-    def list_experiment_cases(self, name: str, *, decode: bool = True) -> list[dict[str, Any]]:
+    def list_experiment_cases(self, name: str, *, decode: bool = True) -> list[ExperimentCaseRow]:
         """List an experiment's cases in dataset order (then repetition).
 
         Each has ``case_id, repetition, position, status, run_id, trace_id, updated_at, scores, data``;
@@ -149,9 +177,9 @@ class ExperimentTables(Backend):
             "ORDER BY position, repetition, case_id",
             (name,),
         )
-        out: list[dict[str, Any]] = []
+        out: list[ExperimentCaseRow] = []
         for row in rows:
-            case: dict[str, Any] = dict(zip(_CASE_COLUMNS, row, strict=True))
+            case = cast(ExperimentCaseRow, dict(zip(_CASE_COLUMNS, row, strict=True)))
             if decode:
                 case["scores"] = json.loads(case["scores"])
                 case["data"] = json.loads(case["data"])

@@ -9,14 +9,58 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, cast
 
 from ..exceptions import StoreError
 from ._backend import Backend
 from ._program import Program, Statement
 from ._values import fast_json, json_text, tagged_dumps, to_iso
 
-__all__ = ["RUN_SUMMARY_COLUMNS", "RunTables"]
+__all__ = ["RUN_SUMMARY_COLUMNS", "EventRow", "RunRow", "RunSummaryRow", "RunTables"]
+
+
+class RunRow(TypedDict):
+    """A stored run, as :meth:`Store.get_run` and :meth:`Store.list_runs` return it."""
+
+    run_id: str
+    kind: str
+    name: str
+    status: str
+    started_at: str
+    ended_at: str | None
+    error: str | None
+    metadata: dict[str, Any]
+    rev: int
+
+
+class RunSummaryRow(TypedDict):
+    """A run as a runs table shows it (:meth:`Store.summarize_runs`, ``agentnb.runs()``)."""
+
+    run_id: str
+    kind: str
+    name: str
+    status: str
+    started_at: str
+    ended_at: str | None
+    duration_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    error: str | None
+    rev: int
+    metadata: dict[str, Any]
+
+
+class EventRow(TypedDict):
+    """A stored event of a run, as :meth:`Store.list_events` returns it (``data`` stays JSON text)."""
+
+    id: int
+    run_id: str
+    seq: int
+    type: str
+    executor_id: str | None
+    timestamp: str
+    data: str
+
 
 _EVENT_COLUMNS: tuple[str, ...] = ("id", "run_id", "seq", "type", "executor_id", "timestamp", "data")
 _RUN_COLUMNS: tuple[str, ...] = (
@@ -162,12 +206,12 @@ class RunTables(Backend):
             )
 
     @staticmethod
-    def _run_row(row: Sequence[Any]) -> dict[str, Any]:
-        run = dict(zip(_RUN_COLUMNS, row, strict=True))
-        run["metadata"] = json.loads(run["metadata"])
+    def _run_row(row: Sequence[Any]) -> RunRow:
+        run = cast(RunRow, dict(zip(_RUN_COLUMNS, row, strict=True)))
+        run["metadata"] = json.loads(cast(str, run["metadata"]))  # stored as JSON text
         return run
 
-    def get_run(self, run_id: str) -> dict[str, Any] | None:
+    def get_run(self, run_id: str) -> RunRow | None:
         """Return one run as a dict (``run_id, kind, name, status, started_at, ended_at, error, metadata, rev``)."""
         rows = self._read(f"SELECT {', '.join(_RUN_COLUMNS)} FROM runs WHERE run_id = ?", (run_id,))
         return self._run_row(rows[0]) if rows else None
@@ -182,7 +226,7 @@ class RunTables(Backend):
         after_rev: int | None = None,
         limit: int | None = None,
         order: Literal["newest", "oldest"] = "newest",
-    ) -> list[dict[str, Any]]:
+    ) -> list[RunRow]:
         """List runs, newest first by default.
 
         Args:
@@ -225,7 +269,7 @@ class RunTables(Backend):
         status: str | None = None,
         after_rev: int | None = None,
         limit: int | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[RunSummaryRow]:
         """List runs newest first with what a runs table shows: times, duration and the tokens their model calls used.
 
         The query behind ``agentnb.runs()`` and the DevUI's runs view. Each row has
@@ -253,7 +297,7 @@ class RunTables(Backend):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        out: list[dict[str, Any]] = []
+        out: list[RunSummaryRow] = []
         for run_id, kind_, name_, status_, started, ended, error, rev, meta, tokens_in, tokens_out in self._read(
             sql, params
         ):
@@ -336,7 +380,7 @@ class RunTables(Backend):
         limit: int | None = None,
         after_seq: int | None = None,
         types: Sequence[str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[EventRow]:
         """List a run's events in ``seq`` order (``data`` stays JSON text).
 
         Args:
@@ -361,7 +405,7 @@ class RunTables(Backend):
         if offset:
             sql += " OFFSET ?"
             params.append(int(offset))
-        return [dict(zip(_EVENT_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
+        return [cast(EventRow, dict(zip(_EVENT_COLUMNS, row, strict=True))) for row in self._read(sql, params)]
 
     # ------------------------------------------------------------------ bulk runs
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TypedDict, cast
 
 from ._backend import Backend
 from ._values import now_iso
 
-__all__ = ["SessionTables"]
+__all__ = ["SessionRow", "SessionTables"]
+
+
+class SessionRow(TypedDict):
+    """A saved session, as :meth:`Store.list_sessions` returns it (``size`` in characters of its JSON text)."""
+
+    session_id: str
+    updated_at: str
+    size: int
 
 
 class SessionTables(Backend):
@@ -30,7 +38,7 @@ class SessionTables(Backend):
         rows = self._read("SELECT data FROM sessions WHERE session_id = ?", (session_id,))
         return rows[0][0] if rows else None
 
-    def list_sessions(self) -> list[dict[str, Any]]:
+    def list_sessions(self) -> list[SessionRow]:
         """List saved sessions, most recently saved first: ``session_id``, ``updated_at``, ``size`` (characters)."""
         rows = self._read("SELECT session_id, updated_at, LENGTH(data) FROM sessions ORDER BY updated_at DESC")
         return [{"session_id": r[0], "updated_at": r[1], "size": r[2]} for r in rows]

@@ -8,12 +8,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict, cast
+
+from typing_extensions import Unpack
 
 from ._backend import Backend
 from ._values import plain_json, to_ns
 
-__all__ = ["SPAN_COLUMNS", "TRACE_COLUMNS", "TRACE_UPSERT_SQL", "SpanOrder", "SpanTables"]
+__all__ = [
+    "SPAN_COLUMNS",
+    "TRACE_COLUMNS",
+    "TRACE_UPSERT_SQL",
+    "SpanFilter",
+    "SpanFilterArgs",
+    "SpanOrder",
+    "SpanRow",
+    "SpanTables",
+    "TraceRow",
+]
 
 SpanOrder = Literal["start", "id"]
 """How :meth:`Store.select_spans` orders spans: by start time (then id), or by id (the order they were stored)."""
@@ -133,6 +146,139 @@ _SPAN_DEFAULTS: dict[str, Any] = {"kind": "INTERNAL", "status_code": "UNSET"}
 _SPAN_JSON_DEFAULTS = {"attributes": "{}", "events": "[]", "resource": "{}"}
 
 
+class SpanRow(TypedDict):
+    """A stored span, as :meth:`Store.list_spans` returns it (the keys are :data:`SPAN_COLUMNS`).
+
+    ``attributes`` and ``resource`` are dicts and ``events`` a list, or their JSON text with ``decode=False``.
+    """
+
+    id: int
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    kind: str
+    start_ns: int
+    end_ns: int | None
+    status_code: str
+    status_message: str | None
+    operation: str | None
+    agent_name: str | None
+    model: str | None
+    tool_name: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    run_id: str | None
+    attributes: Any
+    events: Any
+    resource: Any
+
+
+class TraceRow(TypedDict):
+    """One trace's summary, as :meth:`Store.list_traces` returns it (the keys are :data:`TRACE_COLUMNS`)."""
+
+    trace_id: str
+    start_ns: int
+    end_ns: int | None
+    spans: int
+    errors: int
+    root: str | None
+    agent_name: str | None
+
+
+class SpanFilterArgs(TypedDict, total=False):
+    """:class:`SpanFilter`'s fields as keywords, for the span reads that take them one by one."""
+
+    trace_id: str | Sequence[str] | None
+    agent_name: str | None
+    run_id: str | None
+    start: Any
+    end: Any
+    last_traces: int | None
+    after_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpanFilter:
+    """Which spans a read keeps; every span read of the store (and ``traces()``) takes one.
+
+    Fields left ``None`` do not filter. Times are datetimes, epoch seconds or ISO 8601 strings.
+
+    Example:
+        ```python
+        from agentnb.store import RunStore, SpanFilter
+
+        store = RunStore(":memory:")
+        print(store.list_spans(SpanFilter(agent_name="helper", last_traces=5)))  # []
+        ```
+    """
+
+    trace_id: str | Sequence[str] | None = None
+    """One trace id or several."""
+    agent_name: str | None = None
+    """Only spans of this agent."""
+    run_id: str | None = None
+    """Only spans tagged with this run id."""
+    start: Any = None
+    """Only spans that started at or after this time."""
+    end: Any = None
+    """Only spans that started before this time."""
+    last_traces: int | None = None
+    """Only spans of the N most recently started traces."""
+    after_id: int | None = None
+    """Only spans stored after the row with this ``id`` (pollers pass the last one they saw)."""
+
+    @classmethod
+    def of(cls, where: SpanFilter | None, filters: SpanFilterArgs) -> SpanFilter:
+        """The filter a read was given: ``where``, or its fields as keywords (not both)."""
+        if where is None:
+            return cls(**filters) if filters else _EVERY_SPAN
+        if filters:
+            raise TypeError(f"Give a SpanFilter or its fields as keywords, not both (got also {sorted(filters)}).")
+        return where
+
+    def conditions(self, trace_key: str) -> tuple[list[str], list[Any]]:
+        """The SQL conditions (``?`` placeholders) and their parameters.
+
+        ``trace_key`` is the column spans and traces share (``trace_no`` in SQLite, ``trace_id`` in PostgreSQL).
+        """
+        where: list[str] = []
+        params: list[Any] = []
+        key = trace_key
+        if self.trace_id is not None:
+            ids = [self.trace_id] if isinstance(self.trace_id, str) else list(self.trace_id)
+            marks = ", ".join("?" * len(ids))
+            # Spans are found by the key their unique index leads with (a trace's number in SQLite).
+            where.append(
+                f"trace_id IN ({marks})"
+                if key == "trace_id"
+                else f"{key} IN (SELECT {key} FROM traces WHERE trace_id IN ({marks}))"
+            )
+            params.extend(ids)
+        if self.agent_name is not None:
+            where.append("agent_name = ?")
+            params.append(self.agent_name)
+        if self.run_id is not None:
+            where.append("run_id = ?")
+            params.append(self.run_id)
+        if self.start is not None:
+            where.append("start_ns >= ?")
+            params.append(to_ns(self.start))
+        if self.end is not None:
+            where.append("start_ns < ?")
+            params.append(to_ns(self.end))
+        if self.after_id is not None:
+            where.append("id > ?")
+            params.append(int(self.after_id))
+        if self.last_traces is not None:
+            where.append(f"{key} IN (SELECT {key} FROM traces ORDER BY start_ns DESC LIMIT ?)")
+            params.append(int(self.last_traces))
+        return where, params
+
+
+_EVERY_SPAN = SpanFilter()
+
+
 class SpanTables(Backend):
     """Spans and traces: the part of :class:`~agentnb.store.Store` that keeps telemetry."""
 
@@ -201,45 +347,26 @@ class SpanTables(Backend):
 
     def list_spans(
         self,
+        where: SpanFilter | None = None,
         *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
         limit: int | None = None,
         decode: bool = True,
-    ) -> list[dict[str, Any]]:
+        **filters: Unpack[SpanFilterArgs],
+    ) -> list[SpanRow]:
         """List stored spans in start order.
 
         Args:
-            trace_id: One trace id or several.
-            agent_name: Only spans of this agent.
-            run_id: Only spans tagged with this run id.
-            start: Only spans that started at or after this time (datetime, epoch seconds or ISO string).
-            end: Only spans that started before this time.
-            last_traces: Only spans of the N most recently started traces.
-            after_id: Only spans stored after the row with this ``id`` (pollers pass the last one they saw).
+            where: Which spans to keep, as a :class:`SpanFilter` (or give its fields as keywords).
             limit: At most this many spans.
             decode: Parse ``attributes``, ``events`` and ``resource`` into Python values (else JSON text).
+            filters: :class:`SpanFilter`'s fields (``trace_id``, ``agent_name``, ``run_id``, ``start``, ``end``,
+                ``last_traces``, ``after_id``).
         """
-        rows = self.select_spans(
-            SPAN_COLUMNS,
-            trace_id=trace_id,
-            agent_name=agent_name,
-            run_id=run_id,
-            start=start,
-            end=end,
-            last_traces=last_traces,
-            after_id=after_id,
-            limit=limit,
-        )
-        out: list[dict[str, Any]] = []
+        rows = self.select_spans(SPAN_COLUMNS, SpanFilter.of(where, filters), limit=limit)
+        out: list[SpanRow] = []
         loads = json.loads
         for row in rows:
-            span = dict(zip(SPAN_COLUMNS, row, strict=True))
+            span = cast(SpanRow, dict(zip(SPAN_COLUMNS, row, strict=True)))
             if decode:
                 span["attributes"] = loads(span["attributes"])
                 span["events"] = loads(span["events"])
@@ -250,16 +377,11 @@ class SpanTables(Backend):
     def select_spans(
         self,
         columns: Sequence[str],
+        where: SpanFilter | None = None,
         *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
         limit: int | None = None,
         order: SpanOrder = "start",
+        **filters: Unpack[SpanFilterArgs],
     ) -> list[tuple[Any, ...]]:
         """Return chosen span columns as tuples, in start order (JSON columns stay text).
 
@@ -268,29 +390,11 @@ class SpanTables(Backend):
         sorts by start time itself (a stable sort, so equal start times stay in stored order) gets the same
         order as ``"start"`` without the database looking each row up through the start-time index.
         """
-        sql, params = self._span_query(
-            columns,
-            trace_id=trace_id,
-            agent_name=agent_name,
-            run_id=run_id,
-            start=start,
-            end=end,
-            last_traces=last_traces,
-            after_id=after_id,
-            limit=limit,
-            order=order,
-        )
+        sql, params = self._span_query(columns, SpanFilter.of(where, filters), limit=limit, order=order)
         return self._read(sql, params)
 
     def select_span_columns(
-        self,
-        columns: Sequence[str],
-        *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
+        self, columns: Sequence[str], where: SpanFilter | None = None, **filters: Unpack[SpanFilterArgs]
     ) -> dict[str, Any] | None:
         """Return chosen span columns as pyarrow arrays, in id order (stored order), or ``None``.
 
@@ -301,82 +405,23 @@ class SpanTables(Backend):
         return None
 
     @classmethod
-    def _span_filters(
-        cls,
-        *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
-    ) -> tuple[list[str], list[Any]]:
-        """The SQL conditions (``?`` placeholders) and parameters of the span filters."""
-        where: list[str] = []
-        params: list[Any] = []
-        key = cls._trace_key
-        if trace_id is not None:
-            ids = [trace_id] if isinstance(trace_id, str) else list(trace_id)
-            marks = ", ".join("?" * len(ids))
-            # Spans are found by the key their unique index leads with (a trace's number in SQLite).
-            where.append(
-                f"trace_id IN ({marks})"
-                if key == "trace_id"
-                else f"{key} IN (SELECT {key} FROM traces WHERE trace_id IN ({marks}))"
-            )
-            params.extend(ids)
-        if agent_name is not None:
-            where.append("agent_name = ?")
-            params.append(agent_name)
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if start is not None:
-            where.append("start_ns >= ?")
-            params.append(to_ns(start))
-        if end is not None:
-            where.append("start_ns < ?")
-            params.append(to_ns(end))
-        if after_id is not None:
-            where.append("id > ?")
-            params.append(int(after_id))
-        if last_traces is not None:
-            where.append(f"{key} IN (SELECT {key} FROM traces ORDER BY start_ns DESC LIMIT ?)")
-            params.append(int(last_traces))
-        return where, params
-
-    @classmethod
     def _span_query(
         cls,
         columns: Sequence[str],
+        where: SpanFilter | None = None,
         *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        run_id: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
-        after_id: int | None = None,
         limit: int | None = None,
         order: SpanOrder = "start",
+        **filters: Unpack[SpanFilterArgs],
     ) -> tuple[str, list[Any]]:
         """The SQL and parameters of :meth:`select_spans` (tests read its query plan)."""
         unknown = [c for c in columns if c not in SPAN_COLUMNS]
         if unknown:
             raise ValueError(f"Unknown span columns {unknown}; choose from {list(SPAN_COLUMNS)}.")
-        where, params = cls._span_filters(
-            trace_id=trace_id,
-            agent_name=agent_name,
-            run_id=run_id,
-            start=start,
-            end=end,
-            last_traces=last_traces,
-            after_id=after_id,
-        )
+        conditions, params = SpanFilter.of(where, filters).conditions(cls._trace_key)
         sql = f"SELECT {', '.join(columns)} FROM spans"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        if conditions:
+            sql += " WHERE " + " AND ".join(conditions)
         if order not in ("start", "id"):
             raise ValueError(f"order must be 'start' or 'id', got {order!r}.")
         sql += " ORDER BY start_ns, id" if order == "start" else " ORDER BY id"
@@ -385,7 +430,7 @@ class SpanTables(Backend):
             params.append(int(limit))
         return sql, params
 
-    def list_traces(self, *, limit: int | None = None, since: Any = None) -> list[dict[str, Any]]:
+    def list_traces(self, *, limit: int | None = None, since: Any = None) -> list[TraceRow]:
         """Summarize stored traces, newest first: ``trace_id``, ``root`` span name, ``start_ns``, ``end_ns``,
         ``spans`` count, ``errors`` count and the ``agent_name`` of the root (when it is an agent).
 
@@ -401,7 +446,7 @@ class SpanTables(Backend):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [dict(zip(TRACE_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
+        return [cast(TraceRow, dict(zip(TRACE_COLUMNS, row, strict=True))) for row in self._read(sql, params)]
 
     def delete_spans(self, *, before: Any = None) -> int:
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
