@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _telemetry
-from ..store import Store, default_store_url, store_key
+from ..store import Store, default_store_url, flush_before_reads, store_key
 from ._span_store import DEFAULT, SpanStore
 
 if TYPE_CHECKING:
@@ -46,6 +46,16 @@ def _import_sdk() -> None:
 def get_span_store() -> SpanStore | None:
     """Return the span store agentnb attached most recently (``None`` before any setup)."""
     return _active["span_store"]
+
+
+def _flush_stored_spans() -> None:
+    """Write the spans this process traced so far to the run store (before ``agentnb.runs()`` reads it)."""
+    span_store = _active["span_store"]
+    if span_store is not None and span_store.persistent:
+        span_store.force_flush()
+
+
+flush_before_reads(_flush_stored_spans)
 
 
 def is_instrumentation_enabled() -> bool:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store, Watermark
 from ._checkpoints import CheckpointRow
 from ._experiments import ExperimentCaseRow, ExperimentRow
-from ._frame import runs
+from ._frame import flush_before_reads, runs
 from ._open import (
     STORE_URL_ENV,
     default_store,
@@ -60,6 +60,7 @@ __all__ = [
     "default_store",
     "default_store_path",
     "default_store_url",
+    "flush_before_reads",
     "open_store",
     "redact_url",
     "runs",

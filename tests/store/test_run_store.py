@@ -610,3 +610,25 @@ def test_rows_have_the_keys_their_types_declare(store: Store) -> None:
         assert isinstance(row, dict)
         assert list(row) == list(declared.__annotations__), declared.__name__
     assert run["metadata"] == {"a": 1} and run["status"] == "completed"
+
+
+def test_runs_lets_the_layer_that_batches_spans_write_them_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentnb
+    import agentnb.observability  # registers the span writer's flush when it loads
+    from agentnb.store import _frame, flush_before_reads
+
+    registered = list(_frame._flushes)  # pyright: ignore[reportPrivateUsage]
+    assert any(getattr(f, "__module__", "").startswith("agentnb.observability") for f in registered)
+    monkeypatch.setattr(_frame, "_flushes", list(registered))
+    store = RunStore(":memory:")
+    store.start_run("r", kind="agent", name="a")
+    batched = [{**_span("t", "a", 1), "run_id": "r", "operation": "chat", "input_tokens": 7, "output_tokens": 1}]
+
+    def write_batched() -> None:  # what a batching span writer holds until it flushes
+        if batched:
+            store.add_spans([batched.pop()])
+
+    flush_before_reads(write_batched)
+    flush_before_reads(write_batched)  # twice is harmless
+    assert _frame._flushes.count(write_batched) == 1  # pyright: ignore[reportPrivateUsage]
+    assert int(agentnb.runs(store=store).iloc[0]["input_tokens"]) == 7
