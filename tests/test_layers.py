@@ -39,7 +39,6 @@ LAYERS: dict[str, int] = {
 KNOWN: dict[tuple[str, str], str] = {
     ("core", "compaction"): "the agent and chat client apply per-request compaction themselves",
     ("local", "openai"): "the default offline client switches to OpenAI when a key is set",
-    ("anthropic", "openai"): "the Anthropic client shares the OpenAI client's request helpers",
     ("core", "mcp"): "Agent.as_mcp_server builds its server from agentnb.mcp",
 }
 
