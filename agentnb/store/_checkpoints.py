@@ -131,7 +131,7 @@ class CheckpointTables(Backend):
             sql += " WHERE " + " AND ".join(where)
         sql += f" ORDER BY created_at, {self._insert_order}"
         rows = yield Statement(sql, params, result="all")
-        return [cast(CheckpointRow, dict(zip(_CHECKPOINT_COLUMNS, row, strict=True))) for row in rows]
+        return cast("list[CheckpointRow]", [dict(zip(_CHECKPOINT_COLUMNS, row, strict=True)) for row in rows])
 
     def delete_checkpoint(self, checkpoint_id: str) -> bool:
         """Delete a checkpoint; return whether it existed."""

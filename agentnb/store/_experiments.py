@@ -177,11 +177,11 @@ class ExperimentTables(Backend):
             "ORDER BY position, repetition, case_id",
             (name,),
         )
-        out: list[ExperimentCaseRow] = []
+        out: list[dict[str, Any]] = []  # cast once at the end: typing.cast is a call per row otherwise
         for row in rows:
-            case = cast(ExperimentCaseRow, dict(zip(_CASE_COLUMNS, row, strict=True)))
+            case: dict[str, Any] = dict(zip(_CASE_COLUMNS, row, strict=True))
             if decode:
                 case["scores"] = json.loads(case["scores"])
                 case["data"] = json.loads(case["data"])
             out.append(case)
-        return out
+        return cast("list[ExperimentCaseRow]", out)

@@ -405,7 +405,8 @@ class RunTables(Backend):
         if offset:
             sql += " OFFSET ?"
             params.append(int(offset))
-        return [cast(EventRow, dict(zip(_EVENT_COLUMNS, row, strict=True))) for row in self._read(sql, params)]
+        # One cast for the list: typing.cast is a call, and a list of events can be long.
+        return cast("list[EventRow]", [dict(zip(_EVENT_COLUMNS, row, strict=True)) for row in self._read(sql, params)])
 
     # ------------------------------------------------------------------ bulk runs
 

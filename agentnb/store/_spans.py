@@ -363,16 +363,16 @@ class SpanTables(Backend):
                 ``last_traces``, ``after_id``).
         """
         rows = self.select_spans(SPAN_COLUMNS, SpanFilter.of(where, filters), limit=limit)
-        out: list[SpanRow] = []
+        out: list[dict[str, Any]] = []  # cast once at the end: typing.cast is a call per row otherwise
         loads = json.loads
         for row in rows:
-            span = cast(SpanRow, dict(zip(SPAN_COLUMNS, row, strict=True)))
+            span: dict[str, Any] = dict(zip(SPAN_COLUMNS, row, strict=True))
             if decode:
                 span["attributes"] = loads(span["attributes"])
                 span["events"] = loads(span["events"])
                 span["resource"] = loads(span["resource"])
             out.append(span)
-        return out
+        return cast("list[SpanRow]", out)
 
     def select_spans(
         self,
@@ -446,7 +446,7 @@ class SpanTables(Backend):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [cast(TraceRow, dict(zip(TRACE_COLUMNS, row, strict=True))) for row in self._read(sql, params)]
+        return cast("list[TraceRow]", [dict(zip(TRACE_COLUMNS, row, strict=True)) for row in self._read(sql, params)])
 
     def delete_spans(self, *, before: Any = None) -> int:
         """Delete spans that started before ``before`` (all spans when ``None``); return how many went."""
