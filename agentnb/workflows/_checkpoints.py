@@ -37,7 +37,7 @@ from .._serialization import decode, encode, parse_json, resolve_type, type_id
 from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store import CheckpointRow, Store
 
 __all__ = [
     "CheckpointInfo",
@@ -360,6 +360,18 @@ class CheckpointInfo:
     step: int
     created_at: str
 
+    @classmethod
+    def from_row(cls, row: CheckpointRow) -> CheckpointInfo:
+        """The metadata of a checkpoint the run store lists (what the DevUI and run-store storage show)."""
+        return cls(
+            checkpoint_id=row["checkpoint_id"],
+            workflow_name=row["workflow_name"] or "",
+            run_id=row["run_id"] or "",
+            parent_id=row["parent_id"],
+            step=int(row["step"] or 0),
+            created_at=str(row["created_at"] or ""),
+        )
+
 
 def _parse(text: str | bytes, where: str) -> WorkflowCheckpoint:
     try:
@@ -628,17 +640,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
         rows = await self.store.alist_checkpoints(run_id=run_id, workflow_name=workflow_name)
-        infos = [
-            CheckpointInfo(
-                checkpoint_id=r["checkpoint_id"],
-                workflow_name=r["workflow_name"],
-                run_id=r["run_id"],
-                parent_id=r.get("parent_id"),
-                step=int(r.get("step") or 0),
-                created_at=str(r.get("created_at") or ""),
-            )
-            for r in rows
-        ]
+        infos = [CheckpointInfo.from_row(r) for r in rows]
         return _filter(infos, workflow_name, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:
