@@ -423,8 +423,12 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
         return []
     if isinstance(contents, (str, Content, dict)):
         return [_to_content(contents)]
-    # Contents usually come typed already (every streamed chunk): copy the list without a call per item.
-    return [cast(Content, c) if c.__class__ is Content else _to_content(c) for c in contents]
+    # Contents usually come typed already (every streamed chunk): copy the list, convert only if needed.
+    out = list(contents)
+    for item in out:
+        if not isinstance(item, Content):
+            return [_to_content(c) for c in contents]
+    return cast("list[Content]", out)
 
 
 def _joined_text(contents: Sequence[Content]) -> str:
