@@ -30,6 +30,7 @@ from .._provenance import run_metadata
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
+from ._eager import gather_eagerly
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
 from ._failure import run_failure
 from ._typing_utils import describe, matches
@@ -408,7 +409,7 @@ class RunContext:
         if len(batches) == 1:
             ((target, items),) = batches.items()
             return [await self._invoke(executors[target], items)]
-        return list(await asyncio.gather(*(self._invoke(executors[t], items) for t, items in batches.items())))
+        return await gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
 
     async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
         inv = Invocation(self, executor)
