@@ -48,6 +48,8 @@ class DevUI:
             the notebook's own tracing setup alone unless asked.
         mode: ``"developer"`` (everything) or ``"user"``: only the chat and workflow views, without the
             runs, time-travel and traces panels (for people who use the agents rather than debug them).
+        serving_url: Where the same entities are served over the Responses API, A2A and MCP
+            (``serve(protocols=True)``); the header links to it.
 
     Example:
         >>> from agentnb.devui import DevUI
@@ -64,11 +66,13 @@ class DevUI:
         poll_ms: int = 1000,
         tracing: bool = False,
         mode: Literal["developer", "user"] = "developer",
+        serving_url: str | None = None,
     ) -> None:
         if mode not in {"developer", "user"}:
             raise ValueError(f"mode must be 'developer' or 'user', got {mode!r}")
         self.mode = mode
         self.catalog = catalog
+        self.serving_url = serving_url
         if store is None:
             from agentnb.store import default_store
 
@@ -183,10 +187,18 @@ class DevUI:
             )
         elif self.catalog.note:
             mode = f"<div class='anb-card'>{badge('live', 'ok')} {escape(self.catalog.note)}</div>"
+        served = ""
+        if self.serving_url:
+            url = escape(self.serving_url.rstrip("/"))
+            served = (
+                f"<span class='anb-muted anb-served'>served at <a href='{url}/' target='_blank' rel='noopener'>"
+                f"{url}</a> (Responses <code>{url}/v1</code> · A2A <code>/a2a/&lt;id&gt;/</code> · "
+                "MCP <code>/mcp/&lt;id&gt;</code>)</span>"
+            )
         return (
             "<div class='anb-head'><span class='anb-title' style='font-size:20px'>agentnb DevUI</span>"
             f"<span class='anb-muted'>{len(self.catalog.agents)} agent(s) · "
-            f"{len(self.catalog.workflows)} workflow(s)</span></div>{mode}"
+            f"{len(self.catalog.workflows)} workflow(s)</span>{served}</div>{mode}"
         )
 
     def _sidebar_items(self) -> list[Any]:

@@ -69,7 +69,7 @@ def served_entities(items: Any) -> list[Served]:
     served: list[Served] = []
     for item in cast("Iterable[Any]", items):
         if all(hasattr(item, a) for a in ("id", "name", "kind", "obj")) and item.kind in {"agent", "workflow"}:
-            served.append(Served(str(item.id), str(item.name), str(item.kind), item.obj))
+            served.append(Served(_entity_id(str(item.id)), str(item.name), str(item.kind), item.obj))
             continue
         if isinstance(item, Workflow):
             kind = "workflow"
