@@ -399,6 +399,22 @@ class ForeachExecutor(DeclarativeActionExecutor):
         return self.body
 
 
+class LoopControlExecutor(DeclarativeActionExecutor):
+    """BreakLoop / ContinueLoop: leave the enclosing Foreach, or go on with its next item."""
+
+    loop: ForeachExecutor | None = None  # the enclosing Foreach, set by the factory
+
+    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+        loop = self.loop
+        if loop is None:  # the factory refuses a loop control outside a loop; kept for restored graphs
+            raise self.fail(f"{self.kind} is not inside a Foreach")
+        if self.kind == "ContinueLoop":
+            return loop.id
+        loops = cast(dict[str, Any], scopes.data.setdefault("System", {}).setdefault("Loops", {}))
+        loops.pop(f"__foreach_{loop.id}", None)
+        return loop.next_id
+
+
 class QuestionExecutor(DeclarativeActionExecutor):
     """Question / RequestExternalInput: ask outside the workflow and store the answer in ``variable``."""
 

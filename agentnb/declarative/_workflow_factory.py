@@ -2,8 +2,8 @@
 
 Reads the reference's declarative workflow format: either ``actions:`` at the top (with ``name``,
 ``description``, ``inputs``) or ``kind: Workflow`` with a ``trigger`` holding the actions. Every action
-becomes one executor and the control flow (If, ConditionGroup, GotoAction, Foreach) becomes edges, so the
-result checkpoints, resumes, travels in time and draws like any workflow built in Python.
+becomes one executor and the control flow (If, ConditionGroup, GotoAction, Foreach, BreakLoop, ContinueLoop)
+becomes edges, so the result checkpoints, resumes, travels in time and draws like any workflow built in Python.
 
 Nothing in the file reaches outside the process on its own: agents, functions, HTTP and MCP come from
 what the caller passes (``agents=``, ``bindings=``, ``http_request_handler=``, ``mcp_tool_handler=``), and
@@ -29,12 +29,21 @@ from ._actions import (
     InvokeAgentExecutor,
     InvokeFunctionToolExecutor,
     InvokeMcpToolExecutor,
+    LoopControlExecutor,
     MCPToolHandler,
     QuestionExecutor,
     SendActivityExecutor,
     Services,
     SetValueExecutor,
     StartExecutor,
+)
+from ._data_actions import (
+    ClearAllVariablesExecutor,
+    CreateConversationExecutor,
+    EditTableExecutor,
+    ParseValueExecutor,
+    ResetVariableExecutor,
+    SetMultipleVariablesExecutor,
 )
 from ._expressions import ExpressionError, is_expression, parse
 from ._yaml import line_of, locate, read_definition
@@ -63,6 +72,15 @@ ACTION_KINDS: dict[str, type[DeclarativeActionExecutor]] = {
     "InvokeFunctionTool": InvokeFunctionToolExecutor,
     "HttpRequestAction": HttpRequestExecutor,
     "InvokeMcpTool": InvokeMcpToolExecutor,
+    "SetMultipleVariables": SetMultipleVariablesExecutor,
+    "ResetVariable": ResetVariableExecutor,
+    "ClearAllVariables": ClearAllVariablesExecutor,
+    "ParseValue": ParseValueExecutor,
+    "EditTable": EditTableExecutor,
+    "EditTableV2": EditTableExecutor,
+    "CreateConversation": CreateConversationExecutor,
+    "BreakLoop": LoopControlExecutor,
+    "ContinueLoop": LoopControlExecutor,
 }
 _START_ID = "workflow_start"
 _TOP_KEYS = frozenset({"kind", "name", "description", "inputs", "actions", "trigger", "maxTurns", "id", "displayName"})
@@ -78,6 +96,7 @@ class _Compiler:
         self.executors: dict[str, DeclarativeActionExecutor] = {}
         self.edges: list[tuple[str, str]] = []
         self.gotos: list[tuple[GotoExecutor, Mapping[str, Any]]] = []
+        self.loops: list[ForeachExecutor] = []  # the Foreach actions whose bodies are being compiled, innermost last
         self.counter = 0
 
     def fail(self, where: Any, key: str | int | None, message: str) -> DeclarativeWorkflowError:
@@ -152,8 +171,17 @@ class _Compiler:
             self.gotos.append((executor, spec))
         elif isinstance(executor, ForeachExecutor):
             executor.next_id = after
-            executor.body = self.sequence(spec, "actions", action_id)
+            self.loops.append(executor)
+            try:
+                executor.body = self.sequence(spec, "actions", action_id)
+            finally:
+                self.loops.pop()
             targets = [executor.body, after]
+        elif isinstance(executor, LoopControlExecutor):
+            if not self.loops:
+                raise self.fail(spec, "kind", f"{kind} can only be used inside a Foreach")
+            executor.loop = self.loops[-1]
+            targets = [executor.loop.id if kind == "ContinueLoop" else executor.loop.next_id]
         elif isinstance(executor, EndExecutor):
             pass
         else:
