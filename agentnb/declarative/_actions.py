@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 STATE_KEY = "declarative"
+_TEXT_INPUTS = ("text", "input", "userInput", "message")  # the input fields that start the conversation
 _SCOPES = {"local": "Local", "workflow": "Workflow", "system": "System", "inputs": "Inputs", "env": "Env"}
 
 
@@ -46,7 +47,9 @@ class DeclarativeStep:
 
 @dataclass
 class ExternalInputRequest:
-    """A Question or RequestExternalInput action waits for this answer (``workflow.run(responses=...)``)."""
+    """A Question or RequestExternalInput action, or an agent's ``externalLoop``, waits for this answer
+    (``workflow.run(responses=...)``). For an agent's loop ``message`` is what the agent said and
+    ``request_type`` is ``"agent_external_input"``."""
 
     request_id: str
     message: str
@@ -60,6 +63,10 @@ class ExternalInputResponse:
 
     user_input: str
     value: Any = None
+
+
+#: What an :class:`ExternalInputRequest` takes as its answer: plain text, or the reference's response object.
+_ANSWER_TYPE: Any = str | ExternalInputResponse
 
 
 @dataclass
@@ -138,7 +145,8 @@ class Scopes:
         )
         if isinstance(inputs, str):
             inputs_map["text"] = inputs
-        text = inputs if isinstance(inputs, str) else str(inputs_map.get("text") or inputs_map.get("input") or "")
+        first = next((inputs_map[k] for k in _TEXT_INPUTS if inputs_map.get(k)), "")
+        text = inputs if isinstance(inputs, str) else str(first)
         conversation = [{"role": "user", "text": text}] if text else []
         return {
             "Local": {},
@@ -432,7 +440,7 @@ class QuestionExecutor(DeclarativeActionExecutor):
             request_type="question" if self.kind == "Question" else str(self.spec.get("requestType") or "external"),
             metadata={"output_property": variable, "default": scopes.eval(self.spec.get("default")), "action": self.id},
         )
-        await ctx.request_info(request, str, request_id=request.request_id)
+        await ctx.request_info(request, _ANSWER_TYPE, request_id=request.request_id)
 
     async def _answer(self, request: ExternalInputRequest, answer: Any, ctx: WorkflowContext[Any, Any]) -> None:
         scopes = self.scopes(ctx)
@@ -464,23 +472,52 @@ def _output_spec(spec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class InvokeAgentExecutor(DeclarativeActionExecutor):
-    """InvokeAzureAgent / InvokeAgent: run a caller-provided agent on the conversation (or ``input.messages``)."""
+    """InvokeAzureAgent / InvokeAgent: run a caller-provided agent on the conversation (or ``input.messages``).
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
-        from .._types import Message
+    With ``input.externalLoop.when``, after each answer the condition is evaluated; while it holds, the run
+    pauses with an :class:`ExternalInputRequest` carrying the answer, and the reply (kept in ``Local.userInput``
+    and the conversation) goes back to the agent, unless the condition no longer holds once the reply is in.
+    ``maxIterations`` (default 100) bounds the loop.
+    """
 
+    def _loop(self) -> tuple[Any, int] | None:
+        input_spec = self.spec.get("input")
+        loop = cast("Mapping[str, Any]", input_spec).get("externalLoop") if isinstance(input_spec, Mapping) else None
+        if not isinstance(loop, Mapping) or cast("Mapping[str, Any]", loop).get("when") is None:
+            return None
+        loop_map = cast("Mapping[str, Any]", loop)
+        return loop_map["when"], int(loop_map.get("maxIterations") or 100)
+
+    def _holds(self, scopes: Scopes, when: Any) -> bool:
+        if isinstance(when, bool):
+            return when
+        try:
+            return truthy(scopes.eval(when if is_expression(when) else f"={when}"))
+        except ExpressionError as e:
+            raise self.fail(f"externalLoop.when: {e}") from e
+
+    def _agent_name(self, scopes: Scopes) -> str:
         agent_spec = self.spec.get("agent")
         name = cast("Mapping[str, Any]", agent_spec).get("name") if isinstance(agent_spec, Mapping) else agent_spec
-        name = scopes.eval(name)
-        agent = self.services.agents.get(str(name))
+        return str(scopes.eval(name))
+
+    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+        await self._invoke(scopes, ctx, reply=None)
+        return self.next_id
+
+    async def _invoke(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], *, reply: str | None) -> str:
+        from .._types import Message
+
+        name = self._agent_name(scopes)
+        agent = self.services.agents.get(name)
         if agent is None:
             raise self.fail(f"agent {name!r} is not one of the agents passed to WorkflowFactory")
         input_spec = self.spec.get("input")
         given = cast("Mapping[str, Any]", input_spec).get("messages") if isinstance(input_spec, Mapping) else None
-        if given is not None:
+        if given is not None and reply is None:
             value = scopes.eval(given)
             messages = [Message("user", [value if isinstance(value, str) else json.dumps(value)])]
-        else:
+        else:  # the conversation so far, which holds the reply of an external loop
             conversation = cast(list[dict[str, Any]], scopes.get(("System", "Conversation")) or [])
             messages = [Message("assistant" if m["role"] == "assistant" else "user", [m["text"]]) for m in conversation]
         response = await agent.run(messages)
@@ -498,7 +535,53 @@ class InvokeAgentExecutor(DeclarativeActionExecutor):
             except ValueError:
                 parsed = None
             scopes.set(str(output["responseObject"]), parsed)
-        return self.next_id
+        return text
+
+    async def _after_answer(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], text: str, iteration: int) -> None:
+        """Ask outside the workflow while the loop's condition holds; otherwise go on to the next action."""
+        loop = self._loop()
+        if loop is not None and iteration < loop[1] and self._holds(scopes, loop[0]):
+            request = ExternalInputRequest(
+                request_id=uuid.uuid4().hex,
+                message=text,
+                request_type="agent_external_input",
+                metadata={"action": self.id, "agent": self._agent_name(scopes), "iteration": iteration},
+            )
+            self.save(ctx, scopes)
+            await ctx.request_info(request, _ANSWER_TYPE, request_id=request.request_id)
+            return
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+    @handler
+    async def run(self, step: DeclarativeStep, ctx: WorkflowContext[DeclarativeStep, Any]) -> None:
+        scopes = self.scopes(ctx)
+        text = await self._invoke(scopes, ctx, reply=None)
+        await self._after_answer(scopes, ctx, text, iteration=1)
+
+    async def _resume(self, request: ExternalInputRequest, reply: str, ctx: WorkflowContext[Any, Any]) -> None:
+        scopes = self.scopes(ctx)
+        scopes.set("Local.userInput", reply)
+        scopes.add_message("user", reply)
+        loop = self._loop()
+        if loop is None or not self._holds(scopes, loop[0]):  # the reply itself ends the loop ("exit")
+            self.save(ctx, scopes)
+            await self.go(ctx, self.next_id)
+            return
+        text = await self._invoke(scopes, ctx, reply=reply)
+        await self._after_answer(scopes, ctx, text, iteration=int(request.metadata.get("iteration", 1)) + 1)
+
+    @response_handler
+    async def on_text(
+        self, request: ExternalInputRequest, answer: str, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        await self._resume(request, answer, ctx)
+
+    @response_handler
+    async def on_response(
+        self, request: ExternalInputRequest, answer: ExternalInputResponse, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        await self._resume(request, answer.user_input, ctx)
 
 
 class InvokeFunctionToolExecutor(DeclarativeActionExecutor):

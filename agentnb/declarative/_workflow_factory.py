@@ -202,8 +202,11 @@ class _Compiler:
             if not is_expression(name) and name not in services.agents:
                 raise self.fail(spec, "agent", f"agent {name!r} is not in agents= (have {sorted(services.agents)})")
             input_spec = spec.get("input")
-            if isinstance(input_spec, Mapping) and "externalLoop" in input_spec:
-                raise self.fail(input_spec, "externalLoop", "externalLoop is not supported by agentnb yet")
+            loop = (
+                cast("Mapping[str, Any]", input_spec).get("externalLoop") if isinstance(input_spec, Mapping) else None
+            )
+            if loop is not None and not (isinstance(loop, Mapping) and "when" in loop):
+                raise self.fail(input_spec, "externalLoop", "externalLoop needs a when condition")
         elif kind == "InvokeFunctionTool":
             name = spec.get("functionName")
             if isinstance(name, str) and not is_expression(name) and name not in services.bindings:
