@@ -36,6 +36,8 @@ if TYPE_CHECKING:
         MCPToolHandler,
         MCPToolInvocation,
         MCPToolResult,
+        ToolApprovalRequest,
+        ToolApprovalResponse,
     )
     from ._files import LoadedDefinition, load_definitions
     from ._workflow_factory import WorkflowFactory
@@ -53,6 +55,8 @@ _LAZY_EXPORTS: dict[str, str] = {
     "MCPToolHandler": "agentnb.declarative._actions",
     "MCPToolInvocation": "agentnb.declarative._actions",
     "MCPToolResult": "agentnb.declarative._actions",
+    "ToolApprovalRequest": "agentnb.declarative._actions",
+    "ToolApprovalResponse": "agentnb.declarative._actions",
     "WorkflowFactory": "agentnb.declarative._workflow_factory",
     "load_definitions": "agentnb.declarative._files",
 }
@@ -74,6 +78,8 @@ __all__ = [
     "MCPToolResult",
     "ProviderLookupError",
     "ProviderTypeMapping",
+    "ToolApprovalRequest",
+    "ToolApprovalResponse",
     "WorkflowFactory",
     "load_definitions",
 ]

@@ -31,6 +31,8 @@ __all__ = [
     "MCPToolHandler",
     "MCPToolInvocation",
     "MCPToolResult",
+    "ToolApprovalRequest",
+    "ToolApprovalResponse",
 ]
 
 STATE_KEY = "declarative"
@@ -63,6 +65,27 @@ class ExternalInputResponse:
 
     user_input: str
     value: Any = None
+
+
+@dataclass
+class ToolApprovalRequest:
+    """An InvokeFunctionTool or InvokeMcpTool action with ``requireApproval: true`` waits for this answer.
+
+    ``function_name`` and ``arguments`` are what will run once approved: the call is made from the request,
+    so what a person approved is exactly what runs.
+    """
+
+    request_id: str
+    function_name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class ToolApprovalResponse:
+    """The answer to a :class:`ToolApprovalRequest`; a rejected call does not run."""
+
+    approved: bool
+    reason: str | None = None
 
 
 #: What an :class:`ExternalInputRequest` takes as its answer: plain text, or the reference's response object.
@@ -126,6 +149,8 @@ for _cls in (
     HttpRequestResult,
     MCPToolInvocation,
     MCPToolResult,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
 ):
     register_type(_cls, f"agentnb.declarative.{_cls.__name__}")
 
@@ -584,15 +609,59 @@ class InvokeAgentExecutor(DeclarativeActionExecutor):
         await self._resume(request, answer.user_input, ctx)
 
 
-class InvokeFunctionToolExecutor(DeclarativeActionExecutor):
+class _ApprovableToolExecutor(DeclarativeActionExecutor):
+    """A tool action that, with ``requireApproval: true``, asks before it calls anything.
+
+    A rejection runs nothing: ``output.result`` gets ``{"rejected": true, "reason": ...}`` and the workflow
+    goes on, as in the reference.
+    """
+
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        """The tool's name and evaluated arguments."""
+        raise NotImplementedError  # pragma: no cover
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
+        """Call the tool and store its result."""
+        raise NotImplementedError  # pragma: no cover
+
+    @handler
+    async def run(self, step: DeclarativeStep, ctx: WorkflowContext[DeclarativeStep, Any]) -> None:
+        scopes = self.scopes(ctx)
+        name, arguments = self.prepare(scopes)
+        if self.spec.get("requireApproval") is True:
+            request = ToolApprovalRequest(request_id=uuid.uuid4().hex, function_name=name, arguments=arguments)
+            self.save(ctx, scopes)
+            await ctx.request_info(request, ToolApprovalResponse, request_id=request.request_id)
+            return
+        await self.call(scopes, ctx, name, arguments)
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+    @response_handler
+    async def on_approval(
+        self, request: ToolApprovalRequest, answer: ToolApprovalResponse, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        scopes = self.scopes(ctx)
+        if answer.approved:
+            await self.call(scopes, ctx, request.function_name, dict(request.arguments))
+        else:
+            output = _output_spec(self.spec)
+            if output.get("result"):
+                scopes.set(str(output["result"]), {"rejected": True, "reason": answer.reason})
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+
+class InvokeFunctionToolExecutor(_ApprovableToolExecutor):
     """InvokeFunctionTool: call a function from the caller's ``bindings`` with evaluated arguments."""
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
-        name = str(self.value(scopes, "functionName"))
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        return str(self.value(scopes, "functionName")), dict(self.value(scopes, "arguments") or {})
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
         function = self.services.bindings.get(name)
         if function is None:
             raise self.fail(f"function {name!r} is not in the bindings passed to WorkflowFactory")
-        arguments = cast("dict[str, Any]", self.value(scopes, "arguments") or {})
         try:
             result = await _maybe_await(function(**arguments))
         except Exception as e:
@@ -602,7 +671,6 @@ class InvokeFunctionToolExecutor(DeclarativeActionExecutor):
             scopes.set(str(output["result"]), result)
         if output.get("autoSend") and result is not None:
             await ctx.yield_output(result if isinstance(result, str) else _plain(result))
-        return self.next_id
 
 
 class HttpRequestExecutor(DeclarativeActionExecutor):
@@ -628,17 +696,20 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
         return self.next_id
 
 
-class InvokeMcpToolExecutor(DeclarativeActionExecutor):
+class InvokeMcpToolExecutor(_ApprovableToolExecutor):
     """InvokeMcpTool: call an MCP tool through the caller's ``mcp_tool_handler``."""
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        return str(self.value(scopes, "toolName")), dict(self.value(scopes, "arguments") or {})
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
         handler_ = self.services.mcp_tool_handler
         if handler_ is None:
             raise self.fail("no mcp_tool_handler was passed to WorkflowFactory")
         invocation = MCPToolInvocation(
             server_url=str(self.value(scopes, "serverUrl")),
-            tool_name=str(self.value(scopes, "toolName")),
-            arguments=dict(self.value(scopes, "arguments") or {}),
+            tool_name=name,
+            arguments=arguments,
             server_label=self.value(scopes, "serverLabel"),
         )
         result = cast(MCPToolResult, await _maybe_await(handler_(invocation)))
@@ -649,4 +720,3 @@ class InvokeMcpToolExecutor(DeclarativeActionExecutor):
             scopes.set(str(output["result"]), result.content)
         if output.get("autoSend") and result.content is not None:
             await ctx.yield_output(_plain(result.content))
-        return self.next_id
