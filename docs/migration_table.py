@@ -115,16 +115,23 @@ RENAMES: dict[str, tuple[str, str]] = {
     ),
     "A2AAgentSession": ("agentnb.AgentSession", "a plain session holds the A2A ids (deprecated in the reference)"),
     "WorkflowState": ("agentnb.declarative.WorkflowFactory", "variables live in the workflow's shared state"),
+    "AgentExternalInputRequest": (
+        "agentnb.declarative.ExternalInputRequest",
+        "an agent's `externalLoop` pauses with one whose `request_type` is `agent_external_input`",
+    ),
+    "AgentExternalInputResponse": ("agentnb.declarative.ExternalInputResponse", "or answer with plain text"),
+    "MCPToolApprovalRequest": (
+        "agentnb.declarative.ToolApprovalRequest",
+        "InvokeMcpTool asks with the same request as InvokeFunctionTool",
+    ),
 }
 
 # What to say of names agentnb has no counterpart for, by the first pattern that matches.
 NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
-    (r"^AgentExternalInput", "the `externalLoop` input of agent actions is not supported yet"),
     (
         r"^DefaultHttpRequestHandler$|^DefaultMCPToolHandler$",
         "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
     ),
-    (r"^ToolApproval|^MCPToolApprovalRequest$", "approval of declarative tool and MCP actions is not implemented"),
     (r"Skill", "skills are not implemented"),
     (
         r"Eval|eval|Rubric|CheckResult|ConversationSplit|ExpectedToolCall|keyword_check|tool_call|tool_called",
