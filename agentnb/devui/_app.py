@@ -96,6 +96,7 @@ class DevUI:
             stylesheets=tabs_stylesheets(),
         )
         self._layout: pn.viewable.Viewable | None = None
+        self._built_from: dict[str, int] = {}  # entity id -> the mtime of the YAML file its open view shows
 
     # ------------------------------------------------------------------------------------------------ build
     def panel(self) -> pn.viewable.Viewable:
@@ -148,6 +149,9 @@ class DevUI:
                 self._experiments.start_polling(self.poll_ms)
             else:
                 self._runs.refresh()
+        served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        if served and any(e.path is not None for e in self.catalog.entities):  # YAML entities: follow their files
+            pn.state.add_periodic_callback(self._poll_definitions, period=self.poll_ms)
         return pn.Column(
             header,
             pn.Row(sidebar, self.tabs, sizing_mode="stretch_width"),
@@ -241,11 +245,12 @@ class DevUI:
     # ----------------------------------------------------------------------------------------------- routing
     def select(self, entity_id: str) -> None:
         """Show the view of one agent (chat) or workflow (graph and run controls)."""
-        self.catalog.get(entity_id)
-        if self.catalog.reload(entity_id):  # a YAML file saved since it was opened: build its view anew
+        self.catalog.reload(entity_id)  # a YAML file saved since it was loaded is built again
+        entity = self.catalog.get(entity_id)
+        if self._built_from.get(entity_id, entity.mtime_ns) != entity.mtime_ns:
+            # The view shows an older file (reloaded here or by another browser session): build it anew.
             self._views.pop(entity_id, None)
             self._selected = None
-        entity = self.catalog.get(entity_id)
         if self._selected == entity_id:
             return
         self._selected = entity_id
@@ -257,8 +262,35 @@ class DevUI:
             self.entity_area.objects = [error_card(exc, title=f"Cannot open {entity.name}")]
         else:
             self._views[entity_id] = view
+            self._built_from[entity_id] = entity.mtime_ns
             self.entity_area.objects = [view.panel()]
         self.tabs.active = _TAB_ENTITY
+
+    def reload_if_saved(self) -> bool:
+        """Rebuild the open entity's view when its YAML file was saved since; ``True`` when it was.
+
+        The page calls this every ``poll_ms``, so an edit saved in an editor shows (YAML pane and graph)
+        without reopening the entity. The tab the user is on stays active.
+        """
+        entity_id = self._selected
+        if entity_id is None:
+            return False
+        try:
+            entity = self.catalog.get(entity_id)
+        except KeyError:
+            return False
+        if entity.path is None:
+            return False
+        self.catalog.reload(entity_id)
+        if self._built_from.get(entity_id, entity.mtime_ns) == entity.mtime_ns:
+            return False
+        active = self.tabs.active
+        self.select(entity_id)
+        self.tabs.active = active
+        return True
+
+    def _poll_definitions(self) -> None:
+        self.reload_if_saved()
 
     def _make_view(self, entity: Entity) -> Any:
         if entity.kind == "agent":
