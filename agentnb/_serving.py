@@ -33,9 +33,11 @@ def is_loopback(address: str | None) -> bool:
     if address in {"localhost", "localhost.localdomain"}:
         return True
     try:
-        return ipaddress.ip_address(address).is_loopback
+        ip = ipaddress.ip_address(address.split("%", 1)[0])  # a zone id ("fe80::1%eth0") is not part of the address
     except ValueError:
         return False
+    mapped = getattr(ip, "ipv4_mapped", None)  # "::ffff:127.0.0.1", what a dual-stack socket reports
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 def check_bind_address(host: str, *, token: str | None, what: str) -> None:
@@ -143,6 +145,16 @@ class LoopbackServer:
                 await self._task  # raises the start-up error
                 raise RuntimeError(f"The server on {self.base_url} stopped while starting.")
             await asyncio.sleep(0.01)
+
+    async def wait(self) -> None:
+        """Wait until the server stops (after :meth:`request_stop`, or Ctrl+C in the main thread)."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
+    def request_stop(self) -> None:
+        """Ask the server to stop; :meth:`wait` returns once it has."""
+        if self._server is not None:
+            self._server.should_exit = True
 
     async def stop(self) -> None:
         """Stop listening and wait for the server to finish."""

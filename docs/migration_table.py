@@ -133,6 +133,15 @@ RENAMES: dict[str, tuple[str, str]] = {
     ),
     "A2AAgentSession": ("agentnb.AgentSession", "a plain session holds the A2A ids (deprecated in the reference)"),
     "WorkflowState": ("agentnb.declarative.WorkflowFactory", "variables live in the workflow's shared state"),
+    "AgentExternalInputRequest": (
+        "agentnb.declarative.ExternalInputRequest",
+        "an agent's `externalLoop` pauses with one whose `request_type` is `agent_external_input`",
+    ),
+    "AgentExternalInputResponse": ("agentnb.declarative.ExternalInputResponse", "or answer with plain text"),
+    "MCPToolApprovalRequest": (
+        "agentnb.declarative.ToolApprovalRequest",
+        "InvokeMcpTool asks with the same request as InvokeFunctionTool",
+    ),
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
         MCPToolHandler,
         MCPToolInvocation,
         MCPToolResult,
+        ToolApprovalRequest,
+        ToolApprovalResponse,
     )
     from ._files import LoadedDefinition, load_definitions
     from ._workflow_factory import WorkflowFactory
@@ -54,6 +56,8 @@ _LAZY_EXPORTS: dict[str, str] = {
     "MCPToolHandler": "agentnb.declarative._actions",
     "MCPToolInvocation": "agentnb.declarative._actions",
     "MCPToolResult": "agentnb.declarative._actions",
+    "ToolApprovalRequest": "agentnb.declarative._actions",
+    "ToolApprovalResponse": "agentnb.declarative._actions",
     "WorkflowFactory": "agentnb.declarative._workflow_factory",
     "load_definitions": "agentnb.declarative._files",
 }
@@ -75,6 +79,8 @@ __all__ = [
     "MCPToolResult",
     "ProviderLookupError",
     "ProviderTypeMapping",
+    "ToolApprovalRequest",
+    "ToolApprovalResponse",
     "WorkflowFactory",
     "load_definitions",
 ]

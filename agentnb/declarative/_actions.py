@@ -31,9 +31,12 @@ __all__ = [
     "MCPToolHandler",
     "MCPToolInvocation",
     "MCPToolResult",
+    "ToolApprovalRequest",
+    "ToolApprovalResponse",
 ]
 
 STATE_KEY = "declarative"
+_TEXT_INPUTS = ("text", "input", "userInput", "message")  # the input fields that start the conversation
 _SCOPES = {"local": "Local", "workflow": "Workflow", "system": "System", "inputs": "Inputs", "env": "Env"}
 
 
@@ -46,7 +49,9 @@ class DeclarativeStep:
 
 @dataclass
 class ExternalInputRequest:
-    """A Question or RequestExternalInput action waits for this answer (``workflow.run(responses=...)``)."""
+    """A Question or RequestExternalInput action, or an agent's ``externalLoop``, waits for this answer
+    (``workflow.run(responses=...)``). For an agent's loop ``message`` is what the agent said and
+    ``request_type`` is ``"agent_external_input"``."""
 
     request_id: str
     message: str
@@ -60,6 +65,31 @@ class ExternalInputResponse:
 
     user_input: str
     value: Any = None
+
+
+@dataclass
+class ToolApprovalRequest:
+    """An InvokeFunctionTool or InvokeMcpTool action with ``requireApproval: true`` waits for this answer.
+
+    ``function_name`` and ``arguments`` are what will run once approved: the call is made from the request,
+    so what a person approved is exactly what runs.
+    """
+
+    request_id: str
+    function_name: str
+    arguments: dict[str, Any]
+
+
+@dataclass
+class ToolApprovalResponse:
+    """The answer to a :class:`ToolApprovalRequest`; a rejected call does not run."""
+
+    approved: bool
+    reason: str | None = None
+
+
+#: What an :class:`ExternalInputRequest` takes as its answer: plain text, or the reference's response object.
+_ANSWER_TYPE: Any = str | ExternalInputResponse
 
 
 @dataclass
@@ -119,6 +149,8 @@ for _cls in (
     HttpRequestResult,
     MCPToolInvocation,
     MCPToolResult,
+    ToolApprovalRequest,
+    ToolApprovalResponse,
 ):
     register_type(_cls, f"agentnb.declarative.{_cls.__name__}")
 
@@ -138,7 +170,8 @@ class Scopes:
         )
         if isinstance(inputs, str):
             inputs_map["text"] = inputs
-        text = inputs if isinstance(inputs, str) else str(inputs_map.get("text") or inputs_map.get("input") or "")
+        first = next((inputs_map[k] for k in _TEXT_INPUTS if inputs_map.get(k)), "")
+        text = inputs if isinstance(inputs, str) else str(first)
         conversation = [{"role": "user", "text": text}] if text else []
         return {
             "Local": {},
@@ -399,6 +432,22 @@ class ForeachExecutor(DeclarativeActionExecutor):
         return self.body
 
 
+class LoopControlExecutor(DeclarativeActionExecutor):
+    """BreakLoop / ContinueLoop: leave the enclosing Foreach, or go on with its next item."""
+
+    loop: ForeachExecutor | None = None  # the enclosing Foreach, set by the factory
+
+    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+        loop = self.loop
+        if loop is None:  # the factory refuses a loop control outside a loop; kept for restored graphs
+            raise self.fail(f"{self.kind} is not inside a Foreach")
+        if self.kind == "ContinueLoop":
+            return loop.id
+        loops = cast(dict[str, Any], scopes.data.setdefault("System", {}).setdefault("Loops", {}))
+        loops.pop(f"__foreach_{loop.id}", None)
+        return loop.next_id
+
+
 class QuestionExecutor(DeclarativeActionExecutor):
     """Question / RequestExternalInput: ask outside the workflow and store the answer in ``variable``."""
 
@@ -416,7 +465,7 @@ class QuestionExecutor(DeclarativeActionExecutor):
             request_type="question" if self.kind == "Question" else str(self.spec.get("requestType") or "external"),
             metadata={"output_property": variable, "default": scopes.eval(self.spec.get("default")), "action": self.id},
         )
-        await ctx.request_info(request, str, request_id=request.request_id)
+        await ctx.request_info(request, _ANSWER_TYPE, request_id=request.request_id)
 
     async def _answer(self, request: ExternalInputRequest, answer: Any, ctx: WorkflowContext[Any, Any]) -> None:
         scopes = self.scopes(ctx)
@@ -448,23 +497,52 @@ def _output_spec(spec: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class InvokeAgentExecutor(DeclarativeActionExecutor):
-    """InvokeAzureAgent / InvokeAgent: run a caller-provided agent on the conversation (or ``input.messages``)."""
+    """InvokeAzureAgent / InvokeAgent: run a caller-provided agent on the conversation (or ``input.messages``).
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
-        from .._types import Message
+    With ``input.externalLoop.when``, after each answer the condition is evaluated; while it holds, the run
+    pauses with an :class:`ExternalInputRequest` carrying the answer, and the reply (kept in ``Local.userInput``
+    and the conversation) goes back to the agent, unless the condition no longer holds once the reply is in.
+    ``maxIterations`` (default 100) bounds the loop.
+    """
 
+    def _loop(self) -> tuple[Any, int] | None:
+        input_spec = self.spec.get("input")
+        loop = cast("Mapping[str, Any]", input_spec).get("externalLoop") if isinstance(input_spec, Mapping) else None
+        if not isinstance(loop, Mapping) or cast("Mapping[str, Any]", loop).get("when") is None:
+            return None
+        loop_map = cast("Mapping[str, Any]", loop)
+        return loop_map["when"], int(loop_map.get("maxIterations") or 100)
+
+    def _holds(self, scopes: Scopes, when: Any) -> bool:
+        if isinstance(when, bool):
+            return when
+        try:
+            return truthy(scopes.eval(when if is_expression(when) else f"={when}"))
+        except ExpressionError as e:
+            raise self.fail(f"externalLoop.when: {e}") from e
+
+    def _agent_name(self, scopes: Scopes) -> str:
         agent_spec = self.spec.get("agent")
         name = cast("Mapping[str, Any]", agent_spec).get("name") if isinstance(agent_spec, Mapping) else agent_spec
-        name = scopes.eval(name)
-        agent = self.services.agents.get(str(name))
+        return str(scopes.eval(name))
+
+    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+        await self._invoke(scopes, ctx, reply=None)
+        return self.next_id
+
+    async def _invoke(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], *, reply: str | None) -> str:
+        from .._types import Message
+
+        name = self._agent_name(scopes)
+        agent = self.services.agents.get(name)
         if agent is None:
             raise self.fail(f"agent {name!r} is not one of the agents passed to WorkflowFactory")
         input_spec = self.spec.get("input")
         given = cast("Mapping[str, Any]", input_spec).get("messages") if isinstance(input_spec, Mapping) else None
-        if given is not None:
+        if given is not None and reply is None:
             value = scopes.eval(given)
             messages = [Message("user", [value if isinstance(value, str) else json.dumps(value)])]
-        else:
+        else:  # the conversation so far, which holds the reply of an external loop
             conversation = cast(list[dict[str, Any]], scopes.get(("System", "Conversation")) or [])
             messages = [Message("assistant" if m["role"] == "assistant" else "user", [m["text"]]) for m in conversation]
         response = await agent.run(messages)
@@ -482,18 +560,108 @@ class InvokeAgentExecutor(DeclarativeActionExecutor):
             except ValueError:
                 parsed = None
             scopes.set(str(output["responseObject"]), parsed)
-        return self.next_id
+        return text
+
+    async def _after_answer(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], text: str, iteration: int) -> None:
+        """Ask outside the workflow while the loop's condition holds; otherwise go on to the next action."""
+        loop = self._loop()
+        if loop is not None and iteration < loop[1] and self._holds(scopes, loop[0]):
+            request = ExternalInputRequest(
+                request_id=uuid.uuid4().hex,
+                message=text,
+                request_type="agent_external_input",
+                metadata={"action": self.id, "agent": self._agent_name(scopes), "iteration": iteration},
+            )
+            self.save(ctx, scopes)
+            await ctx.request_info(request, _ANSWER_TYPE, request_id=request.request_id)
+            return
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+    @handler
+    async def run(self, step: DeclarativeStep, ctx: WorkflowContext[DeclarativeStep, Any]) -> None:
+        scopes = self.scopes(ctx)
+        text = await self._invoke(scopes, ctx, reply=None)
+        await self._after_answer(scopes, ctx, text, iteration=1)
+
+    async def _resume(self, request: ExternalInputRequest, reply: str, ctx: WorkflowContext[Any, Any]) -> None:
+        scopes = self.scopes(ctx)
+        scopes.set("Local.userInput", reply)
+        scopes.add_message("user", reply)
+        loop = self._loop()
+        if loop is None or not self._holds(scopes, loop[0]):  # the reply itself ends the loop ("exit")
+            self.save(ctx, scopes)
+            await self.go(ctx, self.next_id)
+            return
+        text = await self._invoke(scopes, ctx, reply=reply)
+        await self._after_answer(scopes, ctx, text, iteration=int(request.metadata.get("iteration", 1)) + 1)
+
+    @response_handler
+    async def on_text(
+        self, request: ExternalInputRequest, answer: str, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        await self._resume(request, answer, ctx)
+
+    @response_handler
+    async def on_response(
+        self, request: ExternalInputRequest, answer: ExternalInputResponse, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        await self._resume(request, answer.user_input, ctx)
 
 
-class InvokeFunctionToolExecutor(DeclarativeActionExecutor):
+class _ApprovableToolExecutor(DeclarativeActionExecutor):
+    """A tool action that, with ``requireApproval: true``, asks before it calls anything.
+
+    A rejection runs nothing: ``output.result`` gets ``{"rejected": true, "reason": ...}`` and the workflow
+    goes on, as in the reference.
+    """
+
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        """The tool's name and evaluated arguments."""
+        raise NotImplementedError  # pragma: no cover
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
+        """Call the tool and store its result."""
+        raise NotImplementedError  # pragma: no cover
+
+    @handler
+    async def run(self, step: DeclarativeStep, ctx: WorkflowContext[DeclarativeStep, Any]) -> None:
+        scopes = self.scopes(ctx)
+        name, arguments = self.prepare(scopes)
+        if self.spec.get("requireApproval") is True:
+            request = ToolApprovalRequest(request_id=uuid.uuid4().hex, function_name=name, arguments=arguments)
+            self.save(ctx, scopes)
+            await ctx.request_info(request, ToolApprovalResponse, request_id=request.request_id)
+            return
+        await self.call(scopes, ctx, name, arguments)
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+    @response_handler
+    async def on_approval(
+        self, request: ToolApprovalRequest, answer: ToolApprovalResponse, ctx: WorkflowContext[DeclarativeStep, Any]
+    ) -> None:
+        scopes = self.scopes(ctx)
+        if answer.approved:
+            await self.call(scopes, ctx, request.function_name, dict(request.arguments))
+        else:
+            output = _output_spec(self.spec)
+            if output.get("result"):
+                scopes.set(str(output["result"]), {"rejected": True, "reason": answer.reason})
+        self.save(ctx, scopes)
+        await self.go(ctx, self.next_id)
+
+
+class InvokeFunctionToolExecutor(_ApprovableToolExecutor):
     """InvokeFunctionTool: call a function from the caller's ``bindings`` with evaluated arguments."""
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
-        name = str(self.value(scopes, "functionName"))
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        return str(self.value(scopes, "functionName")), dict(self.value(scopes, "arguments") or {})
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
         function = self.services.bindings.get(name)
         if function is None:
             raise self.fail(f"function {name!r} is not in the bindings passed to WorkflowFactory")
-        arguments = cast("dict[str, Any]", self.value(scopes, "arguments") or {})
         try:
             result = await _maybe_await(function(**arguments))
         except Exception as e:
@@ -503,7 +671,6 @@ class InvokeFunctionToolExecutor(DeclarativeActionExecutor):
             scopes.set(str(output["result"]), result)
         if output.get("autoSend") and result is not None:
             await ctx.yield_output(result if isinstance(result, str) else _plain(result))
-        return self.next_id
 
 
 class HttpRequestExecutor(DeclarativeActionExecutor):
@@ -529,17 +696,20 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
         return self.next_id
 
 
-class InvokeMcpToolExecutor(DeclarativeActionExecutor):
+class InvokeMcpToolExecutor(_ApprovableToolExecutor):
     """InvokeMcpTool: call an MCP tool through the caller's ``mcp_tool_handler``."""
 
-    async def act(self, scopes: Scopes, ctx: WorkflowContext[Any, Any]) -> str | None:
+    def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
+        return str(self.value(scopes, "toolName")), dict(self.value(scopes, "arguments") or {})
+
+    async def call(self, scopes: Scopes, ctx: WorkflowContext[Any, Any], name: str, arguments: dict[str, Any]) -> None:
         handler_ = self.services.mcp_tool_handler
         if handler_ is None:
             raise self.fail("no mcp_tool_handler was passed to WorkflowFactory")
         invocation = MCPToolInvocation(
             server_url=str(self.value(scopes, "serverUrl")),
-            tool_name=str(self.value(scopes, "toolName")),
-            arguments=dict(self.value(scopes, "arguments") or {}),
+            tool_name=name,
+            arguments=arguments,
             server_label=self.value(scopes, "serverLabel"),
         )
         result = cast(MCPToolResult, await _maybe_await(handler_(invocation)))
@@ -550,4 +720,3 @@ class InvokeMcpToolExecutor(DeclarativeActionExecutor):
             scopes.set(str(output["result"]), result.content)
         if output.get("autoSend") and result.content is not None:
             await ctx.yield_output(_plain(result.content))
-        return self.next_id

@@ -99,6 +99,7 @@ def load_definitions(
                 configuration=base.configuration,
                 checkpoint_storage=base.checkpoint_storage,
                 max_iterations=base.max_iterations,
+                agent_factory=base.agent_factory or agent_factory,
             )
             try:
                 item.obj = factory.create_workflow_from_yaml_path(item.path)

@@ -2,8 +2,8 @@
 
 Reads the reference's declarative workflow format: either ``actions:`` at the top (with ``name``,
 ``description``, ``inputs``) or ``kind: Workflow`` with a ``trigger`` holding the actions. Every action
-becomes one executor and the control flow (If, ConditionGroup, GotoAction, Foreach) becomes edges, so the
-result checkpoints, resumes, travels in time and draws like any workflow built in Python.
+becomes one executor and the control flow (If, ConditionGroup, GotoAction, Foreach, BreakLoop, ContinueLoop)
+becomes edges, so the result checkpoints, resumes, travels in time and draws like any workflow built in Python.
 
 Nothing in the file reaches outside the process on its own: agents, functions, HTTP and MCP come from
 what the caller passes (``agents=``, ``bindings=``, ``http_request_handler=``, ``mcp_tool_handler=``), and
@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..exceptions import DeclarativeWorkflowError
+from ..exceptions import AgentnbError, DeclarativeWorkflowError
 from ._actions import (
     ConditionExecutor,
     DeclarativeActionExecutor,
@@ -29,6 +29,7 @@ from ._actions import (
     InvokeAgentExecutor,
     InvokeFunctionToolExecutor,
     InvokeMcpToolExecutor,
+    LoopControlExecutor,
     MCPToolHandler,
     QuestionExecutor,
     SendActivityExecutor,
@@ -36,11 +37,20 @@ from ._actions import (
     SetValueExecutor,
     StartExecutor,
 )
+from ._data_actions import (
+    ClearAllVariablesExecutor,
+    CreateConversationExecutor,
+    EditTableExecutor,
+    ParseValueExecutor,
+    ResetVariableExecutor,
+    SetMultipleVariablesExecutor,
+)
 from ._expressions import ExpressionError, is_expression, parse
 from ._yaml import line_of, locate, read_definition
 
 if TYPE_CHECKING:
     from ..workflows import CheckpointStorage, Workflow
+    from ._loader import AgentFactory
 
 __all__ = ["ACTION_KINDS", "WorkflowFactory"]
 
@@ -63,9 +73,20 @@ ACTION_KINDS: dict[str, type[DeclarativeActionExecutor]] = {
     "InvokeFunctionTool": InvokeFunctionToolExecutor,
     "HttpRequestAction": HttpRequestExecutor,
     "InvokeMcpTool": InvokeMcpToolExecutor,
+    "SetMultipleVariables": SetMultipleVariablesExecutor,
+    "ResetVariable": ResetVariableExecutor,
+    "ClearAllVariables": ClearAllVariablesExecutor,
+    "ParseValue": ParseValueExecutor,
+    "EditTable": EditTableExecutor,
+    "EditTableV2": EditTableExecutor,
+    "CreateConversation": CreateConversationExecutor,
+    "BreakLoop": LoopControlExecutor,
+    "ContinueLoop": LoopControlExecutor,
 }
 _START_ID = "workflow_start"
-_TOP_KEYS = frozenset({"kind", "name", "description", "inputs", "actions", "trigger", "maxTurns", "id", "displayName"})
+_TOP_KEYS = frozenset(
+    {"kind", "name", "description", "inputs", "actions", "trigger", "maxTurns", "id", "displayName", "agents"}
+)
 
 
 class _Compiler:
@@ -78,6 +99,7 @@ class _Compiler:
         self.executors: dict[str, DeclarativeActionExecutor] = {}
         self.edges: list[tuple[str, str]] = []
         self.gotos: list[tuple[GotoExecutor, Mapping[str, Any]]] = []
+        self.loops: list[ForeachExecutor] = []  # the Foreach actions whose bodies are being compiled, innermost last
         self.counter = 0
 
     def fail(self, where: Any, key: str | int | None, message: str) -> DeclarativeWorkflowError:
@@ -152,8 +174,17 @@ class _Compiler:
             self.gotos.append((executor, spec))
         elif isinstance(executor, ForeachExecutor):
             executor.next_id = after
-            executor.body = self.sequence(spec, "actions", action_id)
+            self.loops.append(executor)
+            try:
+                executor.body = self.sequence(spec, "actions", action_id)
+            finally:
+                self.loops.pop()
             targets = [executor.body, after]
+        elif isinstance(executor, LoopControlExecutor):
+            if not self.loops:
+                raise self.fail(spec, "kind", f"{kind} can only be used inside a Foreach")
+            executor.loop = self.loops[-1]
+            targets = [executor.loop.id if kind == "ContinueLoop" else executor.loop.next_id]
         elif isinstance(executor, EndExecutor):
             pass
         else:
@@ -174,8 +205,11 @@ class _Compiler:
             if not is_expression(name) and name not in services.agents:
                 raise self.fail(spec, "agent", f"agent {name!r} is not in agents= (have {sorted(services.agents)})")
             input_spec = spec.get("input")
-            if isinstance(input_spec, Mapping) and "externalLoop" in input_spec:
-                raise self.fail(input_spec, "externalLoop", "externalLoop is not supported by agentnb yet")
+            loop = (
+                cast("Mapping[str, Any]", input_spec).get("externalLoop") if isinstance(input_spec, Mapping) else None
+            )
+            if loop is not None and not (isinstance(loop, Mapping) and "when" in loop):
+                raise self.fail(input_spec, "externalLoop", "externalLoop needs a when condition")
         elif kind == "InvokeFunctionTool":
             name = spec.get("functionName")
             if isinstance(name, str) and not is_expression(name) and name not in services.bindings:
@@ -240,8 +274,10 @@ class WorkflowFactory:
         configuration: Mapping[str, str] | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         max_iterations: int | None = None,
+        agent_factory: AgentFactory | None = None,
     ) -> None:
         self.agents: dict[str, Any] = dict(agents or {})
+        self.agent_factory = agent_factory
         self.bindings: dict[str, Callable[..., Any]] = dict(bindings or {})
         self.http_request_handler = http_request_handler
         self.mcp_tool_handler = mcp_tool_handler
@@ -266,21 +302,74 @@ class WorkflowFactory:
         path = Path(yaml_path)
         if not path.is_file():
             raise DeclarativeWorkflowError(f"YAML file not found at path: {path}")
-        return self._create(path)
+        return self._create(path, path.parent)
 
     def create_workflow_from_yaml(self, yaml_content: str, base_path: Path | None = None) -> Workflow:
-        """Build the workflow a YAML string defines."""
+        """Build the workflow a YAML string defines (``base_path``: where its agent ``file:`` entries live)."""
         if not isinstance(cast(object, yaml_content), str):
             raise TypeError(f"yaml_content must be a str, got {type(yaml_content).__name__}")
-        return self._create(yaml_content)
+        return self._create(yaml_content, base_path)
 
     def create_workflow_from_definition(
         self, workflow_def: Mapping[str, Any], base_path: Path | None = None
     ) -> Workflow:
         """Build the workflow a dict (parsed YAML) defines."""
-        return self._create(workflow_def)
+        return self._create(workflow_def, base_path)
 
-    def _create(self, value: str | Path | Mapping[str, Any]) -> Workflow:
+    def _inline_agents(self, data: Mapping[str, Any], source: str | None, base: Path | None) -> dict[str, Any]:
+        """The workflow's own ``agents:`` (inline ``kind: Prompt`` definitions or ``file:`` references), built
+        with ``agent_factory``; agents passed to the factory win over them, as in the reference."""
+        raw = data.get("agents")
+        if raw is None:
+            return {}
+        if not isinstance(raw, Mapping):
+            raise DeclarativeWorkflowError(
+                "agents must map names to definitions", source=source, line=line_of(data, "agents")
+            )
+        agents: dict[str, Any] = {}
+        factory = self.agent_factory
+        for name, definition in cast("Mapping[str, Any]", raw).items():
+            if name in self.agents:
+                continue
+            line = line_of(raw, name)
+            if not isinstance(definition, Mapping):
+                raise DeclarativeWorkflowError(f"agent {name!r} needs a definition", source=source, line=line)
+            spec = cast("Mapping[str, Any]", definition)
+            if factory is None:
+                from ..local import default_chat_client
+                from ._loader import AgentFactory
+
+                factory = self.agent_factory = AgentFactory(client=default_chat_client())
+            try:
+                if "file" in spec:
+                    agents[str(name)] = factory.create_agent_from_yaml_path(self._agent_file(spec["file"], base))
+                elif "kind" in spec:
+                    agents[str(name)] = factory.create_agent_from_dict(spec)
+                else:
+                    raise DeclarativeWorkflowError(
+                        f"agent {name!r}: expected an inline definition (kind: Prompt) or file:; a connection-based "
+                        "agent must be passed in agents=",
+                        source=source,
+                        line=line,
+                    )
+            except DeclarativeWorkflowError:
+                raise
+            except (AgentnbError, ValueError, TypeError) as e:
+                raise DeclarativeWorkflowError(f"agent {name!r}: {e}", source=source, line=line) from e
+        return agents
+
+    @staticmethod
+    def _agent_file(file: Any, base: Path | None) -> Path:
+        """An agent file named by a workflow: relative, and inside the workflow's own folder."""
+        if base is None:
+            raise ValueError("a file: reference needs the workflow's folder (load it from a path or pass base_path)")
+        root = base.resolve()
+        path = (root / str(file)).resolve()
+        if not path.is_relative_to(root):
+            raise ValueError(f"{file!r} is outside the workflow's folder {root}")
+        return path
+
+    def _create(self, value: str | Path | Mapping[str, Any], base: Path | None = None) -> Workflow:
         from ..workflows import WorkflowBuilder
 
         data, text, source = read_definition(value, what="workflow")
@@ -302,7 +391,7 @@ class WorkflowFactory:
         if "actions" not in body:
             raise DeclarativeWorkflowError("the workflow has no actions", source=source, line=line_of(body, None))
         services = Services(
-            agents=self.agents,
+            agents={**self._inline_agents(data, source, base), **self.agents},
             bindings=self.bindings,
             http_request_handler=self.http_request_handler,
             mcp_tool_handler=self.mcp_tool_handler,

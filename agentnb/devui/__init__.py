@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._discovery import Catalog, DiscoveryError, Entity, discover, entity_kind
-from ._server import free_port, is_loopback, running_servers, serve, stop
+from ._server import free_port, is_loopback, running_servers, serve, serving_url, stop
 
 if TYPE_CHECKING:
     from ._app import DevUI, create_app
@@ -37,6 +37,7 @@ __all__ = [
     "is_loopback",
     "running_servers",
     "serve",
+    "serving_url",
     "stop",
 ]
 

@@ -41,6 +41,11 @@ def _parser() -> argparse.ArgumentParser:
         default="developer",
         help="'user' shows only chat and workflow views (no runs, time travel, traces)",
     )
+    parser.add_argument(
+        "--protocols",
+        action="store_true",
+        help="also serve the entities over the Responses API, A2A and MCP on a second port (same token)",
+    )
     parser.add_argument("--show", action="store_true", help="open a browser tab")
     return parser
 
@@ -67,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         show=args.show,
         token=token,
         mode=args.mode,
+        protocols=args.protocols,
     )
     return 0
 

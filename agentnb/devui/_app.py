@@ -48,6 +48,8 @@ class DevUI:
             the notebook's own tracing setup alone unless asked.
         mode: ``"developer"`` (everything) or ``"user"``: only the chat and workflow views, without the
             runs, time-travel and traces panels (for people who use the agents rather than debug them).
+        serving_url: Where the same entities are served over the Responses API, A2A and MCP
+            (``serve(protocols=True)``); the header links to it.
 
     Example:
         >>> from agentnb.devui import DevUI
@@ -64,11 +66,13 @@ class DevUI:
         poll_ms: int = 1000,
         tracing: bool = False,
         mode: Literal["developer", "user"] = "developer",
+        serving_url: str | None = None,
     ) -> None:
         if mode not in {"developer", "user"}:
             raise ValueError(f"mode must be 'developer' or 'user', got {mode!r}")
         self.mode = mode
         self.catalog = catalog
+        self.serving_url = serving_url
         if store is None:
             from agentnb.store import default_store
 
@@ -92,6 +96,7 @@ class DevUI:
             stylesheets=tabs_stylesheets(),
         )
         self._layout: pn.viewable.Viewable | None = None
+        self._built_from: dict[str, int] = {}  # entity id -> the mtime of the YAML file its open view shows
 
     # ------------------------------------------------------------------------------------------------ build
     def panel(self) -> pn.viewable.Viewable:
@@ -144,6 +149,9 @@ class DevUI:
                 self._experiments.start_polling(self.poll_ms)
             else:
                 self._runs.refresh()
+        served = pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+        if served and any(e.path is not None for e in self.catalog.entities):  # YAML entities: follow their files
+            pn.state.add_periodic_callback(self._poll_definitions, period=self.poll_ms)
         return pn.Column(
             header,
             pn.Row(sidebar, self.tabs, sizing_mode="stretch_width"),
@@ -183,10 +191,18 @@ class DevUI:
             )
         elif self.catalog.note:
             mode = f"<div class='anb-card'>{badge('live', 'ok')} {escape(self.catalog.note)}</div>"
+        served = ""
+        if self.serving_url:
+            url = escape(self.serving_url.rstrip("/"))
+            served = (
+                f"<span class='anb-muted anb-served'>served at <a href='{url}/' target='_blank' rel='noopener'>"
+                f"{url}</a> (Responses <code>{url}/v1</code> · A2A <code>/a2a/&lt;id&gt;/</code> · "
+                "MCP <code>/mcp/&lt;id&gt;</code>)</span>"
+            )
         return (
             "<div class='anb-head'><span class='anb-title' style='font-size:20px'>agentnb DevUI</span>"
             f"<span class='anb-muted'>{len(self.catalog.agents)} agent(s) · "
-            f"{len(self.catalog.workflows)} workflow(s)</span></div>{mode}"
+            f"{len(self.catalog.workflows)} workflow(s)</span>{served}</div>{mode}"
         )
 
     def _sidebar_items(self) -> list[Any]:
@@ -229,11 +245,12 @@ class DevUI:
     # ----------------------------------------------------------------------------------------------- routing
     def select(self, entity_id: str) -> None:
         """Show the view of one agent (chat) or workflow (graph and run controls)."""
-        self.catalog.get(entity_id)
-        if self.catalog.reload(entity_id):  # a YAML file saved since it was opened: build its view anew
+        self.catalog.reload(entity_id)  # a YAML file saved since it was loaded is built again
+        entity = self.catalog.get(entity_id)
+        if self._built_from.get(entity_id, entity.mtime_ns) != entity.mtime_ns:
+            # The view shows an older file (reloaded here or by another browser session): build it anew.
             self._views.pop(entity_id, None)
             self._selected = None
-        entity = self.catalog.get(entity_id)
         if self._selected == entity_id:
             return
         self._selected = entity_id
@@ -245,8 +262,35 @@ class DevUI:
             self.entity_area.objects = [error_card(exc, title=f"Cannot open {entity.name}")]
         else:
             self._views[entity_id] = view
+            self._built_from[entity_id] = entity.mtime_ns
             self.entity_area.objects = [view.panel()]
         self.tabs.active = _TAB_ENTITY
+
+    def reload_if_saved(self) -> bool:
+        """Rebuild the open entity's view when its YAML file was saved since; ``True`` when it was.
+
+        The page calls this every ``poll_ms``, so an edit saved in an editor shows (YAML pane and graph)
+        without reopening the entity. The tab the user is on stays active.
+        """
+        entity_id = self._selected
+        if entity_id is None:
+            return False
+        try:
+            entity = self.catalog.get(entity_id)
+        except KeyError:
+            return False
+        if entity.path is None:
+            return False
+        self.catalog.reload(entity_id)
+        if self._built_from.get(entity_id, entity.mtime_ns) == entity.mtime_ns:
+            return False
+        active = self.tabs.active
+        self.select(entity_id)
+        self.tabs.active = active
+        return True
+
+    def _poll_definitions(self) -> None:
+        self.reload_if_saved()
 
     def _make_view(self, entity: Entity) -> Any:
         if entity.kind == "agent":

@@ -470,6 +470,7 @@ class ChatView:
                     if not isinstance(update, AgentResponseUpdate):
                         continue  # the turn's start and the policy's answers: shown with the approvals
                     author = update.author_name or self.entity.name
+                    remote = _untrusted_source(update.additional_properties, author)
                     for content in update.contents:
                         if content.type == "text" and content.text:
                             if bubble is None:
@@ -477,7 +478,8 @@ class ChatView:
                                 view.last_answer = _post(view, bubble, author, "assistant")
                                 view.call_messages.append(view.last_answer)
                             text += content.text
-                            set_html(bubble, _bubble_html("assistant", _answer_html(text)))
+                            body = _answer_html(text) if remote is None else _untrusted_html(text, remote)
+                            set_html(bubble, _bubble_html("assistant", body))
                         elif content.type == "text_reasoning" and content.text:
                             reasoning = html_pane(
                                 f"<div class='anb-reasoning'>{escape(content.text)}</div>", css_classes=["anb-note"]
@@ -854,8 +856,14 @@ class ChatView:
     def _append_message(self, view: _SessionView, message: Message) -> None:
         for content in message.contents:
             if content.type == "text" and content.text:
-                body = _answer_html(content.text) if message.role == "assistant" else render_markdown(content.text)
                 user = "You" if message.role == "user" else (message.author_name or self.entity.name)
+                remote = _untrusted_source(message.additional_properties, user)
+                if remote is not None:
+                    body = _untrusted_html(content.text, remote)
+                elif message.role == "assistant":
+                    body = _answer_html(content.text)
+                else:
+                    body = render_markdown(content.text)
                 _post(view, _bubble(message.role, body), user, message.role)
             elif content.type == "function_call":
                 self._on_call(view, content)
@@ -905,6 +913,21 @@ class _TurnRecord:
 def _answer_html(text: str) -> str:
     """Model text as sanitized Markdown, its code blocks highlighted with a copy button."""
     return highlight_code(render_markdown(text))
+
+
+def _untrusted_source(properties: Mapping[str, Any] | None, author: str) -> str | None:
+    """Who sent text marked ``untrusted`` (a remote A2A agent's output), or ``None`` for ordinary text."""
+    if not properties or properties.get("untrusted") is not True:
+        return None
+    return str(properties.get("a2a_agent") or author)
+
+
+def _untrusted_html(text: str, source: str) -> str:
+    """A remote agent's text, shown as escaped plain text (no Markdown: no links or images) under a warning badge."""
+    return (
+        f"<div class='anb-untrusted'>{badge(f'untrusted · from remote agent {source}', 'warn')}"
+        f"<div class='anb-md' style='white-space:pre-wrap'>{escape(text)}</div></div>"
+    )
 
 
 def _bubble_html(role: str, body_html: str) -> str:

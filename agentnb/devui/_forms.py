@@ -15,19 +15,13 @@ from typing import Any, Literal, Union, get_args, get_origin
 import panel as pn
 
 from agentnb._html import escape
+from agentnb._plain import type_label
 
 from ._widgets import html_pane, pretty_json, set_html, watch
 
 __all__ = ["TypeForm", "hints_of", "type_label"]
 
 _NONE = type(None)
-
-
-def type_label(tp: Any) -> str:
-    """A short readable name for a type hint."""
-    if isinstance(tp, type):
-        return tp.__name__
-    return str(tp).replace("typing.", "")
 
 
 def _is_model(tp: Any) -> bool:

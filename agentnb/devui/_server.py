@@ -19,10 +19,11 @@ from ._discovery import Catalog, discover
 if TYPE_CHECKING:
     from agentnb.store import Store
 
-__all__ = ["free_port", "is_loopback", "running_servers", "serve", "stop"]
+__all__ = ["free_port", "is_loopback", "running_servers", "serve", "serving_url", "stop"]
 
 _TEMPLATES = Path(__file__).parent / "templates"
 _servers: dict[str, Any] = {}
+_protocol_servers: dict[str, Any] = {}  # DevUI URL -> the AgentServer serving its entities (protocols=True)
 _lock = threading.Lock()
 
 
@@ -84,6 +85,7 @@ def serve(
     title: str = "agentnb DevUI",
     tracing: bool | None = None,
     mode: Literal["developer", "user"] = "developer",
+    protocols: bool = False,
 ) -> str:
     """Start a DevUI server for the given agents and workflows and return its URL.
 
@@ -103,6 +105,9 @@ def serve(
         tracing: Record spans into the store so the traces view shows runs made here; the default is on
             for a blocking server (the launcher) and off in the background (a notebook keeps its own setup).
         mode: ``"user"`` shows only the chat and workflow views (no runs, time travel or traces).
+        protocols: Also serve the entities over the Responses API, A2A and MCP (:mod:`agentnb.serving`), on a
+            second port of the same address behind the same token (the DevUI's Tornado server cannot host
+            the ASGI apps A2A and MCP are); the header links to it and :func:`serving_url` returns it.
 
     Returns:
         The URL the DevUI is served at, such as ``"http://127.0.0.1:5006/"``.
@@ -132,13 +137,21 @@ def serve(
 
     trace = (not background) if tracing is None else tracing
 
+    protocol_server: Any = None
+    if protocols:
+        from agentnb.serving import AgentServer
+
+        protocol_server = AgentServer(catalog, host=address, token=token, store=store)
+        protocol_server.start_background()
+    served_at = protocol_server.url + "/" if protocol_server is not None else None
+
     def page() -> Any:
         from ._admission import refusal_for_session, refusal_page
 
         reason = refusal_for_session(authenticated=bool(token))
         if reason is not None:
             return refusal_page(reason)
-        return DevUI(catalog, store=store, tracing=trace, mode=mode).panel()
+        return DevUI(catalog, store=store, tracing=trace, mode=mode, serving_url=served_at).panel()
 
     kwargs: dict[str, Any] = {
         "port": port,
@@ -157,11 +170,17 @@ def serve(
         kwargs["logout_template"] = str(_TEMPLATES / "logout.html")
     # Panel leaves serve()'s **kwargs unannotated (they go to Bokeh's server).
     if not background:
-        pn.serve(page, threaded=False, **kwargs)  # pyright: ignore[reportUnknownMemberType]
+        try:
+            pn.serve(page, threaded=False, **kwargs)  # pyright: ignore[reportUnknownMemberType]
+        finally:
+            if protocol_server is not None:
+                protocol_server.stop_background()
         return url
     server = pn.serve(page, threaded=True, **kwargs)  # pyright: ignore[reportUnknownMemberType]
     with _lock:
         _servers[url] = server
+        if protocol_server is not None:
+            _protocol_servers[url] = protocol_server
     _wait_for_port(host, port)
     return url
 
@@ -185,6 +204,13 @@ def _wait_for_port(host: str, port: int, timeout: float = 15.0) -> None:
     raise TimeoutError(f"The DevUI server did not start listening on {host}:{port} within {timeout:.0f} s.")
 
 
+def serving_url(url: str) -> str | None:
+    """Where the DevUI at ``url`` serves its entities over the Responses API, A2A and MCP (``protocols=True``)."""
+    with _lock:
+        server = _protocol_servers.get(url)
+    return server.url + "/" if server is not None else None
+
+
 def running_servers() -> list[str]:
     """Return the URLs of DevUI servers started in the background by this process."""
     with _lock:
@@ -196,7 +222,10 @@ def stop(url: str | None = None) -> int:
     with _lock:
         urls = [url] if url is not None else list(_servers)
         servers = [(u, _servers.pop(u)) for u in urls if u in _servers]
+        protocol_servers = [_protocol_servers.pop(u) for u in urls if u in _protocol_servers]
     for _url, server in servers:
         server.stop()
         server.join(timeout=5)
+    for protocol_server in protocol_servers:
+        protocol_server.stop_background()
     return len(servers)

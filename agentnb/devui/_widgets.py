@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import html
 import json
 import re
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import panel as pn
 
 from agentnb._html import STYLE, dark_css, escape, json_html, render_markdown
+from agentnb._plain import jsonable, readable
 
 if TYPE_CHECKING:
     import param
@@ -169,59 +168,6 @@ def watch(obj: param.Parameterized, callback: Callable[[Any], object], *names: s
     """
     # param types the callback as a bare Callable; this is the one place the DevUI registers watchers.
     obj.param.watch(callback, list(names))  # pyright: ignore[reportUnknownMemberType]
-
-
-def jsonable(value: Any) -> Any:
-    """Turn any value into plain JSON data for display (tagged JSON for custom types, ``repr`` as a last resort)."""
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        pass
-    if hasattr(value, "model_dump"):
-        try:
-            return value.model_dump(mode="json")
-        except Exception:  # a broken model still gets shown
-            return repr(value)
-    if hasattr(value, "to_dict"):
-        try:
-            return jsonable(value.to_dict())
-        except Exception:
-            return repr(value)
-    try:
-        from agentnb._serialization import encode
-
-        return encode(value)
-    except Exception:
-        return repr(value)
-
-
-def readable(value: Any, _depth: int = 0) -> Any:
-    """Turn a value into plain JSON for people: fields of models and dataclasses, never internal type tags.
-
-    :func:`jsonable` keeps enough to rebuild a value (tags naming its class); this drops them, for summaries
-    in logs, request cards and the API. Past 12 levels a value shows as its text.
-    """
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if _depth > 12:
-        return str(value)
-    if isinstance(value, enum.Enum):
-        return readable(value.value, _depth + 1)
-    if isinstance(value, dict):
-        return {str(k): readable(v, _depth + 1) for k, v in cast("dict[Any, Any]", value).items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [readable(v, _depth + 1) for v in cast("Iterable[Any]", value)]
-    if hasattr(value, "model_dump"):
-        try:
-            return readable(value.model_dump(mode="json"), _depth + 1)
-        except Exception:  # a broken model still gets shown
-            return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: readable(getattr(value, f.name), _depth + 1) for f in dataclasses.fields(value)}
-    if isinstance(value, bytes):
-        return f"<{len(value)} bytes>"
-    return str(value)
 
 
 def pretty_json(value: Any) -> str:

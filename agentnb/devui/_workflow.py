@@ -20,6 +20,7 @@ import panel as pn
 from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._html import badge, escape, json_html, kv_table
 from agentnb._json import is_json_object
+from agentnb.serving._responses import event_summary
 from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent, merge_streamed_outputs
 
 from ._discovery import Entity
@@ -35,19 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["WorkflowRunner", "WorkflowView", "event_summary"]
 
 _FLUSH_SECONDS = 0.15
-
-
-def event_summary(event: WorkflowEvent[Any]) -> dict[str, Any]:
-    """A workflow event as readable JSON (type, executor, data; a request's id and wanted answer type)."""
-    summary: dict[str, Any] = {"type": event.type, "executor_id": event.executor_id}
-    data = event.data
-    if event.type == "status" and event.state is not None:
-        data = event.state.value
-    summary["data"] = readable(data)
-    if event.type == "request_info":
-        summary["request_id"] = str(event.request_id)
-        summary["response_type"] = type_label(event.response_type) if event.response_type is not None else "str"
-    return summary
 
 
 def fields_html(value: Any) -> str:

@@ -45,6 +45,7 @@ IMPORTS: list[tuple[str, str]] = [
     (r"^(\s*)from agent_framework\.observability import", r"\1from agentnb.observability import"),
     (r"^(\s*)from agent_framework\.mcp import", r"\1from agentnb.mcp import"),
     (r"^(\s*)from agent_framework\.declarative import", r"\1from agentnb.declarative import"),
+    (r"^(\s*)from agent_framework_declarative import", r"\1from agentnb.declarative import"),
     (r"^(\s*)from agent_framework\.a2a import", r"\1from agentnb.a2a import"),
     (r"^(\s*)from agent_framework_a2a import", r"\1from agentnb.a2a import"),
     (r"^(\s*)from agent_framework import", r"\1from agentnb import"),
@@ -149,6 +150,7 @@ SAMPLES: list[str] = [
     "03-workflows/declarative/conditional_workflow/main.py",
     "03-workflows/declarative/human_in_loop/main.py",
     "03-workflows/declarative/invoke_function_tool/main.py",
+    "03-workflows/declarative/function_tools/main.py",
     "02-agents/a2a/agent_with_a2a.py",
     "02-agents/a2a/a2a_protocol_selection.py",
     "02-agents/a2a/a2a_stream_reconnection.py",
@@ -185,6 +187,7 @@ DATA: list[str] = [
     "03-workflows/declarative/conditional_workflow/workflow.yaml",
     "03-workflows/declarative/human_in_loop/workflow.yaml",
     "03-workflows/declarative/invoke_function_tool/workflow.yaml",
+    "03-workflows/declarative/function_tools/workflow.yaml",
     "02-agents/harness/working/sales.csv",
 ]
 

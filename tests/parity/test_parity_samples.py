@@ -867,6 +867,19 @@ CASES: dict[str, Case] = {
             "Output: The weather in Chicago is 16°C",
         ],
     ),
+    "03-workflows/declarative/function_tools/main.py": Case(
+        # The agent's externalLoop: each answer asks for more input until the user types "exit".
+        script=[
+            *_tool_then_report("get_specials", "Specials: "),
+            *_tool_then_report("get_item_price", "Price: ", name="Chai Tea"),
+        ],
+        inputs=["What is the soup of the day?", "How much is the Chai Tea?", "exit"],
+        expected=[
+            "Restaurant Menu Assistant (type 'exit' to quit)",
+            re.compile(r"MenuAgent: Specials: .*Clam Chowder.*Chai Tea"),
+            "MenuAgent: Price: $2.95",
+        ],
+    ),
     "02-agents/a2a/agent_with_a2a.py": Case(
         a2a_agent=True,
         script=[
