@@ -100,6 +100,14 @@ if TYPE_CHECKING:
         cosine_similarity,
         embed_column,
     )
+    from ._hosted_tools import (
+        SupportsCodeInterpreterTool,
+        SupportsFileSearchTool,
+        SupportsImageGenerationTool,
+        SupportsMCPTool,
+        SupportsShellTool,
+        SupportsWebSearchTool,
+    )
     from ._layers import AgentMiddlewareLayer, ChatMiddlewareLayer, FunctionInvocationLayer
     from ._media import detect_media_type_from_base64
     from ._settings import SecretString, load_settings
@@ -409,7 +417,13 @@ _LAZY_EXPORTS: dict[str, str] = {
     "SubWorkflowResponseMessage": "agentnb.workflows",
     "SubprocessScriptRunner": "agentnb.skills",
     "SummarizationStrategy": "agentnb.compaction",
+    "SupportsCodeInterpreterTool": "agentnb._hosted_tools",
+    "SupportsFileSearchTool": "agentnb._hosted_tools",
     "SupportsGetEmbeddings": "agentnb._embeddings",
+    "SupportsImageGenerationTool": "agentnb._hosted_tools",
+    "SupportsMCPTool": "agentnb._hosted_tools",
+    "SupportsShellTool": "agentnb._hosted_tools",
+    "SupportsWebSearchTool": "agentnb._hosted_tools",
     "TextSpanRegion": "agentnb._annotations",
     "TiktokenTokenizer": "agentnb.compaction",
     "TodoFileStore": "agentnb.harness",
@@ -651,8 +665,14 @@ __all__ = [
     "SummarizationStrategy",
     "SupportsAgentRun",
     "SupportsChatGetResponse",
+    "SupportsCodeInterpreterTool",
+    "SupportsFileSearchTool",
     "SupportsGetEmbeddings",
+    "SupportsImageGenerationTool",
+    "SupportsMCPTool",
+    "SupportsShellTool",
     "SupportsToolExpansion",
+    "SupportsWebSearchTool",
     "TextSpanRegion",
     "TiktokenTokenizer",
     "TodoFileStore",

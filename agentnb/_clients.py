@@ -43,7 +43,7 @@ from ._middleware import (
     split_middleware,
 )
 from ._telemetry_layers import traced_model_call
-from ._tools import FunctionTool, resolve_tools
+from ._tools import FunctionTool, resolve_tools, split_hosted_tools
 from ._types import (
     ChatOptions,
     ChatResponse,
@@ -486,6 +486,7 @@ class _FunctionInvocationLoop:
         self.usage: UsageDetails | None = None
         self.last: ChatResponse | None = None
         self.tools: list[FunctionTool] = []  # offered to the model
+        self.hosted: list[Mapping[str, Any]] = []  # hosted tool declarations, sent to the provider as given
         self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
         self.calls_made = 0
         self.compaction = compaction
@@ -531,7 +532,8 @@ class _FunctionInvocationLoop:
 
     async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
         config = self.client.function_invocation_configuration
-        self.tools = self.runnable = await resolve_tools(self.options.get("tools"))
+        local, self.hosted = split_hosted_tools(self.options.get("tools"))
+        self.tools = self.runnable = await resolve_tools(local)
         conversation = list(self.input)
         if self.compaction is not None:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
@@ -663,10 +665,10 @@ class _FunctionInvocationLoop:
     ) -> AsyncGenerator[ChatResponseUpdate | ChatResponse, None]:
         options = dict(self.options)
         options.pop("instructions", None)
-        if self.tools:
+        if self.tools or self.hosted:
             # Over budget the tools stay declared with tool_choice "none", as in the reference: the model still
             # reads the earlier calls against their declarations (and providers that cache the prompt keep it).
-            options["tools"] = list(self.tools)
+            options["tools"] = [*self.tools, *self.hosted]
             if not allow_tools:
                 options["tool_choice"] = "none"
             elif self.required_used and _is_required(options.get("tool_choice")):

@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast, overload
 
 from typing_extensions import Self, TypedDict, TypeVar
 
@@ -24,6 +24,8 @@ from .exceptions import StructuredOutputError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from ._annotations import Annotation
 
 __all__ = [
     "AgentResponse",
@@ -56,6 +58,19 @@ ContentType = Literal[
     "function_approval_response",
     "usage",
     "error",
+    "hosted_file",
+    "hosted_vector_store",
+    "code_interpreter_tool_call",
+    "code_interpreter_tool_result",
+    "image_generation_tool_call",
+    "image_generation_tool_result",
+    "mcp_server_tool_call",
+    "mcp_server_tool_result",
+    "search_tool_call",
+    "search_tool_result",
+    "shell_tool_call",
+    "shell_tool_result",
+    "shell_command_output",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # The reference's names for the literals of known values.
@@ -128,7 +143,76 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "function_approval_response": ("id", "approved", "function_call", "reason"),
     "usage": ("usage_details",),
     "error": ("message", "error_code", "details"),
+    # Provider-hosted tools: the provider ran them; their specific fields live in ``_HOSTED_FIELDS``.
+    "hosted_file": ("media_type", "name"),
+    "hosted_vector_store": (),
+    "code_interpreter_tool_call": ("call_id",),
+    "code_interpreter_tool_result": ("call_id",),
+    "image_generation_tool_call": (),
+    "image_generation_tool_result": (),
+    "mcp_server_tool_call": ("call_id", "arguments"),
+    "mcp_server_tool_result": ("call_id",),
+    "search_tool_call": ("call_id", "arguments"),
+    "search_tool_result": ("call_id", "result"),
+    "shell_tool_call": ("call_id",),
+    "shell_tool_result": ("call_id",),
+    "shell_command_output": (),
 }
+# Fields only annotated or hosted-tool contents carry. They are kept in one dict slot, so the common contents
+# (text, calls, results) cost no more to build or copy than before these existed.
+_HOSTED_FIELDS = (
+    "annotations",
+    "file_id",
+    "vector_store_id",
+    "inputs",
+    "outputs",
+    "image_id",
+    "tool_name",
+    "server_name",
+    "output",
+    "items",
+    "status",
+    "commands",
+    "stdout",
+    "stderr",
+    "exit_code",
+    "timed_out",
+)
+_HOSTED_SET = frozenset(_HOSTED_FIELDS)
+
+_FieldT = TypeVar("_FieldT")
+
+
+class _HostedField(Generic[_FieldT]):
+    """A content field stored in the content's hosted-field dict; ``None`` when the content has none."""
+
+    __slots__ = ("name",)
+
+    def __init__(self) -> None:
+        self.name = ""
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: Content, owner: type[Any] | None = None) -> _FieldT | None: ...
+    def __get__(self, obj: Content | None, owner: type[Any] | None = None) -> Self | _FieldT | None:
+        if obj is None:
+            return self
+        hosted = obj._hosted  # pyright: ignore[reportPrivateUsage]
+        return None if hosted is None else hosted.get(self.name)
+
+    def __set__(self, obj: Content, value: _FieldT | None) -> None:
+        hosted = obj._hosted  # pyright: ignore[reportPrivateUsage]
+        if value is None:
+            if hosted is not None:
+                hosted.pop(self.name, None)
+            return
+        if hosted is None:
+            obj._hosted = hosted = {}  # pyright: ignore[reportPrivateUsage]
+        hosted[self.name] = value
 
 
 class Content:
@@ -146,6 +230,7 @@ class Content:
     """
 
     __slots__ = (
+        "_hosted",
         "additional_properties",
         "approved",
         "arguments",
@@ -193,6 +278,7 @@ class Content:
         details: str | None = None,
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
+        **hosted: Any,
     ) -> None:
         if type not in _CONTENT_TYPES:
             raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
@@ -217,6 +303,29 @@ class Content:
         self.details = details
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+        self._hosted: dict[str, Any] | None = None
+        if hosted:
+            unknown = hosted.keys() - _HOSTED_SET
+            if unknown:
+                raise TypeError(f"Content() got unexpected keyword arguments {sorted(unknown)}")
+            self._hosted = {k: v for k, v in hosted.items() if v is not None} or None
+
+    annotations: _HostedField[list[Annotation]] = _HostedField()
+    file_id: _HostedField[str] = _HostedField()
+    vector_store_id: _HostedField[str] = _HostedField()
+    inputs: _HostedField[list[Content]] = _HostedField()
+    outputs: _HostedField[Any] = _HostedField()  # a list of contents, or one content (a generated image)
+    image_id: _HostedField[str] = _HostedField()
+    tool_name: _HostedField[str] = _HostedField()
+    server_name: _HostedField[str] = _HostedField()
+    output: _HostedField[Any] = _HostedField()
+    items: _HostedField[list[Content]] = _HostedField()
+    status: _HostedField[str] = _HostedField()
+    commands: _HostedField[list[str]] = _HostedField()
+    stdout: _HostedField[str] = _HostedField()
+    stderr: _HostedField[str] = _HostedField()
+    exit_code: _HostedField[int] = _HostedField()
+    timed_out: _HostedField[bool] = _HostedField()
 
     # -- factories ---------------------------------------------------------------------------------------
     @classmethod
@@ -282,6 +391,139 @@ class Content:
         """An error the provider or framework reports inside the conversation."""
         return cls("error", message=message, error_code=error_code, details=details)
 
+    @classmethod
+    def from_hosted_file(
+        cls, file_id: str, *, media_type: str | None = None, name: str | None = None, **kwargs: Any
+    ) -> Content:
+        """A file kept by the provider (a generated chart, an uploaded document), named by its id."""
+        return cls("hosted_file", file_id=file_id, media_type=media_type, name=name, **kwargs)
+
+    @classmethod
+    def from_hosted_vector_store(cls, vector_store_id: str, **kwargs: Any) -> Content:
+        """A vector store kept by the provider (what hosted file search searches)."""
+        return cls("hosted_vector_store", vector_store_id=vector_store_id, **kwargs)
+
+    @classmethod
+    def from_code_interpreter_tool_call(
+        cls, *, call_id: str | None = None, inputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """Code the provider's code interpreter ran (``inputs`` holds the code as text)."""
+        listed = list(inputs) if inputs is not None else None
+        return cls("code_interpreter_tool_call", call_id=call_id, inputs=listed, **kwargs)
+
+    @classmethod
+    def from_code_interpreter_tool_result(
+        cls, *, call_id: str | None = None, outputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """What the code interpreter's run printed or drew (text logs, image URIs)."""
+        listed = list(outputs) if outputs is not None else None
+        return cls("code_interpreter_tool_result", call_id=call_id, outputs=listed, **kwargs)
+
+    @classmethod
+    def from_image_generation_tool_call(cls, *, image_id: str | None = None, **kwargs: Any) -> Content:
+        """The provider started generating an image."""
+        return cls("image_generation_tool_call", image_id=image_id, **kwargs)
+
+    @classmethod
+    def from_image_generation_tool_result(
+        cls, *, image_id: str | None = None, outputs: Any = None, **kwargs: Any
+    ) -> Content:
+        """The generated image (``outputs`` is a data content or a URI)."""
+        return cls("image_generation_tool_result", image_id=image_id, outputs=outputs, **kwargs)
+
+    @classmethod
+    def from_mcp_server_tool_call(
+        cls,
+        call_id: str,
+        tool_name: str,
+        *,
+        server_name: str | None = None,
+        arguments: str | dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """A call the provider made to a remote MCP server: a record, never a call for agentnb to run."""
+        return cls(
+            "mcp_server_tool_call",
+            call_id=call_id,
+            tool_name=tool_name,
+            server_name=server_name,
+            arguments=arguments,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_mcp_server_tool_result(cls, call_id: str, *, output: Any = None, **kwargs: Any) -> Content:
+        """What the remote MCP server answered to a provider-made call."""
+        return cls("mcp_server_tool_result", call_id=call_id, output=output, **kwargs)
+
+    @classmethod
+    def from_search_tool_call(
+        cls,
+        call_id: str,
+        *,
+        tool_name: str,
+        arguments: str | dict[str, Any] | None = None,
+        status: str | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """A hosted web or file search (``tool_name`` ``"web_search"`` or ``"file_search"``) and its query."""
+        return cls(
+            "search_tool_call", call_id=call_id, tool_name=tool_name, arguments=arguments, status=status, **kwargs
+        )
+
+    @classmethod
+    def from_search_tool_result(
+        cls,
+        call_id: str,
+        *,
+        tool_name: str,
+        result: Any = None,
+        items: Sequence[Content] | None = None,
+        status: str | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """What a hosted search found."""
+        listed = list(items) if items is not None else None
+        return cls(
+            "search_tool_result",
+            call_id=call_id,
+            tool_name=tool_name,
+            result=result,
+            items=listed,
+            status=status,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_shell_tool_call(
+        cls, *, call_id: str | None = None, commands: list[str] | None = None, status: str | None = None, **kwargs: Any
+    ) -> Content:
+        """Shell commands the model asked a hosted shell to run."""
+        return cls("shell_tool_call", call_id=call_id, commands=commands, status=status, **kwargs)
+
+    @classmethod
+    def from_shell_tool_result(
+        cls, *, call_id: str | None = None, outputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """The hosted shell's outputs, one ``shell_command_output`` content per command."""
+        listed = list(outputs) if outputs is not None else None
+        return cls("shell_tool_result", call_id=call_id, outputs=listed, **kwargs)
+
+    @classmethod
+    def from_shell_command_output(
+        cls,
+        *,
+        stdout: str | None = None,
+        stderr: str | None = None,
+        exit_code: int | None = None,
+        timed_out: bool | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """One shell command's output and exit code (``None`` when it timed out)."""
+        return cls(
+            "shell_command_output", stdout=stdout, stderr=stderr, exit_code=exit_code, timed_out=timed_out, **kwargs
+        )
+
     # -- helpers -----------------------------------------------------------------------------------------
     def __deepcopy__(self, memo: dict[int, Any]) -> Content:
         return cast(Content, _deepcopy_sharing_raw(self, memo))
@@ -333,6 +575,12 @@ class Content:
             elif field == "result":
                 value = _encode(value)
             out[field] = value
+        if self._hosted:
+            for field, value in self._hosted.items():
+                if field == "annotations":
+                    # The provider's raw annotation objects stay out of the JSON form.
+                    value = [{k: v for k, v in a.items() if k != "raw_representation"} for a in value]
+                out[field] = _encode(value)
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
         return out
@@ -352,6 +600,8 @@ class Content:
             kwargs["result"] = _decode(kwargs["result"])
         if "additional_properties" in kwargs:
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+        for field in _HOSTED_SET.intersection(kwargs):
+            kwargs[field] = _decode(kwargs[field])
         return cls(type_, **kwargs)
 
     def __eq__(self, other: object) -> bool:
@@ -376,6 +626,10 @@ class Content:
         )
         if self.type == "data" and self.data is not None:
             fields += f"{', ' if fields else ''}data=<{len(self.data)} bytes>"
+        if self._hosted:
+            fields += "".join(
+                f"{', ' if fields or i else ''}{k}={v!r}" for i, (k, v) in enumerate(self._hosted.items())
+            )
         return f"Content({self.type!r}{', ' if fields else ''}{fields})"
 
 
@@ -764,6 +1018,8 @@ def _copy_content(content: Content) -> Content:
     for slot in Content.__slots__:
         setattr(copied, slot, getattr(content, slot))
     copied.additional_properties = dict(content.additional_properties)
+    if content._hosted is not None:  # pyright: ignore[reportPrivateUsage]
+        copied._hosted = dict(content._hosted)  # pyright: ignore[reportPrivateUsage]
     return copied
 
 
@@ -775,6 +1031,8 @@ def _coalesce(previous: Content, content: Content) -> bool:
         if previous.protected_data is not None:
             return False  # a signed (finished) reasoning block: what follows is a new one
         previous.text = (previous.text or "") + (content.text or "")
+        if content._hosted is not None and content.annotations:  # pyright: ignore[reportPrivateUsage]
+            previous.annotations = [*(previous.annotations or ()), *content.annotations]
         if content.protected_data is not None:
             previous.protected_data = content.protected_data  # the signature that ends a streamed block
         return True

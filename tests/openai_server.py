@@ -92,6 +92,11 @@ class Reply:
             ``response.failed``.
         cut_after: Drop the connection after this many streamed events, with no error and no end of stream
             (a proxy or server that died mid-response).
+        hosted: Responses only: output items of hosted tools (``code_interpreter_call``, ``web_search_call``,
+            ``image_generation_call``, ``mcp_call``, ``shell_call``, ...), sent before the message as given;
+            the server checks each against the SDK's types like everything else it sends.
+        annotations: Responses only: the ``output_text`` part's annotations (``url_citation``, ...), streamed
+            as ``response.output_text.annotation.added`` events.
     """
 
     text: str | None = None
@@ -110,6 +115,8 @@ class Reply:
     stream_error_event: bool = False
     cut_after: int | None = None
     encrypted_reasoning: str | None = None
+    hosted: Sequence[dict[str, Any]] = ()
+    annotations: Sequence[dict[str, Any]] = ()
 
 
 @dataclass
@@ -344,10 +351,12 @@ class _Renderer:
                     "encrypted_content": self.reply.encrypted_reasoning,
                 }
             )
+        items.extend(dict(item) for item in self.reply.hosted)
         if self.reply.text is not None or self.reply.refusal is not None:
             content: list[dict[str, Any]] = []
             if self.reply.text is not None:
-                content.append({"type": "output_text", "text": self.reply.text, "annotations": []})
+                annotations = [dict(a) for a in self.reply.annotations]
+                content.append({"type": "output_text", "text": self.reply.text, "annotations": annotations})
             if self.reply.refusal is not None:
                 content.append({"type": "refusal", "refusal": self.reply.refusal})
             items.append(
@@ -433,6 +442,13 @@ class _Renderer:
                         yield event("response.content_part.added", part=empty, **common)
                         for piece in _chunks(part["text"], size):
                             yield event("response.output_text.delta", delta=piece, logprobs=[], **common)
+                        for number, annotation in enumerate(part["annotations"]):
+                            yield event(
+                                "response.output_text.annotation.added",
+                                annotation=annotation,
+                                annotation_index=number,
+                                **common,
+                            )
                         yield event("response.output_text.done", text=part["text"], logprobs=[], **common)
                     else:
                         empty = {"type": "refusal", "refusal": ""}
@@ -441,6 +457,8 @@ class _Renderer:
                             yield event("response.refusal.delta", delta=piece, **common)
                         yield event("response.refusal.done", refusal=part["refusal"], **common)
                     yield event("response.content_part.done", part=part, **common)
+            elif kind != "function_call":  # a hosted tool's item: announced, then delivered finished
+                yield event("response.output_item.added", output_index=index, item={**item, "status": "in_progress"})
             else:
                 yield event(
                     "response.output_item.added",

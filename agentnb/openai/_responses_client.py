@@ -15,6 +15,7 @@ from .._json import is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ..exceptions import ServiceResponseError
 from ._base import OpenAIClientBase
+from ._hosted import HostedToolFactories, hosted_item_contents, openai_annotation
 from ._shared import (
     TRANSLATED_OPTIONS,
     arguments_text,
@@ -42,7 +43,7 @@ _API = "responses"
 _HANDLED = TRANSLATED_OPTIONS | {"input", "previous_response_id"}
 
 
-class OpenAIChatClient(OpenAIClientBase):
+class OpenAIChatClient(HostedToolFactories, OpenAIClientBase):
     """A chat client for the OpenAI Responses API (reasoning summaries, server-side conversation state).
 
     Configuration comes from the arguments, then the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
@@ -278,6 +279,14 @@ class _StreamState:
                 self.texts[key] = event.text
                 return self.update([Content.from_text(event.text[len(streamed) :])], event)
             return None
+        if kind == "response.output_text.annotation.added":
+            annotation = openai_annotation(event.annotation)
+            if annotation is None:
+                return None
+            # Empty text carrying the citation: streamed text coalesces, and so do its annotations.
+            return self.update([Content.from_text("", annotations=[annotation])], event)
+        if kind == "response.output_item.done" and (hosted := hosted_item_contents(event.item)) is not None:
+            return self.update(hosted, event)
         if kind == "response.refusal.delta":
             return self.update([Content.from_text(event.delta, additional_properties={"refusal": True})], event)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
@@ -359,7 +368,8 @@ def _item_contents(item: Any) -> list[Content]:
         contents: list[Content] = []
         for part in item.content:
             if part.type == "output_text":
-                contents.append(Content.from_text(part.text, raw_representation=part))
+                annotations = [a for raw in part.annotations or () if (a := openai_annotation(raw)) is not None]
+                contents.append(Content.from_text(part.text, annotations=annotations or None, raw_representation=part))
             elif part.type == "refusal":
                 contents.append(Content.from_text(part.refusal, additional_properties={"refusal": True}))
         return contents
@@ -375,7 +385,7 @@ def _item_contents(item: Any) -> list[Content]:
         ]
     if kind == "function_call":
         return [Content.from_function_call(item.call_id, item.name, item.arguments, raw_representation=item)]
-    return []
+    return hosted_item_contents(item) or []
 
 
 def _finish(response: Any, contents: list[Content]) -> str | None:
