@@ -73,7 +73,13 @@ SHELL_OUTPUT = {
         {"stdout": "", "stderr": "", "outcome": {"type": "timeout"}},
     ],
 }
-CITATION = {"type": "url_citation", "title": "Docs <b>", "url": "https://docs.example/x", "start_index": 0, "end_index": 7}
+CITATION = {
+    "type": "url_citation",
+    "title": "Docs <b>",
+    "url": "https://docs.example/x",
+    "start_index": 0,
+    "end_index": 7,
+}
 
 
 async def ask(client: OpenAIChatClient, messages: Any, *, stream: bool, **kwargs: Any) -> ChatResponse:
@@ -122,9 +128,9 @@ def test_tool_declarations_take_the_reference_shapes():
         "server_url": "https://m.example",
         "require_approval": "never",
     }
-    assert c.get_mcp_tool(name="d", url="u", approval_mode={"always_require_approval": ["rm"]})[
-        "require_approval"
-    ] == {"always": {"tool_names": ["rm"]}}
+    assert c.get_mcp_tool(name="d", url="u", approval_mode={"always_require_approval": ["rm"]})["require_approval"] == {
+        "always": {"tool_names": ["rm"]}
+    }
     assert c.get_file_search_tool(vector_store_ids=["vs_1"], max_num_results=3) == {
         "type": "file_search",
         "vector_store_ids": ["vs_1"],
