@@ -476,7 +476,7 @@ class _FunctionInvocationLoop:
         self.client = client
         self.model_call = model_call
         self.input = messages
-        self.options = options
+        self.options: dict[str, Any] = options
         self.chat_middleware = chat_middleware
         self.function_middleware = function_middleware
         self.session = session
@@ -521,6 +521,7 @@ class _FunctionInvocationLoop:
             response_format=response_format,
             additional_properties=additional_properties,
             raw_representation=last.raw_representation,
+            continuation_token=last.continuation_token,
         )
         if response_format is not None and not response.user_input_requests and response.text:
             _ = response.value  # surface schema errors from the run, not later
@@ -579,14 +580,17 @@ class _FunctionInvocationLoop:
             assert response is not None
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
+            if "continuation_token" in self.options:
+                # The token was spent on this call; a later call of this request (after tools) sends new input.
+                self.options = {k: v for k, v in self.options.items() if k != "continuation_token"}
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
             # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
             # linger as a pending batch that a later turn would execute (or ask approval for).
             _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
-            if not enabled:
-                return
+            if not enabled or response.continuation_token is not None:
+                return  # a background response still running: the caller polls or resumes with the token
             calls = [c for m in response.messages for c in calls_in(m)]
             if over_budget:
                 if not any(c.type in _VISIBLE_TYPES for m in response.messages for c in m.contents):

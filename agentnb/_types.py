@@ -35,6 +35,7 @@ __all__ = [
     "ChatResponseUpdate",
     "Content",
     "ContentType",
+    "ContinuationToken",
     "FinishReason",
     "FinishReasonLiteral",
     "Message",
@@ -78,6 +79,15 @@ RoleLiteral = Role
 FinishReasonLiteral = FinishReason
 _ROLES = ("system", "user", "assistant", "tool")
 _CONTENT_TYPES = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
+
+
+class ContinuationToken(TypedDict):
+    """Where long-running work can be found again: on a response while the work goes on, ``None`` once done.
+
+    Providers subclass it with their own fields (``OpenAIContinuationToken`` holds the response id). It is
+    plain JSON: store it, then pass it back to the same agent or client as ``options={"continuation_token":
+    token}`` to poll a background response, or with ``stream=True`` to resume its stream.
+    """
 
 
 class UsageDetails(TypedDict, total=False):
@@ -876,6 +886,7 @@ class _UpdateBase(_JsonForm):
         raw_representation: Any = None,
         text: str | None = None,
         model: str | None = None,
+        continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
         self.contents = _to_contents(contents)
         if text is not None:
@@ -890,6 +901,8 @@ class _UpdateBase(_JsonForm):
         self.finish_reason = finish_reason
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+        # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
+        self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -930,6 +943,8 @@ class _UpdateBase(_JsonForm):
                 out[field] = value
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
+        if self.continuation_token is not None:
+            out["continuation_token"] = dict(self.continuation_token)
         return out
 
     @classmethod
@@ -961,10 +976,8 @@ class AgentResponseUpdate(_UpdateBase):
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(continuation_token=continuation_token, **kwargs)
         self.agent_id = agent_id
-        # Set by agents whose work outlives the call (a remote A2A task): pass it back to resume or poll.
-        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_update(
@@ -984,6 +997,7 @@ class AgentResponseUpdate(_UpdateBase):
             finish_reason=update.finish_reason,
             additional_properties=update.additional_properties,
             raw_representation=update,
+            continuation_token=update.continuation_token,
         )
 
 
@@ -1085,6 +1099,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         raw_representation: Any = None,
         text: str | None = None,
         model: str | None = None,
+        continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(messages, Message):
             messages = [messages]
@@ -1101,6 +1116,9 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         self._response_format = response_format
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+        # Set while the work goes on elsewhere (a background response, a remote task): poll or resume with it;
+        # None when the work is done.
+        self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -1153,6 +1171,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         self.messages = [m for m in messages if m.contents]
         self.usage_details = _usage_of(updates)
         self.raw_representation = [u.raw_representation for u in updates]
+        self.continuation_token = updates[-1].continuation_token if updates else None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
@@ -1167,6 +1186,8 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
             out["value"] = _encode(self._value)
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
+        if self.continuation_token is not None:
+            out["continuation_token"] = dict(self.continuation_token)
         return out
 
     @staticmethod
@@ -1260,10 +1281,8 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(continuation_token=continuation_token, **kwargs)
         self.agent_id = agent_id
-        # Set while the work goes on elsewhere (a remote A2A task): poll or resume with it; None when done.
-        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_response(
@@ -1287,6 +1306,7 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
             response_format=response._response_format,
             additional_properties=response.additional_properties,
             raw_representation=response,
+            continuation_token=response.continuation_token,
         )
 
     @classmethod
@@ -1295,7 +1315,6 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         items = list(updates)
         response = cls(response_format=output_format_type)
         response._assemble(items, (*_CARRIED, "agent_id"))
-        response.continuation_token = items[-1].continuation_token if items else None
         return response
 
     @classmethod
