@@ -136,16 +136,11 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
         "Messages-API endpoint",
     ),
     (
-        r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
-        "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",
-    ),
-    (
         r"Settings|SETTINGS|load_settings|SecretString|SettingNotFound",
         "settings come from keyword arguments and the documented environment variables",
     ),
     (r"USER_AGENT|APP_INFO|user_agent", "agentnb sends the SDK's own user agent"),
     (r"Feature$", "feature-stage markers are not used"),
-    (r"ContinuationToken|ServiceSessionId", "background responses and continuation tokens are not implemented"),
     (r"Websocket", "the `mcp` SDK has no websocket client"),
     (r"MCPTask|MCPSkill", "MCP tasks are not implemented"),
     (

@@ -4,6 +4,7 @@ from the last event received; over real HTTP against the local server, which kee
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -139,3 +140,55 @@ async def test_polling_an_unknown_response_is_a_typed_error(server: OpenAIServer
     with pytest.raises(ServiceError) as info:
         await responses_client.get_response([], options={"continuation_token": {"response_id": "resp_nope"}})
     assert info.value.status_code == 404
+
+
+def _original_with_agentnb_imports(rel: str) -> str:
+    """The reference's sample as it is, but for ``agent_framework`` imports (restored from its parity port)."""
+    import sys
+    from pathlib import Path
+
+    parity = Path(__file__).resolve().parents[1] / "parity"
+    sys.path.insert(0, str(parity))
+    try:
+        import regenerate
+    finally:
+        sys.path.remove(str(parity))
+    entry = json.loads((parity / "manifest.json").read_text(encoding="utf-8"))["samples"][rel]
+    original = regenerate.restore((parity / "samples" / rel).read_text(encoding="utf-8"), entry["hunks"])
+    assert regenerate.sha256(original) == entry["sha256"]
+    text = original.replace("from agent_framework.openai import", "from agentnb.openai import")
+    return "".join(regenerate._rewrite_imports(line) for line in text.splitlines(keepends=True))
+
+
+@pytest.mark.slow
+def test_the_reference_sample_polls_and_resumes_against_the_local_server(server: OpenAIServer, tmp_path: Any) -> None:
+    """``background_responses.py`` unchanged but for its imports, with ``OPENAI_*`` pointing at the local server."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    relativity = "Special relativity fixes the speed of light; general relativity makes gravity curved spacetime."
+    server.script(Reply(text=relativity, polls=1), Reply(text=TEXT, chunk_size=6))
+    script = tmp_path / "background_responses.py"
+    script.write_text(_original_with_agentnb_imports("02-agents/background_responses.py"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": server.base_url,
+    }
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Initial status: continuation_token=set" in out
+    assert "  Poll 1: continuation_token=set" in out and "  Poll 2: continuation_token=None" in out
+    assert f"Result (2 poll(s)):\n{relativity}" in out
+    # The first stream stops after three updates; the resumed one delivers the rest, nothing twice.
+    first = out.split("First stream (before interruption):\n", 1)[1].split("\n  [simulated interruption]", 1)[0]
+    resumed = out.split("Resumed stream:\n", 1)[1].strip()
+    assert first + resumed == TEXT and resumed
+    assert _methods(server) == ["POST", "GET", "GET", "POST", "GET-stream"]
+    assert all(r.body["model"] == "o3" for r in server.requests if r.body.get("method") != "GET")
