@@ -262,6 +262,11 @@ class _Renderer:
             ]
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
+        if self.reply.annotations:
+            message["annotations"] = [
+                {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
+                for a in self.reply.annotations
+            ]
         body: dict[str, Any] = {
             "id": response_id,
             "object": "chat.completion",

@@ -102,8 +102,9 @@ def test_the_responses_client_supports_every_hosted_tool_and_chat_completions_no
         SupportsShellTool,
     )
     assert all(isinstance(client, p) for p in protocols)
+    # Chat Completions offers web search alone (as a request parameter).
     completions = OpenAIChatCompletionClient("m", api_key="sk-test")
-    assert not any(isinstance(completions, p) for p in protocols)
+    assert [p for p in protocols if isinstance(completions, p)] == [SupportsWebSearchTool]
 
 
 def test_tool_declarations_take_the_reference_shapes():
@@ -261,3 +262,23 @@ async def test_hosted_contents_survive_a_session_round_trip(server: OpenAIServer
     # Hosted items are the provider's record: they are not sent back as input the API would refuse.
     kinds = [item.get("type", item.get("role")) for item in server.requests[1].body["input"]]
     assert kinds == ["user", "assistant", "user"]
+
+
+async def test_chat_completions_web_search_is_a_parameter_and_citations_come_back(
+    server: OpenAIServer, chat_client: OpenAIChatCompletionClient
+):
+    server.script(Reply(text="agentnb is a toolkit.", annotations=[CITATION]))
+    tool = OpenAIChatCompletionClient.get_web_search_tool(web_search_options={"search_context_size": "low"})
+    response = await chat_client.get_response("what is agentnb?", options={"tools": [tool]})
+    (request,) = server.requests
+    assert request.body["web_search_options"] == {"search_context_size": "low"}
+    assert "tools" not in request.body
+    (text,) = response.messages[0].contents
+    assert text.annotations == [
+        {
+            "type": "citation",
+            "title": "Docs <b>",
+            "url": "https://docs.example/x",
+            "annotated_regions": [{"type": "text_span", "start_index": 0, "end_index": 7}],
+        }
+    ]
