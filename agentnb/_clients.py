@@ -42,7 +42,7 @@ from ._middleware import (
     split_middleware,
 )
 from ._telemetry_layers import traced_model_call
-from ._tools import FunctionTool, resolve_tools
+from ._tools import FunctionTool, resolve_tools, split_hosted_tools
 from ._types import (
     ChatOptions,
     ChatResponse,
@@ -482,7 +482,7 @@ class _FunctionInvocationLoop:
         self.client = client
         self.model_call = model_call
         self.input = messages
-        self.options = options
+        self.options: dict[str, Any] = options
         self.chat_middleware = chat_middleware
         self.function_middleware = function_middleware
         self.session = session
@@ -492,6 +492,7 @@ class _FunctionInvocationLoop:
         self.usage: UsageDetails | None = None
         self.last: ChatResponse | None = None
         self.tools: list[FunctionTool] = []  # offered to the model
+        self.hosted: list[Mapping[str, Any]] = []  # hosted tool declarations, sent to the provider as given
         self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
         self.calls_made = 0
         self.compaction = compaction
@@ -526,6 +527,7 @@ class _FunctionInvocationLoop:
             response_format=response_format,
             additional_properties=additional_properties,
             raw_representation=last.raw_representation,
+            continuation_token=last.continuation_token,
         )
         if response_format is not None and not response.user_input_requests and response.text:
             _ = response.value  # surface schema errors from the run, not later
@@ -537,7 +539,8 @@ class _FunctionInvocationLoop:
 
     async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
         config = self.client.function_invocation_configuration
-        self.tools = self.runnable = await resolve_tools(self.options.get("tools"))
+        local, self.hosted = split_hosted_tools(self.options.get("tools"))
+        self.tools = self.runnable = await resolve_tools(local)
         conversation = list(self.input)
         if self.compaction is not None:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
@@ -590,14 +593,17 @@ class _FunctionInvocationLoop:
             response = cast(ChatResponse, result)
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
+            if "continuation_token" in self.options:
+                # The token was spent on this call; a later call of this request (after tools) sends new input.
+                self.options = {k: v for k, v in self.options.items() if k != "continuation_token"}
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
             # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
             # linger as a pending batch that a later turn would execute (or ask approval for).
             _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
-            if not enabled:
-                return
+            if not enabled or response.continuation_token is not None:
+                return  # a background response still running: the caller polls or resumes with the token
             calls = [c for m in response.messages for c in calls_in(m)]
             if over_budget:
                 if not any(c.type in _VISIBLE_TYPES for m in response.messages for c in m.contents):
@@ -678,10 +684,10 @@ class _FunctionInvocationLoop:
         """
         options = dict(self.options)
         options.pop("instructions", None)
-        if self.tools:
+        if self.tools or self.hosted:
             # Over budget the tools stay declared with tool_choice "none", as in the reference: the model still
             # reads the earlier calls against their declarations (and providers that cache the prompt keep it).
-            options["tools"] = list(self.tools)
+            options["tools"] = [*self.tools, *self.hosted]
             if not allow_tools:
                 options["tool_choice"] = "none"
             elif self.required_used and _is_required(options.get("tool_choice")):

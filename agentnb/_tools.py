@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -25,7 +25,7 @@ from typing import (
 )
 from typing import runtime_checkable as _runtime_checkable
 
-from ._json import is_list_or_tuple
+from ._json import is_json_object, is_list_or_tuple
 from ._telemetry_layers import traced_tool_invoke
 from .exceptions import ToolArgumentsError, ToolError, ToolSchemaError
 
@@ -40,8 +40,10 @@ __all__ = [
     "FunctionTool",
     "SupportsToolExpansion",
     "ToolLike",
+    "is_hosted_tool",
     "resolve_tools",
     "result_to_text",
+    "split_hosted_tools",
     "to_tool",
     "tool",
 ]
@@ -471,6 +473,29 @@ def to_tool(item: Any) -> FunctionTool:
     if callable(item):
         return FunctionTool(item)
     raise TypeError(f"Cannot use {item!r} as a tool; pass a function, a FunctionTool or an MCP tool.")
+
+
+def is_hosted_tool(item: object) -> bool:
+    """Whether ``item`` is a provider-hosted tool declaration (a dict such as ``{"type": "web_search"}``).
+
+    The provider runs these tools itself, so they pass through the function loop to the request untouched.
+    """
+    return is_json_object(item)
+
+
+def split_hosted_tools(tools: Sequence[Any] | Any | None) -> tuple[list[Any], list[Mapping[str, Any]]]:
+    """``tools`` as (what agentnb runs, the hosted declarations it passes to the provider), order kept."""
+    if tools is None:
+        return [], []
+    items: Sequence[Any] = tools if is_list_or_tuple(tools) else [tools]
+    local: list[Any] = []
+    hosted: list[Mapping[str, Any]] = []
+    for item in items:
+        if is_json_object(item):
+            hosted.append(item)
+        else:
+            local.append(item)
+    return local, hosted
 
 
 async def resolve_tools(tools: Sequence[Any] | Any | None) -> list[FunctionTool]:

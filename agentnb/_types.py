@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast, overload
 
 from typing_extensions import Self, TypedDict, TypeVar
 
@@ -25,6 +25,8 @@ from .exceptions import StructuredOutputError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+    from ._annotations import Annotation
+
 __all__ = [
     "AgentResponse",
     "AgentResponseUpdate",
@@ -34,6 +36,7 @@ __all__ = [
     "ChatResponseUpdate",
     "Content",
     "ContentType",
+    "ContinuationToken",
     "FinalT",
     "FinishReason",
     "FinishReasonLiteral",
@@ -61,6 +64,19 @@ ContentType = Literal[
     "function_approval_response",
     "usage",
     "error",
+    "hosted_file",
+    "hosted_vector_store",
+    "code_interpreter_tool_call",
+    "code_interpreter_tool_result",
+    "image_generation_tool_call",
+    "image_generation_tool_result",
+    "mcp_server_tool_call",
+    "mcp_server_tool_result",
+    "search_tool_call",
+    "search_tool_result",
+    "shell_tool_call",
+    "shell_tool_result",
+    "shell_command_output",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # The reference's names for the literals of known values.
@@ -68,6 +84,15 @@ RoleLiteral = Role
 FinishReasonLiteral = FinishReason
 _ROLES = ("system", "user", "assistant", "tool")
 _CONTENT_TYPES = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
+
+
+class ContinuationToken(TypedDict):
+    """Where long-running work can be found again: on a response while the work goes on, ``None`` once done.
+
+    Providers subclass it with their own fields (``OpenAIContinuationToken`` holds the response id). It is
+    plain JSON: store it, then pass it back to the same agent or client as ``options={"continuation_token":
+    token}`` to poll a background response, or with ``stream=True`` to resume its stream.
+    """
 
 
 class UsageDetails(TypedDict, total=False):
@@ -133,7 +158,76 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "function_approval_response": ("id", "approved", "function_call", "reason"),
     "usage": ("usage_details",),
     "error": ("message", "error_code", "details"),
+    # Provider-hosted tools: the provider ran them; their specific fields live in ``_HOSTED_FIELDS``.
+    "hosted_file": ("media_type", "name"),
+    "hosted_vector_store": (),
+    "code_interpreter_tool_call": ("call_id",),
+    "code_interpreter_tool_result": ("call_id",),
+    "image_generation_tool_call": (),
+    "image_generation_tool_result": (),
+    "mcp_server_tool_call": ("call_id", "arguments"),
+    "mcp_server_tool_result": ("call_id",),
+    "search_tool_call": ("call_id", "arguments"),
+    "search_tool_result": ("call_id", "result"),
+    "shell_tool_call": ("call_id",),
+    "shell_tool_result": ("call_id",),
+    "shell_command_output": (),
 }
+# Fields only annotated or hosted-tool contents carry. They are kept in one dict slot, so the common contents
+# (text, calls, results) cost no more to build or copy than before these existed.
+_HOSTED_FIELDS = (
+    "annotations",
+    "file_id",
+    "vector_store_id",
+    "inputs",
+    "outputs",
+    "image_id",
+    "tool_name",
+    "server_name",
+    "output",
+    "items",
+    "status",
+    "commands",
+    "stdout",
+    "stderr",
+    "exit_code",
+    "timed_out",
+)
+_HOSTED_SET = frozenset(_HOSTED_FIELDS)
+
+_FieldT = TypeVar("_FieldT")
+
+
+class _HostedField(Generic[_FieldT]):
+    """A content field stored in the content's hosted-field dict; ``None`` when the content has none."""
+
+    __slots__ = ("name",)
+
+    def __init__(self) -> None:
+        self.name = ""
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, obj: Content, owner: type[Any] | None = None) -> _FieldT | None: ...
+    def __get__(self, obj: Content | None, owner: type[Any] | None = None) -> Self | _FieldT | None:
+        if obj is None:
+            return self
+        hosted = obj._hosted  # pyright: ignore[reportPrivateUsage]
+        return None if hosted is None else hosted.get(self.name)
+
+    def __set__(self, obj: Content, value: _FieldT | None) -> None:
+        hosted = obj._hosted  # pyright: ignore[reportPrivateUsage]
+        if value is None:
+            if hosted is not None:
+                hosted.pop(self.name, None)
+            return
+        if hosted is None:
+            obj._hosted = hosted = {}  # pyright: ignore[reportPrivateUsage]
+        hosted[self.name] = value
 
 
 class Content:
@@ -173,6 +267,7 @@ class Content:
     details: str | None = None
     additional_properties: dict[str, Any]
     raw_representation: Any = None
+    _hosted: dict[str, Any] | None = None  # the hosted-tool fields a content holds (see _HostedField)
 
     def __init__(
         self,
@@ -198,6 +293,7 @@ class Content:
         details: str | None = None,
         additional_properties: dict[str, Any] | None = None,
         raw_representation: Any = None,
+        **hosted: Any,
     ) -> None:
         if type not in _CONTENT_TYPES:
             raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
@@ -242,6 +338,28 @@ class Content:
             self.details = details
         if raw_representation is not None:
             self.raw_representation = raw_representation
+        if hosted:
+            unknown = hosted.keys() - _HOSTED_SET
+            if unknown:
+                raise TypeError(f"Content() got unexpected keyword arguments {sorted(unknown)}")
+            self._hosted = {k: v for k, v in hosted.items() if v is not None} or None
+
+    annotations: _HostedField[list[Annotation]] = _HostedField()
+    file_id: _HostedField[str] = _HostedField()
+    vector_store_id: _HostedField[str] = _HostedField()
+    inputs: _HostedField[list[Content]] = _HostedField()
+    outputs: _HostedField[Any] = _HostedField()  # a list of contents, or one content (a generated image)
+    image_id: _HostedField[str] = _HostedField()
+    tool_name: _HostedField[str] = _HostedField()
+    server_name: _HostedField[str] = _HostedField()
+    output: _HostedField[Any] = _HostedField()
+    items: _HostedField[list[Content]] = _HostedField()
+    status: _HostedField[str] = _HostedField()
+    commands: _HostedField[list[str]] = _HostedField()
+    stdout: _HostedField[str] = _HostedField()
+    stderr: _HostedField[str] = _HostedField()
+    exit_code: _HostedField[int] = _HostedField()
+    timed_out: _HostedField[bool] = _HostedField()
 
     # -- factories ---------------------------------------------------------------------------------------
     @classmethod
@@ -320,6 +438,139 @@ class Content:
         """An error the provider or framework reports inside the conversation."""
         return cls("error", message=message, error_code=error_code, details=details)
 
+    @classmethod
+    def from_hosted_file(
+        cls, file_id: str, *, media_type: str | None = None, name: str | None = None, **kwargs: Any
+    ) -> Content:
+        """A file kept by the provider (a generated chart, an uploaded document), named by its id."""
+        return cls("hosted_file", file_id=file_id, media_type=media_type, name=name, **kwargs)
+
+    @classmethod
+    def from_hosted_vector_store(cls, vector_store_id: str, **kwargs: Any) -> Content:
+        """A vector store kept by the provider (what hosted file search searches)."""
+        return cls("hosted_vector_store", vector_store_id=vector_store_id, **kwargs)
+
+    @classmethod
+    def from_code_interpreter_tool_call(
+        cls, *, call_id: str | None = None, inputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """Code the provider's code interpreter ran (``inputs`` holds the code as text)."""
+        listed = list(inputs) if inputs is not None else None
+        return cls("code_interpreter_tool_call", call_id=call_id, inputs=listed, **kwargs)
+
+    @classmethod
+    def from_code_interpreter_tool_result(
+        cls, *, call_id: str | None = None, outputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """What the code interpreter's run printed or drew (text logs, image URIs)."""
+        listed = list(outputs) if outputs is not None else None
+        return cls("code_interpreter_tool_result", call_id=call_id, outputs=listed, **kwargs)
+
+    @classmethod
+    def from_image_generation_tool_call(cls, *, image_id: str | None = None, **kwargs: Any) -> Content:
+        """The provider started generating an image."""
+        return cls("image_generation_tool_call", image_id=image_id, **kwargs)
+
+    @classmethod
+    def from_image_generation_tool_result(
+        cls, *, image_id: str | None = None, outputs: Any = None, **kwargs: Any
+    ) -> Content:
+        """The generated image (``outputs`` is a data content or a URI)."""
+        return cls("image_generation_tool_result", image_id=image_id, outputs=outputs, **kwargs)
+
+    @classmethod
+    def from_mcp_server_tool_call(
+        cls,
+        call_id: str,
+        tool_name: str,
+        *,
+        server_name: str | None = None,
+        arguments: str | dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """A call the provider made to a remote MCP server: a record, never a call for agentnb to run."""
+        return cls(
+            "mcp_server_tool_call",
+            call_id=call_id,
+            tool_name=tool_name,
+            server_name=server_name,
+            arguments=arguments,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_mcp_server_tool_result(cls, call_id: str, *, output: Any = None, **kwargs: Any) -> Content:
+        """What the remote MCP server answered to a provider-made call."""
+        return cls("mcp_server_tool_result", call_id=call_id, output=output, **kwargs)
+
+    @classmethod
+    def from_search_tool_call(
+        cls,
+        call_id: str,
+        *,
+        tool_name: str,
+        arguments: str | dict[str, Any] | None = None,
+        status: str | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """A hosted web or file search (``tool_name`` ``"web_search"`` or ``"file_search"``) and its query."""
+        return cls(
+            "search_tool_call", call_id=call_id, tool_name=tool_name, arguments=arguments, status=status, **kwargs
+        )
+
+    @classmethod
+    def from_search_tool_result(
+        cls,
+        call_id: str,
+        *,
+        tool_name: str,
+        result: Any = None,
+        items: Sequence[Content] | None = None,
+        status: str | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """What a hosted search found."""
+        listed = list(items) if items is not None else None
+        return cls(
+            "search_tool_result",
+            call_id=call_id,
+            tool_name=tool_name,
+            result=result,
+            items=listed,
+            status=status,
+            **kwargs,
+        )
+
+    @classmethod
+    def from_shell_tool_call(
+        cls, *, call_id: str | None = None, commands: list[str] | None = None, status: str | None = None, **kwargs: Any
+    ) -> Content:
+        """Shell commands the model asked a hosted shell to run."""
+        return cls("shell_tool_call", call_id=call_id, commands=commands, status=status, **kwargs)
+
+    @classmethod
+    def from_shell_tool_result(
+        cls, *, call_id: str | None = None, outputs: Sequence[Content] | None = None, **kwargs: Any
+    ) -> Content:
+        """The hosted shell's outputs, one ``shell_command_output`` content per command."""
+        listed = list(outputs) if outputs is not None else None
+        return cls("shell_tool_result", call_id=call_id, outputs=listed, **kwargs)
+
+    @classmethod
+    def from_shell_command_output(
+        cls,
+        *,
+        stdout: str | None = None,
+        stderr: str | None = None,
+        exit_code: int | None = None,
+        timed_out: bool | None = None,
+        **kwargs: Any,
+    ) -> Content:
+        """One shell command's output and exit code (``None`` when it timed out)."""
+        return cls(
+            "shell_command_output", stdout=stdout, stderr=stderr, exit_code=exit_code, timed_out=timed_out, **kwargs
+        )
+
     # -- helpers -----------------------------------------------------------------------------------------
     def __deepcopy__(self, memo: dict[int, Any]) -> Content:
         return cast(Content, _deepcopy_sharing_raw(self, memo))
@@ -371,6 +622,12 @@ class Content:
             elif field == "result":
                 value = _encode(value)
             out[field] = value
+        if self._hosted:
+            for field, value in self._hosted.items():
+                if field == "annotations":
+                    # The provider's raw annotation objects stay out of the JSON form.
+                    value = [{k: v for k, v in a.items() if k != "raw_representation"} for a in value]
+                out[field] = _encode(value)
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
         return out
@@ -390,6 +647,8 @@ class Content:
             kwargs["result"] = _decode(kwargs["result"])
         if "additional_properties" in kwargs:
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
+        for field in _HOSTED_SET.intersection(kwargs):
+            kwargs[field] = _decode(kwargs[field])
         return cls(type_, **kwargs)
 
     def __eq__(self, other: object) -> bool:
@@ -414,6 +673,10 @@ class Content:
         )
         if self.type == "data" and self.data is not None:
             fields += f"{', ' if fields else ''}data=<{len(self.data)} bytes>"
+        if self._hosted:
+            fields += "".join(
+                f"{', ' if fields or i else ''}{k}={v!r}" for i, (k, v) in enumerate(self._hosted.items())
+            )
         return f"Content({self.type!r}{', ' if fields else ''}{fields})"
 
 
@@ -679,6 +942,7 @@ class _UpdateBase(_JsonForm):
     finish_reason: str | None = None
     additional_properties: dict[str, Any]
     raw_representation: Any = None
+    continuation_token: Mapping[str, Any] | None = None
 
     def __init__(
         self,
@@ -696,6 +960,7 @@ class _UpdateBase(_JsonForm):
         raw_representation: Any = None,
         text: str | None = None,
         model: str | None = None,
+        continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
         self.contents = _to_contents(contents)
         if text is not None:
@@ -719,6 +984,9 @@ class _UpdateBase(_JsonForm):
             self.finish_reason = finish_reason
         if raw_representation is not None:
             self.raw_representation = raw_representation
+        if continuation_token is not None:
+            # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
+            self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -759,6 +1027,8 @@ class _UpdateBase(_JsonForm):
                 out[field] = value
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
+        if self.continuation_token is not None:
+            out["continuation_token"] = dict(self.continuation_token)
         return out
 
     @classmethod
@@ -790,10 +1060,8 @@ class AgentResponseUpdate(_UpdateBase):
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(continuation_token=continuation_token, **kwargs)
         self.agent_id = agent_id
-        # Set by agents whose work outlives the call (a remote A2A task): pass it back to resume or poll.
-        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_update(
@@ -811,7 +1079,6 @@ class AgentResponseUpdate(_UpdateBase):
             if not update.author_name:
                 fields["author_name"] = author_name if update.role == "assistant" else None
             fields["agent_id"] = agent_id
-            fields["continuation_token"] = None
             fields["raw_representation"] = update
             return relabelled
         return cls(
@@ -827,6 +1094,7 @@ class AgentResponseUpdate(_UpdateBase):
             finish_reason=update.finish_reason,
             additional_properties=update.additional_properties,
             raw_representation=update,
+            continuation_token=update.continuation_token,
         )
 
 
@@ -860,6 +1128,8 @@ def _copy_content(content: Content) -> Content:
     copied = object.__new__(type(content))
     copied.__dict__.update(content.__dict__)
     copied.additional_properties = dict(content.additional_properties)
+    if content._hosted is not None:  # pyright: ignore[reportPrivateUsage]
+        copied._hosted = dict(content._hosted)  # pyright: ignore[reportPrivateUsage]
     return copied
 
 
@@ -871,6 +1141,8 @@ def _coalesce(previous: Content, content: Content) -> bool:
         if previous.protected_data is not None:
             return False  # a signed (finished) reasoning block: what follows is a new one
         previous.text = (previous.text or "") + (content.text or "")
+        if content._hosted is not None and content.annotations:  # pyright: ignore[reportPrivateUsage]
+            previous.annotations = [*(previous.annotations or ()), *content.annotations]
         if content.protected_data is not None:
             previous.protected_data = content.protected_data  # the signature that ends a streamed block
         return True
@@ -923,6 +1195,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         raw_representation: Any = None,
         text: str | None = None,
         model: str | None = None,
+        continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
         if isinstance(messages, Message):
             messages = [messages]
@@ -939,6 +1212,9 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         self._response_format = response_format
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
+        # Set while the work goes on elsewhere (a background response, a remote task): poll or resume with it;
+        # None when the work is done.
+        self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -995,6 +1271,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         self.messages = [m for m in messages if m.contents]
         self.usage_details = _usage_of(updates)
         self.raw_representation = [u.raw_representation for u in updates]
+        self.continuation_token = updates[-1].continuation_token if updates else None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
@@ -1009,6 +1286,8 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
             out["value"] = _encode(self._value)
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
+        if self.continuation_token is not None:
+            out["continuation_token"] = dict(self.continuation_token)
         return out
 
     @staticmethod
@@ -1102,10 +1381,8 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(continuation_token=continuation_token, **kwargs)
         self.agent_id = agent_id
-        # Set while the work goes on elsewhere (a remote A2A task): poll or resume with it; None when done.
-        self.continuation_token = continuation_token
 
     @classmethod
     def from_chat_response(
@@ -1129,6 +1406,7 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
             response_format=response._response_format,
             additional_properties=response.additional_properties,
             raw_representation=response,
+            continuation_token=response.continuation_token,
         )
 
     @classmethod
@@ -1137,7 +1415,6 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         items = list(updates)
         response = cls(response_format=output_format_type)
         response._assemble(items, (*_CARRIED, "agent_id"))
-        response.continuation_token = items[-1].continuation_token if items else None
         return response
 
     @classmethod

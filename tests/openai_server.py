@@ -92,6 +92,13 @@ class Reply:
             ``response.failed``.
         cut_after: Drop the connection after this many streamed events, with no error and no end of stream
             (a proxy or server that died mid-response).
+        hosted: Responses only: output items of hosted tools (``code_interpreter_call``, ``web_search_call``,
+            ``image_generation_call``, ``mcp_call``, ``shell_call``, ...), sent before the message as given;
+            the server checks each against the SDK's types like everything else it sends.
+        annotations: Responses only: the ``output_text`` part's annotations (``url_citation``, ...), streamed
+            as ``response.output_text.annotation.added`` events.
+        polls: Responses with ``background: true`` only: how many ``GET /v1/responses/{id}`` polls still see
+            the response running before it is complete (a background response is answered ``queued`` at first).
     """
 
     text: str | None = None
@@ -110,6 +117,9 @@ class Reply:
     stream_error_event: bool = False
     cut_after: int | None = None
     encrypted_reasoning: str | None = None
+    hosted: Sequence[dict[str, Any]] = ()
+    annotations: Sequence[dict[str, Any]] = ()
+    polls: int = 0
 
 
 @dataclass
@@ -252,6 +262,11 @@ class _Renderer:
             ]
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
+        if self.reply.annotations:
+            message["annotations"] = [
+                {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
+                for a in self.reply.annotations
+            ]
         body: dict[str, Any] = {
             "id": response_id,
             "object": "chat.completion",
@@ -344,10 +359,12 @@ class _Renderer:
                     "encrypted_content": self.reply.encrypted_reasoning,
                 }
             )
+        items.extend(dict(item) for item in self.reply.hosted)
         if self.reply.text is not None or self.reply.refusal is not None:
             content: list[dict[str, Any]] = []
             if self.reply.text is not None:
-                content.append({"type": "output_text", "text": self.reply.text, "annotations": []})
+                annotations = [dict(a) for a in self.reply.annotations]
+                content.append({"type": "output_text", "text": self.reply.text, "annotations": annotations})
             if self.reply.refusal is not None:
                 content.append({"type": "refusal", "refusal": self.reply.refusal})
             items.append(
@@ -392,6 +409,7 @@ class _Renderer:
             "incomplete_details": incomplete,
             "previous_response_id": body.get("previous_response_id"),
             "instructions": body.get("instructions"),
+            "background": body.get("background"),
             "usage": self.responses_usage() if status != "in_progress" else None,
         }
 
@@ -433,6 +451,13 @@ class _Renderer:
                         yield event("response.content_part.added", part=empty, **common)
                         for piece in _chunks(part["text"], size):
                             yield event("response.output_text.delta", delta=piece, logprobs=[], **common)
+                        for number, annotation in enumerate(part["annotations"]):
+                            yield event(
+                                "response.output_text.annotation.added",
+                                annotation=annotation,
+                                annotation_index=number,
+                                **common,
+                            )
                         yield event("response.output_text.done", text=part["text"], logprobs=[], **common)
                     else:
                         empty = {"type": "refusal", "refusal": ""}
@@ -441,6 +466,8 @@ class _Renderer:
                             yield event("response.refusal.delta", delta=piece, **common)
                         yield event("response.refusal.done", refusal=part["refusal"], **common)
                     yield event("response.content_part.done", part=part, **common)
+            elif kind != "function_call":  # a hosted tool's item: announced, then delivered finished
+                yield event("response.output_item.added", output_index=index, item={**item, "status": "in_progress"})
             else:
                 yield event(
                     "response.output_item.added",
@@ -471,6 +498,15 @@ class _Renderer:
 # --- the server --------------------------------------------------------------------------------------
 
 
+@dataclass
+class _Background:
+    """A background response the server keeps for polls and stream resumption."""
+
+    renderer: _Renderer
+    polls: int
+    events: list[dict[str, Any]]
+
+
 class OpenAIServer:
     """An OpenAI-compatible server on ``127.0.0.1`` answering from a per-test script.
 
@@ -494,6 +530,8 @@ class OpenAIServer:
         # Non-OpenAI body parameters a test expects (e.g. ``top_k`` for vLLM); anything else is an error.
         self.extra_params: set[str] = set()
         self._queue: collections.deque[Script] = collections.deque()
+        # Background responses by id: how they render, polls left before they complete, their stream's events.
+        self.background: dict[str, _Background] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server: Any = None
@@ -520,6 +558,7 @@ class OpenAIServer:
             self._queue.clear()
             self.requests.clear()
             self.unexpected.clear()
+            self.background.clear()
             self.validation_errors.clear()
             self.extra_params.clear()
 
@@ -614,6 +653,15 @@ class OpenAIServer:
             response_id = reply.response_id or (
                 f"chatcmpl-{next(server._ids)}" if is_chat else f"resp_{next(server._ids)}"
             )
+            if not is_chat and body.get("background"):
+                events = list(renderer.response_events(response_id)) if record.stream else []
+                server.background[response_id] = _Background(renderer, reply.polls, events)
+                if not record.stream:
+                    record.completed = True
+                    payload = renderer.response(response_id, [], "queued")
+                    if server.validate:
+                        validate_payload("response", payload)
+                    return JSONResponse(payload)
             if not record.stream:
                 payload = renderer.chat_completion(response_id) if is_chat else None
                 if payload is None:
@@ -669,10 +717,42 @@ class OpenAIServer:
                 CreateEmbeddingResponse.model_validate(payload)
             return JSONResponse(payload)
 
+        async def retrieve(request: Request) -> Response:
+            """``GET /v1/responses/{id}``: poll a background response, or replay its stream after an event."""
+            response_id = request.path_params["response_id"]
+            query = dict(request.query_params)
+            record = RecordedRequest(request.url.path, dict(request.headers), {**query, "method": "GET"})
+            record.completed = True
+            with server._lock:
+                server.requests.append(record)
+                job = server.background.get(response_id)
+                if job is not None and job.polls > 0 and query.get("stream") != "true":
+                    job.polls -= 1
+                    running = True
+                else:
+                    running = False
+            if job is None:
+                error = {"message": f"No response with id '{response_id}'.", "type": "invalid_request_error"}
+                return JSONResponse({"error": {**error, "param": None, "code": None}}, 404)
+            if query.get("stream") == "true":
+                after = int(query.get("starting_after", -1))
+                events = iter([e for e in job.events if e["sequence_number"] > after])
+                record.completed = False
+                return StreamingResponse(server._sse(record, events, False, 0.0), media_type="text/event-stream")
+            renderer = job.renderer
+            if running:
+                payload = renderer.response(response_id, [], "in_progress")
+            else:
+                payload = renderer.response(response_id, renderer.response_items(), renderer.final_status())
+            if server.validate:
+                validate_payload("response", payload)
+            return JSONResponse(payload)
+
         return Starlette(
             routes=[
                 Route("/v1/chat/completions", handle, methods=["POST"]),
                 Route("/v1/responses", handle, methods=["POST"]),
+                Route("/v1/responses/{response_id}", retrieve, methods=["GET"]),
                 Route("/v1/embeddings", embeddings, methods=["POST"]),
             ]
         )

@@ -32,9 +32,10 @@ import panel as pn
 
 from agentnb._agents import Agent
 from agentnb._approval_driver import ApprovalDriver
+from agentnb._hosted_view import citations_html, hosted_content_html
 from agentnb._html import badge, escape, json_html, render_markdown, table
 from agentnb._sessions import AgentSession
-from agentnb._tools import FunctionTool, SupportsToolExpansion
+from agentnb._tools import FunctionTool, SupportsToolExpansion, is_hosted_tool
 from agentnb._types import AgentResponse, AgentResponseUpdate, Content, Message
 from agentnb.skills import SkillsProvider
 from agentnb.skills._display import skills_panel_html, turn_activity
@@ -455,6 +456,7 @@ class ChatView:
         span = _telemetry.start_span(f"devui.chat {self.entity.name}", {_telemetry.WORKFLOW_RUN_ID: record.run_id})
         bubble: pn.pane.HTML | None = None
         text = ""
+        cited: list[Content] = []  # text contents carrying citations, listed under the answer
         view.last_answer = None
         view.call_messages = []
         opened_by: Literal["user", "tool"] = "tool" if any(c.type != "text" for c in message.contents) else "user"
@@ -472,14 +474,25 @@ class ChatView:
                     author = update.author_name or self.entity.name
                     remote = _untrusted_source(update.additional_properties, author)
                     for content in update.contents:
-                        if content.type == "text" and content.text:
+                        if content.type == "text" and (content.text or content.annotations):
                             if bubble is None:
                                 bubble = _bubble("assistant", "")
                                 view.last_answer = _post(view, bubble, author, "assistant")
                                 view.call_messages.append(view.last_answer)
-                            text += content.text
-                            body = _answer_html(text) if remote is None else _untrusted_html(text, remote)
+                                cited = []
+                            text += content.text or ""
+                            if content.annotations:
+                                cited.append(content)
+                            body = (
+                                _answer_html(text) + citations_html(cited)
+                                if remote is None
+                                else _untrusted_html(text, remote)
+                            )
                             set_html(bubble, _bubble_html("assistant", body))
+                        elif (hosted := hosted_content_html(content)) is not None:
+                            # What the provider ran for the model (code, searches, images): shown where it ran.
+                            _post(view, html_pane(hosted, css_classes=["anb-note"]), author, "tool")
+                            bubble, text = None, ""
                         elif content.type == "text_reasoning" and content.text:
                             reasoning = html_pane(
                                 f"<div class='anb-reasoning'>{escape(content.text)}</div>", css_classes=["anb-note"]
@@ -855,13 +868,17 @@ class ChatView:
 
     def _append_message(self, view: _SessionView, message: Message) -> None:
         for content in message.contents:
-            if content.type == "text" and content.text:
+            if (hosted := hosted_content_html(content)) is not None:
+                _post(
+                    view, html_pane(hosted, css_classes=["anb-note"]), message.author_name or self.entity.name, "tool"
+                )
+            elif content.type == "text" and content.text:
                 user = "You" if message.role == "user" else (message.author_name or self.entity.name)
                 remote = _untrusted_source(message.additional_properties, user)
                 if remote is not None:
                     body = _untrusted_html(content.text, remote)
                 elif message.role == "assistant":
-                    body = _answer_html(content.text)
+                    body = _answer_html(content.text) + citations_html([content])
                 else:
                     body = render_markdown(content.text)
                 _post(view, _bubble(message.role, body), user, message.role)
@@ -1001,6 +1018,11 @@ def _tool_html(item: object) -> str:
             f"<div class='anb-tool'><b>{escape(name)}</b> {badge(kind, 'info')}"
             f"<div class='anb-muted'>{escape(text)}</div></div>"
         )
+    if is_hosted_tool(item):
+        # A provider-hosted tool (code interpreter, web search, ...): the provider runs it, named by its type.
+        spec = cast("Mapping[str, Any]", item)
+        name = str(spec.get("server_label") or spec.get("type") or "hosted tool")
+        return f"<div class='anb-tool'><b>{escape(name)}</b> {badge('hosted', 'info')}</div>"
     if isinstance(item, FunctionTool):
         function = item
     elif isinstance(item, Agent):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _html as h
 from .._conversation import approval_states, unanswered_requests
+from .._hosted_view import citations_html, citations_text, hosted_content_html, hosted_content_text
 from .._json import is_json_object
 from .._types import AgentResponse, ChatResponse, Content, Message
 from ..exceptions import StructuredOutputError, ToolSchemaError
@@ -199,7 +200,8 @@ def _content_html(
 ) -> str:
     kind = content.type
     if kind == "text":
-        return _text_block(content.text or "")
+        block = _text_block(content.text or "")
+        return block + citations_html([content]) if content.annotations else block
     if kind == "text_reasoning":
         text = content.text or ""
         return h.details(
@@ -247,6 +249,9 @@ def _content_html(
     if kind == "error":
         code = f" [{h.escape(content.error_code)}]" if content.error_code else ""
         return f"<div class='anb-error'>⚠ {h.escape(content.message)}{code}</div>"
+    hosted = hosted_content_html(content)
+    if hosted is not None:
+        return hosted
     return f"<span class='anb-muted'>{h.escape(kind)}</span>"
 
 
@@ -311,7 +316,8 @@ def messages_html(messages: Sequence[Message], *, pending: bool = False) -> str:
 def _content_text(content: Content, results: Mapping[str, Content]) -> str:
     kind = content.type
     if kind == "text":
-        return content.text or ""
+        text = content.text or ""
+        return f"{text}\n{citations_text([content])}" if content.annotations else text
     if kind == "text_reasoning":
         return f"(reasoning) {h.shorten(content.text or '', 120)}"
     if kind == "function_call":
@@ -344,6 +350,9 @@ def _content_text(content: Content, results: Mapping[str, Content]) -> str:
         return usage_text(content.usage_details)
     if kind == "error":
         return f"error: {content.message}"
+    hosted = hosted_content_text(content)
+    if hosted is not None:
+        return hosted
     return f"[{kind}]"
 
 
@@ -472,10 +481,17 @@ def _tool_parameters(tool: FunctionTool) -> dict[str, Any] | None:
 
 
 def _as_tool(item: object) -> FunctionTool | None:
-    """An agent's tool entry as the ``FunctionTool`` it runs as; ``None`` for a provider (an MCP server)."""
-    from .._tools import SupportsToolExpansion, to_tool
+    """An agent's tool entry as the ``FunctionTool`` it runs as; ``None`` for a provider or a hosted tool."""
+    from .._tools import SupportsToolExpansion, is_hosted_tool, to_tool
 
-    return None if isinstance(item, SupportsToolExpansion) else to_tool(item)
+    return None if isinstance(item, SupportsToolExpansion) or is_hosted_tool(item) else to_tool(item)
+
+
+def _hosted_name(item: object) -> str | None:
+    """The name a hosted tool declaration shows under (its server label or type); ``None`` for other tools."""
+    if not is_json_object(item):
+        return None
+    return str(item.get("server_label") or item.get("type") or "hosted tool")
 
 
 def _signature(tool: FunctionTool) -> list[tuple[str, str]]:
@@ -484,6 +500,9 @@ def _signature(tool: FunctionTool) -> list[tuple[str, str]]:
 
 
 def _tool_row_html(item: object) -> str:
+    hosted = _hosted_name(item)
+    if hosted is not None:  # the provider runs it
+        return f"<div><code>{h.escape(hosted)}</code> {h.badge('hosted', 'info')}</div>"
     tool = _as_tool(item)
     if tool is None:  # its tools are listed when a run connects to it
         return f"<div><code>{h.escape(h.shorten(repr(item), 100))}</code> <span class='anb-muted'>tools</span></div>"
@@ -506,6 +525,9 @@ def _tool_html(tool: FunctionTool) -> str:
 
 
 def _tool_line(item: object) -> str:
+    hosted = _hosted_name(item)
+    if hosted is not None:
+        return f"{hosted} [hosted]"
     tool = _as_tool(item)
     if tool is None:
         return repr(item)

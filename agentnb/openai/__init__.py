@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._chat_completion_client import OpenAIChatCompletionClient
 from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
-from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions
+from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions, OpenAIContinuationToken
 from ._responses_client import OpenAIChatClient
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "OpenAIChatCompletionClient",
     "OpenAIChatCompletionOptions",
     "OpenAIChatOptions",
+    "OpenAIContinuationToken",
     "OpenAIEmbeddingClient",
     "OpenAIEmbeddingOptions",
 ]

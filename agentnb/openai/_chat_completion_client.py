@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .._annotations import Annotation, TextSpanRegion
 from .._json import is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._base import OpenAIClientBase
@@ -42,6 +43,21 @@ _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3",
 _HANDLED = TRANSLATED_OPTIONS | {"messages"}
 
 
+def _url_citation(raw: Any) -> Annotation | None:
+    """A Chat Completions ``url_citation`` annotation as an :class:`Annotation`."""
+    citation = getattr(raw, "url_citation", None)
+    if citation is None:
+        return None
+    return Annotation(
+        type="citation",
+        title=citation.title,
+        url=citation.url,
+        annotated_regions=[
+            TextSpanRegion(type="text_span", start_index=citation.start_index, end_index=citation.end_index)
+        ],
+    )
+
+
 class OpenAIChatCompletionClient(OpenAIClientBase):
     """A chat client for the OpenAI Chat Completions API, or any server that speaks it.
 
@@ -72,6 +88,11 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
     """
 
+    @staticmethod
+    def get_web_search_tool(*, web_search_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Web search for search-capable models: sent as ``web_search_options``, cited as ``url_citation``s."""
+        return {"type": "web_search", **dict(web_search_options or {})}
+
     # -- request -----------------------------------------------------------------------------------------
 
     def _request(self, messages: list[Message], options: Mapping[str, Any], *, stream: bool) -> dict[str, Any]:
@@ -84,7 +105,13 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 params[key] = options[key]
         if options.get("max_tokens") is not None:
             params["max_completion_tokens"] = options["max_tokens"]
-        tools = tool_specs(options.get("tools"), "chat")
+        # Chat Completions takes web search as a request parameter, not as a tool.
+        tools = [t for t in tool_specs(options.get("tools"), "chat") if t.get("type") != "web_search"]
+        search = next(
+            (t for t in options.get("tools") or () if is_json_object(t) and t.get("type") == "web_search"), None
+        )
+        if search is not None:
+            params["web_search_options"] = {k: v for k, v in search.items() if k != "type"}
         if tools:
             params["tools"] = tools
             if options.get("tool_choice") is not None:
@@ -211,7 +238,10 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
             if reasoning:
                 contents.append(Content.from_reasoning(reasoning))
             if message.content:
-                contents.append(Content.from_text(message.content, raw_representation=message))
+                annotations = [a for raw in message.annotations or () if (a := _url_citation(raw)) is not None]
+                contents.append(
+                    Content.from_text(message.content, annotations=annotations or None, raw_representation=message)
+                )
             if message.refusal:
                 contents.append(Content.from_text(message.refusal, additional_properties={"refusal": True}))
             for call in message.tool_calls or ():

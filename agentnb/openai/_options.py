@@ -8,9 +8,27 @@ from __future__ import annotations
 
 from typing import Any, Generic, Literal
 
-from .._types import ChatOptions, ResponseModelT
+from typing_extensions import NotRequired
 
-__all__ = ["OpenAIChatCompletionOptions", "OpenAIChatOptions"]
+from .._types import ChatOptions, ContinuationToken, ResponseModelT
+
+__all__ = ["OpenAIChatCompletionOptions", "OpenAIChatOptions", "OpenAIContinuationToken"]
+
+
+class OpenAIContinuationToken(ContinuationToken):
+    """A background Responses API response to poll or resume: its id, and the last stream event received.
+
+    Example:
+        ```python
+        from agentnb.openai import OpenAIChatOptions, OpenAIContinuationToken
+
+        options = OpenAIChatOptions(continuation_token=OpenAIContinuationToken(response_id="resp_123"))
+        ```
+    """
+
+    response_id: str
+    # agentnb's addition: a resumed stream starts after this event, so nothing is delivered twice.
+    sequence_number: NotRequired[int]
 
 
 class OpenAIChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT], total=False):
@@ -27,6 +45,7 @@ class OpenAIChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT], to
     top_logprobs: int
     truncation: Literal["auto", "disabled"]
     background: bool
+    continuation_token: OpenAIContinuationToken
     store: bool
     metadata: dict[str, Any]
     previous_response_id: str

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._json import is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ..exceptions import ServiceResponseError
 from ._base import OpenAIClientBase
+from ._hosted import HostedToolFactories, hosted_item_contents, openai_annotation
+from ._options import OpenAIContinuationToken
 from ._shared import (
     TRANSLATED_OPTIONS,
     arguments_text,
@@ -39,10 +41,11 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIChatClient"]
 
 _API = "responses"
-_HANDLED = TRANSLATED_OPTIONS | {"input", "previous_response_id"}
+_HANDLED = TRANSLATED_OPTIONS | {"input", "previous_response_id", "continuation_token"}
+_RUNNING = ("queued", "in_progress")  # a background response's states before it ends
 
 
-class OpenAIChatClient(OpenAIClientBase):
+class OpenAIChatClient(HostedToolFactories, OpenAIClientBase):
     """A chat client for the OpenAI Responses API (reasoning summaries, server-side conversation state).
 
     Configuration comes from the arguments, then the environment: ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
@@ -185,15 +188,21 @@ class OpenAIChatClient(OpenAIClientBase):
     ) -> ChatResponse:
         import openai
 
-        params = self._request(messages, options, stream=False)
+        token = _token_of(options)
+        params = self._request(messages, options, stream=False) if token is None else {}
         try:
-            response = await checked_create(self.client.responses, params, api=_API)
+            if token is None:
+                response = await checked_create(self.client.responses, params, api=_API)
+            else:
+                # Poll a background response: the token names it, so nothing is sent again.
+                response = await self.client.responses.retrieve(token["response_id"])
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         contents: list[Content] = []
         for item in response.output or ():
             contents.extend(_item_contents(item))
-        finish_reason = _finish(response, contents)
+        running = response.status in _RUNNING
+        finish_reason = None if running else _finish(response, contents)
         return ChatResponse(
             messages=[Message("assistant", contents, message_id=response.id)],
             response_id=response.id,
@@ -204,6 +213,7 @@ class OpenAIChatClient(OpenAIClientBase):
             usage_details=_usage(response.usage),
             response_format=_value_format(options),
             raw_representation=response,
+            continuation_token=OpenAIContinuationToken(response_id=response.id) if running else None,
         )
 
     async def _inner_get_streaming_response(
@@ -211,9 +221,19 @@ class OpenAIChatClient(OpenAIClientBase):
     ) -> AsyncIterator[ChatResponseUpdate]:
         import openai
 
-        params = self._request(messages, options, stream=True)
+        token = _token_of(options)
         try:
-            stream = await checked_create(self.client.responses, params, api=_API)
+            if token is None:
+                params = self._request(messages, options, stream=True)
+                stream = await checked_create(self.client.responses, params, api=_API)
+            else:
+                # Resume a background response's stream after the last event received (all of it without one).
+                params = {"background": True}
+                after = token.get("sequence_number")
+                responses: Any = self.client.responses
+                stream = await responses.retrieve(
+                    token["response_id"], stream=True, **({"starting_after": after} if after is not None else {})
+                )
         except openai.OpenAIError as e:
             map_openai_error(e, api=_API)
         state = _StreamState(params)
@@ -244,9 +264,18 @@ class _StreamState:
         self.contents: list[Content] = []
         self.reasoned: set[str] = set()  # reasoning items whose text streamed as deltas
         self.error: Exception | None = None
+        # A background response can be resumed: each update carries where to resume from, until it ends.
+        self.background = bool(params.get("background"))
+        self.sequence_number: int | None = None
+        self.done = False
 
     def update(self, contents: list[Content], raw: Any, **kwargs: Any) -> ChatResponseUpdate:
         self.contents.extend(contents)
+        token = None
+        if self.background and not self.done and self.response_id is not None:
+            token = OpenAIContinuationToken(response_id=self.response_id)
+            if self.sequence_number is not None:
+                token["sequence_number"] = self.sequence_number
         return ChatResponseUpdate(
             contents=contents,
             role="assistant",
@@ -255,17 +284,22 @@ class _StreamState:
             model_id=self.model_id,
             created_at=self.created_at,
             raw_representation=raw,
+            continuation_token=token,
             **kwargs,
         )
 
     def handle(self, event: Any) -> ChatResponseUpdate | None:
         kind = getattr(event, "type", "")
-        if kind in ("response.created", "response.in_progress"):
+        sequence_number = getattr(event, "sequence_number", None)
+        if isinstance(sequence_number, int):
+            self.sequence_number = sequence_number
+        if kind in ("response.created", "response.in_progress", "response.queued"):
             response = event.response
             self.response_id = response.id
             self.model_id = response.model
             self.created_at = float(response.created_at) if response.created_at else None
-            return None
+            # In the background the caller gets the token at once, before any content.
+            return self.update([], event) if self.background and kind == "response.created" else None
         if kind == "response.output_text.delta":
             key = (event.item_id, event.content_index)
             self.texts[key] = self.texts.get(key, "") + event.delta
@@ -278,6 +312,14 @@ class _StreamState:
                 self.texts[key] = event.text
                 return self.update([Content.from_text(event.text[len(streamed) :])], event)
             return None
+        if kind == "response.output_text.annotation.added":
+            annotation = openai_annotation(event.annotation)
+            if annotation is None:
+                return None
+            # Empty text carrying the citation: streamed text coalesces, and so do its annotations.
+            return self.update([Content.from_text("", annotations=[annotation])], event)
+        if kind == "response.output_item.done" and (hosted := hosted_item_contents(event.item)) is not None:
+            return self.update(hosted, event)
         if kind == "response.refusal.delta":
             return self.update([Content.from_text(event.delta, additional_properties={"refusal": True})], event)
         if kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
@@ -316,6 +358,7 @@ class _StreamState:
             call["arguments"] += rest
             return self.update(contents, event) if contents else None
         if kind in ("response.completed", "response.incomplete"):
+            self.done = True
             response = event.response
             self.response_id = response.id
             self.model_id = response.model or self.model_id
@@ -359,7 +402,8 @@ def _item_contents(item: Any) -> list[Content]:
         contents: list[Content] = []
         for part in item.content:
             if part.type == "output_text":
-                contents.append(Content.from_text(part.text, raw_representation=part))
+                annotations = [a for raw in part.annotations or () if (a := openai_annotation(raw)) is not None]
+                contents.append(Content.from_text(part.text, annotations=annotations or None, raw_representation=part))
             elif part.type == "refusal":
                 contents.append(Content.from_text(part.refusal, additional_properties={"refusal": True}))
         return contents
@@ -375,7 +419,7 @@ def _item_contents(item: Any) -> list[Content]:
         ]
     if kind == "function_call":
         return [Content.from_function_call(item.call_id, item.name, item.arguments, raw_representation=item)]
-    return []
+    return hosted_item_contents(item) or []
 
 
 def _finish(response: Any, contents: list[Content]) -> str | None:
@@ -392,6 +436,19 @@ def _finish(response: Any, contents: list[Content]) -> str | None:
             raise content_filter_error(_API, partial_text="".join(c.text or "" for c in contents if c.type == "text"))
         return "length" if reason == "max_output_tokens" else (reason or "length")
     return "tool_calls" if any(c.type == "function_call" for c in contents) else "stop"
+
+
+def _token_of(options: Mapping[str, Any]) -> OpenAIContinuationToken | None:
+    """The continuation token in ``options``, checked: a dict naming the response to poll or resume."""
+    token = options.get("continuation_token")
+    if token is None:
+        return None
+    if not is_json_object(token) or not isinstance(token.get("response_id"), str):
+        raise ValueError(
+            f"continuation_token must be a dict with a 'response_id', as a response's continuation_token is; "
+            f"got {token!r}"
+        )
+    return cast(OpenAIContinuationToken, token)
 
 
 def _continuation(messages: list[Message], options: Mapping[str, Any]) -> tuple[list[Message], str | None]:

@@ -459,3 +459,38 @@ def test_trace_export_is_csv_of_the_shown_spans(store: RunStore) -> None:
     assert "in 7 tokens" in traces.totals.object and "total 10.0 ms" in traces.totals.object
     csv = traces._csv().getvalue().splitlines()
     assert csv[0].startswith("id,trace_id,span_id") and len(csv) == 3
+
+
+async def test_hosted_tool_runs_and_citations_show_in_the_chat(store: RunStore) -> None:
+    """The Responses client over real HTTP, streaming a code interpreter run and a cited answer into the chat."""
+    from agentnb.openai import OpenAIChatClient
+    from tests.openai_server import OpenAIServer, Reply
+
+    code_call = {
+        "id": "ci_1",
+        "type": "code_interpreter_call",
+        "code": "print('<b>42</b>')",
+        "container_id": "cntr_1",
+        "status": "completed",
+        "outputs": [{"type": "logs", "logs": "<b>42</b>"}],
+    }
+    citation = {
+        "type": "url_citation",
+        "title": "<i>Src</i>",
+        "url": "https://src.example/",
+        "start_index": 0,
+        "end_index": 2,
+    }
+    with OpenAIServer() as server:
+        server.script(Reply(text="It is 42.", hosted=[code_call], annotations=[citation]))
+        client = OpenAIChatClient("m", base_url=server.base_url, api_key="sk-test", max_retries=0)
+        agent = Agent(client, name="coder", tools=[OpenAIChatClient.get_code_interpreter_tool()])
+        view = ChatView(Catalog().add(agent), store=store)
+        await view.send("compute")
+        await client.close()
+        assert not server.problems()
+    html = transcript_html(view)
+    assert "code interpreter ran" in html and "print(&#x27;&lt;b&gt;42&lt;/b&gt;&#x27;)" in html
+    assert "<b>42</b>" not in html and "<i>Src</i>" not in html
+    assert 'href="https://src.example/"' in html and "&lt;i&gt;Src&lt;/i&gt;" in html
+    assert "It is 42." in html

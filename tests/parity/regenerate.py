@@ -163,6 +163,7 @@ SAMPLES: list[str] = [
     "03-workflows/control-flow/simple_loop.py",
     "02-agents/harness/harness_research.py",
     "02-agents/harness/harness_data_processing.py",
+    "02-agents/background_responses.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which
@@ -276,17 +277,21 @@ def port(original: str) -> str:
     """The port of one original: its model client replaced, then its ``agent_framework`` imports rewritten."""
     text = original
     clients: list[str] = []
+    others: list[str] = []  # the provider's other names (options, tokens): imported from agentnb's provider
     for match in _PROVIDER_IMPORT.finditer(original):
         names = [n.strip() for n in match.group("names").split(",")]
-        if any(not n.endswith("Client") for n in names):
+        provider = match.group(0).split()[1].rsplit(".", 1)[1]
+        if provider != "openai" and any(not n.endswith("Client") for n in names):
             raise SystemExit(f"provider import with more than clients, port it by hand: {match.group(0)!r}")
-        clients.extend(names)
+        clients.extend(n for n in names if n.endswith("Client"))
+        others.extend(f"from agentnb.openai import {n}\n" for n in names if not n.endswith("Client"))
     for name in clients:
         text = re.sub(rf"\b{name}{_CALL_ARGS}", "model()", text)
     # A client class still named after its calls are replaced (a type annotation) comes from the model's module.
     body = _PROVIDER_IMPORT.sub("", text)
     named = [name for name in clients if re.search(rf"(?::|->)\s*{name}\b", body)]
-    text = _PROVIDER_IMPORT.sub(f"from parity_model import {', '.join(['model', *named])}\n", text, count=1)
+    own = "".join(others)
+    text = _PROVIDER_IMPORT.sub(f"from parity_model import {', '.join(['model', *named])}\n{own}", text, count=1)
     text = _PROVIDER_IMPORT.sub("", text)
     text = _CREDENTIAL_IMPORT.sub("from parity_model import ", text)
     return "".join(_rewrite_imports(line) for line in text.splitlines(keepends=True))

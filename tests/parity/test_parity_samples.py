@@ -919,6 +919,24 @@ CASES: dict[str, Case] = {
             "Final response: 1 message(s)",
         ],
     ),
+    # The offline model has no background mode: each run answers at once, so the sample polls nothing and has
+    # no token to resume with. tests/openai/test_openai_background.py runs the original against the local
+    # Responses API server, where it polls and resumes for real.
+    "02-agents/background_responses.py": Case(
+        script=[
+            "Relativity: physics is the same for all inertial observers, and gravity curves spacetime.",
+            "Exercise strengthens the heart, lifts the mood and builds bone.",
+        ],
+        expected=[
+            "=== Non-Streaming Polling ===",
+            "Initial status: continuation_token=None",
+            "Result (0 poll(s)):",
+            "Relativity: physics is the same for all inertial observers, and gravity curves spacetime.",
+            "=== Streaming with Resumption ===",
+            "First stream (before interruption):",
+            "[simulated interruption]",
+        ],
+    ),
     "02-agents/evaluation/evaluate_agent.py": Case(
         # One reply per query, chosen by the query (cases run concurrently, so not by order).
         script=[_by_query(WEATHER_ANSWERS)] * 3,
