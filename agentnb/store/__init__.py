@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store
+from ._bulk import RunRecords
 from ._frame import runs
 from ._open import STORE_URL_ENV, default_store, default_store_url, open_store, redact_url, store_backend
 from ._run_store import RunStore, default_store_path
@@ -28,6 +29,7 @@ __all__ = [
     "SPAN_COLUMNS",
     "STORE_URL_ENV",
     "PostgresStore",
+    "RunRecords",
     "RunStore",
     "Store",
     "default_store",

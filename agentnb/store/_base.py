@@ -17,13 +17,15 @@ import abc
 import asyncio
 import datetime as _dt
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Literal, TypeVar, cast
 
 from .._serialization import dumps as _tagged_dumps
 from ..exceptions import StoreError
+from ._bulk import RunPart, RunRecords
+from ._bulk import read_runs as _read_runs
 from ._program import Program, Statement, drive, perform
 from ._schema import MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE
 
@@ -708,6 +710,26 @@ class Store(abc.ABC):
             sql += " OFFSET ?"
             params.append(int(offset))
         return [dict(zip(_EVENT_COLUMNS, row, strict=True)) for row in self._read(sql, params)]
+
+    def read_runs(
+        self,
+        run_ids: Sequence[str],
+        *,
+        parts: Collection[RunPart] | RunPart = ("run", "events"),
+        event_types: Sequence[str] | None = None,
+    ) -> dict[str, RunRecords]:
+        """Read many runs with their events and spans: one query per kind for up to 500 runs, not one per run.
+
+        Args:
+            run_ids: The runs; each gets an entry, in this order (``run`` is ``None`` for one not stored).
+            parts: What to read of each: ``"run"`` (its row), ``"events"``, ``"spans"``.
+            event_types: Only events of these types.
+
+        Returns:
+            ``{run_id: {"run": ..., "events": [...], "spans": [...]}}`` in the shapes of :meth:`get_run`,
+            :meth:`list_events` and :meth:`list_spans`; a part not asked for stays ``None`` / empty.
+        """
+        return _read_runs(self._read, run_ids, parts=parts, event_types=event_types)
 
     # ------------------------------------------------------------------ spans
 
