@@ -127,14 +127,23 @@ def _read(
         if "spans" in parts:
             for row in query(_SPANS_SQL, chunk):
                 span = dict(zip(_SPAN_COLUMNS, row, strict=True))
-                span["attributes"] = loads(span["attributes"])
-                span["events"] = loads(span["events"])
-                span["resource"] = loads(span["resource"])
+                span["attributes"] = _decode(span["attributes"], loads)
+                span["events"] = _decode(span["events"], loads)
+                span["resource"] = _decode(span["resource"], loads)
                 out[span["run_id"]]["spans"].append(span)
     if "spans" in parts:
         for records in out.values():
             records["spans"].sort(key=_start)
     return out
+
+
+def _decode(text: str, loads: Callable[[str], Any]) -> Any:
+    # Most spans have no events and many no attributes: skip the parser for the empty ones.
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return loads(text)
 
 
 def _start(span: dict[str, Any]) -> int:
