@@ -280,6 +280,8 @@ class Agent(BaseAgent, Generic[OptionsT]):
         compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
             instead of the client's own.
         tokenizer: Counts tokens for compaction (instead of the client's).
+        otel_provider_name: The ``gen_ai.provider.name`` of this agent's ``invoke_agent`` spans and metrics
+            (the client's ``OTEL_PROVIDER_NAME`` when unset); model-call spans keep the client's.
 
     Example:
         ```python
@@ -312,6 +314,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         additional_properties: dict[str, Any] | None = None,
+        otel_provider_name: str | None = None,
     ) -> None:
         super().__init__(
             id=id,
@@ -328,6 +331,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
         self.compaction_strategy = compaction_strategy
         self.tokenizer = tokenizer
+        self.otel_provider_name = otel_provider_name
         self._agent_middleware, chat, function = split_middleware(self.middleware)
         self._client_middleware: list[Any] = [*chat, *function]
         self._exit_stack: AsyncExitStack | None = None

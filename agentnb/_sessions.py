@@ -7,6 +7,7 @@ add to each run (history, memories, instructions, tools) before it starts and se
 
 from __future__ import annotations
 
+import copy
 import uuid
 from abc import abstractmethod
 from collections.abc import Collection, Sequence
@@ -123,12 +124,27 @@ class SessionContext:
         self.response: AgentResponse | None = None
         self.metadata: dict[str, Any] = {}
 
-    def extend_messages(self, source: str | Any, messages: Sequence[Message]) -> None:
+    def extend_messages(
+        self, source: str | Any, messages: Sequence[Message], *, origin_session_ids: Sequence[str] | None = None
+    ) -> None:
         """Add messages (history, retrieved documents, memories) ahead of the input.
 
         ``source`` is a source id or a provider (its ``source_id`` is used), as in the reference.
+        ``origin_session_ids`` names the other sessions the messages came from (memory kept across sessions),
+        so an observer can tell injected content from this session's own: each message is copied with
+        ``additional_properties["_attribution"] = {"source_id": ..., "origin_session_ids": [...]}``; the
+        caller's messages are left as they are.
         """
         source_id = source if isinstance(source, str) else source.source_id
+        if origin_session_ids:
+            origins = list(dict.fromkeys(origin_session_ids))
+            attributed: list[Message] = []
+            for message in messages:
+                copied = copy.copy(message)
+                attribution = {"source_id": source_id, "origin_session_ids": origins}
+                copied.additional_properties = {**message.additional_properties, "_attribution": attribution}
+                attributed.append(copied)
+            messages = attributed
         self.context_messages.setdefault(source_id, []).extend(messages)
 
     def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:

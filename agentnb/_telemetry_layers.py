@@ -94,7 +94,7 @@ def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
         f"invoke_agent {agent.display_name}",
         {
             tel.GEN_AI_OPERATION_NAME: tel.OP_INVOKE_AGENT,
-            tel.GEN_AI_PROVIDER_NAME: agent.client.OTEL_PROVIDER_NAME,
+            tel.GEN_AI_PROVIDER_NAME: agent.otel_provider_name or agent.client.OTEL_PROVIDER_NAME,
             tel.GEN_AI_AGENT_ID: agent.id,
             tel.GEN_AI_AGENT_NAME: agent.name,
             tel.GEN_AI_REQUEST_MODEL: options.get("model_id") or agent.model_id,

@@ -19,13 +19,16 @@ AgentnbError
 │   └── StructuredOutputError        the reply does not match the requested schema
 ├── ToolError                        a tool cannot be defined or run
 │   ├── ToolExecutionError           a tool failed while running
+│   │   └── ShellExecutionError      the shell tool could not run a command (no shell, it died)
+│   │       ├── ShellCommandError    the ShellPolicy refused the command
+│   │       └── ShellTimeoutError    the command ran past its time limit
 │   ├── ToolArgumentsError           the model's arguments do not fit the tool's schema (also a ValueError)
 │   ├── UnknownToolError             the model called a tool that does not exist (also a KeyError)
 │   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
 ├── ApprovalError                    an approval answer that matches no pending request
 ├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
 ├── SerializationError               JSON (de)serialization with type tags failed
-├── SessionError                     a session cannot be loaded or saved
+├── SessionError                     a session is missing where one is required, or cannot be loaded or saved
 │   └── SessionCorruptError          a stored session is unreadable (the file is kept)
 ├── CassetteError                    record/replay failed
 │   └── CassetteMissError            a request the cassette does not hold (shows the nearest one)
@@ -109,6 +112,9 @@ __all__ = [
     "SessionCorruptError",
     "SessionError",
     "SettingNotFoundError",
+    "ShellCommandError",
+    "ShellExecutionError",
+    "ShellTimeoutError",
     "SkillError",
     "SkillScriptError",
     "SkillSecurityError",
@@ -232,6 +238,18 @@ class ToolExecutionError(ToolError):
     """A tool failed while running; raised when a run is configured to fail on tool errors."""
 
 
+class ShellExecutionError(ToolExecutionError):
+    """The shell tool could not run a command: no shell to start, or the shell failed."""
+
+
+class ShellCommandError(ShellExecutionError):
+    """The shell tool's :class:`~agentnb.harness.ShellPolicy` refused the command (the model is told why)."""
+
+
+class ShellTimeoutError(ShellExecutionError):
+    """A shell command ran past its time limit (raised by executors that report a time-out as an error)."""
+
+
 class ToolArgumentsError(ToolError, ValueError):
     """The model's arguments for a tool do not fit its schema (a ``ValueError`` too, as it was before)."""
 
@@ -275,7 +293,7 @@ class SerializationError(AgentnbError):
 
 
 class SessionError(AgentnbError):
-    """A session cannot be loaded or saved."""
+    """A session is missing where one is required (message injection), or cannot be loaded or saved."""
 
 
 class SessionCorruptError(SessionError):

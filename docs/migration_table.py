@@ -85,6 +85,12 @@ AREAS = (
         "python/packages/a2a/agent_framework_a2a/__init__.py",
         ("agentnb.a2a",),
     ),
+    Area(
+        "Shell tool",
+        "agent_framework_tools.shell",
+        "python/packages/tools/agent_framework_tools/shell/__init__.py",
+        ("agentnb.harness", "agentnb.exceptions"),
+    ),
 )
 
 # Reference names whose agentnb counterpart has another name or lives elsewhere: (agentnb name, note).
@@ -135,6 +141,7 @@ NOT_IN_AGENTNB: tuple[tuple[str, str], ...] = (
         "Claude hosted by a cloud service: point `agentnb.anthropic.AnthropicClient(base_url=...)` at its "
         "Messages-API endpoint",
     ),
+    (r"(?i)docker", "no container executor: pass your own `ShellExecutor`, or use `LocalShellTool` under approval"),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "provider-hosted tools are not implemented: use function tools or `agentnb.mcp`",

@@ -42,6 +42,7 @@ def test_every_reference_module_is_listed_in_full() -> None:
         "Exceptions",
         "Declarative",
         "A2A",
+        "Shell tool",
     }
     assert sum(map(len, names.values())) >= 380
     for must in ("Agent", "tool", "WorkflowBuilder", "AgentSession", "MCPStdioTool"):
@@ -49,6 +50,7 @@ def test_every_reference_module_is_listed_in_full() -> None:
     for must in ("AgentFactory", "WorkflowFactory"):
         assert must in names["Declarative"]
     assert {"A2AAgent", "A2AExecutor"} <= set(names["A2A"])
+    assert {"LocalShellTool", "ShellEnvironmentProvider", "ShellPolicy"} <= set(names["Shell tool"])
 
 
 def test_every_agentnb_name_in_the_tables_exists() -> None:

@@ -10,6 +10,8 @@ in the session, so it saves, reloads and shows in the notebook and DevUI like an
 - :class:`MemoryContextProvider` (durable facts per owner across sessions, extracted and consolidated by the
   model, in topic files behind a ``MEMORY.md`` index);
 - :class:`BackgroundAgentsProvider` (delegate to agents running concurrently);
+- :class:`LocalShellTool` (shell commands under approval, in a working directory, with a time limit) and
+  :class:`ShellEnvironmentProvider` (tells the agent which shell it drives);
 - :class:`AgentLoopMiddleware` (run until done, never past ``max_iterations``) and
   :class:`MessageInjectionMiddleware` (talk to an agent while it works);
 - :func:`create_harness_agent`, which wires them together with tool approval.
@@ -74,6 +76,25 @@ from ._memory import (
     MemoryTopicRecord,
 )
 from ._mode import DEFAULT_MODE_INSTRUCTIONS, DEFAULT_MODE_SOURCE_ID, AgentModeProvider, get_agent_mode, set_agent_mode
+from ._shell import (
+    DEFAULT_SHELL_MAX_OUTPUT_BYTES,
+    DEFAULT_SHELL_TIMEOUT,
+    SHELL_ENV_OVERRIDE,
+    LocalShellTool,
+    ShellDecision,
+    ShellExecutor,
+    ShellMode,
+    ShellPolicy,
+    ShellRequest,
+    ShellResult,
+)
+from ._shell_environment import (
+    ShellEnvironmentProvider,
+    ShellEnvironmentProviderOptions,
+    ShellEnvironmentSnapshot,
+    ShellFamily,
+    default_instructions_formatter,
+)
 from ._snapshot import HarnessSnapshot, MemoryFile, harness_snapshot, is_harness_agent
 from ._todo import (
     DEFAULT_TODO_INSTRUCTIONS,
@@ -100,11 +121,14 @@ __all__ = [
     "DEFAULT_MODE_INSTRUCTIONS",
     "DEFAULT_MODE_SOURCE_ID",
     "DEFAULT_NEXT_MESSAGE",
+    "DEFAULT_SHELL_MAX_OUTPUT_BYTES",
+    "DEFAULT_SHELL_TIMEOUT",
     "DEFAULT_TODO_INSTRUCTIONS",
     "DEFAULT_TODO_SOURCE_ID",
     "HARNESS_AGENT_PROVIDER_NAME",
     "LOOP_STATE_KEY",
     "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY",
+    "SHELL_ENV_OVERRIDE",
     "AgentFileStore",
     "AgentLoopMiddleware",
     "AgentModeProvider",
@@ -121,6 +145,7 @@ __all__ = [
     "HarnessSnapshot",
     "InMemoryAgentFileStore",
     "JudgeVerdict",
+    "LocalShellTool",
     "MemoryContextProvider",
     "MemoryFile",
     "MemoryFileStore",
@@ -128,6 +153,16 @@ __all__ = [
     "MemoryStore",
     "MemoryTopicRecord",
     "MessageInjectionMiddleware",
+    "ShellDecision",
+    "ShellEnvironmentProvider",
+    "ShellEnvironmentProviderOptions",
+    "ShellEnvironmentSnapshot",
+    "ShellExecutor",
+    "ShellFamily",
+    "ShellMode",
+    "ShellPolicy",
+    "ShellRequest",
+    "ShellResult",
     "TodoFileStore",
     "TodoItem",
     "TodoProvider",
@@ -136,6 +171,7 @@ __all__ = [
     "background_tasks_running",
     "background_tasks_running_message",
     "create_harness_agent",
+    "default_instructions_formatter",
     "enqueue_messages",
     "get_agent_mode",
     "harness_snapshot",

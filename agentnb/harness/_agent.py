@@ -13,7 +13,7 @@ import logging
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._agents import Agent, SupportsAgentRun
 from .._approval_middleware import ToolApprovalMiddleware
@@ -29,6 +29,8 @@ from ._file_store import AgentFileStore, FileSystemAgentFileStore
 from ._injection import MessageInjectionMiddleware
 from ._loop import DEFAULT_MAX_ITERATIONS, AgentLoopMiddleware, NextMessageCallable, ShouldContinueCallable
 from ._mode import AgentModeProvider
+from ._shell import ShellExecutor
+from ._shell_environment import ShellEnvironmentProvider, ShellEnvironmentProviderOptions
 from ._todo import TodoProvider
 
 __all__ = [
@@ -145,6 +147,21 @@ def _compaction(
     return before, provider
 
 
+def _shell_tool(shell_executor: ShellExecutor | None) -> FunctionTool | None:
+    """The executor's tool (its ``as_function()``), checked before anything is built."""
+    if shell_executor is None:
+        return None
+    given = cast("object", shell_executor)  # callers without type checking may pass anything
+    as_function: Callable[[], Any] | None = getattr(given, "as_function", None)
+    if not callable(as_function) or not isinstance(given, ShellExecutor):
+        raise TypeError(
+            "shell_executor must be a shell executor with a callable as_function() (e.g. "
+            f"agentnb.harness.LocalShellTool), got {type(shell_executor).__name__}"
+        )
+    shell = as_function()
+    return shell if isinstance(shell, FunctionTool) else FunctionTool(shell, approval_mode="always_require")
+
+
 def create_harness_agent(
     client: Any,
     *,
@@ -175,8 +192,8 @@ def create_harness_agent(
     skills_paths: str | Path | Sequence[str | Path] | None = None,
     background_agents: Sequence[SupportsAgentRun] | None = None,
     background_agents_instructions: str | None = None,
-    shell_executor: Any = None,
-    shell_environment_provider_options: Any = None,
+    shell_executor: ShellExecutor | None = None,
+    shell_environment_provider_options: ShellEnvironmentProviderOptions | None = None,
     disable_web_search: bool = False,
     disable_tool_auto_approval: bool = False,
     auto_approval_rules: Sequence[ToolApprovalRuleCallback] | None = None,
@@ -231,13 +248,8 @@ def create_harness_agent(
     skills = None
     if skills_provider is not None or skills_paths:
         skills = _require("agentnb.skills", "agent skills", "skills_provider and skills_paths", "Leave them unset.")
-    if shell_environment_provider_options is not None:
-        raise FeatureNotAvailableError(
-            "shell_environment_provider_options needs a shell environment provider, which agentnb does not have; "
-            "pass shell_executor alone.",
-            feature="shell environment provider",
-        )
 
+    shell_tool = _shell_tool(shell_executor)
     experimental = [
         p
         for p, on in (
@@ -286,6 +298,9 @@ def create_harness_agent(
         providers.append(skills.SkillsProvider.from_paths(skills_paths))
     if background_agents:
         providers.append(BackgroundAgentsProvider(background_agents, instructions=background_agents_instructions))
+    if shell_executor is not None:
+        # Only with a shell tool: the block describes the shell the agent can drive.
+        providers.append(ShellEnvironmentProvider(shell_executor, shell_environment_provider_options))
     providers.extend(context_providers or [])
 
     agent_tools: list[Any] = []
@@ -295,14 +310,8 @@ def create_harness_agent(
             agent_tools.append(get_web_search())
         else:
             logger.info("No web search tool: %s has no get_web_search_tool().", type(client).__name__)
-    if shell_executor is not None:
-        as_function: Callable[[], Any] | None = getattr(shell_executor, "as_function", None)
-        if not callable(as_function):
-            raise TypeError(f"shell_executor must have a callable as_function(), got {type(shell_executor).__name__}")
-        shell = as_function()
-        agent_tools.append(
-            shell if isinstance(shell, FunctionTool) else FunctionTool(shell, approval_mode="always_require")
-        )
+    if shell_tool is not None:
+        agent_tools.append(shell_tool)
     if tools is not None:
         agent_tools.extend(tools if is_list_or_tuple(tools) else [tools])
 
@@ -339,8 +348,6 @@ def create_harness_agent(
         middleware=assembled,
         require_per_service_call_history_persistence=True,
         **compaction_arguments,
-        additional_properties={
-            "harness": True,
-            "otel_provider_name": otel_provider_name or HARNESS_AGENT_PROVIDER_NAME,
-        },
+        additional_properties={"harness": True},
+        otel_provider_name=otel_provider_name or HARNESS_AGENT_PROVIDER_NAME,
     )

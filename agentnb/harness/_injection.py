@@ -23,6 +23,7 @@ from .._types import (
     add_usage_details,
     normalize_messages,
 )
+from ..exceptions import SessionError
 
 if TYPE_CHECKING:
     from .._sessions import AgentSession
@@ -89,7 +90,10 @@ def _combined(messages: list[Message], responses: list[ChatResponse]) -> ChatRes
 
 
 class MessageInjectionMiddleware(ChatMiddleware):
-    """Drain a session's queued messages into its model calls (a no-op when nothing is queued or no session).
+    """Drain a session's queued messages into its model calls (a no-op when nothing is queued).
+
+    The queue lives in the session, so a model call outside one is refused with a
+    :class:`~agentnb.exceptions.SessionError` rather than silently dropping what was queued.
 
     Example:
         ```python
@@ -116,8 +120,10 @@ class MessageInjectionMiddleware(ChatMiddleware):
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         session = context.session
         if session is None:
-            await call_next()
-            return
+            raise SessionError(
+                "MessageInjectionMiddleware requires an AgentSession. Pass session=... when running the agent "
+                "(e.g. session=agent.create_session())."
+            )
         if context.stream:
             base = list(context.messages)
             collected: list[Message] = []

@@ -22,7 +22,7 @@ import os
 import re
 from abc import ABC, abstractmethod
 from base64 import urlsafe_b64decode, urlsafe_b64encode
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, cast
@@ -383,9 +383,16 @@ class MemoryStore(ABC):
 
     @abstractmethod
     def search_transcripts(
-        self, session: AgentSession, *, source_id: str, query: str, session_id: str | None = None, limit: int = 20
+        self,
+        session: AgentSession,
+        *,
+        source_id: str,
+        query: str,
+        session_id: str | None = None,
+        limit: int = 20,
+        loads: Callable[[str], Any] | None = None,
     ) -> list[dict[str, Any]]:
-        """Transcript messages whose text contains ``query`` (case-insensitive)."""
+        """Transcript messages whose text contains ``query`` (case-insensitive); ``loads`` reads a line."""
 
 
 def _index_text(entries: Sequence[MemoryIndexEntry], line_length: int) -> str:
@@ -555,8 +562,16 @@ class MemoryFileStore(MemoryStore):
         return self.get_transcripts_directory(session, source_id=source_id) / f"{_encode_segment(session_id)}.jsonl"
 
     def search_transcripts(
-        self, session: AgentSession, *, source_id: str, query: str, session_id: str | None = None, limit: int = 20
+        self,
+        session: AgentSession,
+        *,
+        source_id: str,
+        query: str,
+        session_id: str | None = None,
+        limit: int = 20,
+        loads: Callable[[str], Any] | None = None,
     ) -> list[dict[str, Any]]:
+        read = loads or json.loads
         needle = query.strip().casefold()
         if not needle:
             raise ValueError("query must not be empty.")
@@ -572,7 +587,7 @@ class MemoryFileStore(MemoryStore):
                 for number, line in enumerate(lines, start=1):
                     if not line.strip():
                         continue
-                    message = Message.from_dict(json.loads(line))
+                    message = Message.from_dict(read(line))
                     text = message.text.strip()
                     if text and needle in text.casefold():
                         results.append(
@@ -581,6 +596,10 @@ class MemoryFileStore(MemoryStore):
                         if len(results) >= limit:
                             return results
         return results
+
+
+def _dumps_line(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _turn_messages(messages: Sequence[Message], turns: int, load_tool_turns: bool) -> list[Message]:
@@ -622,6 +641,9 @@ class MemoryContextProvider(HistoryProvider):
         consolidation_prompt: Replaces :data:`DEFAULT_MEMORY_CONSOLIDATION_PROMPT`.
         consolidation_client: A (cheaper) model for consolidation; the agent's own model otherwise.
         history_message_filter: Rewrites (or drops, returning ``None``) each message before it is kept.
+        history_dumps: Turns a message's dict into one transcript line (default: ``json.dumps``); its output
+            must not contain a newline.
+        history_loads: Reads a transcript line back into a message's dict (default: ``json.loads``).
 
     Example:
         ```python
@@ -656,6 +678,8 @@ class MemoryContextProvider(HistoryProvider):
         consolidation_prompt: str = DEFAULT_MEMORY_CONSOLIDATION_PROMPT,
         consolidation_client: Any = None,
         history_message_filter: Any = None,
+        history_dumps: Callable[[dict[str, Any]], str] | None = None,
+        history_loads: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__(source_id, load_messages=True, store_inputs=True, store_outputs=True)
         for label, value, least in (
@@ -684,6 +708,8 @@ class MemoryContextProvider(HistoryProvider):
         self.consolidation_prompt = consolidation_prompt
         self.consolidation_client = consolidation_client
         self.history_message_filter = history_message_filter
+        self.history_dumps: Callable[[dict[str, Any]], str] = history_dumps or _dumps_line
+        self.history_loads: Callable[[str], Any] = history_loads or json.loads
         self._locks: dict[str, asyncio.Lock] = {}
 
     def _lock(self, session: AgentSession, key: str) -> asyncio.Lock:
@@ -696,6 +722,12 @@ class MemoryContextProvider(HistoryProvider):
         )
 
     # -- history -------------------------------------------------------------------------------------------
+    def _line(self, message: Message) -> str:
+        line = self.history_dumps(message.to_dict())
+        if not isinstance(line, str) or "\n" in line or "\r" in line:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError("history_dumps must return one line of text (no newlines): transcripts are line-based.")
+        return line
+
     def _transcript(self, session: AgentSession, session_id: str) -> Path | None:
         store = self.store
         if isinstance(store, MemoryFileStore):
@@ -715,7 +747,7 @@ class MemoryContextProvider(HistoryProvider):
         if path is None or not path.is_file():
             return []
         text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-        return [Message.from_dict(json.loads(line)) for line in text.splitlines() if line.strip()]
+        return [Message.from_dict(self.history_loads(line)) for line in text.splitlines() if line.strip()]
 
     async def save_messages(
         self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
@@ -732,7 +764,7 @@ class MemoryContextProvider(HistoryProvider):
         path = self._transcript(session, session.session_id)
         if not kept or path is None:
             return
-        lines = "".join(json.dumps(m.to_dict(), ensure_ascii=False) + "\n" for m in kept)
+        lines = "".join(self._line(m) + "\n" for m in kept)
 
         def append() -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -789,7 +821,12 @@ class MemoryContextProvider(HistoryProvider):
         def search_memory_transcripts(query: str, session_id: str | None = None, limit: int = 20) -> str:
             """Search the raw transcript archive for messages containing the query."""
             found = self.store.search_transcripts(
-                session, source_id=source, query=query, session_id=session_id, limit=max(1, min(limit, 100))
+                session,
+                source_id=source,
+                query=query,
+                session_id=session_id,
+                limit=max(1, min(limit, 100)),
+                loads=self.history_loads,
             )
             return json.dumps(found, ensure_ascii=False)
 
@@ -827,12 +864,14 @@ class MemoryContextProvider(HistoryProvider):
             await self.get_messages(context.session_id, state=state), self.recent_turns, self.load_tool_turns
         )
         loaded: list[str] = []
+        origins: list[str] = []
         for entry in self._select(entries, context.input_messages):
             try:
                 record = self.store.get_topic(session, source_id=self.source_id, topic=entry.slug)
             except FileNotFoundError:
                 continue
             loaded.append(f"### topics/{record.slug}.md\n{record.to_markdown()}")
+            origins.extend(record.session_ids)
         context.extend_tools(self.source_id, self.tools(session, agent))
         context.extend_instructions(
             self.source_id,
@@ -856,6 +895,8 @@ class MemoryContextProvider(HistoryProvider):
                     [f"{self.context_prompt}\n\n### MEMORY.md\n{index_text}\n\n### Auto-loaded topic files\n{body}"],
                 )
             ],
+            # The sessions (other than this one) whose memories the loaded topics carry.
+            origin_session_ids=[s for s in origins if s and s != context.session_id],
         )
 
     async def after_run(

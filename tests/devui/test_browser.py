@@ -167,6 +167,43 @@ def test_a_harness_agent_shows_its_todos_mode_and_memory_beside_the_chat(app: An
     app.screenshot(path=str(DOCS / "devui-harness.png"))
 
 
+def test_a_stored_harness_session_reopens_with_its_todos_tasks_and_memory(
+    devui_server: DevUIServer, browser: Any
+) -> None:
+    """A new browser session (a reload, another tab) resumes a stored planner session from the store."""
+    first = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = first.new_page()
+    page.goto(devui_server.url)
+    page.locator(".anb-entity-planner button").click()
+    page.locator(".anb-side-harness").wait_for(timeout=WAIT)
+    page.mouse.move(0, 0)
+    send_chat(page, "planner", "Plan a hike")
+    page.locator(".anb-harness-info", has_text="3/3 done").wait_for(timeout=WAIT)
+    first.close()
+
+    second = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = second.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(devui_server.url)
+    page.locator(".anb-entity-planner button").click()
+    page.locator(".anb-side-harness").wait_for(timeout=WAIT)
+    page.mouse.move(0, 0)
+    stored = page.locator(".anb-stored-sessions select")
+    label = next(o for o in stored.locator("option").all_text_contents() if o.startswith("Plan a hike · planner"))
+    stored.select_option(label=label)
+    page.get_by_role("button", name="Resume").click()
+    page.locator(".anb-harness-info", has_text="Research: Plan a hike").wait_for(timeout=WAIT)
+    shown = text(page.locator(".anb-harness-info"))
+    # All ticked (a busy page may have taken the message twice: then there are two of everything).
+    assert re.search(r"todos (\d)/\1 done", shown) and "Understand: Plan a hike" in shown  # todos
+    assert "researcher" in shown and "completed" in shown and "A fact, found offline" in shown  # the task
+    assert "notes.md" in shown and "Asked: Plan a hike" in shown  # the memory file
+    assert "Plan a hike" in text(page.locator(".anb-msg.anb-user").first)  # and the conversation itself
+    second.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
 def test_workflow_run_turns_executors_complete_on_the_graph(app: Any) -> None:
     select_entity(app, "greeting-pipeline", "3 executors · start: prepare")
     idle = workflow_fill(app, "decorate")

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from agentnb import Agent, AgentSession, Message, tool
+from agentnb.exceptions import SessionError
 from agentnb.harness import MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY, MessageInjectionMiddleware, enqueue_messages
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 
@@ -68,11 +71,23 @@ async def test_queued_before_the_run_and_streaming() -> None:
     assert [m.text for m in final.messages] == ["note one", "note two", "Got both notes."]
 
 
-async def test_without_a_session_or_a_queue_it_changes_nothing() -> None:
-    client = ScriptedChatClient(["plain", "again"])
-    agent = _agent(client)
-    assert (await agent.run("Hi")).text == "plain"
+async def test_with_an_empty_queue_it_changes_nothing() -> None:
+    client = ScriptedChatClient(["again"])
     session = AgentSession()
-    response = await agent.run("Hi", session=session)
+    response = await _agent(client).run("Hi", session=session)
     assert [m.text for m in response.messages] == ["again"]
     assert MessageInjectionMiddleware().get_pending_messages(session) == []
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_without_a_session_it_refuses_before_calling_the_model(stream: bool) -> None:
+    client = ScriptedChatClient(["never sent"])
+    agent = _agent(client)
+    with pytest.raises(SessionError, match=r"requires an AgentSession\. Pass session=\.\.\."):
+        if stream:
+            await agent.run("Hi", stream=True).get_final_response()
+        else:
+            await agent.run("Hi")
+    assert client.calls == []
+    # The same agent works once it is given a session: nothing about the refusal stuck.
+    assert (await agent.run("Hi", session=agent.create_session())).text == "never sent"

@@ -171,3 +171,61 @@ async def test_the_snapshot_shows_an_owners_topics_escaped(tmp_path: Path) -> No
     html = snap.to_html()
     assert "Durable memory" in html and "&lt;script&gt;soup" in html and "<script>" not in html
     assert (await harness_snapshot(agent, AgentSession())).topics == []  # no owner yet: nothing, no error
+
+
+def _memory_message(messages: list[Any]) -> Any:
+    return next(m for m in messages if "### MEMORY.md" in m.text)
+
+
+async def test_memories_from_other_sessions_name_the_sessions_they_came_from(tmp_path: Path) -> None:
+    memory = _provider(tmp_path)
+    client = ScriptedChatClient(
+        [
+            "Noted.",
+            _extracted(("Drinks", "The user prefers green tea.")),
+            "Green tea.",
+            _extracted(("Drinks", "The user also likes mint tea.")),
+            "Green or mint tea.",
+            _extracted(),
+        ]
+    )
+    agent = Agent(client, context_providers=[memory])
+    first, second = AgentSession(state={"user_id": "ada"}), AgentSession(state={"user_id": "ada"})
+    await agent.run("I love green tea.", session=first)
+    assert "_attribution" not in _memory_message(client.calls[0]).additional_properties  # nothing remembered yet
+    await agent.run("Which drinks do I like?", session=second)
+    attribution = _memory_message(client.calls[2]).additional_properties["_attribution"]
+    assert attribution == {"source_id": "memory", "origin_session_ids": [first.session_id]}
+    await agent.run("Which drinks do I like?", session=first)
+    # Back in the first session the topic carries both sessions' memories: only the other one is an origin.
+    assert _memory_message(client.calls[4]).additional_properties["_attribution"]["origin_session_ids"] == [
+        second.session_id
+    ]
+    client.assert_all_used()
+
+
+async def test_transcripts_use_the_given_line_format(tmp_path: Path) -> None:
+    memory = _provider(
+        tmp_path,
+        recent_turns=1,
+        max_extractions=0,
+        history_dumps=lambda data: "v1 " + json.dumps(data),
+        history_loads=lambda line: json.loads(line.removeprefix("v1 ")),
+    )
+    client = ScriptedChatClient(["Paris is lovely.", "You asked about Paris."])
+    agent = Agent(client, context_providers=[memory])
+    session = AgentSession(state={"user_id": "ada"})
+    await agent.run("Tell me about Paris.", session=session)
+    (transcript,) = memory.store.get_transcripts_directory(session, source_id="memory").glob("*.jsonl")
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and all(line.startswith("v1 {") for line in lines)
+    await agent.run("What did I ask?", session=session)
+    assert [m.text for m in client.calls[1][1:3]] == ["Tell me about Paris.", "Paris is lovely."]  # read back
+    search = {t.name: t for t in memory.tools(session)}["search_memory_transcripts"]
+    assert json.loads(await search.invoke(arguments={"query": "lovely"}))[0]["text"] == "Paris is lovely."
+
+    broken = _provider(tmp_path, max_extractions=0, history_dumps=lambda data: json.dumps(data, indent=1))
+    with pytest.raises(ValueError, match="one line"):
+        await Agent(ScriptedChatClient(["Hi."]), context_providers=[broken]).run(
+            "Hello", session=AgentSession(state={"user_id": "bob"})
+        )

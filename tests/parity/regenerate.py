@@ -156,6 +156,8 @@ SAMPLES: list[str] = [
     "02-agents/evaluation/evaluate_multimodal.py",
     "02-agents/evaluation/evaluate_with_expected.py",
     "03-workflows/evaluation/evaluate_workflow.py",
+    "02-agents/harness/harness_research.py",
+    "02-agents/harness/harness_data_processing.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which
@@ -180,7 +182,19 @@ DATA: list[str] = [
     "03-workflows/declarative/conditional_workflow/workflow.yaml",
     "03-workflows/declarative/human_in_loop/workflow.yaml",
     "03-workflows/declarative/invoke_function_tool/workflow.yaml",
+    "02-agents/harness/working/sales.csv",
 ]
+
+# Files of our own under ``samples/`` that stand in for a part of the reference the ports import but that
+# cannot run here (an interactive terminal app): each path, and why it is a stand-in rather than a port.
+# ``--check`` makes sure they exist and are not also listed as ported files.
+STAND_INS: dict[str, str] = {
+    "02-agents/harness/console/__init__.py": (
+        "The harness samples run the reference's Textual console (about 30 files, interactive); this is a "
+        "non-interactive stand-in with its entry points that reads the user's lines with input() and prints "
+        "what the console's observers show."
+    ),
+}
 
 _BUILD_REASON = (
     "The sample runs the @workflow definition itself; in the released API (core guide: functional workflow "
@@ -311,6 +325,7 @@ def regenerate(snapshot: Path) -> None:
     data: dict[str, str] = {}
     for rel in DATA:
         text = (snapshot / "python" / "samples" / rel).read_text(encoding="utf-8")
+        (PORTS / rel).parent.mkdir(parents=True, exist_ok=True)
         (PORTS / rel).write_text(text, encoding="utf-8")
         data[rel] = sha256(text)
     manifest["data"] = data
@@ -362,6 +377,11 @@ def check() -> list[str]:
             problems.append(f"{rel}: differs from the reference's file")
     if set(manifest.get("data", {})) != set(DATA):
         problems.append("manifest.json and DATA list different data files; run regenerate.py SNAPSHOT")
+    for rel in STAND_INS:
+        if not (PORTS / rel).is_file():
+            problems.append(f"{rel}: the stand-in is missing")
+        if rel in {*SAMPLES, *SUPPORT, *DATA}:
+            problems.append(f"{rel}: listed both as a stand-in and as a file taken from the reference")
     if set(manifest["samples"]) != set(SAMPLES):
         problems.append("manifest.json and SAMPLES list different samples; run regenerate.py SNAPSHOT")
     if set(manifest.get("support", {})) != set(SUPPORT):

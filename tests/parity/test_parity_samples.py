@@ -43,6 +43,8 @@ class Case:
     tree: str | None = None  # a folder of ports the sample reads next to itself (copied whole to run it)
     # Serve an agent on the parity model over A2A on loopback and point A2A_AGENT_HOST at it.
     a2a_agent: bool = False
+    # Warnings the sample is expected to raise (``pytest`` turns others into errors), as filterwarnings specs.
+    expected_warnings: tuple[str, ...] = ()
 
 
 def _saw(text: str, reply: str, otherwise: str = "I don't know that.") -> Any:
@@ -1495,6 +1497,143 @@ CASES.update(
 )
 
 
+_HARNESS = "02-agents/harness"
+_PLAN = (
+    '{"type": "approval", "questions": [{"message": "Plan: 1) find when the Seattle monorail opened, '
+    '2) find its yearly ridership, then save a report. Start?", "choices": null}]}'
+)
+
+
+def _north_totals() -> dict[str, float]:
+    """Sales by person in the North region, computed here from the sample's own data file."""
+    import csv
+
+    totals: dict[str, float] = {}
+    with (PORTS / _HARNESS / "working" / "sales.csv").open(encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            if row["region"] == "North":
+                amount = int(row["quantity"]) * float(row["unit_price"])
+                totals[row["salesperson"]] = totals.get(row["salesperson"], 0.0) + amount
+    return totals
+
+
+def _totals_csv(messages: list[Any], options: dict[str, Any]) -> Any:
+    """The model's write: the North totals computed from the file the agent read (so a wrong read shows)."""
+    import csv
+    import io as text_io
+
+    totals: dict[str, float] = {}
+    for row in csv.DictReader(text_io.StringIO(last_tool_result(messages))):
+        if row["region"] == "North":
+            totals[row["salesperson"]] = totals.get(row["salesperson"], 0.0) + int(row["quantity"]) * float(
+                row["unit_price"]
+            )
+    content = "salesperson,total\n" + "".join(f"{name},{total:.2f}\n" for name, total in sorted(totals.items()))
+    return call("file_access_write", file_name="north_region_totals.csv", content=content)
+
+
+_NORTH = _north_totals()
+CASES.update(
+    {
+        f"{_HARNESS}/harness_research.py": Case(
+            tree=_HARNESS,
+            expected_warnings=("agentnb.harness.ExperimentalWarning",),  # the loop, as in the reference
+            inputs=[
+                "Research the Seattle monorail.",
+                "1",  # approve the plan: execute mode
+                "/todos",
+                "/mode",
+                "/exit",
+            ],
+            script=[
+                # Plan mode: the console asks for a PlanningResponse; the agent plans with todos first.
+                _saw(
+                    "You are currently in the plan mode",
+                    call(
+                        "todos_add",
+                        todos=[{"title": "Find when the monorail opened"}, {"title": "Find its yearly ridership"}],
+                    ),
+                ),
+                lambda m, o: _PLAN if o.get("response_format").__name__ == "PlanningResponse" else "no schema",
+                # Approved: the switch to execute mode is announced, and the loop works through the todos.
+                _saw('switched from "plan" to "execute"', call("todos_complete", items=[{"id": 1, "reason": "1962"}])),
+                "The monorail opened in 1962 for the World's Fair.",
+                _saw("Find its yearly ridership", call("todos_complete", items=[{"id": 2, "reason": "2 million"}])),
+                call(
+                    "file_memory_write",
+                    file_name="monorail_report.md",
+                    content="# Seattle monorail\n- Opened 1962\n- About 2 million riders a year",
+                    description="Final research report",
+                ),
+                lambda m, o: "Report saved (" + last_tool_result(m) + ") It carries about 2 million riders a year.",
+            ],
+            expected=[
+                "🔬 Research Assistant",
+                "Mode: plan",
+                "You: Research the Seattle monorail.",
+                '🔧 todos_add({"todos":[{"title":"Find when the monorail opened"}',
+                # The usage against the budgets the sample gives both the console and the agent's compaction.
+                re.compile(r"📊 Tokens — input: [\d,]+/111,616 \(\d+\.\d%\) \| output: [\d,]+/16,384"),
+                "🔹 Plan: 1) find when the Seattle monorail opened, 2) find its yearly ridership, then save a report.",
+                "   1. Approve and switch to execute mode",
+                "✅ Switched to execute mode.",
+                '🔧 todos_complete({"items":[{"id":1,"reason":"1962"}]})',
+                "Agent: The monorail opened in 1962 for the World's Fair.",
+                "[user] You still have 1 open todo item(s) to address before you can finish:\n"
+                "- Find its yearly ridership",
+                '🔧 todos_complete({"items":[{"id":2,"reason":"2 million"}]})',
+                "🔧 file_memory_write(",
+                "Agent: Report saved (File 'monorail_report.md' written",
+                "── Todo List ──",
+                "[✓] #1 Find when the monorail opened",
+                "[✓] #2 Find its yearly ridership",
+                "Current mode: execute",
+                "Goodbye!",
+            ],
+        ),
+        f"{_HARNESS}/harness_data_processing.py": Case(
+            tree=_HARNESS,
+            expected_warnings=("agentnb.harness.ExperimentalWarning",),  # file access, as in the reference
+            inputs=[
+                "Please process the sales.csv file by first filtering it to only North region sales, and then "
+                "calculating the sum of sales by person. I'd like to write the results of the processing to "
+                "north_region_totals.csv",
+                "1",  # approve the write
+                "Show me north_region_totals.csv.",
+                "Now delete sales.csv.",
+                "4",  # deny the delete
+                "/exit",
+            ],
+            script=[
+                call("file_access_ls"),  # read-only: auto-approved by the rule, no question
+                _saw("sales.csv", call("file_access_read", file_name="sales.csv")),
+                _totals_csv,
+                lambda m, o: "Done: " + last_tool_result(m),
+                call("file_access_read", file_name="north_region_totals.csv"),
+                lambda m, o: "Totals:\n" + last_tool_result(m),
+                call("file_access_delete", file_name="sales.csv"),
+                _saw("The user denied the call to 'file_access_delete'", "Understood, sales.csv stays."),
+            ],
+            expected=[
+                "📊 Data Analyst",
+                "🔧 file_access_ls(",
+                "🔧 file_access_read(",
+                "⚠️ Approval needed: file_access_write",
+                "🔐 Tool approval: file_access_write",
+                "   └─ ✅ Approved",
+                "Done: File 'north_region_totals.csv' written.",
+                "Agent: Totals:\nsalesperson,total\n"
+                + "".join(f"{name},{total:.2f}\n" for name, total in sorted(_NORTH.items())).rstrip("\n"),
+                "⚠️ Approval needed: file_access_delete",
+                "   └─ ❌ Denied",
+                "Agent: Understood, sales.csv stays.",
+                "Goodbye!",
+            ],
+        ),
+    }
+)
+
+
 @contextlib.contextmanager
 def _answers(inputs: list[str]) -> Iterator[None]:
     pending = list(inputs)
@@ -1527,9 +1666,29 @@ def run_sample(rel: str, case: Case, workdir: Path) -> str:
         if Path(data).parent == Path(rel).parent:
             shutil.copyfile(PORTS / data, script.parent / Path(data).name)
     out = io.StringIO()
-    with contextlib.redirect_stdout(out), _answers(case.inputs), _a2a_agent_host(case.a2a_agent):
+    with (
+        contextlib.redirect_stdout(out),
+        _answers(case.inputs),
+        _a2a_agent_host(case.a2a_agent),
+        _beside(script.parent),
+    ):
         runpy.run_path(str(script), run_name="__main__")
     return out.getvalue()
+
+
+@contextlib.contextmanager
+def _beside(folder: Path) -> Iterator[None]:
+    """Modules next to the sample import as ``python sample.py`` finds them, and are forgotten afterwards."""
+    sys.path.insert(0, str(folder))
+    before = set(sys.modules)
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+        for name in set(sys.modules) - before:
+            module_file = getattr(sys.modules[name], "__file__", None) or ""
+            if module_file.startswith(str(folder)):
+                del sys.modules[name]
 
 
 @contextlib.contextmanager
@@ -1597,9 +1756,12 @@ def test_every_port_is_its_original_with_only_imports_and_the_model_changed() ->
     assert len(SAMPLES) >= 40
 
 
-@pytest.mark.parametrize(
-    "rel", [pytest.param(rel, marks=[pytest.mark.slow] if CASES[rel].slow else []) for rel in CASES]
-)
+def _marks(case: Case) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.filterwarnings(f"ignore::{spec}") for spec in case.expected_warnings]
+    return [*marks, pytest.mark.slow] if case.slow else marks
+
+
+@pytest.mark.parametrize("rel", [pytest.param(rel, marks=_marks(CASES[rel])) for rel in CASES])
 def test_sample(rel: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # what a sample writes stays in the test's directory
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # temporary files too

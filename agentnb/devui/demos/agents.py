@@ -95,43 +95,83 @@ def approvals_agent() -> Any:
 
 
 def _plan_offline(messages: list[Message], options: dict[str, Any]) -> Any:
-    """The offline planner: plan three todos for the request, tick them off with a memory note, then answer."""
+    """The offline planner: todos, a research task for a background agent, a memory note, then the answer.
+
+    Each step is chosen by which tools have answered since the user's message, so a resumed turn picks up.
+    """
     import json
+    import re
 
     from agentnb.local import ScriptedChatClient
 
     asked = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), 0)
     request = messages[asked].text.strip() or "the request"
-    results = [c for m in messages[asked + 1 :] for c in m.contents if c.type == "function_result"]
+    names = {c.call_id: c.name for m in messages[asked + 1 :] for c in m.contents if c.type == "function_call"}
+    results = {
+        names.get(c.call_id, ""): str(c.result)
+        for m in messages[asked + 1 :]
+        for c in m.contents
+        if c.type == "function_result"
+    }
     call = ScriptedChatClient.call
-    if not results:
-        titles = [f"Understand: {request[:60]}", "Draft the answer", "Save a note to memory"]
+    if "todos_add" not in results:
+        titles = [f"Understand: {request[:60]}", "Research a fact", "Save a note to memory"]
         return [call("todos_add", todos=[{"title": t} for t in titles])]
-    if len(results) == 1:
-        added: list[dict[str, Any]] = json.loads(str(results[0].result))
-        ids = [int(item["id"]) for item in added]
+    ids = [int(item["id"]) for item in json.loads(results["todos_add"])]
+    if "background_agents_start_task" not in results:
         return [
-            call("todos_complete", items=[{"id": ids[0], "reason": "understood"}, {"id": ids[1], "reason": "drafted"}]),
+            call("todos_complete", items=[{"id": ids[0], "reason": "understood"}]),
+            call(
+                "background_agents_start_task",
+                agent_name="researcher",
+                input=f"One fact about: {request}",
+                description=f"Research: {request[:40]}",
+            ),
+        ]
+    if "background_agents_wait_for_first_completion" not in results:
+        started = re.search(r"Background task (\d+) started", results["background_agents_start_task"])
+        return [call("background_agents_wait_for_first_completion", task_ids=[int(started.group(1)) if started else 1])]
+    if "file_memory_write" not in results:
+        return [
+            call("todos_complete", items=[{"id": ids[1], "reason": "researched"}]),
             call("file_memory_write", file_name="notes.md", content=f"Asked: {request}", description="The request"),
             call("todos_get_remaining"),
         ]
-    # The fourth result is todos_get_remaining's answer: what is left to tick off.
-    remaining: list[dict[str, Any]] = json.loads(str(results[-1].result)) if len(results) == 4 else []
-    if remaining:
+    remaining: list[dict[str, Any]] = json.loads(results.get("todos_get_remaining", "[]"))
+    if remaining and list(names.values()).count("todos_complete") < 3:
         return [call("todos_complete", items=[{"id": item["id"], "reason": "saved"} for item in remaining])]
-    return f"Done: I planned {request!r}, worked through the todo list and saved a note to memory."
+    return f"Done: I planned {request!r}, had a fact researched in the background and saved a note to memory."
+
+
+def _research_offline(messages: list[Message], options: dict[str, Any]) -> str:
+    return f"A fact, found offline, for {messages[-1].text.removeprefix('One fact about: ')!r}."
 
 
 def planner_agent() -> Any:
     """A harness agent: plans with todos, works in modes and keeps notes in file memory (held in memory here)."""
-    from agentnb.harness import InMemoryAgentFileStore, create_harness_agent
+    import warnings
+
+    from agentnb import Agent
+    from agentnb.harness import ExperimentalWarning, InMemoryAgentFileStore, create_harness_agent
     from agentnb.local import FunctionChatClient
 
-    client = demo_client() if uses_real_model() else FunctionChatClient(_plan_offline, model_id="offline-planner")
-    return create_harness_agent(
-        client,
-        name="planner",
-        description="A harness agent: plans with a todo list and keeps notes in its file memory.",
-        agent_instructions="Plan the user's request as todos, work through them, and keep a note in memory.",
-        file_memory_store=InMemoryAgentFileStore(),
+    real = uses_real_model()
+    client = demo_client() if real else FunctionChatClient(_plan_offline, model_id="offline-planner")
+    researcher: Any = Agent(  # Agent's overloaded run() does not match SupportsAgentRun for the checker
+        demo_client() if real else FunctionChatClient(_research_offline, model_id="offline-researcher"),
+        "Answer with one short fact about what you are asked.",
+        name="researcher",
+        description="Finds one fact about a topic.",
     )
+    with warnings.catch_warnings():  # the demo opts in to background agents knowingly
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        return create_harness_agent(
+            client,
+            name="planner",
+            description="A harness agent: plans with todos, delegates research to a background agent and keeps "
+            "notes in its file memory.",
+            agent_instructions="Plan the user's request as todos, delegate research to the researcher, work through "
+            "the todos, and keep a note in memory.",
+            file_memory_store=InMemoryAgentFileStore(),
+            background_agents=[researcher],
+        )
