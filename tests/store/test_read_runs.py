@@ -160,3 +160,25 @@ def test_many_runs_are_read_in_chunks_without_mixing_them_up(store: Store, monke
         assert records["run"] is not None and records["run"]["run_id"] == f"r{i}"
         assert [e["data"] for e in records["events"]] == [f'"q{i}"'] * (1 + i % 3)
         assert [s["trace_id"] for s in records["spans"]] == ([f"t{i}"] if i % 100 == 0 else [])
+
+
+def test_a_dataset_from_runs_reads_their_events_in_bulk_on_each_backend(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentnb.evals import dataset_from_runs
+
+    store.add_runs(
+        {"run_id": f"r{i}", "kind": "agent", "name": "geo" if i % 4 else "other", "status": "completed",
+         "started_at": 1_700_000_000 + i,
+         "events": [{"type": "input", "data": {"input": f"q{i}"}}, {"type": "step", "data": None},
+                    {"type": "output", "data": {"output": f"a{i}", "status": "ok"}}]}
+        for i in range(600)
+    )  # fmt: skip
+    queries = _count_queries(store, monkeypatch)
+    data = dataset_from_runs(agent="geo", store=store)
+    assert len(queries) == 1 + 1  # the runs, then their events (450 runs: one chunk)
+    assert len(data) == 450 and data.rows[0] == {
+        "case_id": "r599", "input": "q599", "expected": "a599", "source_run": "r599", "agent": "geo",
+        "started_at": data.rows[0]["started_at"],
+    }  # fmt: skip
+    assert [r["case_id"] for r in dataset_from_runs(agent="geo", limit=3, store=store)] == ["r599", "r598", "r597"]
