@@ -11,7 +11,7 @@ import copy
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
@@ -29,6 +29,7 @@ from ._types import (
     AgentResponseUpdate,
     ChatOptions,
     ChatResponse,
+    ChatResponseUpdate,
     Message,
     MessagesLike,
     ResponseStream,
@@ -107,6 +108,10 @@ class BaseAgent(ABC):
     def create_session(self, *, session_id: str | None = None) -> AgentSession:
         """Start a new conversation with this agent."""
         return AgentSession(session_id=session_id)
+
+    def get_session(self, service_session_id: str, *, session_id: str | None = None) -> AgentSession:
+        """A session that continues a conversation the service keeps (its id, e.g. a response or thread id)."""
+        return AgentSession(session_id=session_id, service_session_id=service_session_id)
 
     @abstractmethod
     def run(
@@ -490,24 +495,17 @@ class Agent(BaseAgent, Generic[OptionsT]):
     def _stream(
         self, turn: _Turn, agent_mw: list[AgentMiddleware]
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        async def source() -> AsyncIterator[AgentResponseUpdate]:
-            try:
-                await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
-                async for update in turn.context.result:
-                    yield update
-                await turn.context.result.get_final_response()  # the turn ends (providers run) with the stream
-            except BaseException:
-                result: object = turn.context.result
-                if isinstance(result, ResponseStream):
-                    await result.aclose()
-                raise
+        # The stream is handed out before the middleware runs (that is async): it opens on the first pull and
+        # then passes the turn's stream through, so an update crosses no generator of its own here.
+        async def opened() -> ResponseStream[AgentResponseUpdate, AgentResponse]:
+            await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+            return turn.context.result
 
-        async def final_response(_updates: list[AgentResponseUpdate]) -> AgentResponse:
-            final = await turn.context.result.get_final_response()
+        def originated(final: AgentResponse) -> None:
             attach_origin(final, self, turn.context.session, turn.context.messages)
-            return final
 
-        return ResponseStream(source(), final_response)
+        stream = ResponseStream[AgentResponseUpdate, AgentResponse].from_awaitable(opened())
+        return stream.with_result_hook(originated)
 
     async def _stream_core(self, turn: _Turn) -> None:
         messages, options, tools = await turn.prepare()
@@ -522,17 +520,15 @@ class Agent(BaseAgent, Generic[OptionsT]):
             **turn.context.kwargs,
         )
 
-        async def updates() -> AsyncIterator[AgentResponseUpdate]:
-            try:
-                async for update in chat_stream:
-                    yield AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=self.name)
-            finally:
-                await chat_stream.aclose()
+        agent_id, name = self.id, self.name
+
+        def relabel(update: ChatResponseUpdate) -> AgentResponseUpdate:
+            return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=name)
 
         async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
             return await turn.finish(await chat_stream.get_final_response())
 
-        turn.context.result = ResponseStream(updates(), finish)
+        turn.context.result = chat_stream.map(relabel, finish)
 
     def __repr__(self) -> str:
         return f"Agent(name={self.name!r}, client={self.client!r}, tools={len(self.tools)})"

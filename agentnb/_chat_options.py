@@ -6,8 +6,8 @@ helpers validate, merge and normalize such dicts the way the reference's provide
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias, TypedDict, cast
 
 from ._json import is_list_or_tuple
 from ._tools import FunctionTool, SupportsToolExpansion, resolve_tools, to_tool
@@ -15,6 +15,7 @@ from ._types import Message
 
 __all__ = [
     "ToolMode",
+    "ToolTypes",
     "merge_chat_options",
     "normalize_tools",
     "prepend_instructions_to_messages",
@@ -24,6 +25,9 @@ __all__ = [
 ]
 
 _MODES = ("auto", "required", "none")
+
+ToolTypes: TypeAlias = FunctionTool | SupportsToolExpansion | Callable[..., Any] | Mapping[str, Any]
+"""What ``tools=`` takes: function tools, plain functions, tool providers (MCP servers) and provider tool specs."""
 
 
 class ToolMode(TypedDict, total=False):

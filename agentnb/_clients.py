@@ -13,8 +13,7 @@ import asyncio
 import functools
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
 
 from typing_extensions import Self, TypeVar
@@ -434,11 +433,18 @@ async def _as_response(result: object) -> ChatResponse:
     return cast("ChatResponse", value)
 
 
+def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) -> None:
+    """Remove contents of the given types from a streamed update (called per chunk: a loop, no generator)."""
+    for content in update.contents:
+        if content.type in types:
+            update.contents = [c for c in update.contents if c.type not in types]
+            return
+
+
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a response or update (messages left empty go too)."""
     if isinstance(response, ChatResponseUpdate):
-        if any(c.type in types for c in response.contents):
-            response.contents = [c for c in response.contents if c.type not in types]
+        _drop_update_contents(response, types)
         return
     for message in response.messages:
         if any(c.type in types for c in message.contents):
@@ -566,15 +572,22 @@ class _FunctionInvocationLoop:
         tools_stopped = max_calls is not None and self.calls_made >= max_calls
         for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
             over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
-            response = None
-            async with aclosing(self._call_model(conversation, stream=stream, allow_tools=not over_budget)) as items:
-                async for item in items:
-                    if isinstance(item, ChatResponse):
-                        response = item
-                    else:
-                        _drop_contents(item, CONTROL_TYPES)
-                        yield item
-            assert response is not None
+            result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
+            if isinstance(result, ResponseStream):
+                updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
+                try:
+                    async for update in updates:
+                        _drop_update_contents(update, CONTROL_TYPES)
+                        yield update
+                finally:
+                    await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
+                result = await updates.get_final_response()
+            if not isinstance(result, ChatResponse):
+                raise TypeError(
+                    f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must "
+                    "return a ChatResponse."
+                )
+            response = cast(ChatResponse, result)
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
@@ -658,9 +671,11 @@ class _FunctionInvocationLoop:
         return updates, bool(results.additional_properties.get("terminate"))
 
     # -- model calls -------------------------------------------------------------------------------------
-    async def _call_model(
-        self, conversation: list[Message], *, stream: bool, allow_tools: bool
-    ) -> AsyncGenerator[ChatResponseUpdate | ChatResponse, None]:
+    async def _call_model(self, conversation: list[Message], *, stream: bool, allow_tools: bool) -> object:
+        """One model call through the chat middleware: what the provider (or a middleware) left as the result.
+
+        A stream when streaming; the caller iterates it itself, so each update passes one generator less.
+        """
         options = dict(self.options)
         options.pop("instructions", None)
         if self.tools:
@@ -688,22 +703,7 @@ class _FunctionInvocationLoop:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         self.required_used = True
         await run_pipeline(self.chat_middleware, context, self.model_call)
-        # Whatever the provider (or a chat middleware) left there: checked, then typed without copying.
-        result: object = context.result
-        if isinstance(result, ResponseStream):
-            updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
-            try:
-                async for update in updates:
-                    yield update
-            finally:
-                await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
-            result = await updates.get_final_response()
-        if not isinstance(result, ChatResponse):
-            raise TypeError(
-                f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must return "
-                "a ChatResponse."
-            )
-        yield cast(ChatResponse, result)
+        return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------
     async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:

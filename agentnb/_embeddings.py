@@ -23,6 +23,8 @@ __all__ = [
     "BaseEmbeddingClient",
     "Embedding",
     "EmbeddingGenerationOptions",
+    "EmbeddingInputT",
+    "EmbeddingT",
     "GeneratedEmbeddings",
     "SupportsGetEmbeddings",
     "cosine_similarity",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ._middleware import FunctionInvocationContext
+    from ._types import Content
 
 __all__ = [
     "ApprovalMode",
@@ -293,6 +294,29 @@ class FunctionTool:
     def from_json(cls, value: str, /, *, dependencies: dict[str, Any] | None = None) -> FunctionTool:
         """Rebuild a tool from :meth:`to_json` output (see :meth:`from_dict`)."""
         return cls.from_dict(json.loads(value), dependencies=dependencies)
+
+    @staticmethod
+    def parse_result(result: Any) -> list[Content]:
+        """A tool's return value as contents, the form a function result carries to the model.
+
+        Text stays text; contents (images, files) are kept as they are, also inside a list; anything else
+        becomes its JSON text (as :func:`result_to_text` writes it).
+
+        Example:
+            >>> [c.text for c in FunctionTool.parse_result({"temperature": 21})]
+            ['{"temperature": 21}']
+        """
+        from ._types import Content
+
+        if isinstance(result, Content):
+            return [result]
+        if isinstance(result, list):
+            items = cast("list[Any]", result)
+            if any(isinstance(item, Content) for item in items):
+                return [
+                    item if isinstance(item, Content) else Content.from_text(result_to_text(item)) for item in items
+                ]
+        return [Content.from_text(result_to_text(result))]
 
     # -- invocation --------------------------------------------------------------------------------------
     def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:

@@ -28,17 +28,22 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentRunInputs",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseUpdate",
     "Content",
     "ContentType",
+    "FinalT",
     "FinishReason",
     "FinishReasonLiteral",
     "Message",
+    "OuterFinalT",
+    "OuterUpdateT",
     "ResponseStream",
     "Role",
     "RoleLiteral",
+    "UpdateT",
     "UsageDetails",
     "add_usage_details",
     "normalize_messages",
@@ -145,29 +150,29 @@ class Content:
         ```
     """
 
-    __slots__ = (
-        "additional_properties",
-        "approved",
-        "arguments",
-        "call_id",
-        "data",
-        "details",
-        "error_code",
-        "exception",
-        "function_call",
-        "id",
-        "media_type",
-        "message",
-        "name",
-        "protected_data",
-        "raw_representation",
-        "reason",
-        "result",
-        "text",
-        "type",
-        "uri",
-        "usage_details",
-    )
+    # Fields a content does not use stay on the class: a content stores only what it holds, so making one (a
+    # streamed chunk is one) costs a few attribute writes instead of one per field.
+    type: ContentType
+    text: str | None = None
+    protected_data: str | None = None
+    data: bytes | None = None
+    media_type: str | None = None
+    uri: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+    result: Any = None
+    exception: str | None = None
+    id: str | None = None
+    function_call: Content | None = None
+    approved: bool | None = None
+    reason: str | None = None
+    usage_details: UsageDetails | None = None
+    message: str | None = None
+    error_code: str | None = None
+    details: str | None = None
+    additional_properties: dict[str, Any]
+    raw_representation: Any = None
 
     def __init__(
         self,
@@ -196,38 +201,71 @@ class Content:
     ) -> None:
         if type not in _CONTENT_TYPES:
             raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
-        self.type: ContentType = type
-        self.text = text
-        self.protected_data = protected_data
-        self.data = data
-        self.media_type = media_type
-        self.uri = uri
-        self.call_id = call_id
-        self.name = name
-        self.arguments = arguments
-        self.result = result
-        self.exception = exception
-        self.id = id
-        self.function_call = function_call
-        self.approved = approved
-        self.reason = reason
-        self.usage_details = usage_details
-        self.message = message
-        self.error_code = error_code
-        self.details = details
-        self.additional_properties: dict[str, Any] = additional_properties or {}
-        self.raw_representation = raw_representation
+        self.type = type
+        self.additional_properties = additional_properties or {}
+        # Only what is given is stored (see the class attributes).
+        if text is not None:
+            self.text = text
+        if protected_data is not None:
+            self.protected_data = protected_data
+        if data is not None:
+            self.data = data
+        if media_type is not None:
+            self.media_type = media_type
+        if uri is not None:
+            self.uri = uri
+        if call_id is not None:
+            self.call_id = call_id
+        if name is not None:
+            self.name = name
+        if arguments is not None:
+            self.arguments = arguments
+        if result is not None:
+            self.result = result
+        if exception is not None:
+            self.exception = exception
+        if id is not None:
+            self.id = id
+        if function_call is not None:
+            self.function_call = function_call
+        if approved is not None:
+            self.approved = approved
+        if reason is not None:
+            self.reason = reason
+        if usage_details is not None:
+            self.usage_details = usage_details
+        if message is not None:
+            self.message = message
+        if error_code is not None:
+            self.error_code = error_code
+        if details is not None:
+            self.details = details
+        if raw_representation is not None:
+            self.raw_representation = raw_representation
 
     # -- factories ---------------------------------------------------------------------------------------
     @classmethod
     def from_text(cls, text: str, **kwargs: Any) -> Content:
         """Plain text."""
-        return cls("text", text=text, **kwargs)
+        if kwargs:
+            return cls("text", text=text, **kwargs)
+        content = object.__new__(cls)  # the per-chunk path of every stream: two writes
+        content.type = "text"
+        content.text = text
+        content.additional_properties = {}
+        return content
 
     @classmethod
     def from_reasoning(cls, text: str | None = None, *, protected_data: str | None = None, **kwargs: Any) -> Content:
         """Reasoning text the model shared (shown to people, not treated as the answer)."""
         return cls("text_reasoning", text=text, protected_data=protected_data, **kwargs)
+
+    @classmethod
+    def from_text_reasoning(
+        cls, *, text: str | None = None, protected_data: str | None = None, id: str | None = None, **kwargs: Any
+    ) -> Content:
+        """:meth:`from_reasoning` as the reference spells it (keyword arguments only)."""
+        return cls("text_reasoning", text=text, protected_data=protected_data, id=id, **kwargs)
 
     @classmethod
     def from_data(cls, data: bytes, media_type: str, **kwargs: Any) -> Content:
@@ -397,11 +435,22 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
         return []
     if isinstance(contents, (str, Content, dict)):
         return [_to_content(contents)]
-    return [_to_content(c) for c in contents]
+    # Contents usually come typed already (every streamed chunk): copy the list, convert only if needed.
+    out = list(contents)
+    for item in out:
+        if not isinstance(item, Content):
+            return [_to_content(c) for c in contents]
+    return cast("list[Content]", out)
 
 
-def _joined_text(contents: Iterable[Content]) -> str:
+def _joined_text(contents: Sequence[Content]) -> str:
+    if len(contents) == 1:  # a streamed chunk
+        only = contents[0]
+        return (only.text or "") if only.type == "text" else ""
     return "".join(c.text for c in contents if c.type == "text" and c.text)
+
+
+_UNCOPIED_CACHES = frozenset(("_compaction_cache", "_kinds_cache", "_scan_cache"))
 
 
 def _deepcopy_sharing_raw(obj: Any, memo: dict[int, Any]) -> Any:
@@ -418,6 +467,9 @@ def _deepcopy_sharing_raw(obj: Any, memo: dict[int, Any]) -> Any:
         names += [n for n in klass.__dict__.get("__slots__", ()) if n not in ("__dict__", "__weakref__")]
     for name in dict.fromkeys(names):
         if not hasattr(obj, name):
+            continue
+        if name in _UNCOPIED_CACHES:  # summaries of the original's conversation: the copy rebuilds its own
+            object.__setattr__(clone, name, None)
             continue
         value = getattr(obj, name)
         object.__setattr__(clone, name, value if name == "raw_representation" else copy.deepcopy(value, memo))
@@ -463,6 +515,7 @@ class Message(_JsonForm):
     """
 
     __slots__ = (
+        "_compaction_cache",
         "_kinds_cache",
         "_scan_cache",
         "additional_properties",
@@ -494,9 +547,11 @@ class Message(_JsonForm):
         self.message_id = message_id
         self.additional_properties: dict[str, Any] = additional_properties or {}
         self.raw_representation = raw_representation
-        # Caches owned by agentnb._conversation (what tool content this message holds; a history summary).
+        # Caches owned by agentnb._conversation (what tool content this message holds; a history summary)
+        # and by agentnb.compaction (the group index of the conversation this message ends).
         self._kinds_cache: tuple[list[Content], int, int] | None = None
         self._scan_cache: Any = None
+        self._compaction_cache: Any = None
 
     @property
     def text(self) -> str:
@@ -539,6 +594,8 @@ class Message(_JsonForm):
 
 
 MessagesLike = str | Content | Message | Sequence[str | Content | Message] | None
+AgentRunInputs = str | Content | Message | Sequence[str | Content | Message]
+"""What ``run`` takes as its messages (the reference's name; ``MessagesLike`` also allows ``None``)."""
 
 
 def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Message]:
@@ -601,10 +658,27 @@ _UpdateT = TypeVar("_UpdateT")
 _FinalT = TypeVar("_FinalT")
 _OuterUpdateT = TypeVar("_OuterUpdateT")
 _OuterFinalT = TypeVar("_OuterFinalT")
+# The reference's names for ResponseStream's type variables.
+UpdateT = _UpdateT
+FinalT = _FinalT
+OuterUpdateT = _OuterUpdateT
+OuterFinalT = _OuterFinalT
 
 
 class _UpdateBase(_JsonForm):
     """What chat and agent streaming updates share."""
+
+    contents: list[Content]
+    role: Role | None
+    author_name: str | None = None
+    response_id: str | None = None
+    message_id: str | None = None
+    conversation_id: str | None = None
+    model_id: str | None = None
+    created_at: float | None = None
+    finish_reason: str | None = None
+    additional_properties: dict[str, Any]
+    raw_representation: Any = None
 
     def __init__(
         self,
@@ -627,15 +701,24 @@ class _UpdateBase(_JsonForm):
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
         self.role = role
-        self.author_name = author_name
-        self.response_id = response_id
-        self.message_id = message_id
-        self.conversation_id = conversation_id
-        self.model_id = model_id if model_id is not None else model
-        self.created_at = created_at
-        self.finish_reason = finish_reason
-        self.additional_properties: dict[str, Any] = additional_properties or {}
-        self.raw_representation = raw_representation
+        self.additional_properties = additional_properties or {}
+        # Only what is given is stored (see the class attributes): a stream makes one update per chunk.
+        if author_name is not None:
+            self.author_name = author_name
+        if response_id is not None:
+            self.response_id = response_id
+        if message_id is not None:
+            self.message_id = message_id
+        if conversation_id is not None:
+            self.conversation_id = conversation_id
+        if model_id is not None or model is not None:
+            self.model_id = model_id if model_id is not None else model
+        if created_at is not None:
+            self.created_at = created_at
+        if finish_reason is not None:
+            self.finish_reason = finish_reason
+        if raw_representation is not None:
+            self.raw_representation = raw_representation
 
     @property
     def model(self) -> str | None:
@@ -717,6 +800,20 @@ class AgentResponseUpdate(_UpdateBase):
         cls, update: ChatResponseUpdate, *, agent_id: str | None, author_name: str | None
     ) -> AgentResponseUpdate:
         """Re-label a chat client's update as coming from an agent."""
+        if update.__class__ is ChatResponseUpdate and cls is AgentResponseUpdate:
+            # The per-chunk path of every streamed agent turn: the same fields, copied without the keywords.
+            relabelled = object.__new__(cls)
+            fields = relabelled.__dict__
+            fields.update(update.__dict__)
+            fields["contents"] = list(update.contents)
+            if not update.additional_properties:
+                fields["additional_properties"] = {}
+            if not update.author_name:
+                fields["author_name"] = author_name if update.role == "assistant" else None
+            fields["agent_id"] = agent_id
+            fields["continuation_token"] = None
+            fields["raw_representation"] = update
+            return relabelled
         return cls(
             contents=update.contents,
             role=update.role,
@@ -760,9 +857,8 @@ def _merge_into(messages: list[Message], update: _UpdateBase) -> None:
 
 
 def _copy_content(content: Content) -> Content:
-    copied = Content.__new__(Content)
-    for slot in Content.__slots__:
-        setattr(copied, slot, getattr(content, slot))
+    copied = object.__new__(type(content))
+    copied.__dict__.update(content.__dict__)
     copied.additional_properties = dict(content.additional_properties)
     return copied
 
@@ -886,12 +982,16 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         messages: list[Message] = []
         for update in updates:
             _merge_into(messages, update)
-            for field in carried:
-                value = getattr(update, field)
-                if value:
-                    setattr(self, field, value)
+            # Updates store only the fields they were given (class attributes hold the rest), so most chunks
+            # skip the field-by-field copy.
+            if not update.__dict__.keys().isdisjoint(carried):
+                for field in carried:
+                    value = getattr(update, field)
+                    if value:
+                        setattr(self, field, value)
             self.created_at = self.created_at or update.created_at
-            self.additional_properties.update(update.additional_properties)
+            if update.additional_properties:
+                self.additional_properties.update(update.additional_properties)
         self.messages = [m for m in messages if m.contents]
         self.usage_details = _usage_of(updates)
         self.raw_representation = [u.raw_representation for u in updates]
@@ -1124,7 +1224,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         outer._inner = self
         outer._map = map_update
         outer._flat_map = flat_map
-        outer._plain = map_update is None and flat_map is None
+        # A mapping alone keeps the short path too (most layers are one: chat updates relabelled for an agent).
+        outer._plain = flat_map is None
         return outer
 
     def map(
@@ -1220,6 +1321,10 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             except BaseException:
                 await self._run_cleanup_hooks()
                 raise
+            if self._map is not None:
+                update = self._map(update)
+                if hasattr(update, "__await__"):  # isinstance(.., Awaitable) asks the ABC: slow for every chunk
+                    update = await cast("Awaitable[_UpdateT]", update)
             self._updates.append(update)
             return update
         return await self._next_slowly()

@@ -37,8 +37,12 @@ AgentnbError
 │   └── MCPTimeoutError              the server did not answer in time
 ├── WorkflowError                    a workflow cannot be built or run
 │   ├── WorkflowValidationError      the graph is invalid (names the nodes)
+│   │   ├── EdgeDuplicationError     two edges join the same executors
+│   │   ├── TypeCompatibilityError   an edge's source sends nothing its target accepts
+│   │   ├── GraphConnectivityError   executors the start cannot reach
+│   │   └── HandlerSignatureError    a handler's hints cannot be used (also TypeError, ValueError)
 │   ├── WorkflowRunError             an executor failed or a limit was hit during a run
-│   ├── ExecutorInputError           a message no handler of the executor takes (also a TypeError)
+│   ├── ExecutorInputError           a message no handler of the executor takes (also TypeError, RuntimeError)
 │   └── CheckpointError              a checkpoint cannot be used
 │       ├── CheckpointNotFoundError
 │       ├── CheckpointCorruptError   unreadable checkpoint data (the file is kept)
@@ -87,9 +91,12 @@ __all__ = [
     "DeclarativeActionError",
     "DeclarativeLoaderError",
     "DeclarativeWorkflowError",
+    "EdgeDuplicationError",
     "EvalNotPassedError",
     "ExecutorInputError",
     "FeatureNotAvailableError",
+    "GraphConnectivityError",
+    "HandlerSignatureError",
     "IntegrationContentFilterException",
     "IntegrationException",
     "IntegrationInitializationError",
@@ -126,6 +133,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolExecutionException",
     "ToolSchemaError",
+    "TypeCompatibilityError",
     "UnknownToolError",
     "WorkflowCheckpointException",
     "WorkflowError",
@@ -348,12 +356,83 @@ class WorkflowValidationError(WorkflowError):
     """The workflow graph is invalid; the message names the executors involved."""
 
 
+class EdgeDuplicationError(WorkflowValidationError):
+    """Two edges connect the same pair of executors.
+
+    Attributes:
+        edge_id: The duplicated edge, ``"source->target"``.
+    """
+
+    validation_type = "EDGE_DUPLICATION"
+
+    def __init__(self, edge_id: str, detail: str = "") -> None:
+        super().__init__(f"Duplicate edge detected: {edge_id}. Each edge in the workflow must be unique{detail}.")
+        self.edge_id = edge_id
+
+
+class TypeCompatibilityError(WorkflowValidationError):
+    """An edge's source never sends a type its target accepts (read from the handlers' hints).
+
+    Attributes:
+        source_executor_id: The sending executor.
+        target_executor_id: The receiving executor.
+        source_types: What the source sends (for a fan-in: what the target receives, ``list[...]``).
+        target_types: What the target accepts.
+    """
+
+    validation_type = "TYPE_COMPATIBILITY"
+
+    def __init__(
+        self,
+        source_executor_id: str,
+        target_executor_id: str,
+        source_types: list[Any],
+        target_types: list[Any],
+        detail: str = "",
+    ) -> None:
+        def describe(hint: Any) -> str:
+            return (
+                hint.__qualname__
+                if isinstance(hint, type) and not getattr(hint, "__args__", None)
+                else (repr(hint).replace("typing.", ""))
+            )
+
+        super().__init__(
+            f"Type incompatibility between executors '{source_executor_id}' -> '{target_executor_id}'. Source "
+            f"executor outputs types {[describe(t) for t in source_types]} but target executor can only handle "
+            f"types {[describe(t) for t in target_types]}.{detail}"
+        )
+        self.source_executor_id = source_executor_id
+        self.target_executor_id = target_executor_id
+        self.source_types = source_types
+        self.target_types = target_types
+
+
+class GraphConnectivityError(WorkflowValidationError):
+    """Executors the start executor cannot reach (they would never run)."""
+
+    validation_type = "GRAPH_CONNECTIVITY"
+
+
 class WorkflowRunError(WorkflowError):
-    """An executor failed, or a limit was reached, while a workflow ran."""
+    """An executor failed, or a limit was reached, while a workflow ran.
+
+    When an executor raised, the error ``run()`` raises is also an instance of that exception's class (and
+    has it as ``__cause__``), so ``except ValueError:`` around a run catches a handler's ``ValueError``.
+    """
 
 
-class ExecutorInputError(WorkflowError, TypeError):
-    """A message none of an executor's handlers takes (an edited input for re-running one executor).
+class HandlerSignatureError(WorkflowValidationError, TypeError, ValueError):
+    """A handler's parameters or type hints cannot be used: no ``WorkflowContext`` hint on its context, an
+    unresolved ``TypeVar``, or something that is not a type inside ``WorkflowContext[...]``.
+
+    Also a ``TypeError`` and a ``ValueError`` (the reference raises ``ValueError``).
+    """
+
+
+class ExecutorInputError(WorkflowError, TypeError, RuntimeError):
+    """A message none of an executor's handlers takes: a workflow input the start executor cannot handle, or an
+    edited input for re-running one executor. Also a ``RuntimeError``, which the reference raises for the former.
 
     Attributes:
         executor_id: The executor the message was meant for.

@@ -42,8 +42,8 @@ WORKFLOW_MODULES = {
     "agentnb._provenance",
     "agentnb.workflows",
     *(f"agentnb.workflows.{m}" for m in (
-        "_builder", "_checkpoints", "_context", "_edges", "_events", "_executor", "_handlers", "_runner",
-        "_typing_utils", "_workflow",
+        "_builder", "_checkpoints", "_context", "_eager", "_edges", "_events", "_executor", "_failure",
+        "_handlers", "_runner", "_typing_utils", "_validation", "_workflow",
     )),
 }  # fmt: skip
 

@@ -153,3 +153,47 @@ def test_middleware_and_telemetry_names() -> None:
     assert resource.attributes["service.name"] == "svc" and resource.attributes["team"] == "ml"
     assert resource.attributes["service.version"] == agentnb.__version__
     assert [v._instrument_name for v in create_metric_views()] == ["agentnb*", "gen_ai*", "*"]
+
+
+def test_parse_result_gives_the_contents_a_function_result_carries() -> None:
+    from pydantic import BaseModel
+
+    from agentnb import Content
+
+    class Weather(BaseModel):
+        city: str
+        degrees: int
+
+    assert [c.text for c in FunctionTool.parse_result(None)] == [""]
+    assert [c.text for c in FunctionTool.parse_result("sunny")] == ["sunny"]
+    assert [c.text for c in FunctionTool.parse_result(Weather(city="Oslo", degrees=3))] == [
+        '{"city":"Oslo","degrees":3}'
+    ]
+    image = Content.from_data(b"\x89PNG", "image/png")
+    mixed = FunctionTool.parse_result([image, {"n": 1}])
+    assert mixed[0] is image and mixed[1].text == '{"n": 1}'
+    assert [c.text for c in FunctionTool.parse_result([1, 2])] == ["[1, 2]"]
+
+
+def test_text_reasoning_and_service_sessions_as_the_reference_spells_them() -> None:
+    from agentnb import Agent, Content
+    from agentnb.local import ScriptedChatClient
+
+    reasoning = Content.from_text_reasoning(text="think", protected_data="sig", id="r1")
+    assert (reasoning.type, reasoning.text, reasoning.protected_data, reasoning.id) == (
+        "text_reasoning",
+        "think",
+        "sig",
+        "r1",
+    )
+    session = Agent(ScriptedChatClient(["hi"])).get_session("resp_123", session_id="s1")
+    assert (session.service_session_id, session.session_id) == ("resp_123", "s1")
+
+
+def test_user_agent_names_put_agentnb_first_unless_disabled(monkeypatch) -> None:
+    headers = agentnb.prepend_agent_framework_to_user_agent({"User-Agent": "my-app/1.0"})
+    assert headers["User-Agent"] == f"agentnb-python/{agentnb.__version__} my-app/1.0"
+    assert agentnb.prepend_agent_framework_to_user_agent() == {"User-Agent": agentnb.AGENT_FRAMEWORK_USER_AGENT}
+    monkeypatch.setenv(agentnb.USER_AGENT_TELEMETRY_DISABLED_ENV_VAR, "true")
+    assert agentnb.prepend_agent_framework_to_user_agent({"User-Agent": "x/1"}) == {"User-Agent": "x/1"}
+    assert agentnb.prepend_agent_framework_to_user_agent() == {}

@@ -17,6 +17,7 @@ import importlib.util as _importlib_util
 if _importlib_util.find_spec("a2a") is None:  # pragma: no cover - depends on the environment
     raise ImportError('agentnb.a2a needs the A2A SDK: pip install "agentnb[a2a]"')
 
+from .. import __version__ as __version__
 from ..exceptions import A2AError
 from ._agent import A2AAgent, A2AContinuationToken
 from ._executor import A2AExecutor

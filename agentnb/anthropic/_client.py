@@ -18,20 +18,20 @@ from typing_extensions import TypeVar
 
 from .._clients import BaseChatClient
 from .._json import is_json_object
-from .._types import ChatOptions, ChatResponse, ChatResponseUpdate, Content, Message, ResponseStream, UsageDetails
-from ..exceptions import (
-    ContentFilterError,
-    ServiceConnectionError,
-    ServiceInitializationError,
-    ServiceTimeoutError,
-)
-from ..openai._shared import (
+from .._provider_wire import (
     arguments_text,
     function_result_text,
     is_image,
     retry_after,
     service_error,
     usage_details,
+)
+from .._types import ChatOptions, ChatResponse, ChatResponseUpdate, Content, Message, ResponseStream, UsageDetails
+from ..exceptions import (
+    ContentFilterError,
+    ServiceConnectionError,
+    ServiceInitializationError,
+    ServiceTimeoutError,
 )
 
 if TYPE_CHECKING:

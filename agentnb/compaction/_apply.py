@@ -26,6 +26,7 @@ from ._groups import (
     group_id_of,
     project_included_messages,
 )
+from ._index import GroupIndex, GroupView, NeedsMessages, compact_view
 from ._report import CompactionReport
 from ._strategies import CompactionStrategy
 from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
@@ -49,7 +50,30 @@ def _twin(message: Message) -> Message:
     twin.raw_representation = message.raw_representation
     twin._kinds_cache = message._kinds_cache  # pyright: ignore[reportPrivateUsage]  # keyed by the contents list
     twin._scan_cache = None  # pyright: ignore[reportPrivateUsage]
+    twin._compaction_cache = None  # pyright: ignore[reportPrivateUsage]
     return twin
+
+
+def required_groups(messages: Sequence[Message], group_of: Sequence[int]) -> set[int]:
+    """Group numbers that must be sent: the newest user group, and groups holding pending approval requests.
+
+    Reads from the end: the newest user message and a pending batch sit there, so this costs the tail.
+    """
+    required: set[int] = set()
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if message.role == "user" and not _is_approval_answer(message):
+            required.add(group_of[position])
+            break
+    pending = {r.id for r in pending_requests(messages) if r.id}
+    position = len(messages)
+    while pending and position > 0:
+        position -= 1
+        for content in messages[position].contents:
+            if content.type == "function_approval_request" and content.id in pending:
+                required.add(group_of[position])
+                pending.discard(content.id)
+    return required
 
 
 def keep_required_groups(messages: Sequence[Message], *, newest_user: bool = True) -> bool:
@@ -126,14 +150,23 @@ class RequestCompaction:
         self.budget: int | None = budget if isinstance(budget, int) else None
         self.reports: list[CompactionReport] = []
         self._owned: set[int] = set()
+        self._by_view = False
 
     def start(self, messages: list[Message]) -> list[Message]:
-        """Annotate the request's messages (groups and token counts, kept for the next turn), return copies.
+        """Annotate the request's messages (groups and token counts, kept for the next turn); return its list.
 
         The annotations go on the originals: they describe the messages, not this request, and the next turn
-        finds them done. Exclusions go on the copies only.
+        finds them done. A strategy that decides on group summaries (the built-in ones) leaves every message
+        as it is, and the request sends slices of the conversation. Any other strategy marks exclusions, so
+        it gets copies, and the marks stay off the history.
         """
+        if self.strategy is not None and hasattr(self.strategy, "_compact_view"):
+            self._by_view = True
+            return list(messages)
         annotate_message_groups(messages, tokenizer=self.tokenizer)
+        return self._copies(messages)
+
+    def _copies(self, messages: list[Message]) -> list[Message]:
         copies = copy_for_request(messages)
         self._owned = {id(m) for m in copies}
         return copies
@@ -157,6 +190,14 @@ class RequestCompaction:
 
     async def prepare(self, conversation: list[Message]) -> list[Message]:
         """Annotate and compact ``conversation`` in place; return what the model is sent."""
+        if self._by_view:
+            sent = self._prepare_by_view(conversation)
+            if sent is not None:
+                return sent
+            # The strategy needs messages after all (it inserts summaries, or the history holds some):
+            # from here on this request works on copies, as for any other strategy.
+            self._by_view = False
+            conversation[:] = self._copies(conversation)
         first_new = self._own_new_messages(conversation)
         if first_new is not None:  # start() annotated the rest
             annotate_message_groups(conversation, from_index=first_new, tokenizer=self.tokenizer)
@@ -172,6 +213,27 @@ class RequestCompaction:
         if not report.compacted:
             return conversation
         return drop_orphan_results(project_included_messages(conversation))
+
+    def _prepare_by_view(self, conversation: list[Message]) -> list[Message] | None:
+        """Decide on the conversation's group summaries; ``None`` when this call needs the message path."""
+        index = GroupIndex.of(conversation, self.tokenizer)
+        if index.special:  # exclusions or summaries already in the history: their marks must be read
+            return None
+        view = GroupView(index)
+        try:
+            compact_view(self.strategy, view)
+        except NeedsMessages:
+            return None
+        for group in required_groups(conversation, index.group_of):
+            if not view.included[group]:
+                view.include(group)
+        report = CompactionReport.from_view(
+            view, conversation, strategy=strategy_name(self.strategy), budget=self.budget
+        )
+        self.reports.append(report)
+        if not report.compacted:
+            return conversation
+        return drop_orphan_results(view.sent(conversation))
 
     def report_dicts(self) -> list[dict[str, Any]]:
         """The reports as JSON-safe dicts, one per model call."""

@@ -69,26 +69,20 @@ _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_ca
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
 )
+# Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
+# ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
+# it has (another conversation's compaction, or a strategy run by hand, moves it).
+_MUTATIONS = [0]
 
 
-# -- what a message is -----------------------------------------------------------------------------------------
+def note_mutation() -> None:
+    """Record that some message's annotation or exclusion changed."""
+    _MUTATIONS[0] += 1
 
 
-def _has_call(message: Message) -> bool:
-    return any(c.type == "function_call" for c in message.contents)
-
-
-def _has_reasoning(message: Message) -> bool:
-    return any(c.type == "text_reasoning" for c in message.contents)
-
-
-def _calls_tools(message: Message) -> bool:
-    return message.role == "assistant" and _has_call(message)
-
-
-def _reasoning_only(message: Message) -> bool:
-    contents = message.contents
-    return message.role == "assistant" and bool(contents) and all(c.type == "text_reasoning" for c in contents)
+def mutation_count() -> int:
+    """How many times annotations or exclusions changed, process-wide (see :func:`note_mutation`)."""
+    return _MUTATIONS[0]
 
 
 # -- reading and writing the annotation ------------------------------------------------------------------------
@@ -138,6 +132,7 @@ def raw_annotation(message: Message) -> dict[str, Any]:
     if not isinstance(raw, dict):
         raw = {}
         props[GROUP_ANNOTATION_KEY] = raw
+        note_mutation()
     return cast("dict[str, Any]", raw)
 
 
@@ -145,6 +140,17 @@ def _write(message: Message, group_id: str, kind: str, index: int, has_reasoning
     """Write the group fields, keeping the token count and any other fields already there."""
     props = message.additional_properties
     old = props.get(GROUP_ANNOTATION_KEY)
+    if old is None:  # a new message: nothing to keep
+        props[GROUP_ANNOTATION_KEY] = {
+            GROUP_ID_KEY: group_id,
+            GROUP_KIND_KEY: kind,
+            GROUP_INDEX_KEY: index,
+            GROUP_HAS_REASONING_KEY: has_reasoning,
+            GROUP_TOKEN_COUNT_KEY: None,
+        }
+        if EXCLUDED_KEY not in props:
+            props[EXCLUDED_KEY] = False
+        return
     annotation: dict[str, Any] = {
         GROUP_ID_KEY: group_id,
         GROUP_KIND_KEY: kind,
@@ -168,19 +174,19 @@ def _write(message: Message, group_id: str, kind: str, index: int, has_reasoning
 # -- grouping --------------------------------------------------------------------------------------------------
 
 
-def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Iterable[str] | None) -> None:
+def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Collection[str] | None) -> None:
     """Give every message without an id ``msg_<absolute index>`` (or the next free number when taken)."""
     if all(m.message_id for m in messages):
         return
-    taken: set[str] = set(reserved_ids) if reserved_ids is not None else set()
-    taken.update(m.message_id for m in messages if m.message_id)
+    reserved: Collection[str] = reserved_ids if reserved_ids is not None else ()
+    taken: set[str] = {m.message_id for m in messages if m.message_id}  # the reserved ones are not copied
     spare = id_offset + len(messages)
     for index, message in enumerate(messages):
         if message.message_id:
             continue
         candidate = f"msg_{id_offset + index}"
-        if candidate in taken:
-            while f"msg_{spare}" in taken:
+        if candidate in taken or candidate in reserved:
+            while f"msg_{spare}" in taken or f"msg_{spare}" in reserved:
                 spare += 1
             candidate = f"msg_{spare}"
         message.message_id = candidate
@@ -285,6 +291,8 @@ def group_messages(
         [s["kind"] for s in spans]  # ['user', 'tool_call']
         ```
     """
+    if reserved_ids is not None and not isinstance(reserved_ids, Collection):
+        reserved_ids = set(reserved_ids)
     _assign_ids(messages, id_offset, reserved_ids)
     spans: list[dict[str, Any]] = []
     n = len(messages)
@@ -307,44 +315,104 @@ def group_messages(
             }
         )
 
+    flags = _flags(messages)
+    crossing = False  # a result that may answer a call of another span (then spans are linked)
     while i < n:
-        message = messages[i]
-        role = message.role
+        flag = flags[i]
+        role = messages[i].role
         if role == "system" or role == "user":
-            add(i, i, role, _has_reasoning(message))
+            add(i, i, role, bool(flag & _REASONING))
             i += 1
             continue
         start = i
-        if _reasoning_only(message):
+        if flag & _ONLY_REASONING:
             # Reasoning ahead of a tool call belongs to the call's group (a model that reasons, then calls).
             j = i
-            while j < n and _reasoning_only(messages[j]):
+            while j < n and flags[j] & _ONLY_REASONING:
                 j += 1
-            if j < n and _calls_tools(messages[j]):
+            if j < n and flags[j] & _CALLS:
                 i = j
-        current = messages[i]
-        if _calls_tools(current):
-            has_reasoning = start < i or _has_reasoning(current)
+        if flags[i] & _CALLS:
+            has_reasoning = start < i or bool(flags[i] & _REASONING)
             k = i + 1
-            while k < n and _reasoning_only(messages[k]):
+            while k < n and flags[k] & _ONLY_REASONING:
                 has_reasoning = True
                 k += 1
-            while k < n and messages[k].role == "tool":
+            while k < n and flags[k] & _TOOL:
                 k += 1
             add(start, k - 1, "tool_call", has_reasoning)
+            if not crossing and any(flags[x] & _RESULT for x in range(start, k)):
+                crossing = _answers_outside(messages[start:k])
             i = k
             continue
-        if role == "tool":
+        if flag & _TOOL:
             k = i + 1
-            while k < n and messages[k].role == "tool":
+            while k < n and flags[k] & _TOOL:
                 k += 1
             add(i, k - 1, "tool_call", False)
+            crossing = crossing or any(flags[x] & _RESULT for x in range(i, k))
             i = k
             continue
-        add(i, i, "assistant_text", _has_reasoning(message))
+        add(i, i, "assistant_text", bool(flag & _REASONING))
+        crossing = crossing or bool(flag & _RESULT)
         i += 1
-    _link(messages, spans)
+    if crossing:
+        _link(messages, spans)
     return spans
+
+
+# What a message holds, as bits (see _flags): the grouping loop reads these instead of the contents.
+_CALLS, _ONLY_REASONING, _REASONING, _TOOL, _RESULT = 1, 2, 4, 8, 16
+
+
+def _flags(messages: Sequence[Message]) -> list[int]:
+    """Per message: an assistant's function calls, reasoning only, any reasoning, a tool message, results."""
+    out: list[int] = []
+    for message in messages:
+        role = message.role
+        contents = message.contents
+        if len(contents) == 1:  # most messages: one content, no set needed
+            kind = contents[0].type
+            if kind == "text_reasoning":
+                flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
+            elif kind == "function_call":
+                flag = _CALLS if role == "assistant" else 0
+            elif kind == "function_result":
+                flag = _RESULT if role == "assistant" or role == "tool" else 0
+            else:
+                flag = 0
+        else:
+            kinds = {c.type for c in contents}
+            flag = 0
+            if "text_reasoning" in kinds:
+                flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
+            if role == "assistant" and "function_call" in kinds:
+                flag |= _CALLS
+            if "function_result" in kinds and (role == "assistant" or role == "tool"):
+                flag |= _RESULT
+        if role == "tool":
+            flag |= _TOOL
+        out.append(flag)
+    return out
+
+
+def _answers_outside(span: Sequence[Message]) -> bool:
+    """Whether a result in this span answers a call not declared before it in the span (so maybe another's)."""
+    declared: set[str] = set()
+    for message in span:
+        role = message.role
+        if role != "assistant" and role != "tool":
+            continue
+        for content in message.contents:
+            call_id = content.call_id
+            if not call_id:
+                continue
+            if content.type == "function_call":
+                if role == "assistant":
+                    declared.add(call_id)
+            elif content.type == "function_result" and call_id not in declared:
+                return True
+    return False
 
 
 def _group_id_for(message: Message, group_index: int) -> str:
@@ -432,6 +500,23 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     return earliest
 
 
+def _count_missing(messages: Sequence[Message], tokenizer: TokenizerProtocol) -> None:
+    """Count the tokens of grouped messages that have no count yet (grouping is left as it is)."""
+    counted = False
+    for message in messages:
+        annotation: Any = message.additional_properties[GROUP_ANNOTATION_KEY]
+        if type(annotation.get(GROUP_TOKEN_COUNT_KEY)) is not int:
+            annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+            counted = True
+    if counted:
+        note_mutation()
+
+
+def regroup_start(messages: Sequence[Message], index: int) -> int:
+    """Where regrouping must start for messages from ``index`` on: the group before it, and any call answered."""
+    return _start_of_linked_calls(messages, _start_of_previous_group(messages, index))
+
+
 def annotate_message_groups(
     messages: list[Message],
     *,
@@ -458,12 +543,14 @@ def annotate_message_groups(
     elif from_index is not None:
         start = max(0, min(from_index, len(messages) - 1))
     else:
-        gap = _first_gap(messages, tokens=tokenizer is not None)
+        gap = _first_gap(messages, tokens=False)
         if gap is None:
+            # Every message is grouped: at most some token counts are missing (a summary just inserted).
+            if tokenizer is not None:
+                _count_missing(messages, tokenizer)
             return ordered_group_ids(messages)
         start = gap
-    start = _start_of_previous_group(messages, start)
-    start = _start_of_linked_calls(messages, start)
+    start = regroup_start(messages, start)
 
     offset = 0
     prefix_groups: set[str] = set()
@@ -479,7 +566,28 @@ def annotate_message_groups(
     tail = messages[start:]
     # Ids used before the tail matter only when a tail message needs one.
     reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
-    spans = group_messages(tail, id_offset=start, reserved_ids=reserved, reserved_group_ids=prefix_groups)
+    regroup_tail(
+        messages, start, offset=offset, prefix_groups=prefix_groups, reserved_ids=reserved, tokenizer=tokenizer
+    )
+    return ordered_group_ids(messages)
+
+
+def regroup_tail(
+    messages: list[Message],
+    start: int,
+    *,
+    offset: int,
+    prefix_groups: Collection[str],
+    reserved_ids: Collection[str] | None,
+    tokenizer: TokenizerProtocol | None,
+) -> None:
+    """Group and annotate ``messages[start:]`` (a whole-group boundary), numbering its groups from ``offset``.
+
+    ``prefix_groups`` and ``reserved_ids`` are the group and message ids used before ``start``; the caller
+    knows them (from a scan, or from a kept index) so this costs only the tail.
+    """
+    tail = messages[start:]
+    spans = group_messages(tail, id_offset=start, reserved_ids=reserved_ids, reserved_group_ids=prefix_groups)
     span_count: dict[str, int] = {}
     for span in spans:
         span_count[span["group_id"]] = span_count.get(span["group_id"], 0) + 1
@@ -504,7 +612,7 @@ def annotate_message_groups(
         if any(not is_excluded(m) for m in group):
             for message in group:
                 message.additional_properties[EXCLUDED_KEY] = False
-    return ordered_group_ids(messages)
+    note_mutation()
 
 
 def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
@@ -564,6 +672,7 @@ def annotate_token_counts(
         start = first
     for message in messages[start:]:
         raw_annotation(message)[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+    note_mutation()
 
 
 def extend_compaction_messages(
@@ -613,6 +722,7 @@ def set_excluded(message: Message, *, excluded: bool, reason: str | None = None)
     changed = bool(props.get(EXCLUDED_KEY, False)) != excluded
     if changed:
         props[EXCLUDED_KEY] = excluded
+        note_mutation()
     if reason is not None:
         props[EXCLUDE_REASON_KEY] = reason
     return changed

@@ -8,7 +8,7 @@ the DevUI all read the same record. Rendering escapes every piece of message tex
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from .._html import badge, details, escape, shorten, table, wrap
 from .._types import Message
@@ -21,6 +21,9 @@ from ._groups import (
     SUMMARY_OF_GROUP_IDS_KEY,
     token_count_of,
 )
+
+if TYPE_CHECKING:
+    from ._index import GroupView
 
 __all__ = [
     "COMPACTION_LOG_KEY",
@@ -68,7 +71,8 @@ class SummaryRecord(TypedDict):
     tokens: int
 
 
-def _preview(messages: Sequence[Message]) -> str:
+def preview_text(messages: Sequence[Message]) -> str:
+    """The group's text (or its content kinds), joined and shortened for a report."""
     parts = [m.text or ", ".join(c.type for c in m.contents) for m in messages]
     return shorten(" / ".join(p for p in parts if p), _PREVIEW)
 
@@ -181,7 +185,7 @@ class CompactionReport:
                     messages=len(members),
                     tokens=sum(token_count_of(m) or 0 for m in members),
                     summary_id=summary_id if isinstance(summary_id, str) else None,
-                    preview=_preview(members),
+                    preview=preview_text(members),
                 )
             )
         tokens_excluded = (
@@ -203,6 +207,46 @@ class CompactionReport:
             tokens_excluded=tokens_excluded,
         )
 
+    @classmethod
+    def from_view(
+        cls,
+        view: GroupView,
+        messages: Sequence[Message],
+        *,
+        strategy: str,
+        budget: int | None = None,
+        source: str = "client",
+    ) -> CompactionReport:
+        """The report of a request decided on group summaries (no summaries, whole groups in or out).
+
+        Equal to :meth:`from_messages` on the same conversation with the view's exclusions written on it, at
+        the cost of the listed groups rather than of the whole history.
+        """
+        index, included = view.index, view.included
+        tokens_total = index.token_sums[-1]
+        tokens_sent = view.included_tokens()
+        groups: list[ExcludedGroup] = []
+        group = len(included)
+        while group > 0 and len(groups) < MAX_LISTED_GROUPS:
+            group -= 1
+            if included[group]:
+                continue
+            groups.append(index.excluded_record(group, view.reason(group), messages))
+        groups.reverse()
+        return cls(
+            strategy=strategy,
+            budget=budget,
+            tokens_total=tokens_total,
+            tokens_sent=tokens_sent,
+            messages_total=len(messages),
+            messages_sent=view.included_messages(),
+            excluded_groups=groups,
+            summaries=[],
+            source=source,
+            groups_excluded=len(included) - view.groups_in,
+            tokens_excluded=tokens_total - tokens_sent,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (``from_dict`` restores the report)."""
         return {
@@ -213,7 +257,8 @@ class CompactionReport:
             "tokens_sent": self.tokens_sent,
             "messages_total": self.messages_total,
             "messages_sent": self.messages_sent,
-            "excluded_groups": [dict(g) for g in self.excluded_groups],
+            # Shared, not copied: a long session's reports list the same groups turn after turn.
+            "excluded_groups": list(self.excluded_groups),
             "summaries": [dict(s) for s in self.summaries],
             "source": self.source,
             "groups_excluded": self.groups_excluded,

@@ -9,6 +9,7 @@ all read and write the same annotations.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
@@ -27,6 +28,7 @@ from ._groups import (
     project_included_messages,
     set_excluded,
 )
+from ._index import GroupView, NeedsMessages, compact_in_place, compact_view
 from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
 
 __all__ = [
@@ -196,6 +198,30 @@ class TruncationStrategy:
             measure -= dropped_tokens if by_tokens else dropped_messages
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries (see :mod:`._index`)."""
+        index, included = view.index, view.included
+        by_tokens = self.tokenizer is not None
+        measure = view.included_tokens() if by_tokens else view.included_messages()
+        if measure <= self.max_n:
+            return False
+        protected: set[int] = set()
+        retained = view.minimum_retained()
+        if retained is not None:
+            protected.add(retained)
+        if self.preserve_system:
+            protected.update(index.systems)
+        changed = False
+        for group in range(len(included)):
+            if measure <= self.compact_to:
+                break
+            if group in protected:
+                continue
+            if view.exclude(group, "truncation"):
+                changed = True
+                measure -= index.tokens[group] if by_tokens else len(index.members[group])
+        return changed
+
     def __repr__(self) -> str:
         return f"TruncationStrategy(max_n={self.max_n}, compact_to={self.compact_to})"
 
@@ -230,6 +256,37 @@ class SlidingWindowStrategy:
                 changed = groups.exclude(group_id, "sliding_window")[0] or changed
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries: one walk back over the window, one slice for the rest."""
+        included, kinds = view.included, view.index.kinds
+        systems = view.index.systems
+        # Find the oldest group of the window run by run from the end (C searches); only a run holding
+        # system groups is walked group by group.
+        cut, need, end = 0, self.keep_last_groups, len(included)
+        while end > 0:
+            last = included.rfind(1, 0, end)
+            if last == -1:
+                break
+            start, stop = included.rfind(0, 0, last) + 1, last + 1
+            in_run = bisect_left(systems, stop) - bisect_left(systems, start)
+            count = stop - start - in_run
+            if count >= need:
+                cut = stop
+                while need:
+                    cut -= 1
+                    if kinds[cut] != "system":
+                        need -= 1
+                break
+            need -= count
+            end = start
+        changed = False
+        if not self.preserve_system:  # system groups are never in the window
+            for group in systems:
+                if group >= cut and included[group]:
+                    changed = view.exclude(group, "sliding_window") or changed
+        keep = systems if self.preserve_system else ()
+        return view.exclude_before(cut, "sliding_window", keep=keep) or changed
+
     def __repr__(self) -> str:
         return f"SlidingWindowStrategy(keep_last_groups={self.keep_last_groups})"
 
@@ -239,6 +296,12 @@ def _tool_groups_to_compact(groups: Groups, keep_last: int) -> list[str]:
     if len(tool_groups) <= keep_last:
         return []
     return tool_groups[: len(tool_groups) - keep_last]
+
+
+def _tool_groups_in_view(view: GroupView, keep_last: int) -> list[int]:
+    kinds = view.index.kinds
+    tool_groups = [g for g in view.included_groups() if kinds[g] == "tool_call"]
+    return tool_groups[: max(0, len(tool_groups) - keep_last)]
 
 
 class SelectiveToolCallCompactionStrategy:
@@ -262,6 +325,13 @@ class SelectiveToolCallCompactionStrategy:
         changed = False
         for group_id in _tool_groups_to_compact(groups, self.keep_last_tool_call_groups):
             changed = groups.exclude(group_id, "tool_call_compaction")[0] or changed
+        return changed
+
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries."""
+        changed = False
+        for group in _tool_groups_in_view(view, self.keep_last_tool_call_groups):
+            changed = view.exclude(group, "tool_call_compaction") or changed
         return changed
 
     def __repr__(self) -> str:
@@ -326,11 +396,20 @@ class ToolResultCompactionStrategy:
                 },
             )
             inserts.append((groups.starts[group_id], summary))
-        # Insert from the back so earlier positions stay valid, then regroup once from the first insert.
-        for position, summary in reversed(inserts):
-            messages.insert(position, summary)
+        # Merge the summaries in, in one pass (not one list.insert each), then regroup once from the first.
+        merged: list[Message] = messages[: inserts[0][0]]
+        for (position, summary), (stop, _) in zip(inserts, [*inserts[1:], (len(messages), None)], strict=True):
+            merged.append(summary)
+            merged.extend(messages[position:stop])
+        messages[:] = merged
         annotate_message_groups(messages, from_index=inserts[0][0])
         return changed
+
+    def _compact_view(self, view: GroupView) -> bool:
+        """Nothing to do, or :class:`NeedsMessages`: summaries are new messages, which a view cannot hold."""
+        if _tool_groups_in_view(view, self.keep_last_tool_call_groups):
+            raise NeedsMessages(type(self).__name__)
+        return False
 
     @classmethod
     def summary_text(cls, results: list[str]) -> str:
@@ -435,6 +514,32 @@ class TokenBudgetComposedStrategy:
                     return changed
         return changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        """The same decision on group summaries, when every strategy it composes can decide on them."""
+        total = view.included_tokens()
+        if total <= self.token_budget:
+            return False
+        changed = False
+        for strategy in self.strategies:
+            changed = compact_view(strategy, view) or changed
+            total = view.included_tokens()
+            if self.early_stop and total <= self.token_budget:
+                return changed
+        if total <= self.token_budget:
+            return changed
+        kinds, tokens = view.index.kinds, view.index.tokens
+        keep = view.minimum_retained()
+        for system_pass, reason in ((False, "token_budget_fallback"), (True, "token_budget_fallback_strict")):
+            for group in range(len(kinds)):
+                if (kinds[group] == "system") != system_pass or group == keep:
+                    continue
+                if view.exclude(group, reason):
+                    changed = True
+                    total -= tokens[group]
+                    if total <= self.token_budget:
+                        return changed
+        return changed
+
     def __repr__(self) -> str:
         return f"TokenBudgetComposedStrategy(token_budget={self.token_budget}, strategies={self.strategies!r})"
 
@@ -507,6 +612,10 @@ class ContextWindowCompactionStrategy:
         changed = await self._tool_eviction(messages)
         return (await self._truncation(messages)) or changed
 
+    def _compact_view(self, view: GroupView) -> bool:
+        changed = compact_view(self._tool_eviction, view)
+        return compact_view(self._truncation, view) or changed
+
     def __repr__(self) -> str:
         return (
             f"ContextWindowCompactionStrategy(max_context_window_tokens={self.max_context_window_tokens}, "
@@ -531,6 +640,10 @@ async def apply_compaction(
     """
     if strategy is None:
         return messages
+    if hasattr(strategy, "_compact_view"):  # the built-in strategies: decided per group, only changes written
+        sent = compact_in_place(messages, strategy, tokenizer or getattr(strategy, "tokenizer", None))
+        if sent is not None:
+            return sent
     annotate_message_groups(messages)
     if tokenizer is not None:
         annotate_token_counts(messages, tokenizer=tokenizer)

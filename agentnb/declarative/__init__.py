@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if _importlib_util.find_spec("yaml") is None:  # pragma: no cover - depends on the environment
     raise ImportError('agentnb.declarative needs PyYAML: pip install "agentnb[declarative]"')
 
+from .. import __version__ as __version__
 from ..exceptions import (
     DeclarativeActionError,
     DeclarativeLoaderError,

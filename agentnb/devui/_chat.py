@@ -142,6 +142,9 @@ class _SessionView:
     user_message: pn.chat.ChatMessage | None = None  # the message that opened the running turn
     # (turn, advertised skill names, what the turn did with skills), for agents with a SkillsProvider.
     skill_turns: list[tuple[int, list[str], dict[str, list[str]]]] = field(default_factory=list)
+    # The conversation as a history provider outside the session's state keeps it (a file, a service),
+    # read after each turn for the context panel; ``None`` when the session's state holds the history.
+    stored_history: list[Message] | None = None
 
     def log(self, kind: str, detail: str) -> None:
         self.events.append((time.strftime("%H:%M:%S"), kind, detail))
@@ -395,8 +398,10 @@ class ChatView:
             _post(self._require_view(), error_card(exc, title="Cannot resume session"), "error", "error")
             return
         view = self._add_session(session, f"resumed · {session_id[:8]}")
-        for message in session.messages:
+        await self._load_stored_history(view)
+        for message in session.messages or view.stored_history or []:
             self._append_message(view, message)
+        self._refresh_side(view)
         if pending:
             view.driver.waiting_on(pending)
             for request in pending:
@@ -499,6 +504,7 @@ class ChatView:
             view.log("failed", f"{type(exc).__name__}: {exc}")
             _post(view, error_card(exc, title=f"{self.entity.name} failed"), self.entity.name, "error")
             set_html(self.status, "<span class='anb-error'>the run failed; the session is kept</span>")
+            await self._load_stored_history(view)
             self._refresh_side(view)
             await self.refresh_harness(view)
             return
@@ -522,8 +528,36 @@ class ChatView:
         view.log("answered", f"{elapsed:.2f} s" + (" · waiting for approval" if waiting else ""))
         self.trace_button.disabled = self.on_open is None
         await self._show_approvals(view, final)
+        await self._load_stored_history(view)
         self._refresh_side(view)
         await self.refresh_harness(view)
+
+    async def _load_stored_history(self, view: _SessionView) -> None:
+        """Read the history a provider keeps outside the session's state, for the context panel.
+
+        Annotated as the requests annotated it (the same ids and groups, assigned the same way), so the
+        compaction view can grey and place its messages; the copy read here is never saved.
+        """
+        if view.session.messages:
+            view.stored_history = None
+            return
+        from agentnb._sessions import HistoryProvider, InMemoryHistoryProvider
+        from agentnb.compaction import annotate_message_groups
+
+        found: list[object] = list(getattr(self.agent, "context_providers", None) or [])
+        providers = [p for p in found if isinstance(p, HistoryProvider) and not isinstance(p, InMemoryHistoryProvider)]
+        for provider in providers:
+            try:
+                state: Any = view.session.state.get(provider.source_id)
+                own = cast("dict[str, Any]", state) if isinstance(state, dict) else None
+                messages = await provider.get_messages(view.session.session_id, state=own)
+            except Exception as exc:  # the panel is best effort: a provider that cannot read shows nothing
+                view.log("history", f"{type(exc).__name__}: {exc}")
+                continue
+            if messages:
+                annotate_message_groups(messages)
+                view.stored_history = messages
+                return
 
     # ------------------------------------------------------------------------------------------ tool cards
     def _on_call(self, view: _SessionView, content: Content) -> None:
@@ -734,7 +768,8 @@ class ChatView:
             ],
         )
         history: dict[str, list[int]] = {}
-        for message in view.session.messages:
+        kept = view.session.messages or view.stored_history or []
+        for message in kept:
             counts = history.setdefault(message.role, [0, 0])
             counts[0] += 1
             counts[1] += len(message.text)
@@ -754,7 +789,7 @@ class ChatView:
             f"<div class='anb-role'>Model calls</div><div class='anb-scroll-x'>"
             f"{calls if ledger.calls else '<i>none yet</i>'}</div>"
             f"<div class='anb-role'>History by role</div>{messages if history else '<i>empty</i>'}"
-            + _compaction_html(view.session),
+            + _compaction_html(view.session, kept),
         )
         if self.skill_providers:
             set_html(self.skills_info, skills_panel_html(self.skill_providers, view.skill_turns))
@@ -894,9 +929,11 @@ def _add_footer(message: pn.chat.ChatMessage, pane: pn.pane.HTML) -> None:
     message.footer_objects = [*footer, pane]
 
 
-def _compaction_html(session: AgentSession) -> str:
+def _compaction_html(session: AgentSession, messages: list[Message]) -> str:
     """The compaction view of a session whose turns were compacted: the budget bar, left-out groups greyed
-    in place, summaries where they stood in; every recorded turn can be replayed (expand it)."""
+    in place, summaries where they stood in; every recorded turn can be replayed (expand it).
+
+    ``messages`` is the session's history, wherever a provider keeps it."""
     from ..compaction import compaction_replay_html, session_compaction_log
 
     log = session_compaction_log(session)
@@ -905,7 +942,7 @@ def _compaction_html(session: AgentSession) -> str:
     compacted = sum(1 for r in log if r.compacted)
     return (
         f"<div class='anb-role'>Compaction ({compacted} of {len(log)} turn(s) compacted)</div>"
-        f"<div class='anb-devui-compaction'>{compaction_replay_html(session.messages, log)}</div>"
+        f"<div class='anb-devui-compaction'>{compaction_replay_html(messages, log)}</div>"
     )
 
 

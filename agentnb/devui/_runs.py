@@ -8,14 +8,14 @@ moved fetches the changed rows with ``summarize_runs(after_rev=...)``, the query
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import panel as pn
 
 from .._json import is_json_object
 from .._provenance import cell_label
-from ..store import Store
+from ..store import RunSummaryRow, Store, Watermark
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html, table_theme, watch
 
@@ -42,7 +42,7 @@ def _when(value: Any) -> str:
     return str(value or "")[:19].replace("T", " ")
 
 
-def events_frame(rows: list[dict[str, Any]]) -> Any:
+def events_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
     """Turn stored event rows into a DataFrame for the paged event table (data shortened to one line)."""
     import pandas as pd
 
@@ -82,7 +82,7 @@ def event_table(**params: Any) -> pn.widgets.Tabulator:
     )
 
 
-def states_from_events(rows: list[dict[str, Any]]) -> dict[str, str]:
+def states_from_events(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """Each executor's latest state, replayed from a run's stored events."""
     states: dict[str, str] = {}
     for row in rows:
@@ -116,9 +116,9 @@ class RunsView:
 
         self.store = store
         self.on_open = on_open
-        self._rows: dict[str, dict[str, Any]] = {}
+        self._rows: dict[str, RunSummaryRow] = {}
         self._rev = -1
-        self._watermark: dict[str, Any] | None = None
+        self._watermark: Watermark | None = None
         self.table = pn.widgets.Tabulator(
             pd.DataFrame(columns=_RUN_COLUMNS),
             theme=table_theme(),
@@ -281,7 +281,7 @@ class RunsView:
         self.events.value = events_frame(rows)
         self._show_graph(run_id, rows)
 
-    def _show_graph(self, run_id: str, rows: list[dict[str, Any]]) -> None:
+    def _show_graph(self, run_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Draw a workflow run's graph from the description the run store keeps, coloured by its events.
 
         This works for runs made anywhere (a notebook in another process), without the workflow object.

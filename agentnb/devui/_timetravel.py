@@ -269,7 +269,7 @@ class TimeTravelView:
     def refresh_runs(self) -> int:
         """Reload the workflow runs that have checkpoints; return how many there are."""
         runs = self.store.list_runs(kind="workflow", limit=300)
-        with_cps: set[str] = {r["run_id"] for r in self.store.list_checkpoints()} if runs else set()
+        with_cps: set[str | None] = {r["run_id"] for r in self.store.list_checkpoints()} if runs else set()
         options: dict[str, str] = {}
         for run in runs:
             if run["run_id"] not in with_cps:
@@ -314,17 +314,7 @@ class TimeTravelView:
                 self._syncing = False
         name = run.get("name")
         rows = self.store.list_checkpoints(workflow_name=name) if name else self.store.list_checkpoints(run_id=run_id)
-        self._infos = [
-            CheckpointInfo(
-                checkpoint_id=r["checkpoint_id"],
-                workflow_name=r["workflow_name"],
-                run_id=r["run_id"],
-                parent_id=r.get("parent_id"),
-                step=int(r.get("step") or 0),
-                created_at=str(r.get("created_at") or ""),
-            )
-            for r in rows
-        ]
+        self._infos = [CheckpointInfo.from_row(r) for r in rows]
         by_id = {i.checkpoint_id: i for i in self._infos}
         own = [i for i in self._infos if i.run_id == run_id]
         # The timeline is the run's lineage: from the root through the checkpoint it resumed from to its last one.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import panel as pn
@@ -12,23 +13,23 @@ from agentnb._html import badge, escape, json_html
 from ._widgets import html_pane, set_html, table_theme, watch
 
 if TYPE_CHECKING:
-    from agentnb.store import Store
+    from agentnb.store import SpanRow, Store
 
 __all__ = ["TracesView", "spans_frame"]
 
 _COLUMNS = ["span", "waterfall", "duration_ms", "status", "model", "tool", "in_tokens", "out_tokens", "span_id"]
 
 
-def _tree_order(spans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]:
+def _tree_order(spans: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], int]]:
     """Order spans depth first (children after their parent, by start time) with their depth."""
     ids = {s["span_id"] for s in spans}
-    children: dict[str | None, list[dict[str, Any]]] = {}
+    children: dict[str | None, list[Mapping[str, Any]]] = {}
     for span in spans:
         parent = span.get("parent_id") if span.get("parent_id") in ids else None
         children.setdefault(parent, []).append(span)
     for kids in children.values():
         kids.sort(key=lambda s: s.get("start_ns") or 0)
-    out: list[tuple[dict[str, Any], int]] = []
+    out: list[tuple[Mapping[str, Any], int]] = []
     stack = [(s, 0) for s in reversed(children.get(None, []))]
     while stack:
         span, depth = stack.pop()
@@ -37,7 +38,7 @@ def _tree_order(spans: list[dict[str, Any]]) -> list[tuple[dict[str, Any], int]]
     return out
 
 
-def spans_frame(spans: list[dict[str, Any]]) -> Any:
+def spans_frame(spans: Sequence[Mapping[str, Any]]) -> Any:
     """Build the waterfall table: one row per span in tree order, with an HTML bar placed on the time axis."""
     import pandas as pd
 
@@ -91,7 +92,7 @@ class TracesView:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._spans: dict[str, dict[str, Any]] = {}
+        self._spans: dict[str, SpanRow] = {}
         self._frame: Any = None
         self._mark: Any = None
         self.trace_select = pn.widgets.Select(label="Trace", options={}, width=420, css_classes=["anb-trace-select"])
@@ -173,7 +174,7 @@ class TracesView:
             return
         self._show(self.store.list_spans(trace_id=trace_id))
 
-    def _show(self, spans: list[dict[str, Any]]) -> None:
+    def _show(self, spans: list[SpanRow]) -> None:
         self._spans = {s["span_id"]: s for s in spans}
         self._frame = spans_frame(spans)
         self.table.value = self._frame
@@ -192,11 +193,11 @@ class TracesView:
             f"{badge(f'{errors} errors', 'err' if errors else 'ok')} {self._cell_html(spans)}",
         )
 
-    def _cell_html(self, spans: list[dict[str, Any]]) -> str:
+    def _cell_html(self, spans: list[SpanRow]) -> str:
         """The notebook cell the trace ran in: from its run's metadata (with the link), else its spans' tag."""
         from ._cell_link import cell_html
 
-        for run_id in dict.fromkeys(s["run_id"] for s in spans if s.get("run_id")):
+        for run_id in dict.fromkeys(s["run_id"] for s in spans if s["run_id"]):
             shown = cell_html((self.store.get_run(run_id) or {}).get("metadata"))
             if shown:
                 return shown

@@ -113,8 +113,8 @@ class RayBackend:
         env = os.environ.get(STORE_URL_ENV)
         if env and redact_url(env) == url:
             return env  # the same store, with the credentials the redacted URL leaves out
-        if url.startswith("sqlite://") and not url.endswith(":memory:"):
-            return url
+        if getattr(store, "path", None) is not None:
+            return url  # a database file: workers of this machine open it themselves
         return None
 
     async def run(

@@ -12,11 +12,9 @@ import os
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import contextmanager
 from operator import itemgetter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..store import MEMORY, Store, default_store, default_store_url, open_store, store_backend
-from ..store._open import sqlite_path
+from ..store import SpanFilter, Store, default_store, default_store_url, open_store, store_exists
 from ..store._run_store import to_ns
 from ._prices import Prices, token_cost
 from ._span_store import FRAME_HIDDEN_ATTRIBUTES, RECORD_COLUMNS, SpanStore
@@ -415,20 +413,16 @@ def traces(
 
     if run_store is None:
         return records_frame([], flatten=flatten)
-    filters: dict[str, Any] = {
-        "trace_id": sorted(ids) if ids is not None else None,
-        "agent_name": agent,
-        "start": start,
-        "end": end,
-        "last_traces": last,
-    }
+    where = SpanFilter(
+        trace_id=sorted(ids) if ids is not None else None, agent_name=agent, start=start, end=end, last_traces=last
+    )
     try:
         with _gc_paused():
-            columns = run_store.select_span_columns(["id", *_STORE_SOURCE], **filters)
+            columns = run_store.select_span_columns(["id", *_STORE_SOURCE], where)
             if columns is not None:
                 return _columns_frame(columns, flatten=flatten)
             # Stored order; the frame sorts by start time itself (stably, so ties stay in id order).
-            records = run_store.select_spans(_STORE_SOURCE, order="id", **filters)
+            records = run_store.select_spans(_STORE_SOURCE, where, order="id")
             return _records_frame(records, _I_STORE, flatten=flatten, attributes_filtered=False)
     finally:
         if close_after:
@@ -441,10 +435,8 @@ def _open_existing(url: str | None) -> tuple[Store | None, bool]:
     Reading must not create an empty SQLite file as a side effect; a server store is simply opened.
     """
     target = default_store_url() if url is None else url
-    if store_backend(target) == "sqlite":
-        path = sqlite_path(target)
-        if path == MEMORY or not Path(path).expanduser().exists():
-            return None, False
+    if not store_exists(target):
+        return None, False
     if url is None:
         return default_store(), False
     return open_store(target), True

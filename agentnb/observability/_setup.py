@@ -8,12 +8,10 @@ import threading
 import warnings
 import weakref
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _telemetry
-from ..store import Store, default_store_url, store_backend
-from ..store._open import sqlite_path
+from ..store import Store, default_store_url, flush_before_reads, store_key
 from ._span_store import DEFAULT, SpanStore
 
 if TYPE_CHECKING:
@@ -50,6 +48,16 @@ def get_span_store() -> SpanStore | None:
     return _active["span_store"]
 
 
+def _flush_stored_spans() -> None:
+    """Write the spans this process traced so far to the run store (before ``agentnb.runs()`` reads it)."""
+    span_store = _active["span_store"]
+    if span_store is not None and span_store.persistent:
+        span_store.force_flush()
+
+
+flush_before_reads(_flush_stored_spans)
+
+
 def is_instrumentation_enabled() -> bool:
     """Whether agentnb emits spans and metrics."""
     return _telemetry.is_enabled()
@@ -82,9 +90,7 @@ def _target_key(store: Any) -> tuple[str, Any]:
     if isinstance(store, Store):
         return ("store", id(store))
     target = default_store_url() if store == DEFAULT else os.fspath(cast("str | os.PathLike[str]", store))
-    if store_backend(target) != "sqlite":
-        return ("url", target)
-    return ("path", str(Path(sqlite_path(target)).expanduser().resolve()))
+    return ("url", store_key(target))
 
 
 def _attach_span_store(provider: Any, span_store: SpanStore | bool, store: Any) -> SpanStore | None:

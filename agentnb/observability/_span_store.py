@@ -31,8 +31,7 @@ from .._telemetry import (
     GEN_AI_USAGE_OUTPUT_TOKENS,
     WORKFLOW_RUN_ID,
 )
-from ..store import MEMORY, SPAN_COLUMNS, Store, default_store, default_store_url, open_store, redact_url, store_backend
-from ..store._open import sqlite_path
+from ..store import SPAN_COLUMNS, Store, default_store, default_store_url, open_store, redact_url, store_file
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -343,10 +342,7 @@ class SpanStore:
         if self._store is not None:
             return self._store.path
         url = self.store_url
-        if url is None or store_backend(url) != "sqlite":
-            return None
-        path = sqlite_path(url)
-        return None if path == MEMORY else Path(path).expanduser().resolve()
+        return None if url is None else store_file(url)
 
     @property
     def store_url(self) -> str | None:

@@ -8,25 +8,31 @@ from __future__ import annotations
 
 import copy
 import inspect
-import json
 from collections.abc import Mapping
 from typing import Any, Literal, NoReturn, cast
 
 from .._json import is_json_array, is_json_object
-from .._tools import result_to_text
-from .._types import Content, UsageDetails
+from .._provider_wire import (
+    arguments_text,
+    error_code,
+    function_result_text,
+    is_image,
+    retry_after,
+    service_error,
+    usage_details,
+)
+from .._types import Content
 from ..exceptions import (
     ContentFilterError,
-    RateLimitError,
-    ServiceAuthenticationError,
     ServiceConnectionError,
-    ServiceResponseError,
     ServiceTimeoutError,
 )
 
 __all__ = [
+    "arguments_text",
     "content_filter_error",
     "function_result_text",
+    "is_image",
     "map_openai_error",
     "response_format_schema",
     "retry_after",
@@ -35,9 +41,6 @@ __all__ = [
     "tool_specs",
     "usage_details",
 ]
-
-# Error codes providers use when their content filter blocks a request.
-_CONTENT_FILTER_CODES = frozenset({"content_filter", "content_policy_violation", "content_filtered"})
 
 
 # --- errors -------------------------------------------------------------------------------------------
@@ -50,65 +53,6 @@ def _server_message(error: Any) -> str:
         if isinstance(message, str) and message:
             return message
     return str(getattr(error, "message", None) or error)
-
-
-def _error_code(error: Any) -> str | None:
-    body = getattr(error, "body", None)
-    code = getattr(error, "code", None) or (body.get("code") if is_json_object(body) else None)
-    return str(code) if code else None
-
-
-# Error codes gateways and OpenAI-compatible servers send for the same failures as HTTP 401/403 and 429.
-_AUTH_CODES = frozenset(
-    {"invalid_api_key", "authentication_error", "invalid_authentication", "permission_denied", "permission_error"}
-)
-_RATE_LIMIT_CODES = frozenset({"rate_limit_exceeded", "rate_limit_error", "too_many_requests", "insufficient_quota"})
-
-
-def retry_after(error: Any) -> float | None:
-    """Seconds the server asked to wait (``retry-after-ms`` or ``retry-after`` in seconds), if it said."""
-    headers = getattr(getattr(error, "response", None), "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            seconds = float(raw) * scale
-        except ValueError:
-            import email.utils
-            import time
-
-            try:  # an HTTP date
-                seconds = email.utils.parsedate_to_datetime(raw).timestamp() - time.time()
-            except (TypeError, ValueError):
-                continue
-        return max(0.0, seconds)
-    return None
-
-
-def service_error(
-    text: str,
-    *,
-    status: int | None = None,
-    code: str | None = None,
-    body: Any = None,
-    retry_after: float | None = None,
-    key_hint: str = "OPENAI_API_KEY / api_key=...",
-) -> ServiceResponseError:
-    """The typed error for a provider's failure, by HTTP status or error code.
-
-    One mapping for every path: an HTTP error, an error chunk inside a Chat Completions stream, and a
-    ``response.failed`` / ``error`` event inside a Responses stream type the same failure the same way.
-    """
-    if code in _CONTENT_FILTER_CODES:
-        return ContentFilterError(text, status_code=status, body=body)
-    if status in (401, 403) or code in _AUTH_CODES:
-        return ServiceAuthenticationError(text + f" (check {key_hint})", status_code=status, body=body)
-    if status == 429 or code in _RATE_LIMIT_CODES:
-        return RateLimitError(text, status_code=status, body=body, retry_after=retry_after)
-    return ServiceResponseError(text, status_code=status, body=body)
 
 
 def map_openai_error(error: BaseException, *, api: str, partial_text: str | None = None) -> NoReturn:
@@ -147,7 +91,7 @@ def map_openai_error(error: BaseException, *, api: str, partial_text: str | None
         raise service_error(
             text,
             status=status,
-            code=_error_code(error),
+            code=error_code(error),
             body=getattr(error, "body", None),
             retry_after=retry_after(error),
         ) from error
@@ -164,31 +108,6 @@ def content_filter_error(api: str, *, partial_text: str, body: Any = None) -> Co
 
 
 # --- usage --------------------------------------------------------------------------------------------
-
-
-def usage_details(
-    input_tokens: int | None,
-    output_tokens: int | None,
-    total_tokens: int | None,
-    *,
-    cached_tokens: int | None = None,
-    reasoning_tokens: int | None = None,
-) -> UsageDetails:
-    """Usage in agentnb's keys; cached and reasoning counts go in extra keys when reported."""
-    details: dict[str, Any] = {}
-    if input_tokens is not None:
-        details["input_token_count"] = input_tokens
-    if output_tokens is not None:
-        details["output_token_count"] = output_tokens
-    if total_tokens is None and input_tokens is not None and output_tokens is not None:
-        total_tokens = input_tokens + output_tokens
-    if total_tokens is not None:
-        details["total_token_count"] = total_tokens
-    if cached_tokens:
-        details["cached_input_token_count"] = cached_tokens
-    if reasoning_tokens:
-        details["reasoning_token_count"] = reasoning_tokens
-    return cast(UsageDetails, details)
 
 
 # --- tools and formats --------------------------------------------------------------------------------
@@ -294,33 +213,11 @@ def response_format_schema(response_format: Any) -> tuple[str, dict[str, Any]] |
 # --- messages -----------------------------------------------------------------------------------------
 
 
-def function_result_text(content: Content) -> str:
-    """What the model sees for a tool result: the result as text; for a failed call without one, the error text.
-
-    A failed call whose result is set (the loop's "tool failed" without the exception's detail, see
-    ``include_detailed_errors``) sends only that result: the detail in ``exception`` is for the caller.
-    """
-    if content.exception and content.result is None:
-        return f"Error: {content.exception}"
-    return result_to_text(content.result)
-
-
 def data_uri(content: Content) -> str:
     uri = content.uri_or_data_uri
     if not uri:
         raise ValueError(f"{content!r} has no data or URI to send.")
     return uri
-
-
-def is_image(content: Content) -> bool:
-    media = content.media_type or ""
-    if media.startswith("image/"):
-        return True
-    return (
-        content.type == "uri"
-        and not media
-        and (content.uri or "").split("?")[0].lower().endswith((".png", ".jpg", ".jpeg", ".gif", ".webp"))
-    )
 
 
 def unsupported(content: Content, role: str, api: str) -> ValueError:
@@ -329,15 +226,6 @@ def unsupported(content: Content, role: str, api: str) -> ValueError:
         + (f" of type {content.media_type!r}" if content.media_type else "")
         + f" in a {role} message; send images (data or URL), PDFs, audio (wav/mp3) or text."
     )
-
-
-def arguments_text(arguments: Any) -> str:
-    """Function-call arguments as the JSON text the API expects."""
-    if arguments is None:
-        return "{}"
-    if isinstance(arguments, str):
-        return arguments or "{}"
-    return json.dumps(arguments)
 
 
 # ChatOptions keys both clients translate themselves; any other key that names a ``create()`` parameter

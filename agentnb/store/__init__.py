@@ -12,12 +12,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store
+from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store, Watermark
 from ._bulk import RunRecords
-from ._frame import runs
-from ._open import STORE_URL_ENV, default_store, default_store_url, open_store, redact_url, store_backend
+from ._checkpoints import CheckpointRow
+from ._experiments import ExperimentCaseRow, ExperimentRow
+from ._frame import flush_before_reads, runs
+from ._open import (
+    STORE_URL_ENV,
+    default_store,
+    default_store_url,
+    open_store,
+    redact_url,
+    store_backend,
+    store_exists,
+    store_file,
+    store_key,
+)
 from ._run_store import RunStore, default_store_path
+from ._runs import EventRow, RunRow, RunSummaryRow
 from ._schema import SCHEMA_VERSION
+from ._sessions import SessionRow
+from ._spans import SpanFilter, SpanFilterArgs, SpanRow, TraceRow
 
 if TYPE_CHECKING:
     from ._postgres import PostgresStore
@@ -28,17 +43,33 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPAN_COLUMNS",
     "STORE_URL_ENV",
+    "CheckpointRow",
+    "EventRow",
+    "ExperimentCaseRow",
+    "ExperimentRow",
     "PostgresStore",
     "RunRecords",
+    "RunRow",
     "RunStore",
+    "RunSummaryRow",
+    "SessionRow",
+    "SpanFilter",
+    "SpanFilterArgs",
+    "SpanRow",
     "Store",
+    "TraceRow",
+    "Watermark",
     "default_store",
     "default_store_path",
     "default_store_url",
+    "flush_before_reads",
     "open_store",
     "redact_url",
     "runs",
     "store_backend",
+    "store_exists",
+    "store_file",
+    "store_key",
 ]
 
 

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from .._gc import gc_paused
+from ._backend import Backend
+from ._runs import EventRow, RunRow
+from ._spans import SpanRow
 
-__all__ = ["RUN_PARTS", "RunPart", "RunRecords", "read_runs"]
+__all__ = ["RUN_PARTS", "BulkTables", "RunPart", "RunRecords", "read_runs"]
 
 RunPart = Literal["run", "events", "spans"]
 """What :func:`read_runs` reads of each run: its row, its events, its spans."""
@@ -74,9 +77,34 @@ class RunRecords(TypedDict):
         spans: Its spans in start order (as ``Store.list_spans`` gives them, JSON columns decoded).
     """
 
-    run: dict[str, Any] | None
-    events: list[dict[str, Any]]
-    spans: list[dict[str, Any]]
+    run: RunRow | None
+    events: list[EventRow]
+    spans: list[SpanRow]
+
+
+class BulkTables(Backend):
+    """Many runs with their events and spans at once: the part of :class:`~agentnb.store.Store` that reads
+    across kinds for batch work (datasets from runs, spans for evaluation cases)."""
+
+    def read_runs(
+        self,
+        run_ids: Sequence[str],
+        *,
+        parts: Collection[RunPart] | RunPart = ("run", "events"),
+        event_types: Sequence[str] | None = None,
+    ) -> dict[str, RunRecords]:
+        """Read many runs with their events and spans: one query per kind for up to 500 runs, not one per run.
+
+        Args:
+            run_ids: The runs; each gets an entry, in this order (``run`` is ``None`` for one not stored).
+            parts: What to read of each: ``"run"`` (its row), ``"events"``, ``"spans"``.
+            event_types: Only events of these types.
+
+        Returns:
+            ``{run_id: {"run": ..., "events": [...], "spans": [...]}}`` in the shapes of :meth:`get_run`,
+            :meth:`list_events` and :meth:`list_spans`; a part not asked for stays ``None`` / empty.
+        """
+        return read_runs(self._read, run_ids, parts=parts, event_types=event_types)
 
 
 def _chunks(ids: list[str]) -> Iterator[list[str]]:
@@ -120,17 +148,17 @@ def _read(
             for row in query(_RUNS_SQL, chunk):
                 run = dict(zip(_RUN_COLUMNS, row, strict=True))
                 run["metadata"] = loads(run["metadata"])
-                out[run["run_id"]]["run"] = run
+                out[run["run_id"]]["run"] = cast("RunRow", run)
         if "events" in parts:
             for row in query(events_sql, [*chunk, *types]):
-                out[row[1]]["events"].append(dict(zip(_EVENT_COLUMNS, row, strict=True)))
+                out[row[1]]["events"].append(cast("EventRow", dict(zip(_EVENT_COLUMNS, row, strict=True))))
         if "spans" in parts:
             for row in query(_SPANS_SQL, chunk):
                 span = dict(zip(_SPAN_COLUMNS, row, strict=True))
                 span["attributes"] = _decode(span["attributes"], loads)
                 span["events"] = _decode(span["events"], loads)
                 span["resource"] = _decode(span["resource"], loads)
-                out[span["run_id"]]["spans"].append(span)
+                out[span["run_id"]]["spans"].append(cast("SpanRow", span))
     if "spans" in parts:
         for records in out.values():
             records["spans"].sort(key=_start)
@@ -146,5 +174,5 @@ def _decode(text: str, loads: Callable[[str], Any]) -> Any:
     return loads(text)
 
 
-def _start(span: dict[str, Any]) -> int:
+def _start(span: SpanRow) -> int:
     return span["start_ns"]

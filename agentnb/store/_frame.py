@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._provenance import cell_label
@@ -12,21 +12,21 @@ from ._base import RUN_SUMMARY_COLUMNS, Store
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["runs"]
+__all__ = ["flush_before_reads", "runs"]
 
 
-def _write_traced_spans() -> None:
-    """Write the spans this process traced so far, so a run that just ended shows its tokens.
+_flushes: list[Callable[[], None]] = []
 
-    A run's tokens are summed from its stored model-call spans, and the span writer batches them off the hot path.
+
+def flush_before_reads(flush: Callable[[], None]) -> None:
+    """Have :func:`runs` call ``flush`` before it reads, so writes a layer above batches are in the result.
+
+    A run's tokens are summed from its stored model-call spans, and the span writer (``agentnb.observability``)
+    batches them off the hot path: it registers its flush here when it loads, so a run that just ended shows
+    its tokens while the store never imports the layer that writes spans. Registering twice is harmless.
     """
-    if "agentnb.observability" not in sys.modules:  # nothing traced here; never load it just to ask
-        return
-    from agentnb.observability import get_span_store
-
-    span_store = get_span_store()
-    if span_store is not None and span_store.persistent:
-        span_store.force_flush()
+    if flush not in _flushes:
+        _flushes.append(flush)
 
 
 def runs(
@@ -65,7 +65,8 @@ def runs(
 
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}.")
-    _write_traced_spans()
+    for flush in _flushes:
+        flush()
     owned = store is not None and not isinstance(store, Store)
     target = default_store() if store is None else store if isinstance(store, Store) else open_store(store)
     try:

@@ -17,7 +17,17 @@ from ..exceptions import StoreError
 from ._base import MEMORY, Store
 from ._run_store import RunStore, default_store_path
 
-__all__ = ["STORE_URL_ENV", "default_store", "default_store_url", "open_store", "redact_url", "store_backend"]
+__all__ = [
+    "STORE_URL_ENV",
+    "default_store",
+    "default_store_url",
+    "open_store",
+    "redact_url",
+    "store_backend",
+    "store_exists",
+    "store_file",
+    "store_key",
+]
 
 STORE_URL_ENV = "AGENTNB_STORE_URL"
 """The environment variable that selects the default store."""
@@ -61,6 +71,38 @@ def sqlite_path(url: str) -> str:
     if rest in ("", "/", MEMORY, "/" + MEMORY):
         return MEMORY
     return rest
+
+
+def store_file(url: str) -> Path | None:
+    """Return the database file a store URL names on this machine (``None`` for in-memory and server stores).
+
+    What another process of this machine opens to share the store; the path is absolute.
+    """
+    if store_backend(url) != "sqlite":
+        return None
+    path = sqlite_path(url)
+    return None if path == MEMORY else Path(path).expanduser().resolve()
+
+
+def store_key(url: str) -> str:
+    """Return what identifies the data a store URL reaches: its database file, else the URL itself.
+
+    Two spellings of one SQLite file (relative, ``sqlite:///``, ``~``) give the same key.
+    """
+    path = store_file(url)
+    return url if path is None else str(path)
+
+
+def store_exists(url: str) -> bool:
+    """Whether a store URL reaches stored data without creating it: an existing SQLite file, or a server.
+
+    A reader asks this first, so that reading never leaves an empty database file behind; an in-memory URL
+    holds nothing another store could read.
+    """
+    if store_backend(url) != "sqlite":
+        return True
+    path = store_file(url)
+    return path is not None and path.exists()
 
 
 def redact_url(url: str) -> str:
@@ -120,10 +162,9 @@ _defaults_lock = threading.Lock()
 
 def _default_key() -> tuple[int, str]:
     url = default_store_url()
-    if store_backend(url) == "sqlite":
-        path = sqlite_path(url)
-        url = path if path == MEMORY else str(Path(path).expanduser().resolve())
-    return (os.getpid(), url)
+    if store_backend(url) == "sqlite" and sqlite_path(url) == MEMORY:
+        return (os.getpid(), MEMORY)
+    return (os.getpid(), store_key(url))
 
 
 def default_store() -> Store:

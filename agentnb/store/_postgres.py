@@ -33,7 +33,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from typing_extensions import LiteralString
 
 from ..exceptions import StoreError
-from ._base import SPAN_COLUMNS, Store
+from ._base import SPAN_COLUMNS, Store, Watermark
 from ._loop_pool import LoopPool
 from ._open import redact_url
 from ._program import Program, Statement, adrive, drive, perform
@@ -186,7 +186,7 @@ class PostgresStore(Store):
         self._where_text = _describe(url)
         self._timeout = timeout
         self._closed = False
-        self._marks: dict[str, Any] | None = None
+        self._marks: Watermark | None = None
         self._dirty = threading.Event()
         self._listener: threading.Thread | None = None
         self._listening = False
@@ -419,7 +419,7 @@ class PostgresStore(Store):
 
     # ------------------------------------------------------------------ live changes
 
-    def watermark(self) -> dict[str, Any]:
+    def watermark(self) -> Watermark:
         """Return the change markers (see :meth:`Store.watermark`), from memory while nothing changed.
 
         The first call starts a listener thread (``LISTEN agentnb_store``); afterwards the markers are
@@ -428,11 +428,11 @@ class PostgresStore(Store):
         """
         self._ensure_listener()
         if self._listening and self._marks is not None and not self._dirty.is_set():
-            return dict(self._marks)
+            return self._marks.copy()
         self._dirty.clear()
         marks = super().watermark()
         self._marks = marks
-        return dict(marks)
+        return marks.copy()
 
     def wait_for_change(self, timeout: float) -> bool:
         """Block until another write is notified (``True``) or ``timeout`` seconds pass (``False``)."""

@@ -11,9 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from typing_extensions import Unpack
+
 from .._files import create_private_file
 from ..exceptions import StoreError
 from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
+from ._spans import SpanFilter, SpanFilterArgs
 
 __all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path", "to_iso", "to_ns"]
 
@@ -192,14 +195,7 @@ class RunStore(Store):
                 raise StoreError(f"Cannot read the run store at {self._where()}: {e}") from e
 
     def select_span_columns(
-        self,
-        columns: Sequence[str],
-        *,
-        trace_id: str | Sequence[str] | None = None,
-        agent_name: str | None = None,
-        start: Any = None,
-        end: Any = None,
-        last_traces: int | None = None,
+        self, columns: Sequence[str], where: SpanFilter | None = None, **filters: Unpack[SpanFilterArgs]
     ) -> dict[str, Any] | None:
         """Return chosen span columns as pyarrow arrays, in id order, or ``None`` (see the base method).
 
@@ -208,15 +204,13 @@ class RunStore(Store):
         """
         from ._columns import read_span_columns
 
-        where, params = self._span_filters(
-            trace_id=trace_id, agent_name=agent_name, start=start, end=end, last_traces=last_traces
-        )
+        conditions, params = SpanFilter.of(where, filters).conditions(self._trace_key)
         with self._lock:
             conn = self._check_open()
             try:
                 conn.execute("BEGIN")
                 try:
-                    return read_span_columns(conn, columns, where, params)
+                    return read_span_columns(conn, columns, conditions, params)
                 finally:
                     conn.execute("COMMIT")  # nothing was written: this ends the read transaction
             except sqlite3.Error as e:

@@ -24,9 +24,9 @@ agent call, streaming and approval handling.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from .._agents import SupportsAgentRun
 from .._approval_driver import ApprovalDriver
@@ -110,6 +110,10 @@ class AgentExecutor(Executor):
             ``id``) when checkpoints must resume in another process: ids are part of the graph signature.
         output_response: Yield the agent's answer (its response, or its updates when streaming) as a workflow
             output (the default ``True``, as the reference); ``False`` only sends it on.
+        context_mode: What an :class:`AgentExecutorResponse` from the previous agent adds to the conversation:
+            ``"full"`` (default: the whole conversation so far), ``"last_agent"`` (that agent's response only)
+            or ``"custom"`` (what ``context_filter`` keeps of the whole conversation).
+        context_filter: ``(conversation) -> messages``, required with ``context_mode="custom"``.
 
     Example:
         >>> from agentnb import Agent
@@ -121,10 +125,25 @@ class AgentExecutor(Executor):
         'A draft.'
     """
 
-    def __init__(self, agent: SupportsAgentRun, *, id: str | None = None, output_response: bool = True) -> None:
+    def __init__(
+        self,
+        agent: SupportsAgentRun,
+        *,
+        id: str | None = None,
+        output_response: bool = True,
+        context_mode: Literal["full", "last_agent", "custom"] | None = None,
+        context_filter: Callable[[list[Message]], list[Message]] | None = None,
+    ) -> None:
         super().__init__(id or getattr(agent, "name", None) or agent.id)
+        mode = context_mode or "full"
+        if mode not in ("full", "last_agent", "custom"):
+            raise ValueError(f"context_mode must be one of 'full', 'last_agent' or 'custom', got {context_mode!r}.")
+        if mode == "custom" and context_filter is None:
+            raise ValueError("context_filter must be provided when context_mode is 'custom'.")
         self.agent = agent
         self.output_response = output_response
+        self.context_mode = mode
+        self.context_filter = context_filter
         self._conversation: list[Message] = []
         self._approvals = ApprovalGate()
 
@@ -156,11 +175,18 @@ class AgentExecutor(Executor):
 
     @handler
     async def from_response(self, response: AgentExecutorResponse, ctx: AgentCtx) -> None:
-        """The previous agent's answer: continue its full conversation."""
-        if response.full_conversation is not None:
-            self._conversation = list(response.full_conversation)
-        else:
+        """The previous agent's answer: continue its conversation as ``context_mode`` says.
+
+        ``"full"`` (default) takes over the whole conversation so far; ``"last_agent"`` adds only that agent's
+        response to what this executor holds; ``"custom"`` takes what ``context_filter`` keeps of the whole.
+        """
+        if response.full_conversation is None or self.context_mode == "last_agent":
             self._conversation.extend(response.agent_response.messages)
+        elif self.context_mode == "custom":
+            assert self.context_filter is not None  # checked in __init__
+            self._conversation = list(self.context_filter(list(response.full_conversation)))
+        else:
+            self._conversation = list(response.full_conversation)
         await self._respond(ctx)
 
     @handler

@@ -1,8 +1,8 @@
 """``WorkflowBuilder``: wire executors (or agents) into a validated :class:`Workflow`.
 
 ``build()`` rejects graphs that cannot work, naming the executors involved: a missing start executor,
-two executors with one id, duplicate edges, executors the start cannot reach, and edges whose source
-never sends a type the target accepts (checked from the handlers' type hints).
+two executors with one id, and what :func:`validate_workflow_graph` refuses (duplicate edges, executors the
+start cannot reach, edges whose source sends no type the target accepts, output executors not in the graph).
 
 Agents placed in the graph directly are wrapped in an :class:`AgentExecutor` (one per agent object).
 """
@@ -28,7 +28,7 @@ from ._edges import (
     graph_signature,
 )
 from ._executor import Executor, FunctionExecutor
-from ._typing_utils import describe
+from ._validation import validate_workflow_graph
 from ._workflow import Workflow
 
 if TYPE_CHECKING:
@@ -253,7 +253,28 @@ class WorkflowBuilder:
             return None
         if isinstance(nodes, str):
             raise ValueError(f"{what} must be a list of executors or 'all'/'all_other', got {nodes!r}.")
-        return {self._node(n) for n in nodes}
+        return {self._known(n, what) for n in nodes}
+
+    def _known(self, node: Node, what: str) -> str:
+        """The id of an executor already in the graph; naming one that is not is an error (as the reference)."""
+        if isinstance(node, str):
+            executor_id = node
+        elif isinstance(node, Executor):
+            executor_id = node.id
+        else:
+            wrapper = self._agent_wrappers.get(id(node))
+            executor_id = wrapper.id if wrapper is not None else str(getattr(node, "name", None) or node)
+            if wrapper is None:
+                executor_id = f"{executor_id} (an agent not added to the graph)"
+        if self._executors.get(executor_id) is None or (
+            isinstance(node, Executor) and self._executors[executor_id] is not node
+        ):
+            kind = "Output" if what == "output_from" else "Intermediate"
+            raise WorkflowValidationError(
+                f"{kind} executor {executor_id!r} is not present in the workflow graph (named in {what}; "
+                f"executors: {sorted(self._executors)})."
+            )
+        return executor_id
 
     def build(self) -> Workflow:
         """Validate the graph and return the :class:`Workflow`.
@@ -269,10 +290,10 @@ class WorkflowBuilder:
         start = self._start
         if not executors[start].handler_specs:
             raise WorkflowValidationError(f"Start executor {start!r} has no @handler, so it cannot take any input.")
-        self._check_duplicates()
-        self._check_reachable(start)
-        self._check_types()
         output_from, intermediate = self._output_selection()
+        validate_workflow_graph(
+            self._groups, executors, executors[start], sorted(output_from or ()), sorted(intermediate or ())
+        )
         ordered = {start: executors[start], **{k: v for k, v in executors.items() if k != start}}
         signature = graph_signature(start, {k: _executor_kind(v) for k, v in ordered.items()}, self._groups)
         return Workflow(
@@ -290,71 +311,6 @@ class WorkflowBuilder:
             graph_signature=signature,
         )
 
-    def _check_duplicates(self) -> None:
-        seen: dict[tuple[str, str], str] = {}
-        for group in self._groups:
-            for edge in group.edges():
-                if edge in seen:
-                    raise WorkflowValidationError(
-                        f"Duplicate edge {edge[0]!r} -> {edge[1]!r} (added by {seen[edge]} and by {group.kind}); "
-                        "connect two executors once, with a condition or switch-case if routing varies."
-                    )
-                seen[edge] = group.kind
-
-    def _check_reachable(self, start: str) -> None:
-        adjacency: dict[str, list[str]] = {}
-        for group in self._groups:
-            for s, t in group.edges():
-                adjacency.setdefault(s, []).append(t)
-        seen = {start}
-        stack = [start]
-        while stack:
-            for nxt in adjacency.get(stack.pop(), ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        unreachable = [e for e in self._executors if e not in seen]
-        if unreachable:
-            raise WorkflowValidationError(
-                f"Executors {unreachable} cannot be reached from the start executor {start!r}; connect them with "
-                "an edge or remove them."
-            )
-
-    def _check_types(self) -> None:
-        executors = self._executors
-        for group in self._groups:
-            if isinstance(group, FanInEdgeGroup):
-                target = executors[group.target]
-                sent: list[Any] = []
-                for s in group.sources:
-                    sent.extend(self._sent_types(s, group.target))
-                if Any in sent or any(target.accepts(list[t]) for t in sent):  # type: ignore[valid-type]
-                    continue
-                raise WorkflowValidationError(
-                    f"Fan-in target {group.target!r} receives a list of what {group.sources} send "
-                    f"({' | '.join(describe(t) for t in sent)}), but it accepts only "
-                    f"{' | '.join(describe(t) for t in target.input_types)}; add a handler for list[...] there."
-                )
-            for s, t in group.edges():
-                sent = self._sent_types(s, t)
-                if Any in sent:
-                    continue
-                if not any(executors[t].accepts(hint) for hint in sent):
-                    raise WorkflowValidationError(
-                        f"Type mismatch on edge {s!r} -> {t!r}: {s!r} sends "
-                        f"{' | '.join(describe(x) for x in sent)} but {t!r} accepts "
-                        f"{' | '.join(describe(x) for x in executors[t].input_types) or 'nothing'}."
-                    )
-
-    def _sent_types(self, source: str, target: str) -> list[Any]:
-        sent = self._executors[source].output_types
-        if not sent:
-            raise WorkflowValidationError(
-                f"Executor {source!r} has an edge to {target!r} but never sends anything: its handlers' "
-                "WorkflowContext hints declare no message type (use WorkflowContext[T] to send T)."
-            )
-        return sent
-
 
 def _is_agent(node: Any) -> bool:
     from .._agents import SupportsAgentRun
@@ -366,4 +322,9 @@ def _executor_kind(executor: Executor) -> str:
     kind = type_id(type(executor))
     if isinstance(executor, FunctionExecutor):
         kind += "/" + str(getattr(executor.func, "__qualname__", ""))
+    inner = getattr(executor, "workflow", None)
+    if isinstance(inner, Workflow):
+        # A nested workflow's structure is part of its node: a checkpoint of the outer graph must not resume
+        # over a changed inner one (its paused state would be restored into different executors).
+        kind += "/" + inner.graph_signature
     return kind

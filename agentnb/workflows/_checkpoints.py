@@ -37,7 +37,7 @@ from .._serialization import decode, encode, parse_json, resolve_type, type_id
 from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store import CheckpointRow, Store
 
 __all__ = [
     "CheckpointInfo",
@@ -147,14 +147,20 @@ class PendingRequest:
         )
 
 
-@dataclass
+@dataclass(init=False)
 class WorkflowCheckpoint:
     """The complete state of a run after a superstep (see the module docstring).
+
+    The constructor also takes the reference's names: ``graph_signature_hash`` (for ``graph_signature``),
+    ``previous_checkpoint_id`` (``parent_id``), ``iteration_count`` (``step``) and ``timestamp``
+    (``created_at``); ``checkpoint_id`` defaults to a new id, as there.
 
     Example:
         >>> cp = WorkflowCheckpoint(checkpoint_id="c1", workflow_name="demo", graph_signature="abc", run_id="r1")
         >>> WorkflowCheckpoint.from_json(cp.to_json()).checkpoint_id
         'c1'
+        >>> WorkflowCheckpoint(workflow_name="demo", graph_signature_hash="abc").graph_signature
+        'abc'
     """
 
     checkpoint_id: str
@@ -172,6 +178,55 @@ class WorkflowCheckpoint:
     state: str = "in_progress"
     metadata: dict[str, Any] = field(default_factory=dict)
     version: int = CHECKPOINT_FORMAT_VERSION
+
+    def __init__(
+        self,
+        checkpoint_id: str | None = None,
+        workflow_name: str = "",
+        graph_signature: str | None = None,
+        run_id: str = "",
+        parent_id: str | None = None,
+        step: int = 0,
+        created_at: str | None = None,
+        pending_messages: list[PendingMessage] | None = None,
+        executor_states: dict[str, Any] | None = None,
+        shared_state: dict[str, Any] | None = None,
+        pending_requests: dict[str, PendingRequest] | None = None,
+        fan_in_buffers: dict[str, dict[str, list[Any]]] | None = None,
+        state: str = "in_progress",
+        metadata: dict[str, Any] | None = None,
+        version: int = CHECKPOINT_FORMAT_VERSION,
+        *,
+        graph_signature_hash: str | None = None,
+        previous_checkpoint_id: str | None = None,
+        iteration_count: int | None = None,
+        timestamp: str | None = None,
+    ) -> None:
+        for ours, theirs, label in (
+            (graph_signature, graph_signature_hash, "graph_signature"),
+            (parent_id, previous_checkpoint_id, "parent_id"),
+            (created_at, timestamp, "created_at"),
+        ):
+            if ours is not None and theirs is not None and ours != theirs:
+                raise ValueError(f"{label} and its reference name were both given, with different values.")
+        signature = graph_signature if graph_signature is not None else graph_signature_hash
+        if signature is None:
+            raise TypeError("WorkflowCheckpoint needs graph_signature (or graph_signature_hash).")
+        self.checkpoint_id = checkpoint_id if checkpoint_id is not None else new_id()
+        self.workflow_name = workflow_name
+        self.graph_signature = signature
+        self.run_id = run_id
+        self.parent_id = parent_id if parent_id is not None else previous_checkpoint_id
+        self.step = step if iteration_count is None else iteration_count
+        self.created_at = created_at or timestamp or utc_now()
+        self.pending_messages = list(pending_messages) if pending_messages is not None else []
+        self.executor_states = executor_states if executor_states is not None else {}
+        self.shared_state = shared_state if shared_state is not None else {}
+        self.pending_requests = pending_requests if pending_requests is not None else {}
+        self.fan_in_buffers = fan_in_buffers if fan_in_buffers is not None else {}
+        self.state = state
+        self.metadata = metadata if metadata is not None else {}
+        self.version = version
 
     @property
     def previous_checkpoint_id(self) -> str | None:
@@ -304,6 +359,18 @@ class CheckpointInfo:
     parent_id: str | None
     step: int
     created_at: str
+
+    @classmethod
+    def from_row(cls, row: CheckpointRow) -> CheckpointInfo:
+        """The metadata of a checkpoint the run store lists (what the DevUI and run-store storage show)."""
+        return cls(
+            checkpoint_id=row["checkpoint_id"],
+            workflow_name=row["workflow_name"] or "",
+            run_id=row["run_id"] or "",
+            parent_id=row["parent_id"],
+            step=int(row["step"] or 0),
+            created_at=str(row["created_at"] or ""),
+        )
 
 
 def _parse(text: str | bytes, where: str) -> WorkflowCheckpoint:
@@ -573,17 +640,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
         self, *, workflow_name: str | None = None, run_id: str | None = None
     ) -> list[CheckpointInfo]:
         rows = await self.store.alist_checkpoints(run_id=run_id, workflow_name=workflow_name)
-        infos = [
-            CheckpointInfo(
-                checkpoint_id=r["checkpoint_id"],
-                workflow_name=r["workflow_name"],
-                run_id=r["run_id"],
-                parent_id=r.get("parent_id"),
-                step=int(r.get("step") or 0),
-                created_at=str(r.get("created_at") or ""),
-            )
-            for r in rows
-        ]
+        infos = [CheckpointInfo.from_row(r) for r in rows]
         return _filter(infos, workflow_name, run_id)
 
     async def delete(self, checkpoint_id: str) -> bool:

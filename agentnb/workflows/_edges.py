@@ -33,6 +33,8 @@ from ..exceptions import WorkflowRunError
 __all__ = [
     "Case",
     "Default",
+    "Edge",
+    "EdgeCondition",
     "EdgeGroup",
     "FanInEdgeGroup",
     "FanOutEdgeGroup",
@@ -42,6 +44,8 @@ __all__ = [
 ]
 
 Condition = Callable[[Any], Any]
+#: A condition on an edge: takes the message, returns a bool (or an awaitable of one). The reference's name.
+EdgeCondition: TypeAlias = Callable[[Any], "bool | Awaitable[bool]"]
 SelectionFunc = Callable[[Any, list[str]], Any]
 
 
@@ -49,6 +53,74 @@ def _callable_name(func: Callable[..., Any] | None, fallback: str) -> str:
     # Lambdas and callable objects without a useful name get a generic label.
     name = getattr(func, "__name__", None)
     return fallback if not name or name == "<lambda>" else name
+
+
+class Edge:
+    """One directed edge of a group, as the reference names it: ``source_id -> target_id``, maybe conditional.
+
+    Graph validation reads edges through this (:meth:`EdgeGroup.edge_list`); routing goes through the groups.
+
+    Example:
+        >>> edge = Edge("fetch", "parse", condition=lambda data: bool(data))
+        >>> edge.id, edge.has_condition, edge.condition_name
+        ('fetch->parse', True, '<lambda>')
+    """
+
+    ID_SEPARATOR = "->"
+    __slots__ = ("_condition", "condition_name", "source_id", "target_id")
+
+    def __init__(
+        self,
+        source_id: str,
+        target_id: str,
+        condition: EdgeCondition | None = None,
+        *,
+        condition_name: str | None = None,
+    ) -> None:
+        if not source_id:
+            raise ValueError("Edge source_id must be a non-empty string.")
+        if not target_id:
+            raise ValueError("Edge target_id must be a non-empty string.")
+        self.source_id = source_id
+        self.target_id = target_id
+        self._condition = condition
+        if condition_name is None and condition is not None:
+            condition_name = getattr(condition, "__name__", None) or "<callable>"
+        self.condition_name = condition_name
+
+    @property
+    def id(self) -> str:
+        """``"source->target"``: unique within a valid workflow."""
+        return f"{self.source_id}{self.ID_SEPARATOR}{self.target_id}"
+
+    @property
+    def has_condition(self) -> bool:
+        """Whether a condition decides if a message takes this edge."""
+        return self._condition is not None
+
+    async def should_route(self, data: Any) -> bool:
+        """Whether ``data`` takes this edge: ``True`` without a condition, else what the condition answers."""
+        if self._condition is None:
+            return True
+        verdict = self._condition(data)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return bool(verdict)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Edge):
+            return NotImplemented
+        return (self.source_id, self.target_id, self.condition_name) == (
+            other.source_id,
+            other.target_id,
+            other.condition_name,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.source_id, self.target_id, self.condition_name))
+
+    def __repr__(self) -> str:
+        return f"Edge({self.source_id!r} -> {self.target_id!r}, condition_name={self.condition_name!r})"
 
 
 @dataclass(frozen=True)
@@ -116,6 +188,10 @@ class EdgeGroup:
         """Every (source, target) pair this group connects."""
         return [(s, t) for s in self.sources for t in self.targets]
 
+    def edge_list(self) -> list[Edge]:
+        """This group's edges as :class:`Edge` objects (the reference's ``EdgeGroup.edges``)."""
+        return [Edge(s, t) for s, t in self.edges()]
+
     @property
     def conditional(self) -> bool:
         """Whether delivery depends on a condition or selection function (drawn dashed)."""
@@ -169,6 +245,9 @@ class SingleEdgeGroup(EdgeGroup):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "condition": self.condition is not None}
+
+    def edge_list(self) -> list[Edge]:
+        return [Edge(self.sources[0], self.targets[0], self.condition)]
 
     def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
         only = self.targets[0]

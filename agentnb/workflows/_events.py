@@ -46,6 +46,7 @@ from .._types import AgentResponse, AgentResponseUpdate
 __all__ = [
     "WorkflowErrorDetails",
     "WorkflowEvent",
+    "WorkflowEventSource",
     "WorkflowEventType",
     "WorkflowRunResult",
     "WorkflowRunState",
@@ -129,6 +130,30 @@ class WorkflowErrorDetails:
         return cls(**data)
 
 
+class WorkflowEventSource(str, enum.Enum):
+    """Who emitted an event: the runner itself (``FRAMEWORK``) or an executor's code (``EXECUTOR``)."""
+
+    FRAMEWORK = "FRAMEWORK"
+    EXECUTOR = "EXECUTOR"
+
+
+#: The event types only the runner emits; every other event comes from an executor (its context).
+_FRAMEWORK_EVENTS = frozenset(
+    {
+        "started",
+        "status",
+        "failed",
+        "error",
+        "warning",
+        "superstep_started",
+        "superstep_completed",
+        "executor_invoked",
+        "executor_completed",
+        "executor_failed",
+    }
+)
+
+
 # Default Any: an event named only by its type carries whatever its emitter put in it.
 DataT = TypeVar("DataT", default=Any)
 
@@ -188,6 +213,11 @@ class WorkflowEvent(Generic[DataT]):
     def request_type(self) -> type[Any] | None:
         """For ``request_info`` events: the type of the request payload (``None`` for other events)."""
         return cast("type[Any]", type(self.data)) if self.type == "request_info" else None
+
+    @property
+    def origin(self) -> WorkflowEventSource:
+        """Whether the runner (lifecycle, supersteps, executor bookkeeping) or an executor emitted the event."""
+        return WorkflowEventSource.FRAMEWORK if self.type in _FRAMEWORK_EVENTS else WorkflowEventSource.EXECUTOR
 
     @property
     def iteration(self) -> int | None:

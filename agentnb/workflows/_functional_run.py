@@ -25,6 +25,7 @@ from .._types import AgentResponse, AgentResponseUpdate
 from ..exceptions import CheckpointMismatchError, SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState, safe_encode
+from ._failure import run_failure
 from ._runner import StoreRecorder
 from ._typing_utils import describe, matches
 
@@ -302,7 +303,7 @@ class FunctionalRun:
             if isinstance(e, WorkflowRunError):
                 raise
             where = f"in step {failed_step!r}" if failed_step is not None else "in its own code"
-            raise WorkflowRunError(f"Workflow {workflow.name!r} failed {where}: {type(e).__name__}: {e}") from e
+            raise run_failure(e, f"Workflow {workflow.name!r} failed {where}: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
                 await self.recorder.close(status, error)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import Never
 
+from ..exceptions import HandlerSignatureError
 from ._context import WorkflowContext
 from ._typing_utils import flatten
 
@@ -42,6 +43,9 @@ class HandlerSpec:
     is_response: bool = False
     returns_message: bool = False
     bound: bool = False
+    #: A bare ``WorkflowContext`` hint declares nothing: edges from it are not type-checked (a warning at build)
+    #: and what it sends or yields is not checked at run time, as in the reference.
+    undeclared_context: bool = False
 
 
 def _mark(func: Any, kind: str, options: dict[str, Any]) -> Any:
@@ -119,19 +123,60 @@ def is_marked(obj: Any) -> tuple[str, dict[str, Any]] | None:
     return getattr(obj, _MARK, None)
 
 
-def context_types(hint: Any) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
-    """The (send, yield) types declared by a ``WorkflowContext[...]`` hint; ``None`` means anything."""
+def context_types(
+    hint: Any, where: str = "The context parameter"
+) -> tuple[tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """The (send, yield) types declared by a ``WorkflowContext[...]`` hint; ``None`` means anything.
+
+    Raises:
+        HandlerSignatureError: The hint is not ``WorkflowContext[...]``, or an argument is not a type (an
+            unresolved ``TypeVar``, or a value such as ``WorkflowContext[123]``), as the reference refuses.
+    """
     if hint is Any:
         return None, None
     origin = typing.get_origin(hint)
     if hint is WorkflowContext or origin is None:
         if hint is WorkflowContext or (isinstance(hint, type) and issubclass(hint, WorkflowContext)):
             return (), ()
-        raise TypeError(f"The context parameter must be hinted WorkflowContext[...], got {hint!r}.")
+        raise HandlerSignatureError(f"{where} must be hinted WorkflowContext[...], got {hint!r}.")
     if not (isinstance(origin, type) and issubclass(origin, WorkflowContext)):
-        raise TypeError(f"The context parameter must be hinted WorkflowContext[...], got {hint!r}.")
-    args = (*typing.get_args(hint), Never, Never)
+        raise HandlerSignatureError(f"{where} must be hinted WorkflowContext[...], got {hint!r}.")
+    given = typing.get_args(hint)
+    for name, arg in zip(("OutT", "W_OutT"), given, strict=False):
+        check_type_hint(arg, f"{where} {name}")
+    args = (*given, Never, Never)
     return _types_or_any(args[0]), _types_or_any(args[1])
+
+
+def has_typevar(hint: Any) -> bool:
+    """Whether ``hint`` is, or contains, a ``TypeVar`` (a generic executor's parameter left unresolved)."""
+    if isinstance(hint, TypeVar | typing.TypeVar):
+        return True
+    return any(has_typevar(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
+
+
+def _is_type_like(hint: Any) -> bool:
+    return (
+        hint is Any
+        or hint is None
+        or isinstance(hint, type)
+        or typing.get_origin(hint) is not None
+        or any(hint is n for n in (Never, typing.NoReturn))
+    )
+
+
+def check_type_hint(hint: Any, where: str) -> None:
+    """Refuse a hint a handler cannot be routed by: an unresolved ``TypeVar`` or a value that is not a type."""
+    if has_typevar(hint):
+        raise HandlerSignatureError(
+            f"{where} contains an unresolved TypeVar in {hint!r}. Use @handler(input=ConcreteType, "
+            "output=ConcreteType) with concrete types for parameterized executors."
+        )
+    invalid = [h for h in flatten(hint) if not _is_type_like(h)] if hint is not None else []
+    if invalid:
+        raise HandlerSignatureError(
+            f"{where} contains invalid type entries: {invalid!r}. Use proper types or typing generics."
+        )
 
 
 def _types_or_any(hint: Any) -> tuple[Any, ...] | None:
@@ -194,9 +239,22 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
     output_types: tuple[Any, ...] | None
     workflow_output_types: tuple[Any, ...] | None
     returns_message = False
+    explicit = any(options.get(k, _UNSET) is not _UNSET for k in ("input", "output", "workflow_output"))
+    undeclared = False
     if takes_ctx:
-        ctx_hint = hints.get(params[ctx_index].name, Any)
-        output_types, workflow_output_types = context_types(ctx_hint)
+        ctx_name = params[ctx_index].name
+        if ctx_name in hints:
+            ctx_hint = hints[ctx_name]
+            output_types, workflow_output_types = context_types(ctx_hint, f"Handler {name} {ctx_name}")
+            undeclared = ctx_hint is WorkflowContext and not explicit
+        elif explicit:
+            output_types, workflow_output_types = None, None  # the decorator says what it sends and yields
+        else:
+            raise HandlerSignatureError(
+                f"Handler {name} {ctx_name} must have a WorkflowContext, WorkflowContext[T] or WorkflowContext[T, U] "
+                "type annotation, where T is output message type and U is workflow output type (or pass output= "
+                "and workflow_output= to the decorator)."
+            )
     elif kind == "function":
         # A function without a context sends its return value, so its return hint is what it sends.
         returns_message = True
@@ -206,9 +264,21 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
     else:
         raise TypeError(f"Handler {name} must take a WorkflowContext parameter after the message.")
     if options.get("output", _UNSET) is not _UNSET:
+        check_type_hint(options["output"], f"Handler {name} output")
         output_types = _explicit(options["output"])
     if options.get("workflow_output", _UNSET) is not _UNSET:
+        check_type_hint(options["workflow_output"], f"Handler {name} workflow_output")
         workflow_output_types = _explicit(options["workflow_output"])
+    if has_typevar(input_type):
+        raise HandlerSignatureError(
+            f"Handler {name} has an unresolved TypeVar {input_type!r} as its message type. Use "
+            "@handler(input=ConcreteType, output=ConcreteType) with concrete types for parameterized executors."
+        )
+    if kind == "response_handler" and has_typevar(response_type):
+        raise HandlerSignatureError(
+            f"Response handler {name} has an unresolved TypeVar {response_type!r} as its response type; pass "
+            "response=ConcreteType to the decorator."
+        )
     return HandlerSpec(
         name=name,
         func=func,
@@ -220,4 +290,5 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
         is_response=kind == "response_handler",
         returns_message=returns_message,
         bound=bound,
+        undeclared_context=undeclared,
     )

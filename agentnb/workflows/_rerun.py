@@ -23,7 +23,7 @@ import contextlib
 import difflib
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ from ._runner import Delivery, RunContext
 from ._typing_utils import describe
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..store import EventRow, Store
     from ._executor import Executor
     from ._timetravel import CheckpointHistory
     from ._workflow import Workflow
@@ -571,7 +571,7 @@ async def _next_checkpoint(history: CheckpointHistory, checkpoint: WorkflowCheck
     return None
 
 
-def _decode_event(row: dict[str, Any]) -> WorkflowEvent:
+def _decode_event(row: Mapping[str, Any]) -> WorkflowEvent:
     data = row.get("data")
     try:
         value = json.loads(data) if isinstance(data, str) else data
@@ -582,7 +582,7 @@ def _decode_event(row: dict[str, Any]) -> WorkflowEvent:
     return WorkflowEvent(str(row["type"]), value, executor_id=row.get("executor_id"))
 
 
-def _superstep_window(rows: list[dict[str, Any]], after_checkpoint: str | None) -> list[dict[str, Any]] | None:
+def _superstep_window(rows: list[EventRow], after_checkpoint: str | None) -> list[EventRow] | None:
     """The events of the first superstep after ``after_checkpoint`` (``None``: from the run's start)."""
     start = 0
     if after_checkpoint is not None:
@@ -594,7 +594,7 @@ def _superstep_window(rows: list[dict[str, Any]], after_checkpoint: str | None) 
             return None
     for index in range(start, len(rows)):
         if rows[index]["type"] == "superstep_started":
-            window: list[dict[str, Any]] = []
+            window: list[EventRow] = []
             for row in rows[index + 1 :]:
                 if row["type"] in ("superstep_completed", "superstep_started"):
                     break

@@ -30,7 +30,9 @@ from .._provenance import run_metadata
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
+from ._eager import gather_eagerly
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
+from ._failure import run_failure
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -308,7 +310,7 @@ class RunContext:
             self._status(WorkflowRunState.FAILED)
             if isinstance(e, WorkflowRunError):
                 raise
-            raise WorkflowRunError(f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
+            raise run_failure(e, f"Workflow {workflow.name!r} failed: {type(e).__name__}: {e}") from e
         finally:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
@@ -351,9 +353,10 @@ class RunContext:
             _telemetry.end_span(span)
         for inv in invocations:
             if inv.error is not None:
-                raise WorkflowRunError(
+                raise run_failure(
+                    inv.error,
                     f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
-                    f"{type(inv.error).__name__}: {inv.error}"
+                    f"{type(inv.error).__name__}: {inv.error}",
                 ) from inv.error
         pending = self.pending
         shared = self.shared_state
@@ -406,7 +409,7 @@ class RunContext:
         if len(batches) == 1:
             ((target, items),) = batches.items()
             return [await self._invoke(executors[target], items)]
-        return list(await asyncio.gather(*(self._invoke(executors[t], items) for t, items in batches.items())))
+        return await gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
 
     async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
         inv = Invocation(self, executor)
@@ -466,7 +469,10 @@ class RunContext:
                 )
             args = (d.payload,)
         if spec.takes_ctx:
-            args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
+            if spec.undeclared_context:
+                args = (*args, WorkflowContext(inv, d.source_id, None, None))
+            else:
+                args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
         result = spec.func(*args) if spec.bound else spec.func(executor, *args)
         if inspect.isawaitable(result):
             result = await result

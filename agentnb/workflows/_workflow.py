@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._serialization import type_id
-from ..exceptions import CheckpointMismatchError, WorkflowError
+from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
 from ._edges import EdgeGroup
 from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
@@ -30,6 +30,7 @@ from ._runner import RunContext
 from ._typing_utils import describe
 
 if TYPE_CHECKING:
+    from .._sessions import ContextProvider
     from ..store import Store
     from ._workflow_agent import WorkflowAgent
 
@@ -112,6 +113,14 @@ class Workflow:
         """All executors, the start executor first."""
         return list(self.executors.values())
 
+    def get_output_executors(self) -> list[Executor]:
+        """The executors whose ``yield_output`` values are workflow outputs (all, unless ``output_from`` chose)."""
+        return [e for k, e in self.executors.items() if self._output_kinds[k] == "output"]
+
+    def get_intermediate_executors(self) -> list[Executor]:
+        """The executors whose yields are ``intermediate`` events (chosen by ``intermediate_output_from``)."""
+        return [e for k, e in self.executors.items() if self._output_kinds[k] == "intermediate"]
+
     @property
     def input_types(self) -> list[Any]:
         """The message types the workflow accepts as input (those of its start executor)."""
@@ -184,7 +193,13 @@ class Workflow:
 
         return WorkflowViz(self).to_svg()
 
-    def as_agent(self, name: str | None = None, *, description: str | None = None) -> WorkflowAgent:
+    def as_agent(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
+    ) -> WorkflowAgent:
         """Wrap this workflow as an agent (``await agent.run("...")`` runs the workflow).
 
         Example:
@@ -193,7 +208,7 @@ class Workflow:
         """
         from ._workflow_agent import WorkflowAgent
 
-        return WorkflowAgent(self, name=name, description=description)
+        return WorkflowAgent(self, name=name, description=description, context_providers=context_providers)
 
     # -- running ------------------------------------------------------------------------------------------
     @overload
@@ -301,10 +316,13 @@ class Workflow:
                 raise ValueError("responses answer a paused run; do not pass a new message with them.")
             start = self.get_start_executor()
             if not start.can_handle(message):
-                accepted = " | ".join(describe(t) for t in start.input_types)
-                raise TypeError(
-                    f"Workflow {self.name!r} starts at executor {start.id!r}, which accepts {accepted}; "
-                    f"got a {type(message).__qualname__}."
+                accepted = [describe(t) for t in start.input_types]
+                raise ExecutorInputError(
+                    f"Start executor {start.id!r} of workflow {self.name!r} cannot handle input of type "
+                    f"{type(message).__qualname__!r}; it accepts {' | '.join(accepted)}.",
+                    executor_id=start.id,
+                    accepted=accepted,
+                    got=type(message).__qualname__,
                 )
             for executor in self.executors.values():
                 executor.reset()

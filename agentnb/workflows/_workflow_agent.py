@@ -6,20 +6,27 @@ the reference: an ``AgentResponse`` output contributes its messages, an ``AgentR
 agent in the workflow) itself, a ``Message`` or ``list[Message]`` themselves, anything else its text. So an
 orchestration whose output is its last agent's reply answers with that reply only. ``intermediate`` events
 arrive as reasoning content (``response.text`` stays the output). Each update names its author (the agent,
-else the executor). A ``request_info`` request becomes a ``function_approval_request`` content whose ``id`` is
-the request id: answer it on the next run with ``request.to_function_approval_response(True)`` (the
-response is ``True``/``False``, or the approval content itself when the request expects a content), or with
-``Content.from_function_result(call_id=request_id, result=value)`` for any other value.
+else the executor). An inner agent's tool approval arrives as that agent's own ``function_approval_request``
+(the tool's name and arguments in ``function_call``); any other ``request_info`` request becomes a
+``function_approval_request`` content whose ``id`` is the request id. Answer either on the next run with
+``request.to_function_approval_response(True)`` (the response is ``True``/``False``, or the approval content
+itself when the request expects a content), or with ``Content.from_function_result(call_id=request_id,
+result=value)`` for any other value.
+
+``run(..., session=session)`` keeps the conversation across turns as an agent does: without a history
+provider of its own the agent keeps it in the session's memory, and each turn's workflow input is the earlier
+turns followed by the new messages.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agents import BaseAgent
 from .._json import is_json_array
+from .._sessions import ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from .._types import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream, normalize_messages
 from ._events import WorkflowEvent, safe_encode
 from ._typing_utils import matches
@@ -45,9 +52,20 @@ class WorkflowAgent(BaseAgent):
     """
 
     def __init__(
-        self, workflow: Workflow, *, name: str | None = None, description: str | None = None, id: str | None = None
+        self,
+        workflow: Workflow,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        id: str | None = None,
+        context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
     ) -> None:
-        super().__init__(id=id or f"workflow:{workflow.name}", name=name or workflow.name, description=description)
+        super().__init__(
+            id=id or f"workflow:{workflow.name}",
+            name=name or workflow.name,
+            description=description,
+            context_providers=context_providers,
+        )
         self.workflow = workflow
 
     def run(  # type: ignore[override]
@@ -60,7 +78,7 @@ class WorkflowAgent(BaseAgent):
     ) -> Any:
         """Run the workflow on ``messages``; ``stream=True`` returns a ``ResponseStream`` of updates."""
         response_stream: ResponseStream[AgentResponseUpdate, AgentResponse] = ResponseStream(
-            self._updates(messages, streaming=stream), self._finalize
+            self._updates(messages, streaming=stream, session=session), self._finalize
         )
         if stream:
             return response_stream
@@ -72,7 +90,11 @@ class WorkflowAgent(BaseAgent):
         return response
 
     def _responses_from(self, messages: list[Message]) -> tuple[dict[str, Any], list[Message]]:
-        pending = {e.request_id: e for e in self.workflow.pending_requests if e.request_id}
+        pending: dict[str | None, WorkflowEvent] = {}
+        for event in self.workflow.pending_requests:
+            pending[event.request_id] = event
+            if isinstance(event.data, Content) and event.data.type == "function_approval_request":
+                pending.setdefault(event.data.id, event)  # answered by the approval request's own id
         responses: dict[str, Any] = {}
         rest: list[Message] = []
         for message in messages:
@@ -80,9 +102,10 @@ class WorkflowAgent(BaseAgent):
             for content in message.contents:
                 if content.type == "function_approval_response" and content.id in pending:
                     request = pending[content.id]
-                    responses[content.id] = content if matches(content, request.response_type) else content.approved
+                    answer = content if matches(content, request.response_type) else content.approved
+                    responses[request.request_id or ""] = answer
                 elif content.type == "function_result" and content.call_id in pending:
-                    responses[content.call_id] = content.result
+                    responses[pending[content.call_id].request_id or ""] = content.result
                 else:
                     kept.append(content)
             if kept:
@@ -103,20 +126,50 @@ class WorkflowAgent(BaseAgent):
             "Message or str, so the workflow cannot run as an agent."
         )
 
-    async def _updates(self, messages: Any, *, streaming: bool) -> AsyncIterator[AgentResponseUpdate]:
+    def _providers_for(self, session: AgentSession | None) -> list[ContextProvider]:
+        # As an agent does: a session without a history provider keeps its conversation in memory.
+        providers = self.context_providers
+        if session is not None and not any(isinstance(p, HistoryProvider) and p.load_messages for p in providers):
+            return [InMemoryHistoryProvider(), *providers]
+        return providers
+
+    async def _updates(
+        self, messages: Any, *, streaming: bool, session: AgentSession | None = None
+    ) -> AsyncIterator[AgentResponseUpdate]:
         normalized = normalize_messages(messages)
         responses, rest = self._responses_from(normalized)
+        providers = self._providers_for(session)
+        context = SessionContext(
+            session_id=session.session_id if session is not None else None,
+            service_session_id=session.service_session_id if session is not None else None,
+            input_messages=normalized,
+        )
+
+        def state(provider: ContextProvider) -> dict[str, Any]:
+            return session.state.setdefault(provider.source_id, {}) if session is not None else {}
+
+        for provider in providers:
+            await provider.before_run(agent=self, session=session, context=context, state=state(provider))
+        # Earlier turns (history providers, other context) come ahead of this turn's input, as for an agent.
+        earlier = context.get_messages()
         # The workflow runs the way the agent is run, as in the reference: streamed, its agents yield updates
         # that go out as they come; not streamed, each agent yields its whole response.
-        message = None if responses else self._input_for(rest)
+        message = None if responses else self._input_for([*earlier, *rest])
+        produced: list[AgentResponseUpdate] = []
         if streaming:
             async for event in self.workflow.run(message, stream=True, responses=responses or None):
                 for update in self._convert(event):
+                    produced.append(update)
                     yield update
-            return
-        for event in await self.workflow.run(message, responses=responses or None):
-            for update in self._convert(event):
-                yield update
+        else:
+            for event in await self.workflow.run(message, responses=responses or None):
+                for update in self._convert(event):
+                    produced.append(update)
+                    yield update
+        if providers:
+            context.response = self._finalize(produced)
+            for provider in reversed(providers):
+                await provider.after_run(agent=self, session=session, context=context, state=state(provider))
 
     def _convert(self, event: WorkflowEvent) -> list[AgentResponseUpdate]:
         """The agent updates one workflow event contributes: outputs as they are, progress as reasoning."""
@@ -126,6 +179,9 @@ class WorkflowAgent(BaseAgent):
             # Progress, not the answer: it travels as reasoning content so ``response.text`` stays the output.
             return [_as_reasoning(u) for u in self._as_updates(event.data, event.executor_id) if u.text]
         if event.type == "request_info" and event.request_id:
+            if isinstance(event.data, Content) and event.data.type == "function_approval_request":
+                # An inner agent's tool approval: shown as itself (tool name and arguments), as the reference does.
+                return [self._update([event.data], "assistant", self.name, None)]
             call = Content.from_function_call(
                 event.request_id, "request_info", {"executor_id": event.executor_id, "data": safe_encode(event.data)}
             )

@@ -58,6 +58,7 @@ RATE_WORKLOADS = (
     ("5", "chain", f"5. workflow chain of {WIDTH} executors", "runs/s"),
     ("6", "fan", f"6. fan-out 1->{WIDTH}->1", "runs/s"),
     ("7", "chain_checkpointed", "7. workload 5, checkpoint after every step", "runs/s"),
+    ("10", "harness_turn", "10. harness agent turn (todo, mode, file memory in RAM), fresh session", "turns/s"),
 )
 
 
@@ -393,7 +394,7 @@ def main() -> None:
     parser.add_argument("--imports", type=int, default=7, help="fresh processes per framework for workload 1")
     parser.add_argument("--session-rounds", type=int, default=3, help="fresh 200-turn sessions per framework")
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset")
-    parser.add_argument("--workloads", default="1,2,3,4,5,6,7,8,9", help="comma-separated subset of 1-9")
+    parser.add_argument("--workloads", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated subset of 1-10")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.2 s, 3 imports: a smoke test")
     parser.add_argument("--json", type=Path, help="write all samples and medians to this file")
     parser.add_argument("--no-venv", action="store_true", help="use the current interpreter as is")
@@ -442,7 +443,7 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> list[str]:
         wall_rows.append((title, "ms", {key: s["wall"] for key, s in samples.items()}, True))
 
     workers: dict[str, Worker] = {}
-    if chosen & {"2", "3", "4", "5", "6", "7", "8"}:
+    if chosen & {"2", "3", "4", "5", "6", "7", "8", "10"}:
         print("starting workers ...", flush=True)
         for key, column in columns.items():
             workers[key] = Worker(column.framework, column.pythonpath)

@@ -29,7 +29,7 @@ from typing import Any
 
 from adapters import CHAIN_RESULT, CHUNKS, DISTRIBUTIONS, FAN_RESULT
 
-WORKLOADS = ("turn", "tool_turn", "stream_turn", "chain", "fan", "chain_checkpointed")
+WORKLOADS = ("turn", "tool_turn", "stream_turn", "chain", "fan", "chain_checkpointed", "harness_turn")
 EXPECTED: dict[str, Any] = {
     "turn": "Done.",
     "tool_turn": "Done.",
@@ -37,6 +37,7 @@ EXPECTED: dict[str, Any] = {
     "chain": CHAIN_RESULT,
     "fan": FAN_RESULT,
     "chain_checkpointed": CHAIN_RESULT,
+    "harness_turn": "Done.",
 }
 
 

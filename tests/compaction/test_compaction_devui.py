@@ -4,8 +4,9 @@ summaries where they stood in, and every turn of a stored session replayable (dr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from agentnb import Agent, AgentSession, Message
+from agentnb import Agent, AgentSession, FileHistoryProvider, Message
 from agentnb.compaction import (
     ContextWindowCompactionStrategy,
     SlidingWindowStrategy,
@@ -68,3 +69,35 @@ def test_no_view_without_compaction() -> None:
     )
     view = ChatView(Catalog().add(agent), store=RunStore(":memory:"))
     assert "Compaction (" not in str(view.context_info.object)
+
+
+async def test_a_session_kept_in_a_file_shows_its_messages_in_the_compaction_view(tmp_path: Path) -> None:
+    """The history lives in a FileHistoryProvider, not in the session's state: the panel reads the file."""
+    history = FileHistoryProvider(tmp_path / "history")
+    store = RunStore(":memory:")
+    agent = Agent(
+        FunctionChatClient(answer),
+        name="f",
+        context_providers=[history],
+        compaction_strategy=SlidingWindowStrategy(keep_last_groups=3),
+    )
+    view = ChatView(Catalog().add(agent), store=store)
+    for i in range(5):
+        await view.send(f"question {i} <i>x</i>")
+    assert view._current is not None
+    assert view._current.session.messages == []  # nothing in the state: the file holds the history
+    panel_html = str(view.context_info.object)
+    newest = panel_html.split("<details")[1]  # the newest turn's view (open)
+    # Message lines, the old ones greyed with their reason, the window's kept, all escaped.
+    assert newest.count("anb-cmp-excluded") == 6 and "(sliding_window)" in newest
+    assert newest.count("anb-cmp-kept") == 3
+    assert "question 0 &lt;i&gt;x" in newest and "<i>x" not in panel_html
+    assert "History by role" in panel_html and "<i>empty</i>" not in panel_html.split("History by role")[1][:200]
+
+    # Resumed from the run store, the session shows its transcript and the same view.
+    session_id = view._current.session.session_id
+    again = ChatView(Catalog().add(agent), store=store)
+    await again.resume(session_id)
+    resumed_html = str(again.context_info.object)
+    assert resumed_html.split("<details")[1].count("anb-cmp-excluded") == 6
+    assert again._current is not None and len(again._current.transcript.objects) >= 10

@@ -125,3 +125,13 @@ async def test_instrumented_workers_write_traces_to_the_shared_store(
         spans = store.list_spans(run_id=row["run_id"])
         assert {s["trace_id"] for s in spans} == {row["trace_id"]}
         assert {"eval.case", "invoke_agent geo"} <= {s["name"] for s in spans}
+
+
+def test_workers_get_the_drivers_store_file_but_never_an_in_memory_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENTNB_STORE_URL", raising=False)
+    backend = RayBackend()
+    with RunStore(tmp_path / "runs.db") as on_disk, RunStore(":memory:") as in_memory:
+        assert backend._worker_store_url(on_disk) == on_disk.url  # pyright: ignore[reportPrivateUsage]
+        assert backend._worker_store_url(in_memory) is None  # pyright: ignore[reportPrivateUsage]

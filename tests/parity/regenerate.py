@@ -156,6 +156,9 @@ SAMPLES: list[str] = [
     "02-agents/evaluation/evaluate_multimodal.py",
     "02-agents/evaluation/evaluate_with_expected.py",
     "03-workflows/evaluation/evaluate_workflow.py",
+    "03-workflows/tool-approval/sequential_builder_tool_approval.py",
+    "03-workflows/tool-approval/concurrent_builder_tool_approval.py",
+    "03-workflows/control-flow/simple_loop.py",
     "02-agents/harness/harness_research.py",
     "02-agents/harness/harness_data_processing.py",
 ]
@@ -214,7 +217,28 @@ def _build_before_main(*lines: str) -> tuple[str, str, str]:
 
 
 # Lifecycle edits per sample: (regex over the port, replacement, reason); each applies exactly once.
+_OUTPUT_SHAPE_REASON = (
+    "The sample reads the workflow's output as a list of messages, a shape the orchestrations no longer yield: "
+    "the released builders yield the last participant's AgentResponseUpdate items when streamed (Sequential) and "
+    "one AgentResponse from the default aggregator (Concurrent), and the reference fails this sample unchanged "
+    "with TypeError ('... object is not iterable'). The one edited line reads the released shape."
+)
+
 LIFECYCLE: dict[str, list[tuple[str, str, str]]] = {
+    "03-workflows/tool-approval/sequential_builder_tool_approval.py": [
+        (
+            r"^(\s+)outputs = cast\(list\[Message\], event\.data\)$",
+            r"\1outputs = cast(list[Message], [event.data])",
+            _OUTPUT_SHAPE_REASON,
+        )
+    ],
+    "03-workflows/tool-approval/concurrent_builder_tool_approval.py": [
+        (
+            r"^(\s+)_print_output\(event\)$",
+            r'\1_print_output(WorkflowEvent("output", event.data.messages))',
+            _OUTPUT_SHAPE_REASON,
+        )
+    ],
     "01-get-started/05_functional_workflow_with_agents.py": [
         _build_before_main("poem_workflow = poem_workflow.build()")
     ],

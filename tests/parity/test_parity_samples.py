@@ -61,6 +61,14 @@ def _tool_then_report(tool_name: str, prefix: str = "Report: ", /, **arguments: 
     return [call(tool_name, **arguments), lambda m, o: prefix + last_tool_result(m)]
 
 
+def _judge_guess(messages: list[Any], options: dict[str, Any]) -> str:
+    """The number judge of the simple-loop sample: compares the guess in the prompt with the target."""
+    prompt = messages[-1].text
+    target = int(re.search(r"Target: (\d+)", prompt).group(1))  # type: ignore[union-attr]
+    guess = int(re.search(r"Guess: (\d+)", prompt).group(1))  # type: ignore[union-attr]
+    return "MATCHED" if guess == target else ("ABOVE" if target > guess else "BELOW")
+
+
 WEATHER_ANSWERS = {
     "Seattle": "Seattle weather today: light rain, 14°C.",
     "London": "London weather tomorrow: showers likely, bring an umbrella.",
@@ -462,6 +470,51 @@ CASES: dict[str, Case] = {
             "02 [marketer]:\nCommute for less.",
             "03 [legal]:\nCheck local e-bike rules.",
         ],
+    ),
+    "03-workflows/tool-approval/sequential_builder_tool_approval.py": Case(
+        script=[
+            call("get_database_schema"),
+            call("execute_database_query", query="UPDATE orders SET status = 'processing' WHERE status = 'pending'"),
+            lambda m, o: "Done. " + last_tool_result(m),
+        ],
+        expected=[
+            "Starting sequential workflow with tool approval...",
+            "[APPROVAL REQUIRED]",
+            "  Tool: execute_database_query",
+            """  Arguments: {"query":"UPDATE orders SET status = 'processing' WHERE status = 'pending'"}""",
+            "Simulating human approval for: execute_database_query",
+            # Streamed, the output is the agent's reply update by update (the tool ran: its result is quoted).
+            "Workflow summary:\n[DatabaseAgent]: Done. ",
+            "Workflow summary:\n[DatabaseAgent]: executed ",
+            "Workflow summary:\n[DatabaseAgent]: 3 ",
+        ],
+    ),
+    "03-workflows/tool-approval/concurrent_builder_tool_approval.py": Case(
+        script={
+            "Microsoft (MSFT)": [
+                call("execute_trade", symbol="MSFT", action="buy", quantity=10),
+                lambda m, o: "MSFT: " + last_tool_result(m),
+            ],
+            "Google (GOOGL)": [
+                call("set_stop_loss", symbol="GOOGL", stop_price=130.0),
+                lambda m, o: "GOOGL: " + last_tool_result(m),
+            ],
+        },
+        expected=[
+            "Starting concurrent workflow with tool approval...",
+            "Approval requested for tool: execute_trade",
+            "Approval requested for tool: set_stop_loss",
+            "Simulating human approval for: execute_trade",
+            "Simulating human approval for: set_stop_loss",
+            "Workflow completed. Aggregated results from both agents:",
+            "- MicrosoftAgent: MSFT: Trade executed: BUY 10 shares of MSFT",
+            "- GoogleAgent: GOOGL: Stop-loss set for GOOGL at $130.00",
+        ],
+    ),
+    "03-workflows/control-flow/simple_loop.py": Case(
+        # The judge answers from the target and guess in its prompt; a binary search of 1..100 for 30 takes 7.
+        script=[_judge_guess] * 7,
+        expected=["Workflow output: Guessed the number: 30", "Guessed 7 times."],
     ),
     "03-workflows/orchestrations/sequential_custom_executors.py": Case(
         script=["Budget eBikes cut commuting costs."],

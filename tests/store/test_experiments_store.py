@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentnb.exceptions import StoreError
-from agentnb.store import SCHEMA_VERSION, RunStore, Store, open_store
+from agentnb.store import SCHEMA_VERSION, ExperimentCaseRow, ExperimentRow, RunStore, Store, open_store
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -137,3 +137,12 @@ def test_older_database_gains_experiment_tables(tmp_path: Path) -> None:
         assert reopened.schema_version == SCHEMA_VERSION
         reopened.put_experiment("after-upgrade", status="running")
         assert reopened.get_experiment("after-upgrade") is not None
+
+
+def test_experiment_rows_have_the_keys_their_types_declare(store: Store) -> None:
+    store.put_experiment("exp", status="running")
+    store.add_experiment_cases("exp", [{"case_id": "c", "position": 0, "status": "passed", "scores": {"s": 1.0}}])
+    experiment = store.get_experiment("exp")
+    assert experiment is not None and list(experiment) == list(ExperimentRow.__annotations__)
+    (case,) = store.list_experiment_cases("exp")
+    assert list(case) == list(ExperimentCaseRow.__annotations__) and case["scores"] == {"s": 1.0}

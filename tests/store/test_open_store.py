@@ -7,7 +7,18 @@ from pathlib import Path
 import pytest
 
 from agentnb.exceptions import StoreError
-from agentnb.store import RunStore, Store, default_store, default_store_url, open_store, redact_url, store_backend
+from agentnb.store import (
+    RunStore,
+    Store,
+    default_store,
+    default_store_url,
+    open_store,
+    redact_url,
+    store_backend,
+    store_exists,
+    store_file,
+    store_key,
+)
 from agentnb.workflows import RunStoreCheckpointStorage
 
 
@@ -44,6 +55,21 @@ def test_an_unknown_scheme_is_refused() -> None:
         open_store("mysql://u@h/db")
     assert store_backend("postgres://h/db") == "postgresql"
     assert store_backend("/some/file.db") == "sqlite"
+
+
+def test_where_a_url_keeps_its_data_is_answered_by_the_store_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "a.db"
+    assert store_file(f"sqlite://{target.as_posix()}") == target.resolve()
+    assert store_file("a.db") == target.resolve() and store_key("a.db") == store_key(f"sqlite://{target}")
+    assert store_file("sqlite:///:memory:") is None and store_file("postgresql://u@h/db") is None
+    assert store_key("postgresql://u@h/db") == "postgresql://u@h/db"
+    assert not store_exists("a.db") and not target.exists()  # asking creates nothing
+    assert not store_exists("sqlite:///:memory:") and store_exists("postgresql://u@h/db")
+    RunStore(target).close()
+    assert store_exists("a.db")
 
 
 def test_passwords_never_survive_redaction() -> None:

@@ -50,8 +50,8 @@ def test_opening_an_older_store_applies_the_missing_steps(
         postgresql="CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT); CREATE INDEX notes_text ON notes (text)",
     )
     monkeypatch.setattr(schema, "MIGRATIONS", {**schema.MIGRATIONS, schema.SCHEMA_VERSION + 1: step})
-    monkeypatch.setattr("agentnb.store._base.MIGRATIONS", schema.MIGRATIONS)
-    monkeypatch.setattr("agentnb.store._base.SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    monkeypatch.setattr("agentnb.store._backend.MIGRATIONS", schema.MIGRATIONS)
+    monkeypatch.setattr("agentnb.store._backend.SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
     with open_store(url) as new:
         assert new.schema_version == schema.SCHEMA_VERSION + 1
         assert new.get_run("kept") is not None

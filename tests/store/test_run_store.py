@@ -13,7 +13,23 @@ from pathlib import Path
 import pytest
 
 from agentnb.exceptions import StoreError
-from agentnb.store import SCHEMA_VERSION, RunStore, Store, default_store, default_store_path, open_store
+from agentnb.store import (
+    SCHEMA_VERSION,
+    CheckpointRow,
+    EventRow,
+    RunRow,
+    RunStore,
+    RunSummaryRow,
+    SessionRow,
+    SpanFilter,
+    SpanRow,
+    Store,
+    TraceRow,
+    Watermark,
+    default_store,
+    default_store_path,
+    open_store,
+)
 from agentnb.store._run_store import to_iso, to_ns
 
 
@@ -177,6 +193,15 @@ def test_spans_round_trip_and_filter(store: Store) -> None:
     assert [s["span_id"] for s in store.list_spans(after_id=spans[1]["id"])] == ["c", "d"]
     assert [s["span_id"] for s in store.list_spans(limit=1)] == ["a"]
     assert store.list_spans(trace_id="t1", decode=False)[0]["attributes"] == '{"k": [1, 2]}'
+    # One filter object says the same as the keywords, for every span read.
+    where = SpanFilter(trace_id=["t1", "t2"], start=100, end=250, agent_name="bot")
+    assert [s["span_id"] for s in store.list_spans(where)] == ["a", "b"]
+    assert store.select_spans(["span_id"], where) == store.select_spans(
+        ["span_id"], trace_id=["t1", "t2"], start=100, end=250, agent_name="bot"
+    )
+    assert [s["span_id"] for s in store.list_spans(SpanFilter(after_id=spans[1]["id"]), limit=1)] == ["c"]
+    with pytest.raises(TypeError, match="not both"):
+        store.list_spans(where, run_id="run-9")  # pyright: ignore[reportCallIssue]
     traces = store.list_traces()
     assert [t["trace_id"] for t in traces] == ["t3", "t2", "t1"]
     assert traces[2] == {
@@ -559,3 +584,51 @@ async def test_async_twins_write_and_read_what_the_blocking_methods_do(store: St
     assert store.closed
     with pytest.raises(StoreError, match="closed"):
         await store.aget_checkpoint("c1")
+
+
+def test_rows_have_the_keys_their_types_declare(store: Store) -> None:
+    store.start_run("r1", kind="workflow", name="w", metadata={"a": 1})
+    store.add_events("r1", [{"type": "started", "data": {"x": 1}}])
+    store.finish_run("r1", status="completed")
+    store.add_spans([_span("t1", "a", 100, run_id="r1")])
+    store.put_checkpoint("c1", run_id="r1", workflow_name="w", parent_id=None, step=0, data="{}")
+    store.save_session("s1", "{}")
+    run = store.get_run("r1")
+    assert run is not None
+    expected: list[tuple[object, type]] = [
+        (run, RunRow),
+        (store.list_runs()[0], RunRow),
+        (store.summarize_runs()[0], RunSummaryRow),
+        (store.list_events("r1")[0], EventRow),
+        (store.list_spans()[0], SpanRow),
+        (store.list_traces()[0], TraceRow),
+        (store.list_checkpoints()[0], CheckpointRow),
+        (store.list_sessions()[0], SessionRow),
+        (store.watermark(), Watermark),
+    ]
+    for row, declared in expected:
+        assert isinstance(row, dict)
+        assert list(row) == list(declared.__annotations__), declared.__name__
+    assert run["metadata"] == {"a": 1} and run["status"] == "completed"
+
+
+def test_runs_lets_the_layer_that_batches_spans_write_them_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentnb
+    import agentnb.observability  # registers the span writer's flush when it loads
+    from agentnb.store import _frame, flush_before_reads
+
+    registered = list(_frame._flushes)  # pyright: ignore[reportPrivateUsage]
+    assert any(getattr(f, "__module__", "").startswith("agentnb.observability") for f in registered)
+    monkeypatch.setattr(_frame, "_flushes", list(registered))
+    store = RunStore(":memory:")
+    store.start_run("r", kind="agent", name="a")
+    batched = [{**_span("t", "a", 1), "run_id": "r", "operation": "chat", "input_tokens": 7, "output_tokens": 1}]
+
+    def write_batched() -> None:  # what a batching span writer holds until it flushes
+        if batched:
+            store.add_spans([batched.pop()])
+
+    flush_before_reads(write_batched)
+    flush_before_reads(write_batched)  # twice is harmless
+    assert _frame._flushes.count(write_batched) == 1  # pyright: ignore[reportPrivateUsage]
+    assert int(agentnb.runs(store=store).iloc[0]["input_tokens"]) == 7

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import pytest
 from typing_extensions import Never
 
-from agentnb.exceptions import WorkflowValidationError
+from agentnb.exceptions import (
+    EdgeDuplicationError,
+    GraphConnectivityError,
+    TypeCompatibilityError,
+    WorkflowValidationError,
+)
 from agentnb.workflows import (
     Case,
     Default,
@@ -104,23 +110,29 @@ def test_duplicate_edges_are_refused() -> None:
     builder = (
         WorkflowBuilder(start_executor=text_src).add_edge(text_src, text_sink).add_fan_out_edges(text_src, [text_sink])
     )
-    with pytest.raises(WorkflowValidationError, match="Duplicate edge 'text_src' -> 'text_sink'"):
+    with pytest.raises(EdgeDuplicationError, match="Duplicate edge detected: text_src->text_sink") as info:
         builder.build()
+    assert info.value.edge_id == "text_src->text_sink" and "added by single and by fan_out" in str(info.value)
 
 
 def test_unreachable_executors_are_named() -> None:
     island = _pass("island")
     builder = WorkflowBuilder(start_executor=text_src).add_edge(text_src, text_sink).add_edge(island, _pass("x"))
-    with pytest.raises(WorkflowValidationError, match=r"\['island', 'x'\] cannot be reached"):
+    with pytest.raises(
+        GraphConnectivityError, match=r"unreachable from the start executor 'text_src': \['island', 'x'\]"
+    ):
         builder.build()
 
 
 def test_type_mismatch_names_both_ends_and_types() -> None:
     builder = WorkflowBuilder(start_executor=text_src).add_edge(text_src, order_sink)
     with pytest.raises(
-        WorkflowValidationError, match="'text_src' -> 'order_sink': 'text_src' sends str but 'order_sink' accepts Order"
-    ):
+        TypeCompatibilityError,
+        match=r"'text_src' -> 'order_sink'. Source executor outputs types \['str'\] but target executor can only "
+        r"handle types \['Order'\]",
+    ) as info:
         builder.build()
+    assert (info.value.source_executor_id, info.value.target_executor_id) == ("text_src", "order_sink")
 
 
 def test_fan_in_target_must_accept_a_list() -> None:
@@ -128,7 +140,7 @@ def test_fan_in_target_must_accept_a_list() -> None:
     builder = (
         WorkflowBuilder(start_executor=text_src).add_fan_out_edges(text_src, [a, b]).add_fan_in_edges([a, b], text_sink)
     )
-    with pytest.raises(WorkflowValidationError, match=r"Fan-in target 'text_sink'.*list"):
+    with pytest.raises(TypeCompatibilityError, match=r"Fan-in target 'text_sink'.*list"):
         builder.build()
     ok = (
         WorkflowBuilder(start_executor=text_src).add_fan_out_edges(text_src, [a, b]).add_fan_in_edges([a, b], list_sink)
@@ -136,9 +148,14 @@ def test_fan_in_target_must_accept_a_list() -> None:
     ok.build()
 
 
-def test_edge_from_an_executor_that_sends_nothing() -> None:
-    with pytest.raises(WorkflowValidationError, match="'mute' has an edge to 'text_sink' but never sends"):
-        WorkflowBuilder(start_executor=mute).add_edge(mute, text_sink).build()
+def test_edge_from_an_executor_that_declares_nothing_is_built_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # The reference runs such graphs: the edge cannot be checked, so building warns instead of refusing.
+    with caplog.at_level(logging.WARNING, logger="agentnb.workflows"):
+        workflow = WorkflowBuilder(start_executor=mute).add_edge(mute, text_sink).build()
+    assert "'mute' has an edge to 'text_sink' but its handlers' WorkflowContext hints declare no message type" in (
+        caplog.text
+    )
+    assert list(workflow.executors) == ["mute", "text_sink"]
 
 
 def test_subclass_and_union_types_pass_validation() -> None:

@@ -313,11 +313,18 @@ async def test_wrong_send_or_yield_type_fails_clearly() -> None:
         await workflow.run("x")
 
     @executor(id="yielder")
-    async def yielder(text: str, ctx: WorkflowContext) -> None:
+    async def yielder(text: str, ctx: WorkflowContext[Never]) -> None:
         await ctx.yield_output(text)
 
     with pytest.raises(WorkflowRunError, match="second type argument"):
         await WorkflowBuilder(start_executor=yielder).build().run("x")
+
+    # A bare WorkflowContext declares nothing, so nothing is checked (the reference runs such handlers).
+    @executor(id="loose")
+    async def loose(text: str, ctx: WorkflowContext) -> None:
+        await ctx.yield_output(text)
+
+    assert (await WorkflowBuilder(start_executor=loose).build().run("x")).get_outputs() == ["x"]
 
 
 async def test_unhandled_input_type_fails_with_accepted_types() -> None:
@@ -556,7 +563,12 @@ async def test_wrong_input_type_is_refused_before_anything_runs() -> None:
         await ctx.yield_output(text)
 
     workflow = WorkflowBuilder(start_executor=only_str, name="strict").build()
-    with pytest.raises(TypeError, match="'strict' starts at executor 'only_str', which accepts str; got a int"):
+    # A TypeError here, a RuntimeError in the reference: the error is both.
+    with pytest.raises(
+        TypeError, match="'only_str' of workflow 'strict' cannot handle input of type 'int'; it accepts str"
+    ):
+        await workflow.run(5)
+    with pytest.raises(RuntimeError, match="cannot handle input of type 'int'"):
         await workflow.run(5)
     assert workflow.state is None  # nothing started
     assert (await workflow.run("ok")).get_outputs() == ["ok"]  # and the workflow is not left "running"

@@ -15,23 +15,38 @@ from ._base import (
     ParticipantExecutor,
     ParticipantReviewRequest,
     ParticipantReviewResponse,
+    TerminationCondition,
+    clean_conversation_for_handoff,
 )
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import (
     GroupChatBuilder,
     GroupChatDecision,
+    GroupChatOrchestrator,
     GroupChatRequestSentEvent,
     GroupChatResponseReceivedEvent,
     GroupChatSelectionFunction,
     GroupChatState,
 )
-from ._handoff import HandoffAgentUserRequest, HandoffBuilder, HandoffSentEvent, HandoffUserInputRequest
+from ._handoff import (
+    HandoffAgentUserRequest,
+    HandoffBuilder,
+    HandoffConfiguration,
+    HandoffSentEvent,
+    HandoffUserInputRequest,
+)
 from ._magentic import (
     MagenticBuilder,
+    MagenticContext,
+    MagenticManagerBase,
+    MagenticOrchestrator,
+    MagenticOrchestratorEvent,
+    MagenticOrchestratorEventType,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
     MagenticTaskLedger,
+    StandardMagenticManager,
 )
 from ._sequential import SequentialBuilder
 
@@ -40,15 +55,22 @@ __all__ = [
     "ConcurrentBuilder",
     "GroupChatBuilder",
     "GroupChatDecision",
+    "GroupChatOrchestrator",
     "GroupChatRequestSentEvent",
     "GroupChatResponseReceivedEvent",
     "GroupChatSelectionFunction",
     "GroupChatState",
     "HandoffAgentUserRequest",
     "HandoffBuilder",
+    "HandoffConfiguration",
     "HandoffSentEvent",
     "HandoffUserInputRequest",
     "MagenticBuilder",
+    "MagenticContext",
+    "MagenticManagerBase",
+    "MagenticOrchestrator",
+    "MagenticOrchestratorEvent",
+    "MagenticOrchestratorEventType",
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
@@ -58,6 +80,9 @@ __all__ = [
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
     "SequentialBuilder",
+    "StandardMagenticManager",
+    "TerminationCondition",
+    "clean_conversation_for_handoff",
 ]
 
 
@@ -69,6 +94,7 @@ def _register_stable_ids() -> None:
         GroupChatDecision,
         GroupChatState,
         HandoffUserInputRequest,
+        MagenticOrchestratorEvent,
         MagenticPlanReviewRequest,
         MagenticPlanReviewResponse,
         MagenticProgressLedger,

@@ -50,6 +50,8 @@ __all__ = [
     "ParticipantExecutor",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
+    "TerminationCondition",
+    "clean_conversation_for_handoff",
     "maybe_await",
     "participant_name",
     "to_conversation",
@@ -59,8 +61,38 @@ ParticipantCtx = WorkflowContext[AgentExecutorResponse | list[Message], AgentRes
 ConversationCtx = WorkflowContext[list[Message], list[Message]]
 #: A termination condition: ``(conversation) -> bool``, sync or async.
 Condition = Callable[[list[Message]], bool | Awaitable[bool]]
+#: The reference's name for a termination condition.
+TerminationCondition = Condition
 _B = TypeVar("_B", bound="OrchestrationBuilder")
 _NAME_RE = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def clean_conversation_for_handoff(conversation: list[Message]) -> list[Message]:
+    """The conversation as text only: what to hand to another agent without replaying tool traffic.
+
+    Every message keeps its role, author and properties with its text parts joined into one; messages without
+    text (tool calls, tool results, approvals) are left out, so the next model call carries no tool call
+    without its result. The reference's helper of the same name.
+
+    Example:
+        >>> from agentnb import Content
+        >>> call = Message("assistant", [Content.from_function_call("c1", "lookup", {})])
+        >>> [m.text for m in clean_conversation_for_handoff([Message("user", ["hi"]), call])]
+        ['hi']
+    """
+    cleaned: list[Message] = []
+    for message in conversation:
+        texts = [c.text for c in message.contents if c.type == "text" and c.text]
+        if texts:
+            cleaned.append(
+                Message(
+                    message.role,
+                    [" ".join(texts)],
+                    author_name=message.author_name,
+                    additional_properties=dict(message.additional_properties),
+                )
+            )
+    return cleaned
 
 
 def new_conversation() -> list[Message]:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GroupChatBuilder",
     "GroupChatDecision",
+    "GroupChatOrchestrator",
     "GroupChatRequestSentEvent",
     "GroupChatResponseReceivedEvent",
     "GroupChatSelectionFunction",
@@ -241,6 +242,11 @@ class GroupChatManager(ConversationStart):
         self._conversation = list(state.get("conversation", []))
         self._round = int(state.get("round", 0))
         self._last_speaker = state.get("last_speaker")
+
+
+#: The reference's name for the executor that runs a group chat (the star's centre). Kept as an alias: the
+#: class name is part of the graph signature, so renaming it would strand existing checkpoints.
+GroupChatOrchestrator = GroupChatManager
 
 
 class GroupChatBuilder(OrchestrationBuilder):

@@ -38,6 +38,7 @@ from ._base import (
     OrchestrationOptions,
     maybe_await,
     new_conversation,
+    participant_name,
     to_conversation,
     tool_safe,
 )
@@ -45,7 +46,13 @@ from ._base import (
 if TYPE_CHECKING:
     from .._workflow import Workflow
 
-__all__ = ["HandoffAgentUserRequest", "HandoffBuilder", "HandoffSentEvent", "HandoffUserInputRequest"]
+__all__ = [
+    "HandoffAgentUserRequest",
+    "HandoffBuilder",
+    "HandoffConfiguration",
+    "HandoffSentEvent",
+    "HandoffUserInputRequest",
+]
 
 COORDINATOR_ID = "handoff_coordinator"
 AUTONOMOUS_PROMPT = "The user did not respond. Continue on your own, or hand off if another agent should take over."
@@ -113,6 +120,37 @@ class HandoffSentEvent:
 def handoff_tool_name(target: str) -> str:
     """The name of the tool that hands the conversation to ``target``."""
     return HANDOFF_PREFIX + tool_safe(target)
+
+
+class HandoffConfiguration:
+    """One handoff target of an agent, with what its handoff tool says about it (the reference's type).
+
+    Args:
+        target: The agent (or its name) to hand off to.
+        description: What the handoff tool tells the model about the target (default: its description).
+
+    Example:
+        >>> HandoffConfiguration(target="billing", description="Refunds and invoices.").target_id
+        'billing'
+    """
+
+    __slots__ = ("description", "target_id")
+
+    def __init__(self, *, target: str | SupportsAgentRun, description: str | None = None) -> None:
+        self.target_id = target if isinstance(target, str) else participant_name(target, role="handoff target")
+        self.description = description
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HandoffConfiguration) and other.target_id == self.target_id
+
+    def __hash__(self) -> int:
+        return hash(self.target_id)
+
+    def __repr__(self) -> str:
+        return f"HandoffConfiguration(target={self.target_id!r}, description={self.description!r})"
+
+
+HandoffTarget = SupportsAgentRun | str | HandoffConfiguration
 
 
 def _handoff_tool(target: str, description: str | None) -> FunctionTool:
@@ -305,6 +343,7 @@ class HandoffBuilder(OrchestrationBuilder):
         self._autonomous_prompt = AUTONOMOUS_PROMPT
         self._start: str | None = None
         self._rules: dict[str, list[str]] = {}
+        self._descriptions: dict[tuple[str, str], str] = {}  # (source, target) -> what the tool says of target
         tool_names = [handoff_tool_name(n) for n in self.participant_names]
         if len(set(tool_names)) != len(tool_names):
             raise ValueError(
@@ -318,19 +357,41 @@ class HandoffBuilder(OrchestrationBuilder):
         return self
 
     def add_handoff(
-        self, source: SupportsAgentRun | str, targets: Sequence[SupportsAgentRun | str] | SupportsAgentRun | str
+        self,
+        source: SupportsAgentRun | str,
+        targets: Sequence[SupportsAgentRun | str | HandoffConfiguration]
+        | SupportsAgentRun
+        | str
+        | HandoffConfiguration,
+        *,
+        description: str | None = None,
     ) -> HandoffBuilder:
-        """Allow ``source`` to hand the conversation to each of ``targets`` (call again to add more)."""
+        """Allow ``source`` to hand the conversation to each of ``targets`` (call again to add more).
+
+        Args:
+            source: The agent that may hand off.
+            targets: The agents it may hand off to (agents, names or :class:`HandoffConfiguration` s).
+            description: What the handoff tools tell ``source`` about the targets, instead of their
+                descriptions (a :class:`HandoffConfiguration`'s own description wins).
+        """
         src = self.participant_by_name(source)
-        if isinstance(targets, (str, SupportsAgentRun)):
+        if isinstance(targets, (str, SupportsAgentRun, HandoffConfiguration)):
             targets = [targets]
-        names = [self.participant_by_name(t) for t in targets]
+        # An agent object is checked to be the participant itself, not just one with its name.
+        names = [self.participant_by_name(t.target_id if isinstance(t, HandoffConfiguration) else t) for t in targets]
+        configs = [
+            t if isinstance(t, HandoffConfiguration) else HandoffConfiguration(target=n, description=description)
+            for t, n in zip(targets, names, strict=True)
+        ]
         if not names:
             raise ValueError(f"add_handoff({src!r}, ...) needs at least one target.")
         if src in names:
             raise ValueError(f"{src!r} cannot hand off to itself.")
         rule = self._rules.setdefault(src, [])
         rule.extend(n for n in names if n not in rule)
+        for name, config in zip(names, configs, strict=True):
+            if config.description is not None or description is not None:
+                self._descriptions[src, name] = config.description or description or ""
         return self
 
     def with_termination_condition(self, condition: Condition) -> HandoffBuilder:
@@ -374,7 +435,9 @@ class HandoffBuilder(OrchestrationBuilder):
         descriptions = self.participant_descriptions()
         rules = self.handoff_targets()
         executors = [
-            self._participant(p, tools=[_handoff_tool(t, descriptions[t]) for t in rules[n]])
+            self._participant(
+                p, tools=[_handoff_tool(t, self._descriptions.get((n, t), descriptions[t])) for t in rules[n]]
+            )
             for n, p in zip(self.participant_names, self.participants, strict=True)
         ]
         coordinator = HandoffCoordinator(

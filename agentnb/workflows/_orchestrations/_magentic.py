@@ -1,7 +1,7 @@
 """Magentic orchestration: a manager agent plans, delegates step by step, re-plans on stalls, and answers.
 
-The ``magentic_orchestrator`` executor (the start of a star graph) drives the manager agent through
-structured outputs:
+The ``magentic_orchestrator`` executor (the start of a star graph) drives a manager (a
+:class:`MagenticManagerBase`; :class:`StandardMagenticManager` asks an agent, with structured outputs):
 
 1. **plan** — a :class:`MagenticTaskLedger` (known facts and a step-by-step plan) for the task; with plan
    review on, the caller approves or revises it through ``request_info`` (:class:`MagenticPlanReviewRequest`);
@@ -14,123 +14,57 @@ structured outputs:
 
 The output is the conversation: the task, every instruction and answer, and the final answer (or, when a
 limit stops the run, a closing message saying which limit; its ``additional_properties["stop_reason"]``
-names it). Ledgers are published as ``magentic_plan`` and ``magentic_progress`` events.
+names it). Ledgers are published as ``magentic_plan`` and ``magentic_progress`` events, and plans and
+progress ledgers also as the reference's ``magentic_orchestrator`` events (:class:`MagenticOrchestratorEvent`).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from pydantic import BaseModel, Field
 from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
-from ..._types import AgentResponse, Message
+from ..._types import Message
 from ...exceptions import WorkflowRunError
 from .._agent_executor import AgentExecutorResponse
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._handlers import handler, response_handler
-from ._base import (
-    STRUCTURED_OUTPUT_CONFIG,
-    ConversationStart,
-    OrchestrationBuilder,
-    OrchestrationOptions,
-    participant_name,
+from ._base import ConversationStart, OrchestrationBuilder, OrchestrationOptions
+from ._magentic_manager import (
+    MAGENTIC_MANAGER_NAME,
+    MagenticContext,
+    MagenticManagerBase,
+    MagenticProgressLedger,
+    MagenticTaskLedger,
+    StandardMagenticManager,
 )
 
 if TYPE_CHECKING:
     from .._workflow import Workflow
 
 __all__ = [
+    "MAGENTIC_MANAGER_NAME",
     "MagenticBuilder",
+    "MagenticContext",
+    "MagenticManagerBase",
+    "MagenticOrchestrator",
+    "MagenticOrchestratorEvent",
+    "MagenticOrchestratorEventType",
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
     "MagenticTaskLedger",
+    "StandardMagenticManager",
 ]
 
 ORCHESTRATOR_ID = "magentic_orchestrator"
 
-PLAN_PROMPT = """You lead a team working on the task above. The team:
-{team}
-
-Write a task ledger: the facts given or known (and what still has to be looked up), then a short
-step-by-step plan that says which team member does each step.{feedback}"""
-
-REPLAN_PROMPT = """The team is not making progress on the task above. The previous ledger was:
-Facts: {facts}
-Plan:
-{plan}
-
-Rewrite the task ledger: update the facts with what was learned, and write a new plan that avoids what
-went wrong. The team:
-{team}{feedback}"""
-
-PROGRESS_PROMPT = """Task ledger.
-Facts: {facts}
-Plan:
-{plan}
-
-Team: {names}
-
-Fill in the progress ledger for the conversation so far: is the task fully done, is the team repeating
-itself, is it making progress, who should act next (one of: {names}) and the instruction or question for
-them."""
-
-PLAN_REVIEW_TEXT = """The task:
-{task}
-
-The team:
-{team}
-
-Facts:
-{facts}
-
-Plan:
-{plan}"""
-
 REJECTED = "The plan was rejected; propose a different one."
-
-FINAL_PROMPT = """The task is done. Write the final answer to the task for the user, using the conversation above."""
-
-
-class MagenticTaskLedger(BaseModel):
-    """The manager's facts and plan for the task.
-
-    Example:
-        >>> MagenticTaskLedger(facts="Paris is in France.", plan=["researcher: find the population"]).plan[0]
-        'researcher: find the population'
-    """
-
-    model_config = STRUCTURED_OUTPUT_CONFIG
-
-    facts: str = Field(description="What is known, and what still has to be found out.")
-    plan: list[str] = Field(description="The steps, each naming the team member who does it.")
-
-
-class MagenticProgressLedger(BaseModel):
-    """The manager's judgement after each round: done, looping, progressing, and who acts next.
-
-    Example:
-        >>> MagenticProgressLedger(is_request_satisfied=False, next_speaker="coder", instruction="Run it.").next_speaker
-        'coder'
-    """
-
-    model_config = STRUCTURED_OUTPUT_CONFIG
-
-    is_request_satisfied: bool = Field(description="True when the task is fully done.")
-    is_in_loop: bool = Field(default=False, description="True when the team repeats the same actions.")
-    is_progress_being_made: bool = Field(default=True, description="False when the last rounds added nothing.")
-    next_speaker: str | None = Field(default=None, description="The team member who acts next.")
-    instruction: str = Field(default="", description="The instruction or question for the next speaker.")
-    reason: str = Field(default="", description="Why, in one or two sentences.")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ledger as a JSON-safe dict (what a review screen shows)."""
-        return self.model_dump(mode="json")
 
 
 @dataclass
@@ -213,16 +147,36 @@ class MagenticPlanReviewRequest:
         return MagenticPlanReviewResponse.revise(feedback)
 
 
+class MagenticOrchestratorEventType(str, enum.Enum):
+    """What a ``magentic_orchestrator`` event reports (the reference's event kinds)."""
+
+    PLAN_CREATED = "plan_created"
+    REPLANNED = "replanned"
+    PROGRESS_LEDGER_UPDATED = "progress_ledger_updated"
+
+
+@dataclass
+class MagenticOrchestratorEvent:
+    """The payload of a ``magentic_orchestrator`` event: a plan (the manager's message) or a progress ledger.
+
+    Published beside agentnb's own ``magentic_plan`` / ``magentic_progress`` events, so code written for the
+    reference's event stream reads the same events.
+    """
+
+    event_type: MagenticOrchestratorEventType
+    content: Message | MagenticProgressLedger
+
+
 OrchestratorCtx = WorkflowContext[list[Message], list[Message]]
 ReviewReply = MagenticPlanReviewResponse | bool
 
 
 class MagenticOrchestrator(ConversationStart):
-    """Runs the manager agent's plan/progress loop and delegates rounds to the participants."""
+    """Runs the manager's plan/progress loop and delegates rounds to the participants."""
 
     def __init__(
         self,
-        manager: SupportsAgentRun,
+        manager: MagenticManagerBase,
         participants: dict[str, str],
         *,
         max_round_count: int,
@@ -232,7 +186,7 @@ class MagenticOrchestrator(ConversationStart):
     ) -> None:
         super().__init__(ORCHESTRATOR_ID)
         self.manager = manager
-        self.manager_name = participant_name(manager, role="manager agent")
+        self.manager_name = manager.name
         self.participants = participants
         self.max_round_count = max_round_count
         self.max_stall_count = max_stall_count
@@ -247,53 +201,45 @@ class MagenticOrchestrator(ConversationStart):
         self._task = conversation
         await self._plan(ctx)
 
+    def context(self, feedback: str | None = None) -> MagenticContext:
+        """What the manager is told: the task, the conversation (the same list), the team and the counters."""
+        return MagenticContext(
+            task="\n".join(m.text for m in self._task),
+            chat_history=self._conversation,
+            participant_descriptions=dict(self.participants),
+            round_count=self._rounds,
+            stall_count=self._stalls,
+            reset_count=self._resets,
+            task_messages=list(self._task),
+            plan_feedback=feedback,
+        )
+
     # -- planning -----------------------------------------------------------------------------------------
-    def _team(self) -> str:
-        return "\n".join(f"- {n}: {d or '(no description)'}" for n, d in self.participants.items())
-
-    async def _ask(self, prompt: str, response_format: type[BaseModel] | None) -> AgentResponse:
-        options = {"response_format": response_format} if response_format is not None else None
-        messages = [*self._task, *self._conversation, Message("user", [prompt])]
-        response: AgentResponse = await self.manager.run(messages, options=options)  # type: ignore[misc]  # pyright: ignore[reportGeneralTypeIssues]
-        if response.user_input_requests:
-            raise WorkflowRunError(
-                f"The manager agent {self.manager_name!r} asked for tool approval; give the manager no tools that "
-                "need approval (participants may have them)."
-            )
-        return response
-
     async def _plan(self, ctx: OrchestratorCtx, feedback: str | None = None, *, stalled: bool = False) -> None:
-        note = f"\n\nFeedback on the previous plan: {feedback}" if feedback else ""
-        if self._ledger is None:
-            prompt = PLAN_PROMPT.format(team=self._team(), feedback=note)
-        else:
-            prompt = REPLAN_PROMPT.format(
-                facts=self._ledger.facts, plan=_steps(self._ledger.plan), team=self._team(), feedback=note
-            )
-        response = await self._ask(prompt, MagenticTaskLedger)
-        ledger = response.value
-        if not isinstance(ledger, MagenticTaskLedger):
-            raise WorkflowRunError(f"The manager agent {self.manager_name!r} did not return a MagenticTaskLedger.")
-        self._ledger = ledger
+        context = self.context(feedback)
+        plan = await (self.manager.replan(context) if stalled else self.manager.plan(context))
         self._revision += 1
-        await ctx.add_event(WorkflowEvent("magentic_plan", ledger))
+        ledger = self.manager.task_ledger
+        await ctx.add_event(WorkflowEvent("magentic_plan", ledger if ledger is not None else plan))
+        kind = (
+            MagenticOrchestratorEventType.PLAN_CREATED
+            if self._revision == 1
+            else MagenticOrchestratorEventType.REPLANNED
+        )
+        await ctx.add_event(WorkflowEvent("magentic_orchestrator", MagenticOrchestratorEvent(kind, plan)))
         if self.plan_review:
-            task = "\n".join(m.text for m in self._task)
             request = MagenticPlanReviewRequest(
-                Message("assistant", [self._plan_text(task, ledger)], author_name=self.manager_name),
+                plan,
                 current_progress=self._progress if stalled else None,
                 is_stalled=stalled,
-                task=task,
-                facts=ledger.facts,
-                steps=list(ledger.plan),
+                task=context.task,
+                facts=ledger.facts if ledger is not None else "",
+                steps=list(ledger.plan) if ledger is not None else [],
                 revision=self._revision,
             )
             await ctx.request_info(request_data=request, response_type=ReviewReply)
             return
         await self._round(ctx)
-
-    def _plan_text(self, task: str, ledger: MagenticTaskLedger) -> str:
-        return PLAN_REVIEW_TEXT.format(task=task, team=self._team(), facts=ledger.facts, plan=_steps(ledger.plan))
 
     @response_handler
     async def on_review(self, request: MagenticPlanReviewRequest, reply: ReviewReply, ctx: OrchestratorCtx) -> None:
@@ -303,9 +249,10 @@ class MagenticOrchestrator(ConversationStart):
         if not reply.approved:
             await self._plan(ctx, feedback=reply.feedback or REJECTED, stalled=request.is_stalled)
             return
-        if reply.plan is not None and self._ledger is not None:
-            self._ledger = MagenticTaskLedger(facts=self._ledger.facts, plan=list(reply.plan))
-            await ctx.add_event(WorkflowEvent("magentic_plan", self._ledger))
+        ledger = self.manager.task_ledger
+        if reply.plan is not None and ledger is not None:
+            self.manager.task_ledger = MagenticTaskLedger(facts=ledger.facts, plan=list(reply.plan))
+            await ctx.add_event(WorkflowEvent("magentic_plan", self.manager.task_ledger))
         await self._round(ctx)
 
     # -- rounds -------------------------------------------------------------------------------------------
@@ -313,21 +260,28 @@ class MagenticOrchestrator(ConversationStart):
         if self._rounds >= self.max_round_count:
             await self._stop(ctx, "max_round_count", f"the team used all {self.max_round_count} rounds")
             return
-        assert self._ledger is not None
-        names = ", ".join(self.participants)
-        prompt = PROGRESS_PROMPT.format(facts=self._ledger.facts, plan=_steps(self._ledger.plan), names=names)
-        response = await self._ask(prompt, MagenticProgressLedger)
-        progress = response.value
-        if not isinstance(progress, MagenticProgressLedger):
-            raise WorkflowRunError(f"The manager agent {self.manager_name!r} did not return a MagenticProgressLedger.")
+        progress = await self.manager.create_progress_ledger(self.context())
+        if not isinstance(cast(object, progress), MagenticProgressLedger):
+            raise WorkflowRunError(
+                f"The manager {self.manager_name!r} returned {type(progress).__name__} from create_progress_ledger; "
+                "it must return a MagenticProgressLedger."
+            )
         self._progress = progress
         await ctx.add_event(WorkflowEvent("magentic_progress", progress))
+        await ctx.add_event(
+            WorkflowEvent(
+                "magentic_orchestrator",
+                MagenticOrchestratorEvent(MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED, progress),
+            )
+        )
         if progress.is_request_satisfied:
-            final = await self._ask(FINAL_PROMPT, None)
-            text = final.text or "(the manager gave no final answer)"
+            final = await self.manager.prepare_final_answer(self.context())
             self._conversation.append(
                 Message(
-                    "assistant", [text], author_name=self.manager_name, additional_properties={"stop_reason": "done"}
+                    final.role,
+                    list(final.contents) or ["(the manager gave no final answer)"],
+                    author_name=final.author_name or self.manager_name,
+                    additional_properties={**final.additional_properties, "stop_reason": "done"},
                 )
             )
             await self._output(ctx, "done")
@@ -350,7 +304,7 @@ class MagenticOrchestrator(ConversationStart):
         speaker = progress.next_speaker
         if speaker not in self.participants:
             raise WorkflowRunError(
-                f"The manager agent {self.manager_name!r} chose {speaker!r} to act next, which is not a participant; "
+                f"The manager {self.manager_name!r} chose {speaker!r} to act next, which is not a participant; "
                 f"participants: {list(self.participants)}."
             )
         instruction = progress.instruction or "Continue with your part of the plan."
@@ -381,23 +335,23 @@ class MagenticOrchestrator(ConversationStart):
     def reset(self) -> None:
         self._task: list[Message] = []
         self._conversation: list[Message] = []
-        self._ledger: MagenticTaskLedger | None = None
         self._progress: MagenticProgressLedger | None = None
         self._rounds = 0
         self._stalls = 0
         self._resets = 0
         self._revision = 0
+        self.manager.reset()
 
     @property
     def ledger(self) -> MagenticTaskLedger | None:
-        """The current facts and plan."""
-        return self._ledger
+        """The current facts and plan (when the manager keeps a task ledger)."""
+        return self.manager.task_ledger
 
     def on_checkpoint_save(self) -> dict[str, Any]:
         return {
             "task": list(self._task),
             "conversation": list(self._conversation),
-            "ledger": self._ledger,
+            "manager": self.manager.on_checkpoint_save(),
             "progress": self._progress,
             "rounds": self._rounds,
             "stalls": self._stalls,
@@ -408,7 +362,10 @@ class MagenticOrchestrator(ConversationStart):
     def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         self._task = list(state.get("task", []))
         self._conversation = list(state.get("conversation", []))
-        self._ledger = state.get("ledger")
+        manager_state = state.get("manager")
+        if manager_state is None:  # a checkpoint from before the manager had its own state
+            manager_state = {"task_ledger": state.get("ledger")}
+        self.manager.on_checkpoint_restore(dict(manager_state))
         self._progress = state.get("progress")
         self._rounds = int(state.get("rounds", 0))
         self._stalls = int(state.get("stalls", 0))
@@ -416,16 +373,15 @@ class MagenticOrchestrator(ConversationStart):
         self._revision = int(state.get("revision", 0))
 
 
-def _steps(plan: list[str]) -> str:
-    return "\n".join(f"{i}. {step}" for i, step in enumerate(plan, 1)) or "(no steps)"
-
-
 class MagenticBuilder(OrchestrationBuilder):
     """Build a Magentic team: a manager agent plans, delegates, tracks progress, re-plans and answers.
 
     Args:
         participants: The team agents (each needs a unique ``name``; descriptions tell the manager who does what).
-        manager_agent: The agent that plans and judges progress (answers with structured outputs).
+        manager_agent: The agent that plans and judges progress (answers with structured outputs); it becomes a
+            :class:`StandardMagenticManager`.
+        manager: A manager of your own (a :class:`MagenticManagerBase`), instead of ``manager_agent``; its
+            ``max_*`` limits are used where it sets them.
         max_round_count: The most rounds (participant turns) before stopping.
         max_stall_count: Rounds without progress tolerated before re-planning.
         max_reset_count: Re-plans allowed before stopping (``None``: no limit).
@@ -458,7 +414,8 @@ class MagenticBuilder(OrchestrationBuilder):
         self,
         participants: Sequence[SupportsAgentRun],
         *,
-        manager_agent: SupportsAgentRun,
+        manager_agent: SupportsAgentRun | None = None,
+        manager: MagenticManagerBase | None = None,
         max_round_count: int = 20,
         max_stall_count: int = 3,
         max_reset_count: int | None = 2,
@@ -466,17 +423,33 @@ class MagenticBuilder(OrchestrationBuilder):
         **options: Unpack[OrchestrationOptions],
     ) -> None:
         super().__init__(participants, **options)
-        manager_name = participant_name(manager_agent, role="manager agent")
-        if manager_name in self.participant_names:
+        if (manager_agent is None) == (manager is None):
+            raise ValueError("Pass exactly one of manager_agent (an agent) or manager (a MagenticManagerBase).")
+        if manager is not None:
+            if not isinstance(cast(object, manager), MagenticManagerBase):
+                raise TypeError(f"manager must be a MagenticManagerBase, got {type(manager).__name__}.")
+            # A manager's own limits win over the builder's, as in the reference.
+            max_round_count = manager.max_round_count if manager.max_round_count is not None else max_round_count
+            max_stall_count = manager.max_stall_count
+            max_reset_count = manager.max_reset_count
+        else:
+            assert manager_agent is not None
+            manager = StandardMagenticManager(
+                manager_agent,
+                max_round_count=max_round_count,
+                max_stall_count=max_stall_count,
+                max_reset_count=max_reset_count,
+            )
+        if manager.name in self.participant_names:
             raise ValueError(
-                f"The manager agent's name {manager_name!r} is also a participant's; the manager needs its own name."
+                f"The manager's name {manager.name!r} is also a participant's; the manager needs its own name."
             )
         for label, value, low in (("max_round_count", max_round_count, 1), ("max_stall_count", max_stall_count, 0)):
             if not isinstance(cast(object, value), int) or value < low:
                 raise ValueError(f"{label} must be an int >= {low}, got {value!r}.")
         if max_reset_count is not None and (not isinstance(cast(object, max_reset_count), int) or max_reset_count < 0):
             raise ValueError(f"max_reset_count must be an int >= 0 or None, got {max_reset_count!r}.")
-        self._manager = manager_agent
+        self._manager = manager
         self._max_round_count = max_round_count
         self._max_stall_count = max_stall_count
         self._max_reset_count = max_reset_count

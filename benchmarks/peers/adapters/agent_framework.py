@@ -20,11 +20,13 @@ from agent_framework import (
     Content,
     Executor,
     FunctionInvocationLayer,
+    InMemoryAgentFileStore,
     InMemoryCheckpointStorage,
     Message,
     Workflow,
     WorkflowBuilder,
     WorkflowContext,
+    create_harness_agent,
     handler,
     tool,
 )
@@ -41,6 +43,7 @@ class InstantClient(ChatMiddlewareLayer, FunctionInvocationLayer, ChatTelemetryL
     """Answers at once: one tool call when tools are offered and none has run yet, else ``Done.``."""
 
     OTEL_PROVIDER_NAME = "instant"
+    text_only = False  # answers "Done." even when tools are offered (the harness offers its own)
 
     def _inner_get_response(
         self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
@@ -54,7 +57,7 @@ class InstantClient(ChatMiddlewareLayer, FunctionInvocationLayer, ChatTelemetryL
             return self._build_response_stream(updates())
 
         async def respond() -> ChatResponse:
-            if options.get("tools") and messages[-1].role != "tool":
+            if options.get("tools") and messages[-1].role != "tool" and not self.text_only:
                 call = Content.from_function_call("c1", "lookup", arguments='{"key": "k"}')
                 return ChatResponse(messages=[Message(role="assistant", contents=[call])], finish_reason="tool_calls")
             return ChatResponse(messages=[Message(role="assistant", contents=["Done."])], finish_reason="stop")
@@ -117,6 +120,11 @@ class Bench:
         self.with_tool = Agent(client=InstantClient(), tools=[lookup])
         self.chain_wf = _chain(None)
         self.fan_wf = _fan()
+        text_only = InstantClient()
+        text_only.text_only = True
+        self.harness = create_harness_agent(
+            text_only, file_memory_store=InMemoryAgentFileStore(), disable_web_search=True
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -137,6 +145,9 @@ class Bench:
                 n += 1
         await stream.get_final_response()
         return n
+
+    async def harness_turn(self) -> str:
+        return (await self.harness.run("hi", session=self.harness.create_session())).text
 
     async def chain(self) -> Any:
         return (await self.chain_wf.run(0)).get_outputs()[0]

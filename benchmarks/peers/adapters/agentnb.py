@@ -8,6 +8,7 @@ from typing import Any
 from typing_extensions import Never
 
 from agentnb import Agent, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message, tool
+from agentnb.harness import InMemoryAgentFileStore, create_harness_agent
 from agentnb.workflows import Executor, InMemoryCheckpointStorage, Workflow, WorkflowBuilder, WorkflowContext, handler
 
 from . import CHUNKS, WIDTH
@@ -20,11 +21,12 @@ class InstantModel(BaseChatClient):
 
     OTEL_PROVIDER_NAME = "instant"
 
-    def __init__(self) -> None:
+    def __init__(self, *, text_only: bool = False) -> None:
         super().__init__(model_id="instant")
+        self.text_only = text_only  # answers "Done." even when tools are offered (the harness offers its own)
 
     async def _inner_get_response(self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any):
-        if options.get("tools") and messages[-1].role != "tool":
+        if options.get("tools") and messages[-1].role != "tool" and not self.text_only:
             call = Content.from_function_call("c1", "lookup", '{"key": "k"}')
             return ChatResponse(messages=[Message("assistant", [call])], finish_reason="tool_calls")
         return ChatResponse(messages=[Message("assistant", ["Done."])], finish_reason="stop")
@@ -91,6 +93,9 @@ class Bench:
         self.with_tool = Agent(InstantModel(), tools=[lookup])
         self.chain_wf = _chain(None)
         self.fan_wf = _fan()
+        self.harness = create_harness_agent(
+            InstantModel(text_only=True), file_memory_store=InMemoryAgentFileStore(), disable_web_search=True
+        )
         self.reset()
 
     def reset(self) -> None:
@@ -112,6 +117,9 @@ class Bench:
                 n += 1
         await stream.get_final_response()
         return n
+
+    async def harness_turn(self) -> str:
+        return (await self.harness.run("hi", session=self.harness.create_session())).text
 
     async def chain(self) -> Any:
         return (await self.chain_wf.run(0)).get_outputs()[0]

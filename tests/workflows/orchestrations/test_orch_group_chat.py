@@ -7,6 +7,7 @@ import pytest
 from agentnb import Agent, Message
 from agentnb.exceptions import WorkflowRunError
 from agentnb.local import FunctionChatClient, ScriptedChatClient
+from agentnb.orchestrations import GroupChatOrchestrator, TerminationCondition
 from agentnb.workflows import (
     GroupChatBuilder,
     GroupChatDecision,
@@ -46,11 +47,17 @@ async def test_termination_condition_and_async_selection() -> None:
     async def pick(state: GroupChatState) -> str:
         return "writer" if state.last_speaker != "writer" else "critic"
 
+    def two_slogans(conversation: list[Message]) -> bool:
+        return sum("Slogan" in m.text for m in conversation) >= 2
+
+    condition: TerminationCondition = two_slogans  # the reference's name for the condition's type
     workflow = (
         GroupChatBuilder(participants=group_chat_agents(), selection_func=pick, max_rounds=10)
-        .with_termination_condition(lambda conversation: sum("Slogan" in m.text for m in conversation) >= 2)
+        .with_termination_condition(condition)
         .build()
     )
+    # The executor at the centre goes by the reference's name too.
+    assert isinstance(workflow.get_start_executor(), GroupChatOrchestrator)
     result = await workflow.run("a gym")
     (conversation,) = result.get_outputs()
     assert [m.author_name for m in conversation] == [None, "writer", "critic", "writer"]

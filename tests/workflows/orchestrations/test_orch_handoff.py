@@ -8,7 +8,13 @@ import pytest
 
 from agentnb import Agent, Content, Message, tool
 from agentnb.local import FunctionChatClient, ScriptedChatClient
-from agentnb.workflows import HandoffBuilder, HandoffUserInputRequest, WorkflowRunState
+from agentnb.workflows import (
+    HandoffBuilder,
+    HandoffConfiguration,
+    HandoffUserInputRequest,
+    WorkflowRunState,
+    clean_conversation_for_handoff,
+)
 from tests.workflows.orchestrations.orch_scenarios import handoff, handoff_agents
 
 
@@ -200,3 +206,41 @@ async def test_autonomous_turn_limit_then_the_user_is_asked_and_the_count_restar
     assert request.data.agent_response.text == "step 6"
     with pytest.raises(ValueError, match="turn_limit"):
         HandoffBuilder(participants=handoff_agents()).with_autonomous_mode(turn_limit=0)
+
+
+def test_handoff_descriptions_come_from_the_call_or_a_handoff_configuration() -> None:
+    triage, billing, tech = handoff_agents()
+    builder = (
+        HandoffBuilder(participants=[triage, billing, tech])
+        .add_handoff(triage, [billing], description="Refunds and invoices.")
+        .add_handoff(triage, [HandoffConfiguration(target=tech, description="Broken gadgets.")])
+        .add_handoff("billing", HandoffConfiguration(target="triage"))
+    )
+    assert builder.handoff_targets()["triage"] == ["billing", "tech"]
+    tools = {
+        e.id: {t.name: t.description for t in e.tools}
+        for e in builder.build().executors.values()
+        if hasattr(e, "tools")
+    }
+    assert tools["triage"]["handoff_to_billing"].endswith("who handles: Refunds and invoices.")
+    assert tools["triage"]["handoff_to_tech"].endswith("who handles: Broken gadgets.")
+    # A configuration without a description says what a plain target would: the target's own description.
+    plain = HandoffBuilder(participants=[triage, billing, tech]).add_handoff("billing", "triage").build()
+    assert tools["billing"]["handoff_to_triage"] == plain.executors["billing"].tools[0].description  # type: ignore[attr-defined]
+    assert HandoffConfiguration(target="tech") == HandoffConfiguration(target=tech, description="other")
+
+
+def test_clean_conversation_for_handoff_keeps_text_only() -> None:
+    conversation = [
+        Message("user", ["Refund order 7"], author_name="ann"),
+        Message("assistant", [Content.from_function_call("c1", "lookup", {"order": 7})]),
+        Message("tool", [Content.from_function_result("c1", result="paid")]),
+        Message("assistant", ["It was paid; ", Content.from_function_call("c2", "handoff_to_billing", {})]),
+    ]
+    cleaned = clean_conversation_for_handoff(conversation)
+    assert [(m.role, m.text, m.author_name) for m in cleaned] == [
+        ("user", "Refund order 7", "ann"),
+        ("assistant", "It was paid; ", None),
+    ]
+    assert all(c.type == "text" for m in cleaned for c in m.contents)
+    assert conversation[3].contents[1].type == "function_call"  # the original is left as it was

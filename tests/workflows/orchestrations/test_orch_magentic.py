@@ -11,10 +11,15 @@ from agentnb.exceptions import WorkflowRunError
 from agentnb.local import FunctionChatClient
 from agentnb.workflows import (
     MagenticBuilder,
+    MagenticContext,
+    MagenticManagerBase,
+    MagenticOrchestratorEvent,
+    MagenticOrchestratorEventType,
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
     MagenticTaskLedger,
+    StandardMagenticManager,
 )
 from tests.workflows.orchestrations.orch_scenarios import magentic, magentic_agents, summary
 
@@ -242,3 +247,88 @@ def test_plan_review_responses_in_the_reference_shape() -> None:
     assert MagenticPlanReviewResponse.approve(plan=["a: b"]).plan == ["a: b"]
     with pytest.raises(ValueError, match="needs feedback"):
         MagenticPlanReviewResponse.revise([])
+
+
+class _CountingManager(MagenticManagerBase):
+    """A manager without a model: one round per participant in turn, then it answers from the conversation."""
+
+    def __init__(self, **limits: Any) -> None:
+        super().__init__(**limits)
+        self.seen: list[MagenticContext] = []
+
+    async def plan(self, magentic_context: MagenticContext) -> Message:
+        return Message("assistant", ["1. everyone speaks once"], author_name=self.name)
+
+    async def replan(self, magentic_context: MagenticContext) -> Message:
+        return await self.plan(magentic_context)
+
+    async def create_progress_ledger(self, magentic_context: MagenticContext) -> MagenticProgressLedger:
+        self.seen.append(MagenticContext.from_dict(magentic_context.to_dict()))
+        names = list(magentic_context.participant_descriptions)
+        done = magentic_context.round_count >= len(names)
+        speaker = None if done else names[magentic_context.round_count]
+        return MagenticProgressLedger(is_request_satisfied=done, next_speaker=speaker, instruction="Your turn.")
+
+    async def prepare_final_answer(self, magentic_context: MagenticContext) -> Message:
+        said = [m.text for m in magentic_context.chat_history if m.role == "assistant"]
+        return Message("assistant", [" + ".join(said)])
+
+
+def _echo(name: str) -> Agent[Any]:
+    return Agent(FunctionChatClient(lambda messages, options: f"{name} says hi"), name=name, description=f"The {name}.")
+
+
+async def test_a_manager_of_ones_own_drives_the_team() -> None:
+    manager = _CountingManager()
+    workflow = MagenticBuilder(participants=[_echo("ann"), _echo("bob")], manager=manager).build()
+    result = await workflow.run("Say hi, everyone")
+    (conversation,) = result.get_outputs()
+    assert conversation[-1].text == "ann says hi + bob says hi"
+    assert conversation[-1].author_name == "magentic_manager"  # the reference's MAGENTIC_MANAGER_NAME
+    assert conversation[-1].additional_properties["stop_reason"] == "done"
+    assert [c.round_count for c in manager.seen] == [0, 1, 2]
+    first, _, last = manager.seen
+    assert first.task == "Say hi, everyone" and first.participant_descriptions == {"ann": "The ann.", "bob": "The bob."}
+    assert [m.text for m in last.chat_history] == ["Your turn.", "ann says hi", "Your turn.", "bob says hi"]
+    # The plan a manager without a task ledger returns is what the plan event carries.
+    (plan,) = result.get_events("magentic_plan")
+    assert isinstance(plan.data, Message) and plan.data.text == "1. everyone speaks once"
+
+
+async def test_a_managers_own_limits_win_and_the_builder_wants_exactly_one_manager() -> None:
+    workflow = MagenticBuilder(participants=[_echo("ann"), _echo("bob")], manager=_CountingManager(max_round_count=1))
+    (conversation,) = (await workflow.build().run("Say hi")).get_outputs()
+    assert conversation[-1].additional_properties["stop_reason"] == "max_round_count"
+    with pytest.raises(ValueError, match="exactly one of manager_agent"):
+        MagenticBuilder(participants=[_echo("ann")])
+    with pytest.raises(ValueError, match="exactly one of manager_agent"):
+        MagenticBuilder(participants=[_echo("ann")], manager=_CountingManager(), manager_agent=_echo("boss"))
+
+
+def test_the_standard_manager_wraps_an_agent_and_keeps_its_ledger_in_checkpoints() -> None:
+    agent = _echo("boss")
+    manager = StandardMagenticManager(agent, max_stall_count=1, progress_ledger_prompt="Judge: {names}")
+    assert (manager.name, manager.max_stall_count, manager.progress_ledger_prompt) == ("boss", 1, "Judge: {names}")
+    manager.task_ledger = MagenticTaskLedger(facts="F", plan=["ann: hi"])
+    state = manager.on_checkpoint_save()
+    fresh = StandardMagenticManager(agent)
+    fresh.on_checkpoint_restore(state)
+    assert fresh.task_ledger == manager.task_ledger
+    fresh.reset()
+    assert fresh.task_ledger is None
+    context = MagenticContext(task="T", chat_history=[Message("user", ["x"])])
+    context.reset()
+    assert (context.chat_history, context.reset_count) == ([], 1)
+
+
+async def test_plans_and_ledgers_also_come_as_the_references_orchestrator_events() -> None:
+    result = await magentic().run("Chart our sales growth")
+    events = [e.data for e in result.get_events("magentic_orchestrator")]
+    assert all(isinstance(e, MagenticOrchestratorEvent) for e in events)
+    assert [e.event_type for e in events] == [
+        MagenticOrchestratorEventType.PLAN_CREATED,
+        *[MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED] * 3,
+    ]
+    plan, *ledgers = events
+    assert isinstance(plan.content, Message) and "1. researcher: gather numbers" in plan.content.text
+    assert [ledger.content for ledger in ledgers] == [e.data for e in result.get_events("magentic_progress")]

@@ -100,7 +100,7 @@ async def test_a_failing_participant_fails_the_run_naming_it() -> None:
 
 async def test_input_of_the_wrong_type_is_refused() -> None:
     workflow = SequentialBuilder(participants=[Agent(ScriptedChatClient([]), name="a")]).build()
-    with pytest.raises(TypeError, match="got a int"):
+    with pytest.raises(TypeError, match="cannot handle input of type 'int'"):
         await workflow.run(42)
 
 

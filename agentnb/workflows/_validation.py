@@ -1,0 +1,152 @@
+"""Graph validation: what ``WorkflowBuilder.build()`` refuses, and what it only warns about.
+
+:func:`validate_workflow_graph` raises where the reference raises, with its messages and error types:
+
+- :class:`~agentnb.exceptions.EdgeDuplicationError`: two edges join the same pair of executors;
+- :class:`~agentnb.exceptions.TypeCompatibilityError`: an edge's source declares what it sends and none of it
+  fits what the target accepts (a fan-in target receives ``list[...]`` of what its sources send);
+- :class:`~agentnb.exceptions.GraphConnectivityError`: executors the start executor cannot reach;
+- ``WorkflowValidationError``: an output or intermediate executor that is not in the graph.
+
+It is no stricter than the reference: an executor whose ``WorkflowContext`` hints declare nothing it sends
+(``WorkflowContext`` alone) may still have edges. Its edges cannot be checked, so the graph is accepted with
+a warning on the ``agentnb.workflows`` logger, and the run reports any message no target takes as a
+``warning`` event. A self-loop is accepted with a warning too.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..exceptions import (
+    EdgeDuplicationError,
+    GraphConnectivityError,
+    TypeCompatibilityError,
+    WorkflowValidationError,
+)
+from ._edges import EdgeGroup, FanInEdgeGroup
+
+if TYPE_CHECKING:
+    from ._executor import Executor
+
+__all__ = ["validate_workflow_graph"]
+
+logger = logging.getLogger("agentnb.workflows")
+
+
+def validate_workflow_graph(
+    edge_groups: Sequence[EdgeGroup],
+    executors: Mapping[str, Executor],
+    start_executor: Executor,
+    output_executors: Sequence[str],
+    intermediate_executors: Sequence[str] | None = None,
+) -> None:
+    """Check a graph as ``build()`` does (the reference's function of this name and signature).
+
+    Args:
+        edge_groups: The graph's edge groups.
+        executors: Every executor, by id.
+        start_executor: The executor that receives the workflow input.
+        output_executors: Ids of the executors whose yields are outputs (empty: every executor).
+        intermediate_executors: Ids of the executors whose yields are ``intermediate`` events.
+
+    Raises:
+        EdgeDuplicationError, TypeCompatibilityError, GraphConnectivityError, WorkflowValidationError: As the
+            module docstring lists.
+    """
+    if start_executor.id not in executors:
+        raise GraphConnectivityError(f"Start executor '{start_executor.id}' is not present in the workflow graph.")
+    _check_duplicates(edge_groups)
+    _check_types(edge_groups, executors)
+    _check_reachable(edge_groups, executors, start_executor.id)
+    for group in edge_groups:
+        for source, target in group.edges():
+            if source == target:
+                logger.warning(
+                    "Self-loop detected: executor %r connects to itself; it may loop until max_iterations unless a "
+                    "condition ends it.",
+                    source,
+                )
+    overlap = sorted(set(output_executors) & set(intermediate_executors or ()))
+    if overlap:
+        raise WorkflowValidationError(f"Executors cannot be both output and intermediate designated: {overlap}.")
+    for kind, ids in (("Output", output_executors), ("Intermediate", intermediate_executors or ())):
+        for executor_id in ids:
+            if executor_id not in executors:
+                raise WorkflowValidationError(f"{kind} executor '{executor_id}' is not present in the workflow graph.")
+
+
+def _check_duplicates(edge_groups: Sequence[EdgeGroup]) -> None:
+    seen: dict[str, str] = {}
+    for group in edge_groups:
+        for edge in group.edge_list():
+            if edge.id in seen:
+                raise EdgeDuplicationError(
+                    edge.id,
+                    f" (added by {seen[edge.id]} and by {group.kind}); connect two executors once, with a condition "
+                    "or switch-case if routing varies",
+                )
+            seen[edge.id] = group.kind
+
+
+def _check_reachable(edge_groups: Sequence[EdgeGroup], executors: Mapping[str, Executor], start: str) -> None:
+    adjacency: dict[str, list[str]] = {}
+    for group in edge_groups:
+        for s, t in group.edges():
+            adjacency.setdefault(s, []).append(t)
+    seen = {start}
+    stack = [start]
+    while stack:
+        for nxt in adjacency.get(stack.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    unreachable = [e for e in executors if e not in seen]
+    if unreachable:
+        raise GraphConnectivityError(
+            f"The following executors are unreachable from the start executor '{start}': {sorted(unreachable)}. "
+            "This may indicate a disconnected workflow graph; connect them with an edge or remove them."
+        )
+
+
+def _sent(executors: Mapping[str, Executor], source: str, target: str) -> list[Any] | None:
+    """What ``source`` declares it sends; ``None`` when it declares nothing or ``Any`` (the edge is not checked)."""
+    sent = list(executors[source].output_types)
+    if not sent:
+        logger.warning(
+            "Executor %r has an edge to %r but its handlers' WorkflowContext hints declare no message type, so the "
+            "edge's types cannot be checked (use WorkflowContext[T] to declare that it sends T).",
+            source,
+            target,
+        )
+        return None
+    return None if Any in sent else sent
+
+
+def _check_types(edge_groups: Sequence[EdgeGroup], executors: Mapping[str, Executor]) -> None:
+    for group in edge_groups:
+        if isinstance(group, FanInEdgeGroup):
+            target = executors[group.target]
+            joined: list[Any] = []
+            for s in group.sources:
+                sent = _sent(executors, s, group.target)
+                if sent is None:
+                    joined = []
+                    break
+                joined.extend(list[t] for t in sent)  # type: ignore[valid-type]
+            if joined and not any(target.accepts(hint) for hint in joined):
+                raise TypeCompatibilityError(
+                    ", ".join(group.sources),
+                    group.target,
+                    joined,
+                    list(target.input_types),
+                    f" Fan-in target {group.target!r} receives a list of what {group.sources} send; add a handler "
+                    "for list[...] there.",
+                )
+            continue
+        for s, t in group.edges():
+            sent = _sent(executors, s, t)
+            if sent is not None and not any(executors[t].accepts(hint) for hint in sent):
+                raise TypeCompatibilityError(s, t, sent, list(executors[t].input_types))
