@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Fixtures any test can use: `postgres_server` (a throwaway PostgreSQL cluster) and `pg_url` (a fresh schema).
-pytest_plugins = ["tests.store.pg_fixture"]
+# Fixtures any test can use: `postgres_server` (a throwaway PostgreSQL cluster), `pg_url` (a fresh schema) and
+# pytest's own `pytester` (a pytest run inside a test, for the pytest plugin agentnb ships).
+pytest_plugins = ["tests.store.pg_fixture", "pytester"]
 
 # Property tests run on a shared 2-core CI machine: no per-example deadline, a moderate example count.
 settings.register_profile("agentnb", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

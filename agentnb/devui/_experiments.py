@@ -7,7 +7,7 @@ query (the experiments' highest revision) until something changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import panel as pn
 
@@ -22,13 +22,15 @@ if TYPE_CHECKING:
 __all__ = ["ExperimentsView"]
 
 _LIST_COLUMNS = ["name", "status", "target", "cases", "updated_at"]
-_COMPARE_COLUMNS = ["case_id", "change", "status_a", "status_b", "output_a", "output_b"]
+_COMPARE_COLUMNS = ["case_id", "change", "worse", "status_a", "status_b", "tools_a", "tools_b", "output_a", "output_b"]
 _MAX_EXPERIMENTS = 500
 
 
 def _text(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in cast("list[Any]", value))
     if isinstance(value, float):
         return "" if value != value else f"{value:.3g}"
     return str(value)
@@ -78,14 +80,19 @@ class ExperimentsView:
             page_size=15,
             show_index=False,
             disabled=True,
+            selectable=1,
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
-            formatters={c: {"type": "plaintext"} for c in ("output_a", "output_b")},
+            formatters={c: {"type": "plaintext"} for c in ("output_a", "output_b", "tools_a", "tools_b")},
             theme=table_theme(),
             css_classes=["anb-compare-table"],
         )
+        self.compare_case = html_pane("", css_classes=["anb-compare-case"])
+        self._diff: Any = None
+        self._pair: tuple[str, str] = ("", "")
         self.errors = pn.Column(sizing_mode="stretch_width")
         watch(self.table, self._on_select, "selection")
+        watch(self.compare_table, self._on_compare_select, "selection")
         self.compare_button.on_click(lambda _e: self.compare())
 
     def show_error(self, card: Any) -> None:
@@ -106,6 +113,7 @@ class ExperimentsView:
                         pn.Row(self.compare_a, self.compare_b, self.compare_button),
                         self.compare_info,
                         self.compare_table,
+                        self.compare_case,
                         sizing_mode="stretch_width",
                     ),
                 ),
@@ -191,6 +199,7 @@ class ExperimentsView:
         import pandas as pd
 
         from agentnb.evals import compare
+        from agentnb.evals._display import worse_html
 
         first, second = a or self.compare_a.value, b or self.compare_b.value
         if not first or not second:
@@ -200,11 +209,29 @@ class ExperimentsView:
         deltas = [c for c in diff.columns if c.endswith("_delta")]
         columns = [*_COMPARE_COLUMNS, *deltas]
         shown = pd.DataFrame({c: [_text(v) for v in diff[c]] for c in columns}, columns=columns)
+        self._diff, self._pair = diff, (first, second)
         self.compare_table.value = shown
         counts = diff["change"].value_counts().to_dict()
         kinds = {"regression": "err", "improvement": "ok", "same": "", "only_a": "warn", "only_b": "warn"}
         badges = " ".join(badge(f"{n} {change}", kinds.get(str(change), "")) for change, n in counts.items())
         set_html(
             self.compare_info,
-            f"<span class='anb-title'>{escape(first)} → {escape(second)}</span> {badges}",
+            f"<span class='anb-title'>{escape(first)} → {escape(second)}</span> {badges}"
+            + worse_html(diff.attrs.get("worse") or {}),
         )
+        self.show_case(0)  # regressions come first: the worst case is shown side by side at once
+
+    def show_case(self, index: int) -> None:
+        """Show one compared case side by side: both answers and tool paths, and the diff of the answers."""
+        from agentnb.evals._display import compare_case_html
+
+        diff = self._diff
+        if diff is None or not 0 <= index < len(diff):
+            set_html(self.compare_case, "")
+            return
+        set_html(self.compare_case, compare_case_html(diff.iloc[index], *self._pair))
+
+    @view_callback("Cannot show the case")
+    def _on_compare_select(self, event: Any) -> None:
+        if event.new:
+            self.show_case(int(event.new[0]))

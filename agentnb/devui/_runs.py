@@ -126,7 +126,7 @@ class RunsView:
             page_size=15,
             show_index=False,
             disabled=True,
-            selectable=1,
+            selectable=True,  # a click picks one run; Ctrl/Shift-click picks several for "Add to dataset"
             sizing_mode="stretch_width",
             layout="fit_data_stretch",
             css_classes=["anb-runs-table"],
@@ -145,6 +145,7 @@ class RunsView:
         self.open_timeline.on_click(lambda _e: self._open("timetravel"))
         self.open_trace.on_click(lambda _e: self._open("traces"))
         self._selected: str | None = None
+        self._chosen: list[str] = []  # every selected run, in table order
         self.graph_area = pn.Column(sizing_mode="stretch_width", css_classes=["anb-run-graph"])
         self._graph: Any = None
         self._graph_run: str | None = None
@@ -211,10 +212,10 @@ class RunsView:
                 columns=_RUN_COLUMNS,
             )
             self.table.value = frame
-            if self._selected is not None:
-                # Keep the user's row selected while new runs arrive above it.
+            if self._chosen:
+                # Keep the user's rows selected while new runs arrive above them.
                 ids = list(frame["run_id"])
-                self.table.selection = [ids.index(self._selected)] if self._selected in ids else []
+                self.table.selection = [ids.index(r) for r in self._chosen if r in ids]
         running = sum(1 for r in self._rows.values() if r.get("status") in {"running", "in_progress", "started"})
         set_html(
             self.info,
@@ -225,14 +226,18 @@ class RunsView:
 
     @view_callback("Cannot open run")
     def _on_select(self, event: Any) -> None:
-        if not event.new or event.new == event.old:
-            return
         frame = self.table.value
+        new: list[int] = list(event.new or [])
         try:
-            run_id = str(frame.iloc[event.new[0]]["run_id"])
+            self._chosen = [str(frame.iloc[i]["run_id"]) for i in sorted(new)]
         except (IndexError, KeyError):
             return
-        self.select(run_id)
+        self.add_to_dataset.disabled = not self._chosen
+        self.add_to_dataset.name = f"Add {len(self._chosen)} to dataset" if len(self._chosen) > 1 else "Add to dataset"
+        added = [i for i in new if i not in (event.old or [])]
+        if not added:
+            return
+        self.select(str(frame.iloc[added[-1]]["run_id"]))  # the row just clicked is the one shown
 
     @view_callback("Cannot open run")
     def select(self, run_id: str) -> None:
@@ -256,16 +261,17 @@ class RunsView:
         )
         self._load_events(run_id)
 
-    @view_callback("Cannot add the run to a dataset")
+    @view_callback("Cannot add the runs to a dataset")
     def add_selected_to_dataset(self) -> None:
-        """Append the selected run (its input, and its answer as the expected output) to the named dataset."""
-        if self._selected is None:
+        """Append the selected runs (each one's input, and its answer as the expected output) to the named dataset."""
+        chosen = self._chosen or ([self._selected] if self._selected is not None else [])
+        if not chosen:
             return
         from agentnb._html import escape
         from agentnb.evals import add_runs_to_dataset
 
         name = self.dataset_name.value.strip() or "from-runs"
-        saved = add_runs_to_dataset(name, [self._selected], store=self.store)
+        saved = add_runs_to_dataset(name, chosen, store=self.store)
         set_html(
             self.dataset_note, f"<span class='anb-muted'>{escape(name)} v{saved.version}: {len(saved)} rows</span>"
         )

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ._trace import CaseTrace
+from ._spans import SPAN_LOADER
+from ._trace import CaseTrace, has_steps
 
 if TYPE_CHECKING:
     from .._types import Message
@@ -89,7 +90,8 @@ class CaseResult:
             their JSON form (``Message.to_dict()``) when read back. :attr:`conversation` gives them typed.
         agents: For a workflow, each agent's own turn: ``{"executor_id": ..., "messages": [...]}``.
         spans: The case's stored spans (``RunStore.list_spans`` rows), when they were read; :attr:`trace`
-            then comes from them.
+            then comes from them. In :func:`~agentnb.evals.evaluate`, the first read of :attr:`trace` reads
+            them from the run store for a case that ran traced.
         response: The ``AgentResponse`` or ``WorkflowRunResult`` itself; only in the process that ran the
             case (``None`` for results loaded from the store or computed on a Ray worker).
     """
@@ -125,7 +127,10 @@ class CaseResult:
         """The case's steps (model and tool calls) and totals, from its spans when read, else its conversation."""
         cached: CaseTrace | None = self.__dict__.get("_trace")
         if cached is None:
-            if self.spans:
+            loader = self.__dict__.get(SPAN_LOADER)
+            if loader is not None and self.spans is None:
+                loader.load()  # evaluate() reads the stored spans of this case (and of all waiting with it)
+            if self.spans and has_steps(self.spans):
                 cached = CaseTrace.from_spans(self.spans, self)
             else:
                 cached = CaseTrace.from_messages(self.messages, self)

@@ -7,14 +7,14 @@ here, so the view needs no JavaScript and looks the same in a saved notebook.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _html as h
 
 if TYPE_CHECKING:
     from ._experiment import Experiment
 
-__all__ = ["experiment_html", "score_chart_svg", "summary_html"]
+__all__ = ["compare_case_html", "diff_html", "experiment_html", "score_chart_svg", "summary_html", "worse_html"]
 
 #: Cases shown in the notebook; the rest are in ``experiment.results``.
 MAX_CASES = 50
@@ -148,3 +148,56 @@ def experiment_html(experiment: Experiment) -> str:
         f"<div class='anb-title' style='margin-top:6px'>{h.escape(title)}</div>{''.join(cases)}{tail}"
     )
     return h.wrap(f"<div class='anb-card anb-experiment'>{body}</div>")
+
+
+_DIFF_STYLE = {"+": "background:#dafbe1;color:#116329", "-": "background:#ffebe9;color:#a40e26"}
+
+
+def _side_html(title: str, status: Any, tools: Any, output: Any) -> str:
+    names: list[Any] = cast("list[Any]", tools) if isinstance(tools, list) else []
+    path = " → ".join(h.escape(t) for t in names) or "(no tools)"
+    kind = _STATUS_KIND.get(str(status), "")
+    return (
+        f"<div class='anb-compare-side' style='flex:1;min-width:0'><b>{h.escape(title)}</b> "
+        f"{h.badge(_plain_text(status) or 'missing', kind)}"
+        f"<div class='anb-compare-tools'>tools: {path}</div>"
+        f"<pre class='anb-compare-answer' style='white-space:pre-wrap'>{h.escape(_plain_text(output))}</pre></div>"
+    )
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff as escaped lines, added ones green and removed ones red."""
+    lines: list[str] = []
+    for line in diff.splitlines():
+        style = "" if line.startswith(("+++", "---")) else _DIFF_STYLE.get(line[:1], "")
+        lines.append(f"<div style='{style}'>{h.escape(line) or '&nbsp;'}</div>")
+    return f"<pre class='anb-compare-diff' style='white-space:pre-wrap'>{''.join(lines)}</pre>"
+
+
+def compare_case_html(row: Any, a: str, b: str) -> str:
+    """One row of :func:`~agentnb.evals.compare` side by side: each side's status, tool path and answer, the
+    scores that dropped, and the diff of the two answers."""
+    worse = [str(c) for c in cast("list[Any]", row.get("worse") or [])]
+    head = f"<b>{h.escape(row.get('case_id'))}</b> {h.badge(row.get('change'), 'err' if worse else '')}"
+    if worse:
+        head += f" <span class='anb-compare-worse'>worse on {h.escape(', '.join(worse))}</span>"
+    sides = (
+        "<div style='display:flex;gap:12px'>"
+        + _side_html(f"{a} (baseline)", row.get("status_a"), row.get("tools_a"), row.get("output_a"))
+        + _side_html(f"{b} (candidate)", row.get("status_b"), row.get("tools_b"), row.get("output_b"))
+        + "</div>"
+    )
+    diff = str(row.get("answer_diff") or "")
+    return h.wrap(
+        f"<div>{head}</div><div class='anb-muted'>{h.escape(_plain_text(row.get('input')))}</div>{sides}"
+        + (diff_html(diff) if diff else "<div class='anb-muted'>Same answer.</div>")
+    )
+
+
+def worse_html(worse: dict[str, list[str]]) -> str:
+    """Each score's cases that got worse, as escaped lines (nothing when none did)."""
+    lines = [
+        f"<div class='anb-compare-worse-score'><b>{h.escape(score)}</b>: {h.escape(', '.join(cases))}</div>"
+        for score, cases in worse.items()
+    ]
+    return "".join(lines)

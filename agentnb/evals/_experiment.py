@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._cases import BATCH_COLUMNS, make_frame
+from ._gate import answer_diff, row_tool_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -325,9 +326,18 @@ def compare(a: Experiment | str, b: Experiment | str, *, store: Any = None) -> p
     """Compare two experiments case by case (matched by ``case_id`` and repetition), regressions first.
 
     Columns: ``case_id``, ``input``, ``expected``, ``change`` (``regression``, ``improvement``, ``same``,
-    ``only_a``, ``only_b``), ``status_a``/``status_b``, ``output_a``/``output_b``, and for every score both
-    experiments have ``<score>_a``, ``<score>_b`` and ``<score>_delta`` (b minus a). The frame's ``attrs``
-    hold the two names.
+    ``only_a``, ``only_b``), ``status_a``/``status_b``, ``output_a``/``output_b``, ``tools_a``/``tools_b`` (each
+    run's tool path), ``worse`` (the scores that dropped in this case), ``answer_diff`` (a unified diff of the
+    two answers, empty when they are equal), and for every score both experiments have ``<score>_a``,
+    ``<score>_b`` and ``<score>_delta`` (b minus a). The frame's ``attrs`` hold the two names (``a``, ``b``)
+    and, under ``worse``, each score's cases that got worse: ``{"exact_match": ["italy"], ...}``.
+
+    Example:
+        ```python
+        diff = compare("geo-v1", "geo-v2")
+        diff.attrs["worse"]  # {"exact_match": ["italy"]}
+        print(diff.loc[diff["change"] == "regression", "answer_diff"].iloc[0])
+        ```
     """
     import pandas as pd
 
@@ -344,10 +354,17 @@ def compare(a: Experiment | str, b: Experiment | str, *, store: Any = None) -> p
     )
     merged["input"] = merged["input_a"].where(merged["input_a"].notna(), merged["input_b"])
     merged["expected"] = merged["expected_a"].where(merged["expected_a"].notna(), merged["expected_b"])
+    reps = merged["repetition"] if "repetition" in keys else pd.Series(0, index=merged.index)
     total = pd.Series(0.0, index=merged.index)
+    worse: list[list[str]] = [[] for _ in range(len(merged))]
     for column in shared:
-        merged[f"{column}_delta"] = merged[f"{column}_b"] - merged[f"{column}_a"]
-        total = total + merged[f"{column}_delta"].fillna(0.0)
+        delta = merged[f"{column}_b"] - merged[f"{column}_a"]
+        merged[f"{column}_delta"] = delta
+        total = total + delta.fillna(0.0)
+        dropped = (delta < 0) | (merged[f"{column}_a"].notna() & merged[f"{column}_b"].isna())
+        for i in dropped[dropped & (merged["_merge"] == "both")].index:
+            worse[int(i)].append(column)
+    merged["worse"] = worse
     lost = (merged["status_a"] == "ok") & (merged["status_b"] != "ok")
     gained = (merged["status_a"] != "ok") & (merged["status_b"] == "ok")
     change = pd.Series("same", index=merged.index, dtype=object)
@@ -356,13 +373,35 @@ def compare(a: Experiment | str, b: Experiment | str, *, store: Any = None) -> p
     change[merged["_merge"] == "left_only"] = "only_a"
     change[merged["_merge"] == "right_only"] = "only_b"
     merged["change"] = change
+    tools_a, tools_b = _tool_paths(first), _tool_paths(second)
+    case_keys = [(str(case), int(rep)) for case, rep in zip(merged["case_id"], reps, strict=True)]
+    merged["tools_a"] = [tools_a.get(k, []) for k in case_keys]
+    merged["tools_b"] = [tools_b.get(k, []) for k in case_keys]
+    merged["answer_diff"] = [
+        answer_diff(out_a, out_b) if side == "both" else ""
+        for out_a, out_b, side in zip(merged["output_a"], merged["output_b"], merged["_merge"], strict=True)
+    ]
     order = {"regression": 0, "improvement": 1, "only_a": 2, "only_b": 3, "same": 4}
     merged["_order"] = merged["change"].map(order)
     merged["_total"] = total
+    merged["_rep"] = reps
     merged = merged.sort_values(["_order", "_total"], kind="stable").reset_index(drop=True)
+    reps_sorted = merged["_rep"]
     columns = [*keys, "input", "expected", "change", "status_a", "status_b", "output_a", "output_b"]
+    columns += ["tools_a", "tools_b", "worse", "answer_diff"]
     for column in shared:
         columns += [f"{column}_a", f"{column}_b", f"{column}_delta"]
     result = merged[columns]
-    result.attrs.update({"a": first.name, "b": second.name})
+    by_score: dict[str, list[str]] = {}
+    for i, dropped_scores in zip(merged.index, result["worse"], strict=True):
+        rep = int(reps_sorted.iloc[i])
+        label = str(result["case_id"].iloc[i]) + (f".{rep}" if rep else "")
+        for column in dropped_scores:
+            by_score.setdefault(column, []).append(label)
+    result.attrs.update({"a": first.name, "b": second.name, "worse": by_score})
     return result
+
+
+def _tool_paths(experiment: Experiment) -> dict[tuple[str, int], list[str]]:
+    """Each case's tool path (the names of the tools its run called, in order), by case and repetition."""
+    return {(str(row["case_id"]), int(row.get("repetition") or 0)): row_tool_path(row) for row in experiment.rows}

@@ -21,7 +21,7 @@ from ..exceptions import EvalNotPassedError
 if TYPE_CHECKING:
     from ._experiment import Experiment
 
-__all__ = ["GateReport", "Regression", "gate", "regressions"]
+__all__ = ["GateReport", "Regression", "answer_diff", "gate", "regressions", "row_tool_path"]
 
 
 @dataclass
@@ -50,8 +50,7 @@ class Regression:
 
     def answer_diff(self) -> str:
         """A unified diff of the two answers (empty when they are equal)."""
-        a, b = _text(self.output_a).splitlines(), _text(self.output_b).splitlines()
-        return "\n".join(difflib.unified_diff(a, b, "baseline", "candidate", lineterm="", n=1))
+        return answer_diff(self.output_a, self.output_b)
 
     def text(self) -> str:
         """The regression in a few lines."""
@@ -68,6 +67,12 @@ class Regression:
         if diff:
             lines.extend("    " + line for line in diff.splitlines())
         return "\n".join(lines)
+
+
+def answer_diff(baseline: Any, candidate: Any) -> str:
+    """A unified diff of two answers (text, or data shown as indented JSON); empty when they are equal."""
+    a, b = _text(baseline).splitlines(), _text(candidate).splitlines()
+    return "\n".join(difflib.unified_diff(a, b, "baseline", "candidate", lineterm="", n=1))
 
 
 def _text(value: Any) -> str:
@@ -89,7 +94,8 @@ def _output(row: Mapping[str, Any]) -> Any:
     return result.get("output")
 
 
-def _tools(row: Mapping[str, Any]) -> list[str]:
+def row_tool_path(row: Mapping[str, Any]) -> list[str]:
+    """A stored case row's tool path: the names of the tools its run called, in order."""
     result: dict[str, Any] = row["data"].get("result") or {}
     calls: list[dict[str, Any]] = result.get("tool_calls") or []
     return [str(call.get("name")) for call in calls]
@@ -115,7 +121,7 @@ def regressions(baseline: Experiment, candidate: Experiment, *, tolerance: float
                 found.scores[column] = (a, b)
         if found.status or found.scores:
             found.output_a, found.output_b = _output(old), _output(row)
-            found.tools_a, found.tools_b = _tools(old), _tools(row)
+            found.tools_a, found.tools_b = row_tool_path(old), row_tool_path(row)
             out.append(found)
     return out
 

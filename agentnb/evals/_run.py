@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ._cases import BATCH_COLUMNS, CaseResult, EvalCase, cases_from_inputs, load_cases, make_frame, plain
 from ._engine import Progress, Recorder, get_backend
+from ._spans import CaseSpans
 from ._targets import OnApproval, RunOptions, describe_target
 from .scorers import Scorer, as_scorer
 
@@ -318,14 +319,19 @@ async def evaluate(
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     todo: list[EvalCase] = cases
     recorder = Recorder(run_store, experiment=name)
+    spans = CaseSpans(run_store)
     bar = Progress(len(cases), enabled=progress, desc=name)
     status = "interrupted"
     try:
         if previous is not None and resume:
-            todo = await _reuse(run_store, name, cases, scorer_list, columns, rows, recorder, bar)
+            todo = await _reuse(run_store, name, cases, scorer_list, columns, rows, recorder, bar, spans)
 
         async def on_result(case: EvalCase, result: CaseResult, record: dict[str, Any] | None) -> None:
-            row = await score_case(scorer_list, case, result, columns)
+            spans.expect(result)
+            try:
+                row = await score_case(scorer_list, case, result, columns)
+            finally:
+                spans.forget(result)
             rows[(case.case_id, case.repetition)] = row
             recorder.add(run=record, case=row)
             bar.advance(result, {k: (math.nan if v is None else v) for k, v in row["scores"].items()})
@@ -353,10 +359,12 @@ async def _reuse(
     rows: dict[tuple[str, int], dict[str, Any]],
     recorder: Recorder,
     bar: Progress,
+    spans: CaseSpans,
 ) -> list[EvalCase]:
     """Keep the stored cases that finished on the same input; score them with scorers they lack; return the rest."""
     stored = {(r["case_id"], r["repetition"]): r for r in run_store.list_experiment_cases(name)}
     todo: list[EvalCase] = []
+    kept: list[tuple[EvalCase, dict[str, Any], list[Scorer], CaseResult | None]] = []
     for case in cases:
         row = stored.get((case.case_id, case.repetition))
         if row is None or row["status"] not in _FINISHED or row["data"].get("input") != plain(case.input):
@@ -369,9 +377,17 @@ async def _reuse(
             row["data"]["metadata"] = plain(dict(case.metadata))
             row["scores"] = {}
         missing = [s for s in scorers if not any(c in row["scores"] for c in columns.get(s.name) or [s.name])]
+        result = None
         if missing:
             result = CaseResult.from_record(row["data"]["result"])
-            fresh = await score_case(missing, case, result, columns)
+            spans.expect(result)  # all of them first: the first trace a scorer reads loads every case's spans
+        kept.append((case, row, missing, result))
+    for case, row, missing, result in kept:
+        if result is not None:
+            try:
+                fresh = await score_case(missing, case, result, columns)
+            finally:
+                spans.forget(result)
             row["scores"].update(fresh["scores"])
             for key in ("scorer_errors", "notes", "scorer_tokens", "details"):
                 row["data"].setdefault(key, {}).update(fresh["data"].get(key) or {})

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 if TYPE_CHECKING:
     from ._cases import CaseResult
 
-__all__ = ["CaseTrace", "Step"]
+__all__ = ["CaseTrace", "Step", "has_steps"]
 
 
 @dataclass
@@ -197,6 +197,8 @@ class CaseTrace:
                         error=error,
                     )
                 )
+        if result is not None and result.messages:
+            _fill_tool_data(steps, cls.from_messages(result.messages).tool_steps)
         models = [s for s in steps if s.kind == "model"]
         counted = [s for s in models if s.input_tokens is not None or s.output_tokens is not None]
         trace = cls(steps, "spans")
@@ -208,6 +210,30 @@ class CaseTrace:
         if result is not None:
             trace.latency_ms = result.latency_ms
         return trace
+
+
+def _fill_tool_data(steps: list[Step], from_messages: list[Step]) -> None:
+    """Give span tool steps the arguments and results the conversation kept.
+
+    Spans record them only with sensitive-data capture on; the conversation always has them. Filled only
+    when both list the same tools in the same order, so a step never takes another call's data.
+    """
+    tools = [s for s in steps if s.kind == "tool"]
+    if [s.name for s in tools] != [s.name for s in from_messages]:
+        return
+    for step, kept in zip(tools, from_messages, strict=True):
+        if step.arguments is None:
+            step.arguments = kept.arguments
+        if step.result is None:
+            step.result = kept.result
+
+
+def has_steps(spans: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether stored spans record a model or tool call (a function target's case span alone does not)."""
+    return any(span.get("operation") in _STEP_OPERATIONS for span in spans)
+
+
+_STEP_OPERATIONS = frozenset({"chat", "execute_tool"})
 
 
 def _role_and_contents(message: Any) -> tuple[str, list[Any]]:

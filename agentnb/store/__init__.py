@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._base import MEMORY, RUN_SUMMARY_COLUMNS, SPAN_COLUMNS, Store, Watermark
+from ._bulk import RunRecords
 from ._checkpoints import CheckpointRow
 from ._experiments import ExperimentCaseRow, ExperimentRow
 from ._frame import flush_before_reads, runs
@@ -47,6 +48,7 @@ __all__ = [
     "ExperimentCaseRow",
     "ExperimentRow",
     "PostgresStore",
+    "RunRecords",
     "RunRow",
     "RunStore",
     "RunSummaryRow",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from ._backend import MEMORY
+from ._bulk import BulkTables
 from ._checkpoints import CheckpointTables
 from ._experiments import ExperimentTables
 from ._runs import RUN_SUMMARY_COLUMNS, RunTables
@@ -41,7 +42,7 @@ class Watermark(TypedDict):
     sessions: str | None
 
 
-class Store(RunTables, SpanTables, CheckpointTables, ExperimentTables, SessionTables):
+class Store(RunTables, SpanTables, CheckpointTables, ExperimentTables, SessionTables, BulkTables):
     """A run store: runs, workflow events, spans, checkpoints and sessions, shared across processes.
 
     Open one with :func:`agentnb.store.open_store` (a URL picks the backend) or use

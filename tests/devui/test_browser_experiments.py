@@ -83,6 +83,19 @@ def test_experiments_list_detail_compare_and_live_updates(server: DevUIServer, h
     page.get_by_text("1 regression").first.wait_for(timeout=WAIT)
     first_row = page.locator(".anb-compare-table .tabulator-row").first
     assert "italy" in text(first_row) and "regression" in text(first_row)
+    assert re.search(r"exact_match\s*:\s*italy", text(page.locator(".anb-compare-info").first))  # worse, per scorer
+    # The worst case side by side: both answers, the scores that dropped, the diff (model output as text).
+    case = page.locator(".anb-compare-case").first
+    case.get_by_text("geo-v2 (candidate)").wait_for(timeout=WAIT)
+    shown = text(case)
+    assert "geo-v1 (baseline)" in shown and "worse on exact_match, contains" in shown
+    diff = text(case.locator(".anb-compare-diff"))
+    assert "-Rome" in diff and "+<img src=x onerror=alert(1)>Lyon" in diff
+    assert case.locator("img").count() == 0
+    page.screenshot(path=str(DOCS / "devui-experiments-compare.png"))
+    # Another row: the same answer on both sides.
+    page.locator(".anb-compare-table .tabulator-row", has_text="france").first.click()
+    case.get_by_text("Same answer.").wait_for(timeout=WAIT)
     # An evaluation finished in another process appears without a reload.
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); import test_browser_experiments as t; "

@@ -39,3 +39,10 @@ async def test_add_to_dataset_saves_the_selected_run_as_a_new_version(store: Run
     assert latest.version == 3 and [r["source_run"] for r in latest.rows] == ids
     assert {r["input"]: r["expected"] for r in latest.rows} == {"hi": "HI", "<b>bye</b>": "<B>BYE</B>"}
     assert "picked v3: 2 rows" in view.dataset_note.object
+    # Several rows selected: one click adds them all (the button says how many).
+    view.table.selection = [0, 1]
+    assert view.add_to_dataset.name == "Add 2 to dataset"
+    view.dataset_name.value = "both"
+    view.add_to_dataset.clicks += 1
+    both = load_dataset("both", store=store)
+    assert (both.version, [r["source_run"] for r in both.rows]) == (1, ids)

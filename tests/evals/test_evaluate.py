@@ -275,7 +275,17 @@ async def test_experiments_listing_loading_and_compare(store: RunStore) -> None:
     with pytest.raises(KeyError, match="No experiment 'v3'"):
         load_experiment("v3", store=store)
     diff = compare("v1", "v2", store=store)
-    assert diff.attrs == {"a": "v1", "b": "v2"}
+    assert (diff.attrs["a"], diff.attrs["b"]) == ("v1", "v2")
+    assert diff.attrs["worse"] == {
+        "exact_match": ["japan", "italy"], "contains": ["japan", "italy"], "latency_under_5000ms": ["japan"],
+    }  # fmt: skip
+    assert diff["worse"].tolist()[:3] == [
+        ["exact_match", "contains", "latency_under_5000ms"],
+        ["exact_match", "contains"],
+        [],
+    ]
+    assert diff.iloc[1]["answer_diff"].splitlines()[-2:] == ["-Rome", "+Lyon"]
+    assert diff.iloc[2]["answer_diff"] == ""
     assert diff["case_id"].tolist()[:2] == ["japan", "italy"]  # regressions first, the worst first
     assert diff["change"].tolist() == ["regression", "regression", "same", "same", "same"]
     assert diff.iloc[0]["status_b"] == "error"

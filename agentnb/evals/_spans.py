@@ -1,0 +1,73 @@
+"""Give finished cases their stored spans when a scorer first reads a trace, many cases in one read.
+
+A case that ran with tracing on has spans in the run store (a chat span per model call with its model, tokens
+and duration; an execute_tool span per tool call), which say more than the conversation: per-call tokens,
+latency, the model each call used. ``evaluate`` hands every such case to a :class:`CaseSpans`; the first
+``result.trace`` asked for writes out the spans this process has queued and reads the spans of every case
+waiting, in one bulk read of the store, so rescoring 10,000 stored cases costs a few queries, not 10,000.
+A case whose trace no scorer reads costs nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._cases import CaseResult
+
+__all__ = ["SPAN_LOADER", "CaseSpans"]
+
+#: Where a waiting result keeps the loader that will give it its spans (read by ``CaseResult.trace``).
+SPAN_LOADER = "_span_loader"
+
+
+def _tracing_store(run_store: Any) -> Any:
+    """The store this process's spans are written to, with everything queued written; else ``run_store``.
+
+    Spans traced in this process wait in the span writer's queue (it writes in batches, off the hot path);
+    cases run on Ray workers have theirs written by the worker before it reports, to the shared store.
+    """
+    if "agentnb.observability" not in sys.modules:  # nothing traced here; never load it just to ask
+        return run_store
+    from ..observability import get_span_store
+
+    span_store = get_span_store()
+    if span_store is None or not span_store.persistent:
+        return run_store
+    span_store.force_flush()
+    return span_store.run_store() or run_store
+
+
+class CaseSpans:
+    """Cases waiting for their stored spans, read together the first time any one of them is needed.
+
+    Args:
+        run_store: The evaluation's store (where spans are read when this process writes none itself).
+    """
+
+    def __init__(self, run_store: Any) -> None:
+        self._run_store = run_store
+        self._waiting: dict[str, CaseResult] = {}
+
+    def expect(self, result: CaseResult) -> None:
+        """Queue a result whose spans may be stored (it ran traced and has no spans yet)."""
+        if result.spans is None and result.trace_id and result.run_id:
+            self._waiting[result.run_id] = result
+            result.__dict__[SPAN_LOADER] = self
+
+    def forget(self, result: CaseResult) -> None:
+        """Drop a result nobody asked the trace of (scored already: it must not be kept alive here)."""
+        if result.run_id is not None and self._waiting.get(result.run_id) is result:
+            del self._waiting[result.run_id]
+        result.__dict__.pop(SPAN_LOADER, None)
+
+    def load(self) -> None:
+        """Read the spans of every waiting result (one bulk read) and give each its own."""
+        waiting, self._waiting = self._waiting, {}
+        if not waiting:
+            return
+        read = _tracing_store(self._run_store).read_runs(list(waiting), parts=("spans",))
+        for run_id, result in waiting.items():
+            result.spans = read[run_id]["spans"]
+            result.__dict__.pop(SPAN_LOADER, None)

@@ -1,0 +1,113 @@
+"""evaluate() gives trace scorers the case's stored spans itself: flushed from the span writer, read in bulk."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentnb import Agent, Content, Message, tool
+from agentnb.evals import CaseResult, EvalCase, evaluate, scorers
+from agentnb.local import FunctionChatClient
+from agentnb.store import RunStore
+
+
+@tool
+def search(query: str) -> str:
+    """Search the web."""
+    return f"results for {query}"
+
+
+def search_model(messages: list[Message], options: dict[str, Any]) -> Any:
+    """Search once for the city asked about, then answer: two model calls."""
+    if not any(c.type == "function_result" for m in messages for c in m.contents):
+        city = next(m.text for m in messages if m.role == "user").split()[-1]
+        return Content.from_function_call("s1", "search", json.dumps({"query": city}))
+    return "Found it."
+
+
+DATASET = [{"case_id": c, "input": f"Look up {c}"} for c in ("Paris", "Rome", "Oslo")]
+
+
+@pytest.fixture
+def traced(tmp_path: Path) -> Iterator[RunStore]:
+    """Instrumentation on, spans written to a SQLite run store by a writer that would wait an hour."""
+    from agentnb.observability import configure_otel_providers, disable_instrumentation
+
+    store = RunStore(tmp_path / "runs.db")  # the span writer may write here after the test, so it stays open
+    span_store = configure_otel_providers(store=store)
+    assert span_store is not None
+    span_store.flush_interval = 3600.0  # only a flush writes the spans before the scorers look
+    try:
+        yield store
+    finally:
+        disable_instrumentation()
+
+
+class TraceSeen:
+    """A scorer that keeps the trace each case showed it."""
+
+    name = "seen"
+
+    def __init__(self) -> None:
+        self.traces: dict[str, Any] = {}
+
+    def __call__(self, case: EvalCase, result: CaseResult) -> float:
+        self.traces[case.case_id] = result.trace
+        return 1.0
+
+
+async def test_trace_scorers_read_the_stored_spans_of_each_case(traced: RunStore) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    seen = TraceSeen()
+    checks = [seen, scorers.tool_path([("search", {"query": "Rome"})], name="rome"), scorers.max_model_calls(2)]
+    experiment = await evaluate(agent, DATASET, checks, name="spans", store=traced, progress=False)
+
+    frame = experiment.results.set_index("case_id")
+    assert frame["rome"].tolist() == [0.0, 1.0, 0.0]
+    assert frame["max_model_calls_2"].tolist() == [1.0, 1.0, 1.0]
+    for case_id, trace in seen.traces.items():
+        assert trace.source == "spans", case_id
+        model = "function:search_model"
+        assert [(s.kind, s.name) for s in trace.steps] == [("model", model), ("tool", "search"), ("model", model)]
+        # What only spans know: each call's own duration and tokens.
+        assert all(s.latency_ms is not None and s.latency_ms >= 0 for s in trace.steps)
+        assert sum(s.input_tokens or 0 for s in trace.model_steps) == trace.input_tokens
+        # Tool arguments come from the kept conversation when spans hold no sensitive data.
+        assert trace.tool_steps[0].arguments == {"query": case_id}
+        assert trace.tool_steps[0].result == f"results for {case_id}"
+        row = frame.loc[case_id]
+        assert trace.input_tokens == row["input_tokens"] and trace.output_tokens == row["output_tokens"]
+
+
+async def test_rescoring_stored_cases_reads_all_their_spans_at_once(
+    traced: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    await evaluate(agent, DATASET, [], name="later", store=traced, progress=False)
+    reads: list[list[str]] = []
+    read_runs = traced.read_runs
+
+    def counting(run_ids: Any, **kwargs: Any) -> Any:
+        reads.append(list(run_ids))
+        return read_runs(run_ids, **kwargs)
+
+    monkeypatch.setattr(traced, "read_runs", counting)
+    seen = TraceSeen()
+    experiment = await evaluate(agent, DATASET, [seen, scorers.max_model_calls(1)], name="later", store=traced)
+
+    assert experiment.results["max_model_calls_1"].tolist() == [0.0, 0.0, 0.0]
+    assert [t.source for t in seen.traces.values()] == ["spans"] * 3
+    assert len(reads) == 1 and sorted(reads[0]) == sorted(experiment.results["run_id"])
+
+
+async def test_a_case_without_model_spans_keeps_the_trace_of_its_conversation(traced: RunStore) -> None:
+    async def answer(question: str) -> str:
+        return question.upper()
+
+    seen = TraceSeen()
+    await evaluate(answer, DATASET[:1], [seen], name="plain", store=traced, progress=False)
+    assert seen.traces["Paris"].source == "messages"  # the case span alone is no step
