@@ -11,9 +11,8 @@ from agentnb import Executor, WorkflowContext, handler
 from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 WorkflowMessage = missing("agentnb.WorkflowMessage")
-from agentnb.workflows import FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
+from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
 from tests.parity.core.missing import missing
-Edge = missing("agentnb.Edge")
 SwitchCaseEdgeGroupCase = missing("agentnb.SwitchCaseEdgeGroupCase")
 SwitchCaseEdgeGroupDefault = missing("agentnb.SwitchCaseEdgeGroupDefault")
 from tests.parity.core.missing import missing

@@ -9,9 +9,8 @@ from agentnb import Executor, WorkflowBuilder, WorkflowContext, handler
 from tests.parity.core.missing import missing
 INTERNAL_SOURCE_ID = missing("agentnb.INTERNAL_SOURCE_ID")
 from agentnb import Case, Default
-from agentnb.workflows import FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
+from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
 from tests.parity.core.missing import missing
-Edge = missing("agentnb.Edge")
 SwitchCaseEdgeGroupCase = missing("agentnb.SwitchCaseEdgeGroupCase")
 SwitchCaseEdgeGroupDefault = missing("agentnb.SwitchCaseEdgeGroupDefault")
 from agentnb import WorkflowExecutor

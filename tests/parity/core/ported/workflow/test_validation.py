@@ -6,13 +6,10 @@ from typing import Any
 import pytest
 
 from agentnb import Executor, WorkflowBuilder, WorkflowContext, handler
-from agentnb.exceptions import WorkflowValidationError
+from agentnb.exceptions import EdgeDuplicationError, GraphConnectivityError, TypeCompatibilityError, WorkflowValidationError
+from agentnb.workflows import validate_workflow_graph
 from tests.parity.core.missing import missing
-EdgeDuplicationError = missing("agentnb.EdgeDuplicationError")
-GraphConnectivityError = missing("agentnb.GraphConnectivityError")
-TypeCompatibilityError = missing("agentnb.TypeCompatibilityError")
 ValidationTypeEnum = missing("agentnb.ValidationTypeEnum")
-validate_workflow_graph = missing("agentnb.validate_workflow_graph")
 from agentnb.workflows import SingleEdgeGroup
 
 

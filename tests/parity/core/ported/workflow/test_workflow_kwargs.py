@@ -392,10 +392,8 @@ async def test_handoff_kwargs_flow_to_agents() -> None:
 
 async def test_magentic_kwargs_flow_to_agents() -> None:
     """Test that kwargs flow to agents in a magentic workflow via MagenticAgentExecutor."""
-    from agentnb.orchestrations import MagenticProgressLedger
+    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger
     from tests.parity.core.missing import missing
-    MagenticContext = missing("agentnb.orchestrations.MagenticContext")
-    MagenticManagerBase = missing("agentnb.orchestrations.MagenticManagerBase")
     MagenticProgressLedgerItem = missing("agentnb.orchestrations.MagenticProgressLedgerItem")
 
     from agentnb.orchestrations import MagenticBuilder
@@ -443,10 +441,8 @@ async def test_magentic_kwargs_flow_to_agents() -> None:
 
 async def test_magentic_kwargs_stored_in_state() -> None:
     """Test that kwargs are stored in State when using MagenticWorkflow.run()."""
-    from agentnb.orchestrations import MagenticProgressLedger
+    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger
     from tests.parity.core.missing import missing
-    MagenticContext = missing("agentnb.orchestrations.MagenticContext")
-    MagenticManagerBase = missing("agentnb.orchestrations.MagenticManagerBase")
     MagenticProgressLedgerItem = missing("agentnb.orchestrations.MagenticProgressLedgerItem")
 
     from agentnb.orchestrations import MagenticBuilder

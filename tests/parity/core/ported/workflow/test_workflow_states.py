@@ -6,9 +6,9 @@ import pytest
 from typing_extensions import Never
 
 from agentnb import Executor, Workflow, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowRunResult, WorkflowRunState, handler
+from agentnb.workflows import WorkflowEventSource
 from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
-WorkflowEventSource = missing("agentnb.WorkflowEventSource")
 
 
 class FailingExecutor(Executor):
