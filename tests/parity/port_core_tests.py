@@ -688,6 +688,30 @@ MANUAL: dict[str, str] = {
     "snapshots (`save`/`load`) rather than the reference's async `get`/`set`/`delete`",
 }
 
+# Tests whose outcome depends on what ran earlier in the same process, by node id prefix. Recorded with a reason
+# that starts with ORDER_DEPENDENT_PREFIX, which core/conftest.py marks xfail without strict: they fail when run
+# alone and pass inside the whole suite.
+ORDER_DEPENDENT_PREFIX = "depends on what ran before"
+ORDER_DEPENDENT: dict[str, str] = {
+    "core/test_mcp.py::test_get_input_model_from_mcp_tool_parametrized[": (
+        f"{ORDER_DEPENDENT_PREFIX}: reads the mcp 1.x `Tool.inputSchema`, which mcp 2.x has only once another "
+        "package has patched the old name back in"
+    ),
+    **dict.fromkeys(
+        (
+            "core/test_harness_agent.py::test_create_harness_agent_wires_loop_when_should_continue_given",
+            "core/test_harness_agent.py::test_create_harness_agent_file_access_is_opt_in",
+            "core/test_harness_agent.py::test_create_harness_agent_adds_background_agents_provider",
+        ),
+        f"{ORDER_DEPENDENT_PREFIX}: agentnb warns once per process about an experimental harness parameter (a "
+        "warning is an error in this suite), so the test passes only after another one used the parameter",
+    ),
+}
+
+
+def _order_dependent(nodeid: str) -> str | None:
+    return next((reason for prefix, reason in ORDER_DEPENDENT.items() if nodeid.startswith(prefix)), None)
+
 
 def record(junit: Path, reference_junit: Path) -> None:
     """Write ``xfail.json``: every ported test that fails on agentnb, with a reason (the reference's own
@@ -700,8 +724,10 @@ def record(junit: Path, reference_junit: Path) -> None:
             reasons[nodeid] = recorded[nodeid]
         elif outcome == "failed" and _still_ported(nodeid):
             on_reference = theirs.get(nodeid, ("passed",))[0]
-            reasons[nodeid] = MANUAL.get(nodeid) or (
-                classify(text) if on_reference in ("passed", "skipped") else "fails on the released reference too"
+            reasons[nodeid] = (
+                MANUAL.get(nodeid)
+                or _order_dependent(nodeid)
+                or (classify(text) if on_reference in ("passed", "skipped") else "fails on the released reference too")
             )
     XFAIL.write_text(json.dumps(reasons, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     counts = Counter(reasons.values())
