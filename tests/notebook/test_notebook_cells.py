@@ -50,7 +50,8 @@ def test_runs_name_the_cell_that_started_them(kernel: KernelSession, tmp_path: P
         "from agentnb.store import open_store\n"
         "from agentnb.workflows import WorkflowBuilder, WorkflowContext, executor\n"
         f"wf_store = open_store({str(tmp_path / 'wf.db')!r})\n"
-        "@executor(id='shout')\nasync def shout(text: str, ctx: WorkflowContext) -> None:\n    await ctx.yield_output(text.upper())\n"
+        "@executor(id='shout')\nasync def shout(text: str, ctx: WorkflowContext) -> None:\n"
+        "    await ctx.yield_output(text.upper())\n"
         "wf = WorkflowBuilder(start_executor=shout, run_store=wf_store).build()"
     )
     kernel.run("result = await wf.run('hi')  # a workflow run")
