@@ -12,16 +12,14 @@ graph must match the checkpoint's signature); a run of a workflow the DevUI does
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import time
-from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import panel as pn
 
 from agentnb import AgentResponse, AgentResponseUpdate
+from agentnb._gc import gc_paused
 from agentnb._html import badge, escape, json_html
 from agentnb.workflows import (
     checkpoint_tree_svg,
@@ -51,23 +49,6 @@ if TYPE_CHECKING:
     )
 
 __all__ = ["TimeTravelView", "checkpoint_view"]
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Generator[None, None, None]:
-    """Pause the cyclic garbage collector while a checkpoint is loaded and shown.
-
-    Parsing and displaying a big checkpoint allocates many small objects; in a long-lived server that can
-    trigger a full collection over everything alive (hundreds of ms) in the middle of an interaction.
-    The collector resumes afterwards and catches up at a less visible moment.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def checkpoint_view(checkpoint: WorkflowCheckpoint) -> dict[str, Any]:
@@ -366,7 +347,7 @@ class TimeTravelView:
     @view_callback("Cannot load checkpoint")
     def select_checkpoint(self, checkpoint_id: str) -> None:
         """Load a checkpoint for inspection (timed: this must stay well under 200 ms)."""
-        with _gc_paused():
+        with gc_paused():
             self._select_checkpoint(checkpoint_id)
 
     def _select_checkpoint(self, checkpoint_id: str) -> None:

@@ -5,15 +5,14 @@ pandas is imported inside the functions, so importing agentnb never loads it.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import os
-from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._gc import gc_paused
 from ..store import SpanFilter, Store, default_store, default_store_url, open_store, store_exists
 from ..store._run_store import to_ns
 from ._prices import Prices, token_cost
@@ -66,22 +65,6 @@ _STRING_COLUMNS = ("trace_id", "span_id", "parent_id", "name", "operation", "kin
 _STRING_COLUMNS_2 = ("status_code", "status_message", "agent_name", "model")
 
 
-@contextmanager
-def _gc_paused() -> Generator[None, None, None]:
-    """Pause the cyclic garbage collector while building many small acyclic objects.
-
-    Converting 100,000 spans allocates a million objects; with the collector on, each generation-2 pass
-    walks every live span again, which triples the conversion time. Nothing built here forms cycles.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def spans_frame(rows: Sequence[Mapping[str, Any]], *, flatten: bool = False) -> pd.DataFrame:
     """Build the :func:`traces` DataFrame from run-store span rows (``attributes`` decoded or JSON text).
 
@@ -102,7 +85,7 @@ def records_frame(
     ``attributes_filtered`` says they are already private copies without the keys shown as columns
     (as :func:`frame_record` makes them).
     """
-    with _gc_paused():
+    with gc_paused():
         return _records_frame(records, _I, flatten=flatten, attributes_filtered=attributes_filtered)
 
 
@@ -401,7 +384,7 @@ def traces(
         else:
             run_store, close_after = _open_existing(os.fspath(store))
     elif source == "memory" or (source == "auto" and active is not None and not active.persistent):
-        with _gc_paused():
+        with gc_paused():
             records = active.frame_records() if active is not None else []
         records = _filter_records(records, trace_ids=ids, agent=agent, start_ns=start_ns, end_ns=end_ns, last=last)
         return records_frame(records, flatten=flatten, attributes_filtered=True)
@@ -417,7 +400,7 @@ def traces(
         trace_id=sorted(ids) if ids is not None else None, agent_name=agent, start=start, end=end, last_traces=last
     )
     try:
-        with _gc_paused():
+        with gc_paused():
             columns = run_store.select_span_columns(["id", *_STORE_SOURCE], where)
             if columns is not None:
                 return _columns_frame(columns, flatten=flatten)
