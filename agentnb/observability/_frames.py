@@ -13,8 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._gc import gc_paused
-from ..store import SpanFilter, Store, default_store, default_store_url, open_store, store_exists
-from ..store._run_store import to_ns
+from ..store import SpanFilter, Store, default_store, default_store_url, open_store, store_exists, to_ns
 from ._prices import Prices, token_cost
 from ._span_store import FRAME_HIDDEN_ATTRIBUTES, RECORD_COLUMNS, SpanStore
 

@@ -33,6 +33,7 @@ from ._runs import EventRow, RunRow, RunSummaryRow
 from ._schema import SCHEMA_VERSION
 from ._sessions import SessionRow
 from ._spans import SpanFilter, SpanFilterArgs, SpanRow, TraceRow
+from ._values import to_iso, to_ns
 
 if TYPE_CHECKING:
     from ._postgres import PostgresStore
@@ -70,6 +71,8 @@ __all__ = [
     "store_exists",
     "store_file",
     "store_key",
+    "to_iso",
+    "to_ns",
 ]
 
 

@@ -17,7 +17,6 @@ from ._experiments import ExperimentTables
 from ._runs import RUN_SUMMARY_COLUMNS, RunTables
 from ._sessions import SessionTables
 from ._spans import SPAN_COLUMNS, TRACE_COLUMNS, TRACE_UPSERT_SQL, SpanTables
-from ._values import to_iso, to_ns
 
 __all__ = [
     "MEMORY",
@@ -27,8 +26,6 @@ __all__ = [
     "TRACE_UPSERT_SQL",
     "Store",
     "Watermark",
-    "to_iso",
-    "to_ns",
 ]
 
 

@@ -15,10 +15,10 @@ from typing_extensions import Unpack
 
 from .._files import create_private_file
 from ..exceptions import StoreError
-from ._base import MEMORY, SPAN_COLUMNS, Store, to_iso, to_ns
+from ._base import MEMORY, SPAN_COLUMNS, Store
 from ._spans import SpanFilter, SpanFilterArgs
 
-__all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path", "to_iso", "to_ns"]
+__all__ = ["MEMORY", "SPAN_COLUMNS", "RunStore", "default_store_path"]
 
 
 # SQLite's result code for a full disk; the sqlite3 module names it only from Python 3.11 on.

@@ -29,8 +29,9 @@ from agentnb.store import (
     default_store,
     default_store_path,
     open_store,
+    to_iso,
+    to_ns,
 )
-from agentnb.store._run_store import to_iso, to_ns
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
