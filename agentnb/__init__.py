@@ -40,6 +40,9 @@ from ._clients import (
     SupportsChatGetResponse,
     normalize_function_invocation_configuration,
 )
+from ._extensions import AGENT_MCP_SERVER as _AGENT_MCP_SERVER
+from ._extensions import OPENAI_CHAT_CLIENT as _OPENAI_CHAT_CLIENT
+from ._extensions import REQUEST_COMPACTION as _REQUEST_COMPACTION
 from ._middleware import (
     AgentContext,
     AgentMiddleware,
@@ -804,6 +807,13 @@ __all__ = [
     "workflow",
 ]
 # -- end of generated block ---------------------------------------------------------------------------
+
+
+# The core's extension points and the packages that fill them when imported (see agentnb/_extensions.py): the
+# package root names every area, so the core asks for the work without importing the packages above it.
+_REQUEST_COMPACTION.bind("agentnb.compaction")
+_AGENT_MCP_SERVER.bind("agentnb.mcp")
+_OPENAI_CHAT_CLIENT.bind("agentnb.openai")
 
 
 def __getattr__(name: str) -> Any:

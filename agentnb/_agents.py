@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overloa
 
 from typing_extensions import Self, TypeVar
 
+from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._listeners import AgentListener, current_listener, listening
 from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
@@ -38,7 +39,7 @@ from ._types import (
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
-    from .compaction import CompactionStrategy, TokenizerProtocol
+    from ._compaction_protocols import CompactionStrategy, TokenizerProtocol
 
 __all__ = ["Agent", "BaseAgent", "SupportsAgentRun"]
 
@@ -170,9 +171,7 @@ class BaseAgent(ABC):
         need approval are never exposed. Serve it with ``agentnb.mcp.serve_stdio`` (desktop assistants) or
         ``agentnb.mcp.MCPHTTPServer`` / ``mcp_http_app`` (streamable HTTP, loopback unless a token is set).
         """
-        from .mcp import agent_mcp_server
-
-        return agent_mcp_server(
+        return AGENT_MCP_SERVER.get()(
             self,
             server_name=server_name,
             version=version,

@@ -32,6 +32,7 @@ from ._conversation import (
     same_call,
     standalone_answers,
 )
+from ._extensions import REQUEST_COMPACTION
 from ._json import is_list_or_tuple
 from ._middleware import (
     ChatContext,
@@ -59,8 +60,8 @@ from .exceptions import AgentnbError, ToolError, UnknownToolError
 
 if TYPE_CHECKING:
     from ._agents import Agent
+    from ._compaction_protocols import CompactionStrategy, RequestCompactor, TokenizerProtocol
     from ._sessions import AgentSession
-    from .compaction import CompactionStrategy, RequestCompaction, TokenizerProtocol
 
 __all__ = [
     "BaseChatClient",
@@ -336,11 +337,9 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
         strategy = compaction_strategy or self.compaction_strategy
         counter = tokenizer or self.tokenizer
-        compaction: RequestCompaction | None = None
+        compaction: RequestCompactor | None = None
         if strategy is not None or counter is not None:
-            from .compaction import RequestCompaction
-
-            compaction = RequestCompaction(strategy, counter)
+            compaction = REQUEST_COMPACTION.get()(strategy, counter)
         loop = _FunctionInvocationLoop(
             self,
             self._model_call,
@@ -477,7 +476,7 @@ class _FunctionInvocationLoop:
         session: AgentSession | None,
         function_kwargs: dict[str, Any],
         kwargs: dict[str, Any],
-        compaction: RequestCompaction | None = None,
+        compaction: RequestCompactor | None = None,
     ) -> None:
         self.client = client
         self.model_call = model_call
@@ -512,9 +511,7 @@ class _FunctionInvocationLoop:
         if self.compaction is not None and self.compaction.reports:
             additional_properties = {**additional_properties, "compaction": self.compaction.report_dicts()}
             if self.session is not None and not self._logged:
-                from .compaction import log_compaction_turn
-
-                log_compaction_turn(self.session.state, self.compaction.reports[-1])
+                self.compaction.log_turn(self.session.state)
                 self._logged = True
         response = ChatResponse(
             messages=self.new_messages,

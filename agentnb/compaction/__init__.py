@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+from .._extensions import REQUEST_COMPACTION as _REQUEST_COMPACTION
 from ._apply import RequestCompaction, copy_for_request, drop_orphan_results, keep_required_groups
 from ._groups import (
     EXCLUDE_REASON_KEY,
@@ -131,3 +132,6 @@ __all__ = [
     "session_compaction_log",
     "set_excluded",
 ]
+
+# The chat loop in the core compacts requests through this (see agentnb/_extensions.py).
+_REQUEST_COMPACTION.fill(RequestCompaction)

@@ -27,7 +27,7 @@ from ._groups import (
     project_included_messages,
 )
 from ._index import GroupIndex, GroupView, NeedsMessages, compact_view
-from ._report import CompactionReport
+from ._report import CompactionReport, log_turn
 from ._strategies import CompactionStrategy
 from ._tokenizers import CharacterEstimatorTokenizer, TokenizerProtocol
 
@@ -238,6 +238,11 @@ class RequestCompaction:
     def report_dicts(self) -> list[dict[str, Any]]:
         """The reports as JSON-safe dicts, one per model call."""
         return [r.to_dict() for r in self.reports]
+
+    def log_turn(self, state: dict[str, Any]) -> None:
+        """Record the last model call's report in a session state's compaction log."""
+        if self.reports:
+            log_turn(state, self.reports[-1])
 
 
 def is_summary(message: Message) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Protocol, cast, runtime_checkable
+from typing import Any, Final, cast
 
+from .._compaction_protocols import CompactionStrategy
 from .._types import Content, Message
 from ._groups import (
     EXCLUDED_KEY,
@@ -47,15 +48,6 @@ __all__ = [
 
 # ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
 _DICT: Any = dict
-
-
-@runtime_checkable
-class CompactionStrategy(Protocol):
-    """Marks messages of an annotated list excluded (or inserts summaries) in place."""
-
-    async def __call__(self, messages: list[Message]) -> bool:
-        """Compact ``messages`` in place; return whether what is included changed."""
-        ...
 
 
 class Groups:

@@ -17,7 +17,9 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
+
+from .._compaction_protocols import TokenizerProtocol
 
 __all__ = [
     "CharacterEstimatorTokenizer",
@@ -31,15 +33,6 @@ _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoke
 # Packages known to ship tiktoken's cache files in their wheel, and where (relative to the package).
 _BUNDLED: tuple[tuple[str, str], ...] = (("litellm", "litellm_core_utils/tokenizers"),)
 _LOAD_LOCK = threading.Lock()
-
-
-@runtime_checkable
-class TokenizerProtocol(Protocol):
-    """Counts tokens; what token-aware compaction strategies measure with."""
-
-    def count_tokens(self, text: str) -> int:
-        """The number of tokens in ``text`` (a message serialized as JSON)."""
-        ...
 
 
 class CharacterEstimatorTokenizer:

@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 from .._clients import BaseChatClient
+from .._extensions import OPENAI_CHAT_CLIENT
 from ._tool_calling import ToolCallingChatClient
 
 __all__ = ["default_chat_client", "describe_client"]
@@ -18,9 +19,7 @@ def default_chat_client(**kwargs: Any) -> BaseChatClient:
     an environment variable.
     """
     if os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"):
-        from ..openai import OpenAIChatCompletionClient
-
-        return OpenAIChatCompletionClient(**kwargs)
+        return OPENAI_CHAT_CLIENT.get()(**kwargs)
     return ToolCallingChatClient(**kwargs)
 
 

@@ -16,6 +16,7 @@ import importlib.util as _importlib_util
 if _importlib_util.find_spec("mcp") is None:  # pragma: no cover - depends on the environment
     raise ImportError('agentnb.mcp needs the mcp SDK: pip install "agentnb[mcp]"')
 
+from .._extensions import AGENT_MCP_SERVER as _AGENT_MCP_SERVER
 from ._http import MCPStreamableHTTPTool
 from ._sampling import SamplingApprovalCallback, SamplingRequest
 from ._server import MCPHTTPServer, agent_mcp_server, mcp_http_app, serve_stdio
@@ -34,3 +35,6 @@ __all__ = [
     "mcp_http_app",
     "serve_stdio",
 ]
+
+# Agent.as_mcp_server (in the core) builds its server through this (agentnb/_extensions.py).
+_AGENT_MCP_SERVER.fill(agent_mcp_server)

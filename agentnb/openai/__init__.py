@@ -8,6 +8,7 @@ imported when the first client is created, so importing this package stays fast.
 
 from __future__ import annotations
 
+from .._extensions import OPENAI_CHAT_CLIENT as _OPENAI_CHAT_CLIENT
 from ._chat_completion_client import OpenAIChatCompletionClient
 from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
 from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions, OpenAIContinuationToken
@@ -22,3 +23,6 @@ __all__ = [
     "OpenAIEmbeddingClient",
     "OpenAIEmbeddingOptions",
 ]
+
+# default_chat_client (agentnb.local) switches to this when a key or base URL is set (agentnb/_extensions.py).
+_OPENAI_CHAT_CLIENT.fill(OpenAIChatCompletionClient)
