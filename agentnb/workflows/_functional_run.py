@@ -19,7 +19,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _telemetry
 from .._listeners import listening
 from .._types import AgentResponse, AgentResponseUpdate
 from ..exceptions import CheckpointMismatchError, SerializationError, WorkflowRunError
@@ -27,6 +26,7 @@ from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, Wor
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState, safe_encode
 from ._failure import run_failure
 from ._runner import StoreRecorder
+from ._tracing import traced_workflow_run
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -253,42 +253,38 @@ class FunctionalRun:
             self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e)))
 
     # -- the run --------------------------------------------------------------------------------------------
+    @traced_workflow_run(steps=lambda run: run.completed)
     async def execute(self, sink: Callable[[WorkflowEvent], Any]) -> None:
         """Run the workflow function to its end, its first unanswered request, or its failure."""
         self._sink = sink
         workflow = self.workflow
-        span = _telemetry.start_span(
-            "workflow.run",
-            {"workflow.name": workflow.name, "workflow.run_id": self.run_id, "workflow.id": workflow.id},
-        )
         error: BaseException | None = None
         status = "completed"
         try:
             if self.recorder is not None:
                 await self._record(self.recorder.start(workflow, self.metadata))
-            with _telemetry.use_span(span):
-                self.emit(WorkflowEvent("started", self.run_id))
-                self.final = WorkflowRunState.IN_PROGRESS
-                self.emit(WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS))
-                if self.storage is not None and self.last_checkpoint_id is None:
-                    await self.checkpoint()  # the input alone: a resume from here runs everything
-                waiting = False
-                try:
-                    result = await self.call_function()
-                except Interrupted:
-                    waiting = True
-                    result = None
-                await self._settle()
-                if self.pending:
-                    waiting = True
-                if not waiting and result is not None:
-                    self.emit(WorkflowEvent("output", result, executor_id=workflow.name))
-                final = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if waiting else WorkflowRunState.IDLE
-                if self.storage is not None:
-                    await self.checkpoint(final.value)
-                status = "paused" if waiting else "completed"
-                self.final = final
-                self.emit(WorkflowEvent("status", state=final))
+            self.emit(WorkflowEvent("started", self.run_id))
+            self.final = WorkflowRunState.IN_PROGRESS
+            self.emit(WorkflowEvent("status", state=WorkflowRunState.IN_PROGRESS))
+            if self.storage is not None and self.last_checkpoint_id is None:
+                await self.checkpoint()  # the input alone: a resume from here runs everything
+            waiting = False
+            try:
+                result = await self.call_function()
+            except Interrupted:
+                waiting = True
+                result = None
+            await self._settle()
+            if self.pending:
+                waiting = True
+            if not waiting and result is not None:
+                self.emit(WorkflowEvent("output", result, executor_id=workflow.name))
+            final = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS if waiting else WorkflowRunState.IDLE
+            if self.storage is not None:
+                await self.checkpoint(final.value)
+            status = "paused" if waiting else "completed"
+            self.final = final
+            self.emit(WorkflowEvent("status", state=final))
         except asyncio.CancelledError as e:
             error, status = e, "cancelled"
             self.final = WorkflowRunState.CANCELLED
@@ -307,7 +303,6 @@ class FunctionalRun:
         finally:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
-            _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.completed})
 
     async def call_function(self) -> Any:
         definition = self.workflow.definition

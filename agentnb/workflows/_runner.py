@@ -25,7 +25,6 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import _telemetry
 from .._provenance import run_metadata
 from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
@@ -33,6 +32,7 @@ from ._context import DELETED, WorkflowContext
 from ._eager import gather_eagerly
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
 from ._failure import run_failure
+from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -255,50 +255,46 @@ class RunContext:
         self.emit(WorkflowEvent("status", step=self.step, state=state))
 
     # -- the run ------------------------------------------------------------------------------------------
+    @traced_workflow_run(steps=lambda run: run.step)
     async def execute(self, sink: Callable[[WorkflowEvent], Any], *, fresh: bool) -> None:
         """Run supersteps until the workflow is idle, paused for input, failed or over its step limit."""
         self._sink = sink
         workflow = self.workflow
-        span = _telemetry.start_span(
-            "workflow.run",
-            {"workflow.name": workflow.name, "workflow.run_id": self.run_id, "workflow.id": workflow.id},
-        )
         error: BaseException | None = None
         status = "completed"
         try:
             if self.recorder is not None:
                 await self._record(self.recorder.start(workflow, self.metadata))
-            with _telemetry.use_span(span):
-                self.emit(WorkflowEvent("started", self.run_id, step=self.step))
-                self._status(WorkflowRunState.IN_PROGRESS)
-                for request in self.pending_requests.values():
-                    # Still-open requests carried over from a checkpoint or paused run are announced again.
-                    self.emit(
-                        WorkflowEvent(
-                            "request_info",
-                            request.request_data,
-                            executor_id=request.executor_id,
-                            step=request.step,
-                            request_id=request.request_id,
-                            response_type=request.response_type,
-                        )
+            self.emit(WorkflowEvent("started", self.run_id, step=self.step))
+            self._status(WorkflowRunState.IN_PROGRESS)
+            for request in self.pending_requests.values():
+                # Still-open requests carried over from a checkpoint or paused run are announced again.
+                self.emit(
+                    WorkflowEvent(
+                        "request_info",
+                        request.request_data,
+                        executor_id=request.executor_id,
+                        step=request.step,
+                        request_id=request.request_id,
+                        response_type=request.response_type,
                     )
-                if fresh and self.storage is not None:
-                    await self._checkpoint()
-                stopped = False
-                while await self._superstep():
-                    if self.gate is not None and not await self.gate():
-                        stopped = True
-                        break
-                if self.storage is not None and self.last_checkpointed_step != self.step:
-                    await self._checkpoint()
-                if stopped:  # the reader left: the run ends here and can resume from its last checkpoint
-                    final, status = WorkflowRunState.CANCELLED, "cancelled"
-                elif self.pending_requests:
-                    final, status = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS, "paused"
-                else:
-                    final, status = WorkflowRunState.IDLE, "completed"
-                self._status(final)
+                )
+            if fresh and self.storage is not None:
+                await self._checkpoint()
+            stopped = False
+            while await self._superstep():
+                if self.gate is not None and not await self.gate():
+                    stopped = True
+                    break
+            if self.storage is not None and self.last_checkpointed_step != self.step:
+                await self._checkpoint()
+            if stopped:  # the reader left: the run ends here and can resume from its last checkpoint
+                final, status = WorkflowRunState.CANCELLED, "cancelled"
+            elif self.pending_requests:
+                final, status = WorkflowRunState.IDLE_WITH_PENDING_REQUESTS, "paused"
+            else:
+                final, status = WorkflowRunState.IDLE, "completed"
+            self._status(final)
         except asyncio.CancelledError as e:
             error, status = e, "cancelled"
             self.state = WorkflowRunState.CANCELLED
@@ -314,7 +310,6 @@ class RunContext:
         finally:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
-            _telemetry.end_span(span, error=error, attributes={"workflow.steps": self.step})
 
     async def _superstep(self) -> bool:
         deliveries = await self._route()
@@ -338,19 +333,7 @@ class RunContext:
             else:
                 batch.append(d)
         self.emit(WorkflowEvent("superstep_started", list(batches), step=step))
-        span = (
-            _telemetry.start_span("workflow.superstep", {"workflow.step": step, "workflow.run_id": self.run_id})
-            if _telemetry.is_enabled()
-            else None
-        )
-        try:
-            if span is None:
-                invocations = await self._invoke_all(batches)
-            else:
-                with _telemetry.use_span(span):
-                    invocations = await self._invoke_all(batches)
-        finally:
-            _telemetry.end_span(span)
+        invocations = await self._invoke_all(batches)
         for inv in invocations:
             if inv.error is not None:
                 raise run_failure(
@@ -404,6 +387,7 @@ class RunContext:
             self.recorder = None
             self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e), step=self.step))
 
+    @traced_superstep
     async def _invoke_all(self, batches: dict[str, list[Delivery]]) -> list[Invocation]:
         executors = self.workflow.executors
         if len(batches) == 1:
@@ -418,22 +402,9 @@ class RunContext:
         emit = self.emit
         for d in items:
             emit(WorkflowEvent("executor_invoked", d.payload, executor_id=eid, step=step))
-            span = (
-                _telemetry.start_span(
-                    "executor.process",
-                    {"executor.id": eid, "executor.type": type(executor).__qualname__, "workflow.step": step},
-                )
-                if _telemetry.is_enabled()
-                else None
-            )
             try:
-                if span is None:  # instrumentation off: skip the context manager on the hot path
-                    await self._call(executor, inv, d)
-                else:
-                    with _telemetry.use_span(span):
-                        await self._call(executor, inv, d)
+                await self._call(executor, inv, d)
             except Exception as e:
-                _telemetry.end_span(span, error=e)
                 inv.error = e
                 emit(
                     WorkflowEvent(
@@ -444,10 +415,10 @@ class RunContext:
                     )
                 )
                 break
-            _telemetry.end_span(span)
             emit(WorkflowEvent("executor_completed", executor_id=eid, step=step))
         return inv
 
+    @traced_executor_call
     async def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> None:
         spec: HandlerSpec | None
         if d.request is not None:

@@ -149,6 +149,38 @@ def test_spans_for_run_supersteps_and_executors() -> None:
     assert [e["parent"] for e in executors] == [s["id"] for s in steps]
 
 
+CANCEL_SCRIPT = SPAN_SCRIPT.replace("    await ctx.yield_output(text)\n", "    await asyncio.sleep(30)\n").replace(
+    'asyncio.run(WorkflowBuilder(start_executor=a, name="traced").add_edge(a, b).build().run("x"))',
+    textwrap.dedent(
+        """
+        async def cancel_soon():
+            run = WorkflowBuilder(start_executor=a, name="traced").add_edge(a, b).build().run("x")
+            task = asyncio.ensure_future(run)
+            await asyncio.sleep(0.2)
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+        asyncio.run(cancel_soon())
+        """
+    ),
+)
+
+
+def test_a_cancelled_run_ends_its_executor_superstep_and_run_spans() -> None:
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", CANCEL_SCRIPT], capture_output=True, text=True, timeout=60, cwd=root, check=True
+    )
+    spans = {span["name"] + ":" + str(span["attrs"].get("executor.id", "")): span for span in json.loads(out.stdout)}
+    waiting = spans["executor.process:b"]
+    assert waiting["attrs"]["error.type"] == "CancelledError"
+    assert spans["workflow.run:"]["attrs"]["error.type"] == "CancelledError"
+    assert spans["workflow.run:"]["attrs"]["workflow.steps"] == 2
+
+
 def test_no_spans_without_instrumentation() -> None:
     script = SPAN_SCRIPT.replace("_telemetry.enable()", "")
     root = Path(__file__).resolve().parents[2]

@@ -1,0 +1,125 @@
+"""Telemetry as layers around the workflow runners: a span per run, per superstep and per executor call.
+
+As :mod:`agentnb._telemetry_layers` does for agents, model calls and tools, each decorator here wraps one seam
+of a runner from outside, so the runners hold no telemetry of their own:
+
+- :func:`traced_workflow_run` on ``RunContext.execute`` and ``FunctionalRun.execute``: a ``workflow.run``
+  span around the whole run (recording it in the store included), current while the run's events are made;
+- :func:`traced_superstep` on ``RunContext._invoke_all``: a ``workflow.superstep`` span around one step's
+  executor invocations;
+- :func:`traced_executor_call` on ``RunContext._call``: an ``executor.process`` span per delivered message.
+
+With instrumentation off, the superstep and executor layers cost one check and a direct call (they hand back
+the runner's own coroutine), so the 100-executor chain pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from .. import _telemetry as tel
+
+if TYPE_CHECKING:
+    from ._executor import Executor
+
+__all__ = ["traced_executor_call", "traced_superstep", "traced_workflow_run"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+
+
+class TracedRun(Protocol):
+    """What the run layer reads of a run: its workflow and its id."""
+
+    @property
+    def workflow(self) -> _Named: ...
+    @property
+    def run_id(self) -> str: ...
+
+
+class TracedSteps(TracedRun, Protocol):
+    """What the superstep and executor layers read of a run, also the superstep it is at."""
+
+    @property
+    def step(self) -> int: ...
+
+
+def traced_workflow_run(steps: Callable[[Any], int]) -> Callable[[_F], _F]:
+    """Wrap a runner's ``execute`` in a ``workflow.run`` span; ``steps(run)`` is recorded when it ends."""
+
+    def decorate(execute: _F) -> _F:
+        @functools.wraps(execute)
+        async def execute_traced(self: TracedRun, sink: Any, **kwargs: Any) -> None:
+            workflow = self.workflow
+            span = tel.start_span(
+                "workflow.run",
+                {"workflow.name": workflow.name, "workflow.run_id": self.run_id, "workflow.id": workflow.id},
+            )
+            try:
+                with tel.use_span(span):
+                    await execute(self, sink, **kwargs)
+            except BaseException as e:
+                tel.end_span(span, error=e, attributes={"workflow.steps": steps(self)})
+                raise
+            tel.end_span(span, attributes={"workflow.steps": steps(self)})
+
+        return cast(_F, execute_traced)  # the wrapper keeps the wrapped method's signature
+
+    return decorate
+
+
+async def _superstep(invoke_all: Callable[..., Awaitable[Any]], run: TracedSteps, batches: Any) -> Any:
+    span = tel.start_span("workflow.superstep", {"workflow.step": run.step, "workflow.run_id": run.run_id})
+    try:
+        with tel.use_span(span):
+            return await invoke_all(run, batches)
+    finally:
+        tel.end_span(span)
+
+
+def traced_superstep(invoke_all: _F) -> _F:
+    """Wrap one superstep's invocations (``batches`` of deliveries by executor) in a ``workflow.superstep`` span."""
+
+    @functools.wraps(invoke_all)
+    def invoke_all_traced(self: TracedSteps, batches: Any) -> Awaitable[Any]:
+        if not tel.is_enabled():
+            return invoke_all(self, batches)
+        return _superstep(invoke_all, self, batches)
+
+    return cast(_F, invoke_all_traced)  # the wrapper keeps the wrapped method's signature
+
+
+async def _executor_call(
+    call: Callable[..., Awaitable[None]], run: TracedSteps, executor: Executor, invocation: Any, delivery: Any
+) -> None:
+    span = tel.start_span(
+        "executor.process",
+        {"executor.id": executor.id, "executor.type": type(executor).__qualname__, "workflow.step": run.step},
+    )
+    try:
+        with tel.use_span(span):
+            await call(run, executor, invocation, delivery)
+    except BaseException as e:
+        tel.end_span(span, error=e)
+        raise
+    tel.end_span(span)
+
+
+def traced_executor_call(call: _F) -> _F:
+    """Wrap the handling of one delivered message by one executor in an ``executor.process`` span."""
+
+    @functools.wraps(call)
+    def call_traced(self: TracedSteps, executor: Executor, invocation: Any, delivery: Any) -> Awaitable[None]:
+        if not tel.is_enabled():
+            return call(self, executor, invocation, delivery)
+        return _executor_call(call, self, executor, invocation, delivery)
+
+    return cast(_F, call_traced)  # the wrapper keeps the wrapped method's signature
