@@ -41,6 +41,7 @@ from ._clients import (
     normalize_function_invocation_configuration,
 )
 from ._extensions import AGENT_MCP_SERVER as _AGENT_MCP_SERVER
+from ._extensions import OBJECT_HTML as _OBJECT_HTML
 from ._extensions import OPENAI_CHAT_CLIENT as _OPENAI_CHAT_CLIENT
 from ._extensions import REQUEST_COMPACTION as _REQUEST_COMPACTION
 from ._middleware import (
@@ -814,6 +815,7 @@ __all__ = [
 _REQUEST_COMPACTION.bind("agentnb.compaction")
 _AGENT_MCP_SERVER.bind("agentnb.mcp")
 _OPENAI_CHAT_CLIENT.bind("agentnb.openai")
+_OBJECT_HTML.bind("agentnb.views")
 
 
 def __getattr__(name: str) -> Any:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AGENT_MCP_SERVER",
+    "OBJECT_HTML",
     "OPENAI_CHAT_CLIENT",
     "REQUEST_COMPACTION",
     "ExtensionPoint",
@@ -64,6 +65,9 @@ REQUEST_COMPACTION: ExtensionPoint[
 
 #: Builds an MCP server that serves an agent (``agentnb.mcp.agent_mcp_server``).
 AGENT_MCP_SERVER: ExtensionPoint[Callable[..., Any]] = ExtensionPoint("an agent's MCP server")
+
+#: The HTML view of a domain object (an experiment, an executor re-run) for its display (``agentnb.views``).
+OBJECT_HTML: ExtensionPoint[Callable[[object], str]] = ExtensionPoint("HTML views of domain objects")
 
 #: The OpenAI-compatible chat client ``default_chat_client`` uses when a key or base URL is set.
 OPENAI_CHAT_CLIENT: ExtensionPoint[Callable[..., BaseChatClient]] = ExtensionPoint("the OpenAI chat client")

@@ -187,7 +187,7 @@ class ExperimentsView:
     def select(self, name: str) -> None:
         """Show one experiment: summary, score chart and its cases, failing first."""
         from agentnb.evals import load_experiment
-        from agentnb.evals._display import experiment_html
+        from agentnb.views import experiment_html
 
         self.selected = name
         experiment = load_experiment(name, store=self.store)
@@ -199,7 +199,7 @@ class ExperimentsView:
         import pandas as pd
 
         from agentnb.evals import compare
-        from agentnb.evals._display import worse_html
+        from agentnb.views import worse_html
 
         first, second = a or self.compare_a.value, b or self.compare_b.value
         if not first or not second:
@@ -223,7 +223,7 @@ class ExperimentsView:
 
     def show_case(self, index: int) -> None:
         """Show one compared case side by side: both answers and tool paths, and the diff of the answers."""
-        from agentnb.evals._display import compare_case_html
+        from agentnb.views import compare_case_html
 
         diff = self._diff
         if diff is None or not 0 <= index < len(diff):

@@ -21,6 +21,7 @@ import panel as pn
 from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._gc import gc_paused
 from agentnb._html import badge, escape, json_html
+from agentnb.views import rerun_html
 from agentnb.workflows import (
     checkpoint_tree_svg,
     editable_input,
@@ -456,7 +457,7 @@ class TimeTravelView:
         finally:
             self.rerun_button.disabled = False
         self.rerun_result = result
-        set_html(self.rerun_out, result.to_html())
+        set_html(self.rerun_out, rerun_html(result))
         self.continue_button.disabled = result.error is not None
 
     @view_callback("Continue not started")

@@ -26,6 +26,7 @@ from typing_extensions import TypeIs
 
 from .. import _html as h
 from .._types import AgentResponse, ChatResponse, Message
+from ..views import rerun_html
 from ._widgets import current_cell, ipy_display, on_click, settled_display, widget_bundle
 
 if TYPE_CHECKING:
@@ -624,7 +625,7 @@ class WorkflowView:
         finally:
             self.rerun_button.disabled = False
         self.rerun_result = result
-        self.rerun_html.value = h.wrap(result.to_html())
+        self.rerun_html.value = h.wrap(rerun_html(result))
         self.continue_button.disabled = result.error is not None
         return result
 
@@ -719,4 +720,4 @@ def register_renderers() -> None:
     register_renderer(Workflow, workflow_html, workflow_text)
     register_renderer(WorkflowRunResult, run_result_html, run_result_text)
     register_renderer(WorkflowCheckpoint, checkpoint_html, checkpoint_text)
-    register_renderer(RerunResult, lambda r: r.to_html(), str)
+    register_renderer(RerunResult, rerun_html, str)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _html as h
 from .. import _telemetry as tel
+from .._extensions import OBJECT_HTML
 from .._json import is_json_array, is_json_object
 from .._serialization import TAG, decode, encode
 from .._types import AgentResponse, ChatResponse, Message
@@ -306,17 +307,22 @@ class RerunResult:
         return rows
 
     @property
+    def input_texts(self) -> list[str]:
+        """The inputs the executor was re-run on, as readable text."""
+        return [readable(v) for v in self.inputs]
+
+    @property
     def is_unchanged(self) -> bool:
         """Whether every known part is the same as in the original run (unknown parts are not counted)."""
         return all(c.status in ("same", "unknown") for c in self.changes())
 
-    def _shown(self) -> list[RerunChange]:
+    def shown_changes(self) -> list[RerunChange]:
         """The changes worth showing: not an unrecorded part the re-run has nothing for either."""
         return [c for c in self.changes() if not (c.status == "unknown" and c.rerun is None)]
 
     def _lines(self, side: str) -> list[str]:
         lines: list[str] = []
-        for change in self._shown():
+        for change in self.shown_changes():
             value = change.original if side == "original" else change.rerun
             if change.status == "unknown" and side == "original":
                 value = "(not recorded)"
@@ -345,7 +351,7 @@ class RerunResult:
         lines = [
             f"Re-run of {self.executor_id} at step {self.step} (checkpoint {self.checkpoint_id}) on {source}: {state}"
         ]
-        for change in self._shown():
+        for change in self.shown_changes():
             if change.status == "same":
                 continue
             label = f"{change.section} {change.key}".strip()
@@ -362,41 +368,7 @@ class RerunResult:
 
     def to_html(self) -> str:
         """The comparison as a safe HTML fragment (every value escaped): a table, then the unified diff."""
-        if self.error is not None:
-            status = h.badge("failed", "err")
-        elif self.is_unchanged:
-            status = h.badge("same as the original", "ok")
-        else:
-            status = h.badge("changed", "warn")
-        head = (
-            f"<span class='anb-title'>re-run of {h.escape(self.executor_id)}</span> {h.badge(f'step {self.step}')} "
-            f"{status} <span class='anb-muted'>from checkpoint <code>{h.escape(self.checkpoint_id)}</code>"
-            f"{' · edited input' if self.edited else ''} · nothing was written</span>"
-        )
-        inputs = "".join(f"<pre>{h.escape(readable(v))}</pre>" for v in self.inputs)
-        rows: list[str] = []
-        for change in self._shown():
-            if change.status == "same" and change.original is None:
-                continue
-            before = "<i>not recorded</i>" if change.status == "unknown" else h.escape(change.original or "—")
-            label = h.escape(f"{change.section} {change.key}".strip())
-            rows.append(
-                f"<tr class='anb-rerun-{change.status}'><td>{label}</td><td>{h.escape(change.status)}</td>"
-                f"<td><pre>{before}</pre></td><td><pre>{h.escape(change.rerun or '—')}</pre></td></tr>"
-            )
-        table = (
-            "<table class='anb-table anb-rerun-table'><thead><tr><th>what</th><th></th><th>original run</th>"
-            f"<th>re-run</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        )
-        error = ""
-        if self.error is not None:
-            error = f"<div class='anb-error'>⚠ {h.escape(self.error.error_type)}: {h.escape(self.error.message)}</div>"
-        diff = self.diff_text()
-        diff_html = h.details("unified diff", f"<pre>{h.escape(diff)}</pre>") if diff else ""
-        return (
-            f"<div class='anb-card anb-rerun'><div class='anb-head'>{head}</div>"
-            f"<div><b>input</b>{inputs}</div>{error}{table}{diff_html}</div>"
-        )
+        return OBJECT_HTML.get()(self)
 
     def _repr_html_(self) -> str:
         return h.wrap(self.to_html())
