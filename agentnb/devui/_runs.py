@@ -16,6 +16,7 @@ import panel as pn
 from .._json import is_json_object
 from .._provenance import cell_label
 from ..store import RunSummaryRow, Store, Watermark
+from ..views import WorkflowViewModel
 from ._guard import view_callback
 from ._widgets import error_card, html_pane, set_html, table_theme, watch
 
@@ -83,22 +84,8 @@ def event_table(**params: Any) -> pn.widgets.Tabulator:
 
 
 def states_from_events(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Each executor's latest state, replayed from a run's stored events."""
-    states: dict[str, str] = {}
-    for row in rows:
-        executor_id = row.get("executor_id")
-        if not executor_id:
-            continue
-        kind = row.get("type")
-        if kind == "executor_invoked":
-            states[executor_id] = "running"
-        elif kind == "executor_completed" and states.get(executor_id) != "waiting":
-            states[executor_id] = "completed"
-        elif kind == "executor_failed":
-            states[executor_id] = "failed"
-        elif kind == "request_info":
-            states[executor_id] = "waiting"
-    return states
+    """Each executor's latest state, replayed from a run's stored events through the workflow view model."""
+    return WorkflowViewModel().replay(rows).states
 
 
 class RunsView:

@@ -21,6 +21,7 @@ from agentnb import AgentResponse, AgentResponseUpdate
 from agentnb._html import badge, escape, json_html, kv_table
 from agentnb._json import is_json_object
 from agentnb.serving._responses import event_summary
+from agentnb.views import WorkflowViewModel
 from agentnb.workflows import WorkflowErrorDetails, WorkflowEvent, merge_streamed_outputs
 
 from ._discovery import Entity
@@ -152,8 +153,9 @@ class WorkflowView:
             self.raw_event, title="Raw event", collapsed=True, sizing_mode="stretch_width", css_classes=["anb-raw"]
         )
         self.banner = html_pane("", visible=False, css_classes=["anb-hitl-banner"])
-        # Each executor's last input, output and error, shown for the executor picked here.
-        self._last: dict[str, dict[str, Any]] = {}
+        # What the runs did (states, each executor's last input, outputs and error): the model the notebook's
+        # view renders too.
+        self.model = WorkflowViewModel(self.workflow)
         # Each streaming agent's updates so far and the output card that grows with them.
         self._streams: dict[str | None, tuple[list[AgentResponseUpdate], pn.pane.HTML]] = {}
         self.node_select = pn.widgets.Select(
@@ -162,7 +164,6 @@ class WorkflowView:
         )  # fmt: skip
         self.node_info = html_pane("<span class='anb-muted'>not run yet</span>", css_classes=["anb-node-info"])
         watch(self.node_select, lambda _e: self._show_node(), "value")
-        self.run_id: str | None = None
         self._rows: list[dict[str, Any]] = []
         self._frame: Any = None
         self._pending_rows: list[dict[str, Any]] = []
@@ -248,6 +249,8 @@ class WorkflowView:
         self._busy = True
         self.form.submit.disabled = True
         fresh = responses is None
+        # A fresh run starts over; answering a request continues the run shown.
+        self.model.new_run(clear_states=fresh, clear_outputs=fresh)
         if fresh:
             self.graph.reset()
             self.outputs.objects = []
@@ -283,21 +286,24 @@ class WorkflowView:
         if self.on_checkpoint is not None and self.run_id:
             self.on_checkpoint(self.run_id)
 
+    @property
+    def run_id(self) -> str | None:
+        """The current run's id."""
+        return self.model.run_id
+
     def _on_event(self, event: Any) -> None:
         kind = event.type
         eid = event.executor_id
         if self.steps is not None:
             self.steps.add_event(event)
-        if kind == "started" and isinstance(event.data, str):
-            self.run_id = event.data
-        elif kind == "executor_invoked":
-            self.graph.set_state(eid, "running")
-        elif kind == "executor_completed":
+        model = self.model
+        model.apply(event)
+        state = model.states.get(eid) if eid else None
+        if state is not None:
+            self.graph.set_state(eid, state)
+        if kind == "executor_completed":
             self._end_stream(eid)
-            if self.graph.states.get(eid) != "waiting":
-                self.graph.set_state(eid, "completed")
         elif kind == "executor_failed":
-            self.graph.set_state(eid, "failed")
             self.errors.append(html_pane(_failure_html(f"{eid} failed", event.data)))
         elif kind == "output":
             if isinstance(event.data, AgentResponseUpdate):
@@ -305,11 +311,11 @@ class WorkflowView:
             else:
                 self.outputs.append(html_pane(_output_card(eid, event.data)))
         elif kind == "request_info":
-            self.graph.set_state(eid, "waiting")
             self.requests.append(self._request_form(event))
         elif kind == "failed":
             self.errors.append(html_pane(_failure_html("run failed", event.data)))
-        self._remember(event)
+        if eid and eid == self.node_select.value:
+            self._show_node()
         self._pending_rows.append(event_row(event, len(self._rows) + len(self._pending_rows)))
         self._flush()
 
@@ -356,30 +362,13 @@ class WorkflowView:
         self.log.value = self._frame
         set_html(self.log_info, f"<span class='anb-muted'>{len(self._rows)} events</span>")
 
-    def _remember(self, event: WorkflowEvent[Any]) -> None:
-        eid = event.executor_id
-        if not eid:
-            return
-        last = self._last.setdefault(eid, {})
-        if event.type == "executor_invoked":
-            last.clear()
-            last["input"] = event.data
-        elif event.type == "output":
-            last.setdefault("outputs", []).append(event.data)
-        elif event.type == "executor_failed":
-            last["error"] = event.data
-        elif event.type == "request_info":
-            last["request"] = event.data
-        if eid == self.node_select.value:
-            self._show_node()
-
     def _show_node(self) -> None:
         eid = self.node_select.value
-        last = self._last.get(eid) if eid else None
+        last = self.model.last.get(eid) if eid else None
         if not last:
             set_html(self.node_info, "<span class='anb-muted'>not run yet</span>")
             return
-        state = self.graph.states.get(eid, "idle")
+        state = self.model.states.get(eid, "idle")
         parts = [badge(state), "<div class='anb-role'>Last input</div>", fields_html(last.get("input"))]
         for output in merge_streamed_outputs(last.get("outputs", [])):
             parts += ["<div class='anb-role'>Output</div>", fields_html(output)]

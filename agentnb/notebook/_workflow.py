@@ -26,7 +26,7 @@ from typing_extensions import TypeIs
 
 from .. import _html as h
 from .._types import AgentResponse, ChatResponse, Message
-from ..views import rerun_html
+from ..views import WorkflowViewModel, rerun_html
 from ._widgets import current_cell, ipy_display, on_click, settled_display, widget_bundle
 
 if TYPE_CHECKING:
@@ -281,21 +281,6 @@ def _parse_json_input(text: str) -> Any:
         raise ValueError(f"The input is not valid JSON: {e}") from e
 
 
-def _next_states(checkpoint: WorkflowCheckpoint, workflow: Workflow) -> dict[str, str]:
-    """Executors due to run after this checkpoint ("next") and those waiting for input ("waiting")."""
-    states: dict[str, str] = {}
-    for message in checkpoint.pending_messages:
-        if message.target_id:
-            states[message.target_id] = "next"
-            continue
-        # Routed by edges: every target of the sender's edges may receive it (conditions decide at delivery).
-        for group in workflow.groups_by_source.get(message.source_id or "", []):
-            states.update(dict.fromkeys(group.targets, "next"))
-    for request in checkpoint.pending_requests.values():
-        states[request.executor_id] = "waiting"
-    return states
-
-
 # -- the live view ---------------------------------------------------------------------------------------
 
 
@@ -353,14 +338,11 @@ class WorkflowView:
         self.rerun_result: RerunResult | None = None
         self._rerun_inputs: dict[str, list[Any]] = {}
         self._rerun_prefill = ""
-        self.states: dict[str, str] = {}
-        self.events: list[WorkflowEvent[Any]] = []
-        self.outputs: list[Any] = []
-        self.requests: dict[str, WorkflowEvent[Any]] = {}
+        #: What the view shows (states, outputs, open requests, events), the model the DevUI renders too.
+        self.model = WorkflowViewModel(workflow)
         self.checkpoints: list[CheckpointInfo] = []
         self.selected: WorkflowCheckpoint | None = None
         self.error: BaseException | None = None
-        self.run_id: str | None = None
         self.status = "idle"
         self._task: asyncio.Task[None] | None = None
         self._aux: set[asyncio.Task[Any]] = set()
@@ -410,6 +392,32 @@ class WorkflowView:
         log = w.Accordion(children=[self.event_log], titles=("event log",))
         self.widget = w.VBox([self.header, self.graph, self.outputs_html, self.requests_box, travel, log])
         self._render()
+
+    # -- what the run did (held by the model) ---------------------------------------------------------------
+    @property
+    def states(self) -> dict[str, str]:
+        """Each executor's state in the current run (``running``, ``completed``, ``failed``, ``waiting``)."""
+        return self.model.states
+
+    @property
+    def events(self) -> list[WorkflowEvent[Any]]:
+        """Every event the view's runs produced."""
+        return self.model.events
+
+    @property
+    def outputs(self) -> list[Any]:
+        """The runs' outputs."""
+        return self.model.outputs
+
+    @property
+    def requests(self) -> dict[str, WorkflowEvent[Any]]:
+        """Open ``request_info`` requests by id."""
+        return self.model.requests
+
+    @property
+    def run_id(self) -> str | None:
+        """The current run's id."""
+        return self.model.run_id
 
     # -- running -------------------------------------------------------------------------------------------
     def run(self, message: Any, *, display: bool = True) -> WorkflowView:
@@ -461,8 +469,7 @@ class WorkflowView:
         self.error = None
         self.selected = None
         self.rerun_button.disabled = self.continue_button.disabled = True
-        self.states = {}
-        self.requests = {}
+        self.model.new_run()
         self._render()
         try:
             runs = self.workflow.run(stream=True, checkpoint_storage=self.storage, run_store=self.run_store, **kwargs)
@@ -479,22 +486,7 @@ class WorkflowView:
             self._display_handle.update(self)
 
     def _on_event(self, event: WorkflowEvent[Any]) -> None:
-        self.events.append(event)
-        eid = event.executor_id
-        if event.type == "started":
-            self.run_id = str(event.data) if event.data is not None else self.run_id
-        elif event.type == "executor_invoked" and eid:
-            self.states[eid] = "running"
-        elif event.type == "executor_completed" and eid and self.states.get(eid) != "waiting":
-            self.states[eid] = "completed"
-        elif event.type == "executor_failed" and eid:
-            self.states[eid] = "failed"
-        elif event.type == "output":
-            self.outputs.append(event.data)
-        elif event.type == "request_info" and event.request_id:
-            self.requests[event.request_id] = event
-            if eid:
-                self.states[eid] = "waiting"
+        self.model.apply(event)
         self._render()
 
     async def _load_checkpoints(self) -> None:
@@ -652,7 +644,7 @@ class WorkflowView:
             shown = saved_calls_html(self.selected) if self.selected is not None else timeline_html(self.events)
             self.graph.value = h.wrap(shown)
         else:
-            states = _next_states(self.selected, workflow) if self.selected is not None else self.states
+            states = self.model.states_at(self.selected) if self.selected is not None else self.model.states
             self.graph.value = h.wrap(_svg(workflow, states) + _legend())
         if self.outputs:
             items = "".join(f"<li>{_output_html(o)}</li>" for o in _readable_outputs(self.outputs))

@@ -1,4 +1,4 @@
-"""HTML views of domain objects that both front ends show: experiments and executor re-runs.
+"""What both front ends show of domain objects: experiments and executor re-runs as HTML, and the workflow view model.
 
 The domain packages (``agentnb.evals``, ``agentnb.workflows``) keep typed data and no HTML; the notebook and
 the DevUI render it with the functions here, which escape every value through :mod:`agentnb._html`. An
@@ -14,8 +14,10 @@ from typing import Any
 from .._extensions import OBJECT_HTML as _OBJECT_HTML
 from ._experiments import compare_case_html, diff_html, experiment_html, score_chart_svg, summary_html, worse_html
 from ._rerun import rerun_html
+from ._workflow import WorkflowViewModel
 
 __all__ = [
+    "WorkflowViewModel",
     "compare_case_html",
     "diff_html",
     "experiment_html",
