@@ -1,7 +1,8 @@
 """Plain JSON views of arbitrary values, for people and for wire formats that carry no Python types.
 
 The DevUI shows them and the served Responses API sends them, so both live here, below either.
-:func:`jsonable` keeps enough to rebuild a value (agentnb's type tags); :func:`readable` drops the tags.
+:func:`jsonable` keeps enough to rebuild a value (agentnb's type tags); :func:`readable` drops the tags;
+:func:`value_text` is the one way every view turns an arbitrary value into text for people.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, cast
 
-__all__ = ["jsonable", "readable", "type_label"]
+__all__ = ["jsonable", "readable", "type_label", "value_text"]
 
 
 def jsonable(value: Any) -> Any:
@@ -66,6 +67,24 @@ def readable(value: Any, _depth: int = 0) -> Any:
     if isinstance(value, bytes):
         return f"<{len(value)} bytes>"
     return str(value)
+
+
+def value_text(value: Any, limit: int | None = None) -> str:
+    """A value as text for people, cut to ``limit`` characters (with an ellipsis) when given.
+
+    Strings are shown as they are, messages and responses by their text, anything else as readable JSON
+    (fields of models and dataclasses, no type tags; see :func:`readable`).
+    """
+    from ._html import shorten
+    from ._types import AgentResponse, ChatResponse, Message
+
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, (AgentResponse, ChatResponse, Message)):
+        text = value.text
+    else:
+        text = json.dumps(readable(value), ensure_ascii=False)
+    return text if limit is None else shorten(text, limit)
 
 
 def type_label(tp: Any) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import panel as pn
 
 from .._json import is_json_object
+from .._plain import value_text
 from .._provenance import cell_label
 from ..store import RunSummaryRow, Store, Watermark
 from ..views import WorkflowViewModel
@@ -49,10 +50,7 @@ def events_frame(rows: Sequence[Mapping[str, Any]]) -> Any:
 
     records: list[dict[str, Any]] = []
     for row in rows:
-        data = row.get("data")
-        text = data if isinstance(data, str) else json.dumps(data, default=repr)
-        if len(text) > _DATA_PREVIEW:
-            text = text[: _DATA_PREVIEW - 1] + "…"
+        text = value_text(row.get("data"), _DATA_PREVIEW)
         records.append(
             {
                 "seq": row.get("seq"),

@@ -29,6 +29,7 @@ from .. import _html as h
 from .._conversation import approval_states, unanswered_requests
 from .._hosted_view import citations_html, citations_text, hosted_content_html, hosted_content_text
 from .._json import is_json_object
+from .._plain import value_text
 from .._types import AgentResponse, ChatResponse, Content, Message
 from ..exceptions import StructuredOutputError, ToolSchemaError
 
@@ -110,15 +111,6 @@ def _args_text(arguments: Any, limit: int = 80) -> str:
     else:
         text = repr(arguments)
     return h.shorten(text, limit)
-
-
-def _result_text(result: Any, limit: int = 120) -> str:
-    if isinstance(result, str):
-        return h.shorten(result, limit)
-    try:
-        return h.shorten(json.dumps(result, ensure_ascii=False, default=str), limit)
-    except (TypeError, ValueError):
-        return h.shorten(repr(result), limit)
 
 
 def usage_text(usage: Mapping[str, object] | None) -> str:
@@ -327,12 +319,12 @@ def _content_text(content: Content, results: Mapping[str, Content]) -> str:
             line += f" [{note}]"
         result = results.get(content.call_id or "")
         if result is not None:
-            line += f" -> error: {result.exception}" if result.exception else f" -> {_result_text(result.result)}"
+            line += f" -> error: {result.exception}" if result.exception else f" -> {value_text(result.result, 120)}"
         return line
     if kind == "function_result":
         if content.call_id in results:
             return ""
-        return f"result {content.call_id}: " + (content.exception or _result_text(content.result))
+        return f"result {content.call_id}: " + (content.exception or value_text(content.result, 120))
     if kind == "function_approval_request":
         call = content.function_call
         name = f"{call.name}({_args_text(call.arguments)})" if call is not None else content.id

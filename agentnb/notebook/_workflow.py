@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from typing_extensions import TypeIs
 
 from .. import _html as h
-from .._types import AgentResponse, ChatResponse, Message
+from .._plain import value_text
 from ..views import WorkflowViewModel, rerun_html
 from ._widgets import current_cell, ipy_display, on_click, settled_display, widget_bundle
 
@@ -106,17 +106,8 @@ def _legend() -> str:
     return f"<div class='anb-muted'>{items}</div>"
 
 
-def _value_text(value: Any, limit: int = 120) -> str:
-    if isinstance(value, str):
-        return h.shorten(value, limit)
-    if isinstance(value, (AgentResponse, ChatResponse, Message)):
-        return h.shorten(value.text, limit)
-    try:
-        from ..workflows._events import safe_encode
-
-        return h.shorten(json.dumps(safe_encode(value), ensure_ascii=False), limit)
-    except (TypeError, ValueError):
-        return h.shorten(repr(value), limit)
+#: How much of a value one line of a workflow view shows.
+_SHORT = 120
 
 
 # -- static displays -------------------------------------------------------------------------------------
@@ -150,7 +141,7 @@ def _events_table(events: Sequence[WorkflowEvent[Any]]) -> str:
     for event in events[-_EVENT_LIMIT:]:
         detail = event.state.value if event.type == "status" and event.state is not None else ""
         if not detail and event.data is not None:
-            detail = _value_text(event.data, 100)
+            detail = value_text(event.data, 100)
         rows.append(("" if event.step is None else event.step, event.type, event.executor_id or "", detail))
     return h.table(["step", "event", "executor", "data"], rows)
 
@@ -173,14 +164,14 @@ def run_result_html(result: WorkflowRunResult) -> str:
     if requests:
         items = "".join(
             f"<li><code>{h.escape(r.request_id)}</code> from {h.escape(r.executor_id)}: "
-            f"{h.escape(_value_text(r.data))}</li>"
+            f"{h.escape(value_text(r.data, _SHORT))}</li>"
             for r in requests
         )
         body += f"<div><b>waiting for input</b><ul>{items}</ul></div>"
     failed = [e for e in result if e.type in {"failed", "executor_failed"}]
     for event in failed[:3]:
         data = event.data
-        message = data.message if isinstance(data, WorkflowErrorDetails) else _value_text(data)
+        message = data.message if isinstance(data, WorkflowErrorDetails) else value_text(data, _SHORT)
         body += f"<div class='anb-error'>⚠ {h.escape(event.executor_id or 'workflow')}: {h.escape(message)}</div>"
     if any(e.type == "executor_bypassed" or _is_step_call(e) for e in result):
         from ..workflows._functional_view import timeline_html
@@ -211,16 +202,16 @@ def _output_html(value: Any) -> str:
     if isinstance(value, str):
         return h.render_markdown(value)
     inner = to_html(value)
-    return inner if inner is not None else h.escape(_value_text(value, 400))
+    return inner if inner is not None else h.escape(value_text(value, 400))
 
 
 def run_result_text(result: WorkflowRunResult) -> str:
     """A workflow run result as text."""
     lines = [f"WorkflowRunResult · {result.get_final_state().value} · {len(result)} events"]
     for output in _readable_outputs(result.get_outputs()):
-        lines.append(f"  output: {_value_text(output, 200)}")
+        lines.append(f"  output: {value_text(output, 200)}")
     for request in result.get_request_info_events():
-        lines.append(f"  waiting for input: {request.executor_id}: {_value_text(request.data)}")
+        lines.append(f"  waiting for input: {request.executor_id}: {value_text(request.data, _SHORT)}")
     return "\n".join(lines)
 
 
@@ -234,7 +225,8 @@ def checkpoint_html(checkpoint: WorkflowCheckpoint) -> str:
     if checkpoint.parent_id:
         rows.append(("parent", f"<code>{h.escape(checkpoint.parent_id)}</code>"))
     pending = [
-        (m.source_id or "input", m.target_id or "(edges)", _value_text(m.data)) for m in checkpoint.pending_messages
+        (m.source_id or "input", m.target_id or "(edges)", value_text(m.data, _SHORT))
+        for m in checkpoint.pending_messages
     ]
     if pending:
         rows.append(("next messages", h.table(["from", "to", "message"], pending)))
@@ -244,7 +236,8 @@ def checkpoint_html(checkpoint: WorkflowCheckpoint) -> str:
         rows.append(("shared state", h.json_html(_jsonable(checkpoint.shared_state))))
     if checkpoint.pending_requests:
         reqs = [
-            (r.request_id, r.executor_id, _value_text(r.request_data)) for r in checkpoint.pending_requests.values()
+            (r.request_id, r.executor_id, value_text(r.request_data, _SHORT))
+            for r in checkpoint.pending_requests.values()
         ]
         rows.append(("pending requests", h.table(["request", "executor", "data"], reqs)))
     return f"<div class='anb-card'><div class='anb-head'>{head}</div>{h.kv_table(rows)}</div>"
@@ -667,7 +660,7 @@ class WorkflowView:
         for request_id, event in self.requests.items():
             if request_id in self._request_forms:
                 continue
-            asks = f"{h.escape(event.executor_id)} asks: {h.escape(_value_text(event.data))}"
+            asks = f"{h.escape(event.executor_id)} asks: {h.escape(value_text(event.data, _SHORT))}"
             prompt = w.HTML(h.wrap(f"<div>{h.badge('input needed', 'warn')} {asks}</div>"))
             answer = w.Text(placeholder="Your answer")
             send = w.Button(description="Send", button_style="primary")
@@ -680,8 +673,8 @@ class WorkflowView:
     def to_text(self) -> str:
         """A text summary of the run (what notebooks store as ``text/plain``)."""
         lines = [f"WorkflowView {self.workflow.name} · {self.status} · {len(self.events)} events"]
-        lines += [f"  output: {_value_text(o, 200)}" for o in _readable_outputs(self.outputs)]
-        lines += [f"  waiting for input: {e.executor_id}: {_value_text(e.data)}" for e in self.requests.values()]
+        lines += [f"  output: {value_text(o, 200)}" for o in _readable_outputs(self.outputs)]
+        lines += [f"  waiting for input: {e.executor_id}: {value_text(e.data, _SHORT)}" for e in self.requests.values()]
         if self.checkpoints:
             lines.append(f"  checkpoints: {len(self.checkpoints)}")
         return "\n".join(lines)

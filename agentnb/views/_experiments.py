@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _html as h
+from .._plain import value_text
 
 if TYPE_CHECKING:
     from ..evals import Experiment
@@ -109,9 +110,7 @@ def _nan(value: Any) -> bool:
 
 
 def _plain_text(value: Any) -> str:
-    if value is None or _nan(value):
-        return ""
-    return value if isinstance(value, str) else str(value)
+    return "" if value is None or _nan(value) else value_text(value)
 
 
 def experiment_html(experiment: Experiment) -> str:

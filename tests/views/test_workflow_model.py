@@ -85,3 +85,23 @@ async def test_both_views_render_the_one_model(front_end: str) -> None:
     assert isinstance(view.model, WorkflowViewModel)
     assert view.model.states == {"upper": "completed", "ask": "waiting"}
     assert view.model.run_id is not None and view.run_id == view.model.run_id
+
+
+def test_one_value_to_text_for_every_view() -> None:
+    from dataclasses import dataclass
+
+    from agentnb import Message
+    from agentnb._plain import value_text
+    from agentnb.devui._runs import events_frame
+
+    @dataclass
+    class Order:
+        id: int
+        note: str
+
+    assert value_text("plain words") == "plain words"
+    assert value_text(Message("assistant", ["hello"])) == "hello"
+    assert value_text(Order(7, "ünïcode")) == '{"id": 7, "note": "ünïcode"}'  # fields, no type tags
+    assert value_text("x" * 50, 10) == "x" * 9 + "…"
+    frame = events_frame([{"seq": 0, "type": "output", "data": {"order": Order(7, "n")}}])
+    assert frame["data"][0] == '{"order": {"id": 7, "note": "n"}}'
