@@ -39,7 +39,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mappi
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
-from .. import _telemetry
 from .._listeners import listening
 from .._types import ResponseStream
 from ..exceptions import CheckpointMismatchError, WorkflowError
@@ -55,6 +54,7 @@ from ._functional_run import (
     fingerprint,
     get_run_context,
 )
+from ._tracing import traced_step_call
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -184,32 +184,10 @@ class StepWrapper(Generic[R]):
         if not invocation:
             invocation = {"where": where}
         run.emit(WorkflowEvent("executor_invoked", invocation, executor_id=name, step=index))
-        span = (
-            _telemetry.start_span("executor.process", {"executor.id": name, "step.call": index, "step.where": where})
-            if _telemetry.is_enabled()
-            else None
-        )
         try:
             try:
-                if self.ray_options is not None:
-                    from ._functional_ray import run_on_ray
-
-                    result = await run_on_ray(self, args, kwargs, run, index)
-                else:
-                    call_token = CURRENT_CALL.set(StepCall(name, index))
-                    listener = AgentEvents(run, name) if run.workflow.definition.listen_to_agents else None
-                    try:
-                        with listening(listener):
-                            if span is None:
-                                result = await self._func(*self._with_ctx(ctx, args, kwargs), **kwargs)
-                            else:
-                                with _telemetry.use_span(span):
-                                    result = await self._func(*self._with_ctx(ctx, args, kwargs), **kwargs)
-                    finally:
-                        CURRENT_CALL.reset(call_token)
+                result = await self._run_call(ctx, run, index, args, kwargs)
             except Exception as e:
-                _telemetry.end_span(span, error=e)
-                span = None
                 run.failed_in[id(e)] = name
                 run.emit(
                     WorkflowEvent(
@@ -220,16 +198,28 @@ class StepWrapper(Generic[R]):
                     )
                 )
                 raise
-            _telemetry.end_span(span)
-            span = None
             await run.step_done(name, index, digest, result)
             return result
         finally:
-            _telemetry.end_span(span)
             if task is not None:
                 left = run.in_flight.pop(task, 1) - 1
                 if left:
                     run.in_flight[task] = left
+
+    @traced_step_call
+    async def _run_call(self, ctx: RunContext, run: FunctionalRun, index: int, args: tuple[Any, ...], kwargs: Any) -> R:
+        """Run one call of the step: on Ray, or here with the call and its agents' events attributed to it."""
+        if self.ray_options is not None:
+            from ._functional_ray import run_on_ray
+
+            return await run_on_ray(self, args, kwargs, run, index)
+        call_token = CURRENT_CALL.set(StepCall(self.name, index))
+        listener = AgentEvents(run, self.name) if run.workflow.definition.listen_to_agents else None
+        try:
+            with listening(listener):
+                return await self._func(*self._with_ctx(ctx, args, kwargs), **kwargs)
+        finally:
+            CURRENT_CALL.reset(call_token)
 
     def __repr__(self) -> str:
         where = ", ray=True" if self.ray_options is not None else ""

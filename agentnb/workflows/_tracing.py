@@ -7,7 +7,8 @@ of a runner from outside, so the runners hold no telemetry of their own:
   span around the whole run (recording it in the store included), current while the run's events are made;
 - :func:`traced_superstep` on ``RunContext._invoke_all``: a ``workflow.superstep`` span around one step's
   executor invocations;
-- :func:`traced_executor_call` on ``RunContext._call``: an ``executor.process`` span per delivered message.
+- :func:`traced_executor_call` on ``RunContext._call``: an ``executor.process`` span per delivered message;
+- :func:`traced_step_call` on a functional workflow step's call: an ``executor.process`` span per call.
 
 With instrumentation off, the superstep and executor layers cost one check and a direct call (they hand back
 the runner's own coroutine), so the 100-executor chain pays nothing for them.
@@ -24,7 +25,7 @@ from .. import _telemetry as tel
 if TYPE_CHECKING:
     from ._executor import Executor
 
-__all__ = ["traced_executor_call", "traced_superstep", "traced_workflow_run"]
+__all__ = ["traced_executor_call", "traced_step_call", "traced_superstep", "traced_workflow_run"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -121,5 +122,39 @@ def traced_executor_call(call: _F) -> _F:
         if not tel.is_enabled():
             return call(self, executor, invocation, delivery)
         return _executor_call(call, self, executor, invocation, delivery)
+
+    return cast(_F, call_traced)  # the wrapper keeps the wrapped method's signature
+
+
+class _Step(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def ray_options(self) -> Any: ...
+
+
+async def _step_call(
+    call: Callable[..., Awaitable[Any]], step: _Step, ctx: Any, run: Any, index: int, args: Any, kwargs: Any
+) -> Any:
+    where = "ray" if step.ray_options is not None else "local"
+    span = tel.start_span("executor.process", {"executor.id": step.name, "step.call": index, "step.where": where})
+    try:
+        with tel.use_span(span):
+            result = await call(step, ctx, run, index, args, kwargs)
+    except BaseException as e:
+        tel.end_span(span, error=e)
+        raise
+    tel.end_span(span)
+    return result
+
+
+def traced_step_call(call: _F) -> _F:
+    """Wrap one call of a functional workflow's step (``index``: its call number) in an ``executor.process`` span."""
+
+    @functools.wraps(call)
+    def call_traced(self: _Step, ctx: Any, run: Any, index: int, args: Any, kwargs: Any) -> Awaitable[Any]:
+        if not tel.is_enabled():
+            return call(self, ctx, run, index, args, kwargs)
+        return _step_call(call, self, ctx, run, index, args, kwargs)
 
     return cast(_F, call_traced)  # the wrapper keeps the wrapped method's signature
