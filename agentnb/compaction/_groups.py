@@ -65,6 +65,20 @@ SUMMARIZED_BY_SUMMARY_ID_KEY = "_summarized_by_summary_id"
 
 # ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
 _DICT: Any = dict
+# Contents that make an assistant message a tool call (hosted tools too: their reasoning stays with them).
+_CALL_TYPES: frozenset[str] = frozenset(
+    (
+        "function_call",
+        "computer_tool_call",
+        "mcp_server_tool_call",
+        "code_interpreter_tool_call",
+        "shell_tool_call",
+        "image_generation_tool_call",
+    )
+)
+# Results that may arrive in a later message, and the call type each answers (paired by type and call id).
+_CALL_OF_RESULT: dict[str, str] = {"function_result": "function_call", "computer_tool_result": "computer_tool_call"}
+_PAIRED_CALLS: frozenset[str] = frozenset(_CALL_OF_RESULT.values())
 _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_call"))
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
@@ -195,7 +209,7 @@ def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Colle
 
 def _call_result_pairs(messages: Sequence[Message]) -> list[tuple[int, int]]:
     """(declaring message index, result message index) for each unambiguously paired call and result."""
-    open_calls: dict[str, list[int]] = {}
+    open_calls: dict[tuple[str, str], list[int]] = {}
     pairs: list[tuple[int, int]] = []
     for index, message in enumerate(messages):
         role = message.role
@@ -206,11 +220,11 @@ def _call_result_pairs(messages: Sequence[Message]) -> list[tuple[int, int]]:
             call_id = content.call_id
             if not call_id:
                 continue
-            if kind == "function_call":
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    open_calls.setdefault(call_id, []).append(index)
-            elif kind == "function_result":
-                candidates = open_calls.get(call_id)
+                    open_calls.setdefault((kind, call_id), []).append(index)
+            elif kind in _CALL_OF_RESULT:
+                candidates = open_calls.get((_CALL_OF_RESULT[kind], call_id))
                 if candidates is not None and len(candidates) == 1:
                     pairs.append((candidates.pop(), index))
     return pairs
@@ -366,7 +380,7 @@ _CALLS, _ONLY_REASONING, _REASONING, _TOOL, _RESULT = 1, 2, 4, 8, 16
 
 
 def _flags(messages: Sequence[Message]) -> list[int]:
-    """Per message: an assistant's function calls, reasoning only, any reasoning, a tool message, results."""
+    """Per message: an assistant's tool calls, reasoning only, any reasoning, a tool message, results."""
     out: list[int] = []
     for message in messages:
         role = message.role
@@ -375,30 +389,38 @@ def _flags(messages: Sequence[Message]) -> list[int]:
             kind = contents[0].type
             if kind == "text_reasoning":
                 flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
-            elif kind == "function_call":
+            elif kind in _CALL_TYPES:
                 flag = _CALLS if role == "assistant" else 0
-            elif kind == "function_result":
+            elif kind in _CALL_OF_RESULT:
                 flag = _RESULT if role == "assistant" or role == "tool" else 0
             else:
                 flag = 0
+            if role == "tool":
+                flag |= _TOOL
         else:
-            kinds = {c.type for c in contents}
-            flag = 0
-            if "text_reasoning" in kinds:
-                flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
-            if role == "assistant" and "function_call" in kinds:
-                flag |= _CALLS
-            if "function_result" in kinds and (role == "assistant" or role == "tool"):
-                flag |= _RESULT
-        if role == "tool":
-            flag |= _TOOL
+            flag = _flag_of(role, contents)
         out.append(flag)
     return out
 
 
+def _flag_of(role: str, contents: Sequence[Content]) -> int:
+    """The flags of a message with several (or no) contents."""
+    kinds = {c.type for c in contents}
+    flag = 0
+    if "text_reasoning" in kinds:
+        flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
+    if role == "assistant" and not kinds.isdisjoint(_CALL_TYPES):
+        flag |= _CALLS
+    if (role == "assistant" or role == "tool") and not kinds.isdisjoint(_CALL_OF_RESULT):
+        flag |= _RESULT
+    if role == "tool":
+        flag |= _TOOL
+    return flag
+
+
 def _answers_outside(span: Sequence[Message]) -> bool:
     """Whether a result in this span answers a call not declared before it in the span (so maybe another's)."""
-    declared: set[str] = set()
+    declared: set[tuple[str, str]] = set()
     for message in span:
         role = message.role
         if role != "assistant" and role != "tool":
@@ -407,10 +429,11 @@ def _answers_outside(span: Sequence[Message]) -> bool:
             call_id = content.call_id
             if not call_id:
                 continue
-            if content.type == "function_call":
+            kind = content.type
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    declared.add(call_id)
-            elif content.type == "function_result" and call_id not in declared:
+                    declared.add((kind, call_id))
+            elif kind in _CALL_OF_RESULT and (_CALL_OF_RESULT[kind], call_id) not in declared:
                 return True
     return False
 
@@ -454,20 +477,13 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     Every earlier open call with that id counts, not only the one it would pair with: with one of them left
     outside the slice, an ambiguous result would look unambiguous.
     """
+    if start <= 0:
+        return 0
     # Most tails answer no call from before them (a new turn, or a call and its result together): then
     # nothing before ``start`` can change, and the scan of the whole history is skipped.
-    declared: set[str] = set()
-    answered_before = False
-    for message in messages[start:]:
-        for content in message.contents:
-            if content.call_id:
-                if content.type == "function_call":
-                    declared.add(content.call_id)
-                elif content.type == "function_result" and content.call_id not in declared:
-                    answered_before = True
-    if not answered_before:
+    if not _answers_outside(messages[start:]):
         return start
-    open_calls: dict[str, list[int]] = {}
+    open_calls: dict[tuple[str, str], list[int]] = {}
     earliest: int | None = None
     for index, message in enumerate(messages):
         role = message.role
@@ -477,11 +493,12 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
             call_id = content.call_id
             if not call_id:
                 continue
-            if content.type == "function_call":
+            kind = content.type
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    open_calls.setdefault(call_id, []).append(index)
-            elif content.type == "function_result":
-                candidates = open_calls.get(call_id)
+                    open_calls.setdefault((kind, call_id), []).append(index)
+            elif kind in _CALL_OF_RESULT:
+                candidates = open_calls.get((_CALL_OF_RESULT[kind], call_id))
                 if not candidates:
                     continue
                 if index >= start:
