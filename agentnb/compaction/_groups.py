@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from .._gc import gc_paused
 from .._types import Content, Message
 
 if TYPE_CHECKING:
@@ -83,6 +85,9 @@ _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_ca
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
 )
+_GROUP_OPENERS: frozenset[str] = frozenset(("system", "user"))
+_KEYS_TYPE: Any = type({"": None}.keys())
+_SET_TYPES: frozenset[Any] = frozenset((set, frozenset, _KEYS_TYPE))
 # Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
 # ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
 # it has (another conversation's compaction, or a strategy run by hand, moves it).
@@ -462,6 +467,8 @@ def _start_of_previous_group(messages: Sequence[Message], index: int) -> int:
     """Back up to the start of the group before ``index``: new messages may belong to it (tool results do)."""
     if index <= 0:
         return 0
+    if index < len(messages) and messages[index].role in _GROUP_OPENERS:
+        return index  # a system or user message starts a group that nothing before it can extend
     previous = index - 1
     group_id = group_id_of(messages[previous])
     if group_id is None:
@@ -583,9 +590,11 @@ def annotate_message_groups(
     tail = messages[start:]
     # Ids used before the tail matter only when a tail message needs one.
     reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
-    regroup_tail(
+    found = regroup_tail(
         messages, start, offset=offset, prefix_groups=prefix_groups, reserved_ids=reserved, tokenizer=tokenizer
     )
+    if found is not None and start == 0:
+        return found
     return ordered_group_ids(messages)
 
 
@@ -597,13 +606,54 @@ def regroup_tail(
     prefix_groups: Collection[str],
     reserved_ids: Collection[str] | None,
     tokenizer: TokenizerProtocol | None,
-) -> None:
+) -> list[str] | None:
     """Group and annotate ``messages[start:]`` (a whole-group boundary), numbering its groups from ``offset``.
 
     ``prefix_groups`` and ``reserved_ids`` are the group and message ids used before ``start``; the caller
-    knows them (from a scan, or from a kept index) so this costs only the tail.
+    knows them (from a scan, or from a kept index) so this costs only the tail. Returns the tail's group ids
+    in order when every span is its own group (``None`` when results linked spans, or after the general pass).
     """
     tail = messages[start:]
+    if len(tail) < _BULK:
+        found = _annotate_tail(tail, start, offset, reserved_ids, prefix_groups, tokenizer)
+    else:
+        with gc_paused():  # thousands of small dicts, none in a cycle: the collector would rescan the history
+            found = _annotate_tail(tail, start, offset, reserved_ids, prefix_groups, tokenizer)
+    note_mutation()
+    return found
+
+
+# From this many messages on, annotation pauses the cyclic collector (below, pausing costs more than it saves).
+_BULK = 256
+
+
+def _annotate_tail(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+    tokenizer: TokenizerProtocol | None,
+) -> list[str] | None:
+    found = _annotate_simple(tail, start, offset, reserved_ids, prefix_groups)
+    if found is None:
+        _annotate_general(tail, start, offset, reserved_ids, prefix_groups)
+    if tokenizer is not None:
+        for message in tail:
+            annotation = message.additional_properties[GROUP_ANNOTATION_KEY]
+            if type(annotation[GROUP_TOKEN_COUNT_KEY]) is not int:
+                annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+    return found
+
+
+def _annotate_general(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+) -> None:
+    """Annotate any tail: spans from :func:`group_messages`, linked spans sharing one group."""
     spans = group_messages(tail, id_offset=start, reserved_ids=reserved_ids, reserved_group_ids=prefix_groups)
     span_count: dict[str, int] = {}
     for span in spans:
@@ -620,16 +670,184 @@ def regroup_tail(
             _write(message, group_id, kind, index, has_reasoning)
             if split:
                 split_groups.setdefault(group_id, []).append(message)
-            if tokenizer is not None:
-                annotation = message.additional_properties[GROUP_ANNOTATION_KEY]
-                if type(annotation[GROUP_TOKEN_COUNT_KEY]) is not int:
-                    annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
     # A group is atomic: a result that joined a group someone had excluded half of brings the rest back.
     for group in split_groups.values():
         if any(not is_excluded(m) for m in group):
             for message in group:
                 message.additional_properties[EXCLUDED_KEY] = False
-    note_mutation()
+
+
+def _annotate_simple(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+) -> list[str] | None:
+    """Group and annotate ``tail`` in one pass when no result links two spans and no group id repeats.
+
+    The same groups as :func:`group_messages` (read message by message: a run of reasoning waits to see
+    whether a call follows it). Returns the group ids in order, or ``None`` when the tail needs the general
+    pass (which rewrites whatever this one wrote: ids it assigned are the ones that pass would assign).
+    """
+    ids = [m.message_id for m in tail]
+    assign = not any(ids)
+    if (assign and reserved_ids) or (not assign and not all(ids)):
+        _assign_ids(tail, start, reserved_ids)  # some ids taken: the careful numbering
+        assign = False
+    group_ids: list[str] = []
+    add_group = group_ids.append
+    index = offset - 1
+    group_id = ""
+    kind = ""
+    reasoning = False
+    group_start = 0
+    phase = 0  # 1: a call group takes reasoning and tool messages, 2: tool messages only, 0: neither
+    declared: str | None = None  # the call id of a one-call group, which its result is checked against
+    crossing = False
+    pending: list[int] = []  # a run of reasoning-only messages waiting to see whether a call follows
+    annotation_key, excluded_key = GROUP_ANNOTATION_KEY, EXCLUDED_KEY
+    position = -1
+    for message in tail:
+        position += 1
+        if assign:
+            message.message_id = f"msg_{start + position}"
+        role = message.role
+        contents = message.contents
+        result = False
+        if len(contents) == 1:
+            content = contents[0]
+            content_kind = content.type
+            if content_kind == "text" or content_kind == "function_result":
+                flag = 0
+                result = content_kind == "function_result"
+            elif content_kind == "text_reasoning":
+                flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
+            elif content_kind in _CALL_TYPES:
+                flag = _CALLS if role == "assistant" else 0
+            else:
+                flag = 0
+                result = content_kind in _CALL_OF_RESULT
+        else:
+            content = None
+            flag = _flag_of(role, contents)
+            result = bool(flag & _RESULT)
+        if role == "tool":
+            flag |= _TOOL
+        elif role != "assistant":
+            result = False
+        if pending and not flag & _ONLY_REASONING:
+            if flag & _CALLS:  # reasoning, then the call it led to: one group from the first reasoning
+                index += 1
+                group_id = f"group_{tail[pending[0]].message_id}"
+                add_group(group_id)
+                for waiting in pending:
+                    _put(tail[waiting], group_id, "tool_call", index, True)
+                kind, reasoning, group_start, phase = "tool_call", True, pending[0], 1
+                pending.clear()
+                declared = _declared_call(content)
+                _put(message, group_id, kind, index, True)
+                if result:
+                    crossing = crossing or _answers_outside(tail[group_start : position + 1])
+                continue
+            for waiting in pending:  # reasoning that led to no call: each its own assistant text
+                index += 1
+                waiting_id = f"group_{tail[waiting].message_id}"
+                add_group(waiting_id)
+                _put(tail[waiting], waiting_id, "assistant_text", index, True)
+            pending.clear()
+            phase = 0
+        if role == "system" or role == "user":
+            phase = 0
+            kind, reasoning = role, bool(flag & _REASONING)
+        elif flag & _CALLS:
+            phase = 1
+            kind, reasoning = "tool_call", bool(flag & _REASONING)
+            declared = _declared_call(content)
+            if result:
+                crossing = crossing or _answers_outside([message])
+        elif flag & _ONLY_REASONING:
+            if phase == 1:  # reasoning after the call joins its group
+                if not reasoning:
+                    reasoning = True
+                    for member in tail[group_start:position]:
+                        member.additional_properties[annotation_key][GROUP_HAS_REASONING_KEY] = True
+                _put(message, group_id, kind, index, True)
+                continue
+            pending.append(position)
+            continue
+        elif flag & _TOOL:
+            if phase:
+                phase = 2
+                _put(message, group_id, kind, index, reasoning)
+                if result and not crossing:
+                    if content is not None and declared is not None:
+                        crossing = content.call_id != declared or content.type != "function_result"
+                    else:
+                        crossing = _answers_outside(tail[group_start : position + 1])
+                continue
+            phase = 2
+            kind, reasoning = "tool_call", False
+            declared = None
+            crossing = crossing or result
+        else:
+            phase = 0
+            kind, reasoning = "assistant_text", bool(flag & _REASONING)
+            crossing = crossing or result
+        index += 1
+        group_id = f"group_{message.message_id}"
+        add_group(group_id)
+        group_start = position
+        props = message.additional_properties
+        if annotation_key in props:
+            _write(message, group_id, kind, index, reasoning)
+        else:
+            props[annotation_key] = {
+                GROUP_ID_KEY: group_id,
+                GROUP_KIND_KEY: kind,
+                GROUP_INDEX_KEY: index,
+                GROUP_HAS_REASONING_KEY: reasoning,
+                GROUP_TOKEN_COUNT_KEY: None,
+            }
+            if excluded_key not in props:
+                props[excluded_key] = False
+    for waiting in pending:
+        index += 1
+        waiting_id = f"group_{tail[waiting].message_id}"
+        add_group(waiting_id)
+        _put(tail[waiting], waiting_id, "assistant_text", index, True)
+    if crossing or len(set(group_ids)) != len(group_ids):
+        return None
+    if prefix_groups:
+        known: Any = prefix_groups  # a set or a dict's keys (checked by type first: an ABC check costs more)
+        if type(known) in _SET_TYPES or isinstance(known, AbstractSet):
+            if not known.isdisjoint(group_ids):
+                return None
+        elif any(group_id in prefix_groups for group_id in group_ids):
+            return None
+    return group_ids
+
+
+def _declared_call(content: Content | None) -> str | None:
+    """The call id a one-content call message declares for a function result to answer (else ``None``)."""
+    return content.call_id if content is not None and content.type == "function_call" else None
+
+
+def _put(message: Message, group_id: str, kind: str, index: int, has_reasoning: bool) -> None:
+    """Annotate one member of a group (a fresh dict, or merged into the one it has)."""
+    props = message.additional_properties
+    if GROUP_ANNOTATION_KEY in props:
+        _write(message, group_id, kind, index, has_reasoning)
+        return
+    props[GROUP_ANNOTATION_KEY] = {
+        GROUP_ID_KEY: group_id,
+        GROUP_KIND_KEY: kind,
+        GROUP_INDEX_KEY: index,
+        GROUP_HAS_REASONING_KEY: has_reasoning,
+        GROUP_TOKEN_COUNT_KEY: None,
+    }
+    if EXCLUDED_KEY not in props:
+        props[EXCLUDED_KEY] = False
 
 
 def ordered_group_ids(messages: Sequence[Message]) -> list[str]:

@@ -271,6 +271,9 @@ class SlidingWindowStrategy:
             in_run = bisect_left(systems, stop) - bisect_left(systems, start)
             count = stop - start - in_run
             if count >= need:
+                if not in_run:  # no system group in the run: the window starts ``need`` groups back
+                    cut = stop - need
+                    break
                 cut = stop
                 while need:
                     cut -= 1
