@@ -68,6 +68,7 @@ class GroupIndex:
         "ids",
         "kept",
         "kinds",
+        "linked",
         "members",
         "message_ids",
         "message_sums",
@@ -103,9 +104,12 @@ class GroupIndex:
         self.number: dict[str, int] = {}
         self.systems: list[int] = []  # system group numbers, ascending
         self.split: set[int] = set()  # groups whose members are not one run of positions
-        # Positions of messages the view cannot describe: summaries, summarized originals, and messages
-        # excluded while others of their group are not.
+        # Positions of messages the view cannot describe: messages excluded while others of their group are not.
         self.special: list[int] = []
+        # Positions of summaries and of the originals they stand for. A view decides on them like on any group
+        # (a summary is a group of its own, its originals' groups are out), but a request's report must read
+        # their links off the messages.
+        self.linked: list[int] = []
         # The exclusions already written on the messages, per group, and their totals.
         self.out = bytearray()  # 1 = the group's messages are all excluded
         self.kept = bytearray()  # its complement (1 = sent), which a view starts from with one copy
@@ -215,6 +219,7 @@ class GroupIndex:
             del column[start:]
         del self.systems[bisect_left(self.systems, first_gone) :]
         del self.special[bisect_left(self.special, start) :]
+        del self.linked[bisect_left(self.linked, start) :]
         if self.split:
             self.split = {g for g in self.split if g < first_gone}
         for group in range(first_gone, groups_before):
@@ -275,7 +280,7 @@ class GroupIndex:
                 else:  # a late result joined an older group: every later sum moves
                     resum = True
             if SUMMARY_OF_GROUP_IDS_KEY in annotation or SUMMARIZED_BY_SUMMARY_ID_KEY in annotation:
-                special.append(position)
+                self.linked.append(position)
             group_of.append(group)
             annotations.append(annotation)
             if message.message_id:
