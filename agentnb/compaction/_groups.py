@@ -85,6 +85,7 @@ _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_ca
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
 )
+_TEXT_KINDS: dict[str, str] = {"system": "system", "user": "user", "assistant": "assistant_text"}
 _GROUP_OPENERS: frozenset[str] = frozenset(("system", "user"))
 _KEYS_TYPE: Any = type({"": None}.keys())
 _SET_TYPES: frozenset[Any] = frozenset((set, frozenset, _KEYS_TYPE))
@@ -714,86 +715,92 @@ def _annotate_simple(
             message.message_id = f"msg_{start + position}"
         role = message.role
         contents = message.contents
-        result = False
-        if len(contents) == 1:
-            content = contents[0]
-            content_kind = content.type
-            if content_kind == "text" or content_kind == "function_result":
-                flag = 0
-                result = content_kind == "function_result"
-            elif content_kind == "text_reasoning":
-                flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
-            elif content_kind in _CALL_TYPES:
-                flag = _CALLS if role == "assistant" else 0
-            else:
-                flag = 0
-                result = content_kind in _CALL_OF_RESULT
+        if not pending and role != "tool" and len(contents) == 1 and contents[0].type == "text":
+            # The usual message, a text of a system, a user or an assistant: a group of its own.
+            phase = 0
+            kind = _TEXT_KINDS[role]
+            reasoning = False
         else:
-            content = None
-            flag = _flag_of(role, contents)
-            result = bool(flag & _RESULT)
-        if role == "tool":
-            flag |= _TOOL
-        elif role != "assistant":
             result = False
-        if pending and not flag & _ONLY_REASONING:
-            if flag & _CALLS:  # reasoning, then the call it led to: one group from the first reasoning
-                index += 1
-                group_id = f"group_{tail[pending[0]].message_id}"
-                add_group(group_id)
-                for waiting in pending:
-                    _put(tail[waiting], group_id, "tool_call", index, True)
-                kind, reasoning, group_start, phase = "tool_call", True, pending[0], 1
+            if len(contents) == 1:
+                content = contents[0]
+                content_kind = content.type
+                if content_kind == "text" or content_kind == "function_result":
+                    flag = 0
+                    result = content_kind == "function_result"
+                elif content_kind == "text_reasoning":
+                    flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
+                elif content_kind in _CALL_TYPES:
+                    flag = _CALLS if role == "assistant" else 0
+                else:
+                    flag = 0
+                    result = content_kind in _CALL_OF_RESULT
+            else:
+                content = None
+                flag = _flag_of(role, contents)
+                result = bool(flag & _RESULT)
+            if role == "tool":
+                flag |= _TOOL
+            elif role != "assistant":
+                result = False
+            if pending and not flag & _ONLY_REASONING:
+                if flag & _CALLS:  # reasoning, then the call it led to: one group from the first reasoning
+                    index += 1
+                    group_id = f"group_{tail[pending[0]].message_id}"
+                    add_group(group_id)
+                    for waiting in pending:
+                        _put(tail[waiting], group_id, "tool_call", index, True)
+                    kind, reasoning, group_start, phase = "tool_call", True, pending[0], 1
+                    pending.clear()
+                    declared = _declared_call(content)
+                    _put(message, group_id, kind, index, True)
+                    if result:
+                        crossing = crossing or _answers_outside(tail[group_start : position + 1])
+                    continue
+                for waiting in pending:  # reasoning that led to no call: each its own assistant text
+                    index += 1
+                    waiting_id = f"group_{tail[waiting].message_id}"
+                    add_group(waiting_id)
+                    _put(tail[waiting], waiting_id, "assistant_text", index, True)
                 pending.clear()
+                phase = 0
+            if role == "system" or role == "user":
+                phase = 0
+                kind, reasoning = role, bool(flag & _REASONING)
+            elif flag & _CALLS:
+                phase = 1
+                kind, reasoning = "tool_call", bool(flag & _REASONING)
                 declared = _declared_call(content)
-                _put(message, group_id, kind, index, True)
                 if result:
-                    crossing = crossing or _answers_outside(tail[group_start : position + 1])
+                    crossing = crossing or _answers_outside([message])
+            elif flag & _ONLY_REASONING:
+                if phase == 1:  # reasoning after the call joins its group
+                    if not reasoning:
+                        reasoning = True
+                        for member in tail[group_start:position]:
+                            member.additional_properties[annotation_key][GROUP_HAS_REASONING_KEY] = True
+                    _put(message, group_id, kind, index, True)
+                    continue
+                pending.append(position)
                 continue
-            for waiting in pending:  # reasoning that led to no call: each its own assistant text
-                index += 1
-                waiting_id = f"group_{tail[waiting].message_id}"
-                add_group(waiting_id)
-                _put(tail[waiting], waiting_id, "assistant_text", index, True)
-            pending.clear()
-            phase = 0
-        if role == "system" or role == "user":
-            phase = 0
-            kind, reasoning = role, bool(flag & _REASONING)
-        elif flag & _CALLS:
-            phase = 1
-            kind, reasoning = "tool_call", bool(flag & _REASONING)
-            declared = _declared_call(content)
-            if result:
-                crossing = crossing or _answers_outside([message])
-        elif flag & _ONLY_REASONING:
-            if phase == 1:  # reasoning after the call joins its group
-                if not reasoning:
-                    reasoning = True
-                    for member in tail[group_start:position]:
-                        member.additional_properties[annotation_key][GROUP_HAS_REASONING_KEY] = True
-                _put(message, group_id, kind, index, True)
-                continue
-            pending.append(position)
-            continue
-        elif flag & _TOOL:
-            if phase:
+            elif flag & _TOOL:
+                if phase:
+                    phase = 2
+                    _put(message, group_id, kind, index, reasoning)
+                    if result and not crossing:
+                        if content is not None and declared is not None:
+                            crossing = content.call_id != declared or content.type != "function_result"
+                        else:
+                            crossing = _answers_outside(tail[group_start : position + 1])
+                    continue
                 phase = 2
-                _put(message, group_id, kind, index, reasoning)
-                if result and not crossing:
-                    if content is not None and declared is not None:
-                        crossing = content.call_id != declared or content.type != "function_result"
-                    else:
-                        crossing = _answers_outside(tail[group_start : position + 1])
-                continue
-            phase = 2
-            kind, reasoning = "tool_call", False
-            declared = None
-            crossing = crossing or result
-        else:
-            phase = 0
-            kind, reasoning = "assistant_text", bool(flag & _REASONING)
-            crossing = crossing or result
+                kind, reasoning = "tool_call", False
+                declared = None
+                crossing = crossing or result
+            else:
+                phase = 0
+                kind, reasoning = "assistant_text", bool(flag & _REASONING)
+                crossing = crossing or result
         index += 1
         group_id = f"group_{message.message_id}"
         add_group(group_id)
