@@ -890,7 +890,11 @@ def serialize_message(message: Message) -> str:
         "message_id": message.message_id,
         "contents": [_content_payload(c) for c in message.contents],
     }
-    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+    return _ENCODE(payload)
+
+
+# One encoder for every message (``json.dumps`` with options builds a new one per call).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
 def annotate_token_counts(
