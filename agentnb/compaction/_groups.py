@@ -875,26 +875,32 @@ def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
 # -- token counts ----------------------------------------------------------------------------------------------
 
 
-def _content_payload(content: Content) -> dict[str, Any]:
-    payload = content.to_dict()
-    # Counted as the reference serializes contents (an empty additional_properties included), so token counts
-    # and the budgets tuned on them match across the two frameworks.
-    payload.setdefault("additional_properties", {})
-    return payload
-
-
 def serialize_message(message: Message) -> str:
-    """The text a tokenizer counts for a message: its role, id and contents as JSON (non-ASCII kept)."""
-    payload = {
-        "role": message.role,
-        "message_id": message.message_id,
-        "contents": [_content_payload(c) for c in message.contents],
-    }
-    return _ENCODE(payload)
+    """The text a tokenizer counts for a message: its role, id and contents as JSON (non-ASCII kept).
+
+    The JSON of ``{"role", "message_id", "contents"}`` with sorted keys; a plain text content (most of them)
+    is written directly, which is what the encoder would write for it.
+    """
+    parts: list[str] = []
+    for content in message.contents:
+        payload = content.to_dict()
+        text = payload.get("text")
+        if len(payload) == 2 and type(text) is str and payload.get("type") == "text":
+            parts.append(f'{{"additional_properties": {{}}, "text": {_STRING(text)}, "type": "text"}}')
+        else:
+            # Counted as the reference serializes contents (an empty additional_properties included), so token
+            # counts and the budgets tuned on them match across the two frameworks.
+            payload.setdefault("additional_properties", {})
+            parts.append(_ENCODE(payload))
+    message_id = message.message_id
+    identifier = "null" if message_id is None else _ENCODE(message_id)
+    return f'{{"contents": [{", ".join(parts)}], "message_id": {identifier}, "role": {_STRING(message.role)}}}'
 
 
-# One encoder for every message (``json.dumps`` with options builds a new one per call).
+# One encoder for every message (``json.dumps`` with options builds a new one per call), and the string
+# escaper it uses (non-ASCII kept).
 _ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+_STRING: Any = json.encoder.encode_basestring  # pyright: ignore[reportUnknownMemberType]
 
 
 def annotate_token_counts(

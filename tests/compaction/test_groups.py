@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given
@@ -29,6 +30,7 @@ from agentnb.compaction import (
     project_included_messages,
     set_excluded,
 )
+from agentnb.compaction._groups import serialize_message
 
 
 def call(call_id: str, name: str = "lookup") -> Content:
@@ -259,3 +261,28 @@ def test_the_one_pass_annotation_matches_the_general_one(shapes: list[tuple[Any,
     assert [m.message_id for m in one_pass] == [m.message_id for m in general]
     annotations = [m.additional_properties[GROUP_ANNOTATION_KEY] for m in one_pass]
     assert [(a["id"], a["kind"], a["index"], a["has_reasoning"]) for a in annotations] == expected
+
+
+def plain_json(message: Message) -> str:
+    """What token counting serializes, written the obvious way."""
+    contents = [{"additional_properties": {}, **c.to_dict()} for c in message.contents]
+    payload = {"role": message.role, "message_id": message.message_id, "contents": contents}
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text().map(Content.from_text),
+            st.text().map(lambda t: Content.from_function_call("c1", "f", arguments={"q": t, "n": 1.5})),
+            st.text().map(lambda t: Content.from_function_result("c1", result=t)),
+            st.text().map(lambda t: Content("text_reasoning", text=t)),
+        ),
+        max_size=3,
+    ),
+    st.none() | st.text(),
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+)
+def test_a_message_serializes_as_its_json(contents: list[Content], message_id: str | None, role: str) -> None:
+    message = Message(role, contents, message_id=message_id)
+    assert serialize_message(message) == plain_json(message)
