@@ -718,7 +718,7 @@ def _annotate_simple(
         if not pending and role != "tool" and len(contents) == 1 and contents[0].type == "text":
             # The usual message, a text of a system, a user or an assistant: a group of its own.
             phase = 0
-            kind = _TEXT_KINDS[role]
+            kind = _TEXT_KINDS.get(role, "assistant_text")
             reasoning = False
         else:
             result = False

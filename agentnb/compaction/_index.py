@@ -157,8 +157,10 @@ class GroupIndex:
             same = messages == mine  # identity first, element by element, in C
         else:  # compare whole lists (no copy of the long prefix): lend ours the new tail for the comparison
             mine.extend(messages[covered:])
-            same = messages == mine
-            del mine[covered:]
+            try:
+                same = messages == mine
+            finally:
+                del mine[covered:]
         if not same:
             return False
         if self.generation == mutation_count():
