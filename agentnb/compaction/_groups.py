@@ -715,11 +715,34 @@ def _annotate_simple(
             message.message_id = f"msg_{start + position}"
         role = message.role
         contents = message.contents
-        if not pending and role != "tool" and len(contents) == 1 and contents[0].type == "text":
+        usual = "" if pending or len(contents) != 1 else contents[0].type  # one content, no reasoning waiting
+        if usual == "text" and role != "tool":
             # The usual message, a text of a system, a user or an assistant: a group of its own.
             phase = 0
             kind = _TEXT_KINDS.get(role, "assistant_text")
             reasoning = False
+        elif usual == "function_call" and role == "assistant":  # one call: a tool-call group of its own
+            phase = 1
+            kind = "tool_call"
+            reasoning = False
+            declared = contents[0].call_id
+        elif usual == "function_result" and role == "tool" and phase and contents[0].call_id == declared:
+            # The result of the group's one call: it joins the group.
+            phase = 2
+            props = message.additional_properties
+            if annotation_key in props:
+                _write(message, group_id, kind, index, reasoning)
+            else:
+                props[annotation_key] = {
+                    "id": group_id,
+                    "kind": kind,
+                    "index": index,
+                    "has_reasoning": reasoning,
+                    "token_count": None,
+                }
+                if excluded_key not in props:
+                    props[excluded_key] = False
+            continue
         else:
             result = False
             if len(contents) == 1:
