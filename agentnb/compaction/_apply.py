@@ -217,7 +217,7 @@ class RequestCompaction:
     def _prepare_by_view(self, conversation: list[Message]) -> list[Message] | None:
         """Decide on the conversation's group summaries; ``None`` when this call needs the message path."""
         index = GroupIndex.of(conversation, self.tokenizer)
-        if index.special:  # exclusions or summaries already in the history: their marks must be read
+        if index.special or index.linked:  # exclusions or summaries in the history: the report reads their marks
             return None
         view = GroupView(index)
         try:

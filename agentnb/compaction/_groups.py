@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from .._gc import gc_paused
 from .._types import Content, Message
 
 if TYPE_CHECKING:
@@ -65,10 +67,28 @@ SUMMARIZED_BY_SUMMARY_ID_KEY = "_summarized_by_summary_id"
 
 # ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
 _DICT: Any = dict
+# Contents that make an assistant message a tool call (hosted tools too: their reasoning stays with them).
+_CALL_TYPES: frozenset[str] = frozenset(
+    (
+        "function_call",
+        "computer_tool_call",
+        "mcp_server_tool_call",
+        "code_interpreter_tool_call",
+        "shell_tool_call",
+        "image_generation_tool_call",
+    )
+)
+# Results that may arrive in a later message, and the call type each answers (paired by type and call id).
+_CALL_OF_RESULT: dict[str, str] = {"function_result": "function_call", "computer_tool_result": "computer_tool_call"}
+_PAIRED_CALLS: frozenset[str] = frozenset(_CALL_OF_RESULT.values())
 _KINDS: frozenset[str] = frozenset(("system", "user", "assistant_text", "tool_call"))
 _OWN_KEYS: frozenset[str] = frozenset(
     (GROUP_ID_KEY, GROUP_KIND_KEY, GROUP_INDEX_KEY, GROUP_HAS_REASONING_KEY, GROUP_TOKEN_COUNT_KEY)
 )
+_TEXT_KINDS: dict[str, str] = {"system": "system", "user": "user", "assistant": "assistant_text"}
+_GROUP_OPENERS: frozenset[str] = frozenset(("system", "user"))
+_KEYS_TYPE: Any = type({"": None}.keys())
+_SET_TYPES: frozenset[Any] = frozenset((set, frozenset, _KEYS_TYPE))
 # Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
 # ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
 # it has (another conversation's compaction, or a strategy run by hand, moves it).
@@ -195,7 +215,7 @@ def _assign_ids(messages: Sequence[Message], id_offset: int, reserved_ids: Colle
 
 def _call_result_pairs(messages: Sequence[Message]) -> list[tuple[int, int]]:
     """(declaring message index, result message index) for each unambiguously paired call and result."""
-    open_calls: dict[str, list[int]] = {}
+    open_calls: dict[tuple[str, str], list[int]] = {}
     pairs: list[tuple[int, int]] = []
     for index, message in enumerate(messages):
         role = message.role
@@ -206,11 +226,11 @@ def _call_result_pairs(messages: Sequence[Message]) -> list[tuple[int, int]]:
             call_id = content.call_id
             if not call_id:
                 continue
-            if kind == "function_call":
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    open_calls.setdefault(call_id, []).append(index)
-            elif kind == "function_result":
-                candidates = open_calls.get(call_id)
+                    open_calls.setdefault((kind, call_id), []).append(index)
+            elif kind in _CALL_OF_RESULT:
+                candidates = open_calls.get((_CALL_OF_RESULT[kind], call_id))
                 if candidates is not None and len(candidates) == 1:
                     pairs.append((candidates.pop(), index))
     return pairs
@@ -366,7 +386,7 @@ _CALLS, _ONLY_REASONING, _REASONING, _TOOL, _RESULT = 1, 2, 4, 8, 16
 
 
 def _flags(messages: Sequence[Message]) -> list[int]:
-    """Per message: an assistant's function calls, reasoning only, any reasoning, a tool message, results."""
+    """Per message: an assistant's tool calls, reasoning only, any reasoning, a tool message, results."""
     out: list[int] = []
     for message in messages:
         role = message.role
@@ -375,30 +395,38 @@ def _flags(messages: Sequence[Message]) -> list[int]:
             kind = contents[0].type
             if kind == "text_reasoning":
                 flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
-            elif kind == "function_call":
+            elif kind in _CALL_TYPES:
                 flag = _CALLS if role == "assistant" else 0
-            elif kind == "function_result":
+            elif kind in _CALL_OF_RESULT:
                 flag = _RESULT if role == "assistant" or role == "tool" else 0
             else:
                 flag = 0
+            if role == "tool":
+                flag |= _TOOL
         else:
-            kinds = {c.type for c in contents}
-            flag = 0
-            if "text_reasoning" in kinds:
-                flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
-            if role == "assistant" and "function_call" in kinds:
-                flag |= _CALLS
-            if "function_result" in kinds and (role == "assistant" or role == "tool"):
-                flag |= _RESULT
-        if role == "tool":
-            flag |= _TOOL
+            flag = _flag_of(role, contents)
         out.append(flag)
     return out
 
 
+def _flag_of(role: str, contents: Sequence[Content]) -> int:
+    """The flags of a message with several (or no) contents."""
+    kinds = {c.type for c in contents}
+    flag = 0
+    if "text_reasoning" in kinds:
+        flag = _REASONING | _ONLY_REASONING if role == "assistant" and len(kinds) == 1 else _REASONING
+    if role == "assistant" and not kinds.isdisjoint(_CALL_TYPES):
+        flag |= _CALLS
+    if (role == "assistant" or role == "tool") and not kinds.isdisjoint(_CALL_OF_RESULT):
+        flag |= _RESULT
+    if role == "tool":
+        flag |= _TOOL
+    return flag
+
+
 def _answers_outside(span: Sequence[Message]) -> bool:
     """Whether a result in this span answers a call not declared before it in the span (so maybe another's)."""
-    declared: set[str] = set()
+    declared: set[tuple[str, str]] = set()
     for message in span:
         role = message.role
         if role != "assistant" and role != "tool":
@@ -407,10 +435,11 @@ def _answers_outside(span: Sequence[Message]) -> bool:
             call_id = content.call_id
             if not call_id:
                 continue
-            if content.type == "function_call":
+            kind = content.type
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    declared.add(call_id)
-            elif content.type == "function_result" and call_id not in declared:
+                    declared.add((kind, call_id))
+            elif kind in _CALL_OF_RESULT and (_CALL_OF_RESULT[kind], call_id) not in declared:
                 return True
     return False
 
@@ -439,6 +468,8 @@ def _start_of_previous_group(messages: Sequence[Message], index: int) -> int:
     """Back up to the start of the group before ``index``: new messages may belong to it (tool results do)."""
     if index <= 0:
         return 0
+    if index < len(messages) and messages[index].role in _GROUP_OPENERS:
+        return index  # a system or user message starts a group that nothing before it can extend
     previous = index - 1
     group_id = group_id_of(messages[previous])
     if group_id is None:
@@ -454,20 +485,13 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
     Every earlier open call with that id counts, not only the one it would pair with: with one of them left
     outside the slice, an ambiguous result would look unambiguous.
     """
+    if start <= 0:
+        return 0
     # Most tails answer no call from before them (a new turn, or a call and its result together): then
     # nothing before ``start`` can change, and the scan of the whole history is skipped.
-    declared: set[str] = set()
-    answered_before = False
-    for message in messages[start:]:
-        for content in message.contents:
-            if content.call_id:
-                if content.type == "function_call":
-                    declared.add(content.call_id)
-                elif content.type == "function_result" and content.call_id not in declared:
-                    answered_before = True
-    if not answered_before:
+    if not _answers_outside(messages[start:]):
         return start
-    open_calls: dict[str, list[int]] = {}
+    open_calls: dict[tuple[str, str], list[int]] = {}
     earliest: int | None = None
     for index, message in enumerate(messages):
         role = message.role
@@ -477,11 +501,12 @@ def _start_of_linked_calls(messages: Sequence[Message], start: int) -> int:
             call_id = content.call_id
             if not call_id:
                 continue
-            if content.type == "function_call":
+            kind = content.type
+            if kind in _PAIRED_CALLS:
                 if role == "assistant":
-                    open_calls.setdefault(call_id, []).append(index)
-            elif content.type == "function_result":
-                candidates = open_calls.get(call_id)
+                    open_calls.setdefault((kind, call_id), []).append(index)
+            elif kind in _CALL_OF_RESULT:
+                candidates = open_calls.get((_CALL_OF_RESULT[kind], call_id))
                 if not candidates:
                     continue
                 if index >= start:
@@ -566,9 +591,11 @@ def annotate_message_groups(
     tail = messages[start:]
     # Ids used before the tail matter only when a tail message needs one.
     reserved = {m.message_id for m in messages[:start] if m.message_id} if not all(m.message_id for m in tail) else None
-    regroup_tail(
+    found = regroup_tail(
         messages, start, offset=offset, prefix_groups=prefix_groups, reserved_ids=reserved, tokenizer=tokenizer
     )
+    if found is not None and start == 0:
+        return found
     return ordered_group_ids(messages)
 
 
@@ -580,13 +607,54 @@ def regroup_tail(
     prefix_groups: Collection[str],
     reserved_ids: Collection[str] | None,
     tokenizer: TokenizerProtocol | None,
-) -> None:
+) -> list[str] | None:
     """Group and annotate ``messages[start:]`` (a whole-group boundary), numbering its groups from ``offset``.
 
     ``prefix_groups`` and ``reserved_ids`` are the group and message ids used before ``start``; the caller
-    knows them (from a scan, or from a kept index) so this costs only the tail.
+    knows them (from a scan, or from a kept index) so this costs only the tail. Returns the tail's group ids
+    in order when every span is its own group (``None`` when results linked spans, or after the general pass).
     """
     tail = messages[start:]
+    if len(tail) < _BULK:
+        found = _annotate_tail(tail, start, offset, reserved_ids, prefix_groups, tokenizer)
+    else:
+        with gc_paused():  # thousands of small dicts, none in a cycle: the collector would rescan the history
+            found = _annotate_tail(tail, start, offset, reserved_ids, prefix_groups, tokenizer)
+    note_mutation()
+    return found
+
+
+# From this many messages on, annotation pauses the cyclic collector (below, pausing costs more than it saves).
+_BULK = 256
+
+
+def _annotate_tail(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+    tokenizer: TokenizerProtocol | None,
+) -> list[str] | None:
+    found = _annotate_simple(tail, start, offset, reserved_ids, prefix_groups)
+    if found is None:
+        _annotate_general(tail, start, offset, reserved_ids, prefix_groups)
+    if tokenizer is not None:
+        for message in tail:
+            annotation = message.additional_properties[GROUP_ANNOTATION_KEY]
+            if type(annotation[GROUP_TOKEN_COUNT_KEY]) is not int:
+                annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
+    return found
+
+
+def _annotate_general(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+) -> None:
+    """Annotate any tail: spans from :func:`group_messages`, linked spans sharing one group."""
     spans = group_messages(tail, id_offset=start, reserved_ids=reserved_ids, reserved_group_ids=prefix_groups)
     span_count: dict[str, int] = {}
     for span in spans:
@@ -603,16 +671,214 @@ def regroup_tail(
             _write(message, group_id, kind, index, has_reasoning)
             if split:
                 split_groups.setdefault(group_id, []).append(message)
-            if tokenizer is not None:
-                annotation = message.additional_properties[GROUP_ANNOTATION_KEY]
-                if type(annotation[GROUP_TOKEN_COUNT_KEY]) is not int:
-                    annotation[GROUP_TOKEN_COUNT_KEY] = tokenizer.count_tokens(serialize_message(message))
     # A group is atomic: a result that joined a group someone had excluded half of brings the rest back.
     for group in split_groups.values():
         if any(not is_excluded(m) for m in group):
             for message in group:
                 message.additional_properties[EXCLUDED_KEY] = False
-    note_mutation()
+
+
+def _annotate_simple(
+    tail: list[Message],
+    start: int,
+    offset: int,
+    reserved_ids: Collection[str] | None,
+    prefix_groups: Collection[str],
+) -> list[str] | None:
+    """Group and annotate ``tail`` in one pass when no result links two spans and no group id repeats.
+
+    The same groups as :func:`group_messages` (read message by message: a run of reasoning waits to see
+    whether a call follows it). Returns the group ids in order, or ``None`` when the tail needs the general
+    pass (which rewrites whatever this one wrote: ids it assigned are the ones that pass would assign).
+    """
+    ids = [m.message_id for m in tail]
+    assign = not any(ids)
+    if (assign and reserved_ids) or (not assign and not all(ids)):
+        _assign_ids(tail, start, reserved_ids)  # some ids taken: the careful numbering
+        assign = False
+    group_ids: list[str] = []
+    add_group = group_ids.append
+    index = offset - 1
+    group_id = ""
+    kind = ""
+    reasoning = False
+    group_start = 0
+    phase = 0  # 1: a call group takes reasoning and tool messages, 2: tool messages only, 0: neither
+    declared: str | None = None  # the call id of a one-call group, which its result is checked against
+    crossing = False
+    pending: list[int] = []  # a run of reasoning-only messages waiting to see whether a call follows
+    annotation_key, excluded_key = GROUP_ANNOTATION_KEY, EXCLUDED_KEY
+    position = -1
+    for message in tail:
+        position += 1
+        if assign:
+            message.message_id = f"msg_{start + position}"
+        role = message.role
+        contents = message.contents
+        usual = "" if pending or len(contents) != 1 else contents[0].type  # one content, no reasoning waiting
+        if usual == "text" and role != "tool":
+            # The usual message, a text of a system, a user or an assistant: a group of its own.
+            phase = 0
+            kind = _TEXT_KINDS.get(role, "assistant_text")
+            reasoning = False
+        elif usual == "function_call" and role == "assistant":  # one call: a tool-call group of its own
+            phase = 1
+            kind = "tool_call"
+            reasoning = False
+            declared = contents[0].call_id
+        elif usual == "function_result" and role == "tool" and phase and contents[0].call_id == declared:
+            # The result of the group's one call: it joins the group.
+            phase = 2
+            props = message.additional_properties
+            if annotation_key in props:
+                _write(message, group_id, kind, index, reasoning)
+            else:
+                props[annotation_key] = {
+                    "id": group_id,
+                    "kind": kind,
+                    "index": index,
+                    "has_reasoning": reasoning,
+                    "token_count": None,
+                }
+                if excluded_key not in props:
+                    props[excluded_key] = False
+            continue
+        else:
+            result = False
+            if len(contents) == 1:
+                content = contents[0]
+                content_kind = content.type
+                if content_kind == "text" or content_kind == "function_result":
+                    flag = 0
+                    result = content_kind == "function_result"
+                elif content_kind == "text_reasoning":
+                    flag = _REASONING | _ONLY_REASONING if role == "assistant" else _REASONING
+                elif content_kind in _CALL_TYPES:
+                    flag = _CALLS if role == "assistant" else 0
+                else:
+                    flag = 0
+                    result = content_kind in _CALL_OF_RESULT
+            else:
+                content = None
+                flag = _flag_of(role, contents)
+                result = bool(flag & _RESULT)
+            if role == "tool":
+                flag |= _TOOL
+            elif role != "assistant":
+                result = False
+            if pending and not flag & _ONLY_REASONING:
+                if flag & _CALLS:  # reasoning, then the call it led to: one group from the first reasoning
+                    index += 1
+                    group_id = f"group_{tail[pending[0]].message_id}"
+                    add_group(group_id)
+                    for waiting in pending:
+                        _put(tail[waiting], group_id, "tool_call", index, True)
+                    kind, reasoning, group_start, phase = "tool_call", True, pending[0], 1
+                    pending.clear()
+                    declared = _declared_call(content)
+                    _put(message, group_id, kind, index, True)
+                    if result:
+                        crossing = crossing or _answers_outside(tail[group_start : position + 1])
+                    continue
+                for waiting in pending:  # reasoning that led to no call: each its own assistant text
+                    index += 1
+                    waiting_id = f"group_{tail[waiting].message_id}"
+                    add_group(waiting_id)
+                    _put(tail[waiting], waiting_id, "assistant_text", index, True)
+                pending.clear()
+                phase = 0
+            if role == "system" or role == "user":
+                phase = 0
+                kind, reasoning = role, bool(flag & _REASONING)
+            elif flag & _CALLS:
+                phase = 1
+                kind, reasoning = "tool_call", bool(flag & _REASONING)
+                declared = _declared_call(content)
+                if result:
+                    crossing = crossing or _answers_outside([message])
+            elif flag & _ONLY_REASONING:
+                if phase == 1:  # reasoning after the call joins its group
+                    if not reasoning:
+                        reasoning = True
+                        for member in tail[group_start:position]:
+                            member.additional_properties[annotation_key][GROUP_HAS_REASONING_KEY] = True
+                    _put(message, group_id, kind, index, True)
+                    continue
+                pending.append(position)
+                continue
+            elif flag & _TOOL:
+                if phase:
+                    phase = 2
+                    _put(message, group_id, kind, index, reasoning)
+                    if result and not crossing:
+                        if content is not None and declared is not None:
+                            crossing = content.call_id != declared or content.type != "function_result"
+                        else:
+                            crossing = _answers_outside(tail[group_start : position + 1])
+                    continue
+                phase = 2
+                kind, reasoning = "tool_call", False
+                declared = None
+                crossing = crossing or result
+            else:
+                phase = 0
+                kind, reasoning = "assistant_text", bool(flag & _REASONING)
+                crossing = crossing or result
+        index += 1
+        group_id = f"group_{message.message_id}"
+        add_group(group_id)
+        group_start = position
+        props = message.additional_properties
+        if annotation_key in props:
+            _write(message, group_id, kind, index, reasoning)
+        else:
+            # The GROUP_*_KEY names spelled out: a dict of constant keys builds faster.
+            props[annotation_key] = {
+                "id": group_id,
+                "kind": kind,
+                "index": index,
+                "has_reasoning": reasoning,
+                "token_count": None,
+            }
+            if excluded_key not in props:
+                props[excluded_key] = False
+    for waiting in pending:
+        index += 1
+        waiting_id = f"group_{tail[waiting].message_id}"
+        add_group(waiting_id)
+        _put(tail[waiting], waiting_id, "assistant_text", index, True)
+    if crossing or len(set(group_ids)) != len(group_ids):
+        return None
+    if prefix_groups:
+        known: Any = prefix_groups  # a set or a dict's keys (checked by type first: an ABC check costs more)
+        if type(known) in _SET_TYPES or isinstance(known, AbstractSet):
+            if not known.isdisjoint(group_ids):
+                return None
+        elif any(group_id in prefix_groups for group_id in group_ids):
+            return None
+    return group_ids
+
+
+def _declared_call(content: Content | None) -> str | None:
+    """The call id a one-content call message declares for a function result to answer (else ``None``)."""
+    return content.call_id if content is not None and content.type == "function_call" else None
+
+
+def _put(message: Message, group_id: str, kind: str, index: int, has_reasoning: bool) -> None:
+    """Annotate one member of a group (a fresh dict, or merged into the one it has)."""
+    props = message.additional_properties
+    if GROUP_ANNOTATION_KEY in props:
+        _write(message, group_id, kind, index, has_reasoning)
+        return
+    props[GROUP_ANNOTATION_KEY] = {
+        "id": group_id,
+        "kind": kind,
+        "index": index,
+        "has_reasoning": has_reasoning,
+        "token_count": None,
+    }
+    if EXCLUDED_KEY not in props:
+        props[EXCLUDED_KEY] = False
 
 
 def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
@@ -632,22 +898,32 @@ def ordered_group_ids(messages: Sequence[Message]) -> list[str]:
 # -- token counts ----------------------------------------------------------------------------------------------
 
 
-def _content_payload(content: Content) -> dict[str, Any]:
-    payload = content.to_dict()
-    # Counted as the reference serializes contents (an empty additional_properties included), so token counts
-    # and the budgets tuned on them match across the two frameworks.
-    payload.setdefault("additional_properties", {})
-    return payload
-
-
 def serialize_message(message: Message) -> str:
-    """The text a tokenizer counts for a message: its role, id and contents as JSON (non-ASCII kept)."""
-    payload = {
-        "role": message.role,
-        "message_id": message.message_id,
-        "contents": [_content_payload(c) for c in message.contents],
-    }
-    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+    """The text a tokenizer counts for a message: its role, id and contents as JSON (non-ASCII kept).
+
+    The JSON of ``{"role", "message_id", "contents"}`` with sorted keys; a plain text content (most of them)
+    is written directly, which is what the encoder would write for it.
+    """
+    parts: list[str] = []
+    for content in message.contents:
+        payload = content.to_dict()
+        text = payload.get("text")
+        if len(payload) == 2 and type(text) is str and payload.get("type") == "text":
+            parts.append(f'{{"additional_properties": {{}}, "text": {_STRING(text)}, "type": "text"}}')
+        else:
+            # Counted as the reference serializes contents (an empty additional_properties included), so token
+            # counts and the budgets tuned on them match across the two frameworks.
+            payload.setdefault("additional_properties", {})
+            parts.append(_ENCODE(payload))
+    message_id = message.message_id
+    identifier = "null" if message_id is None else _ENCODE(message_id)
+    return f'{{"contents": [{", ".join(parts)}], "message_id": {identifier}, "role": {_STRING(message.role)}}}'
+
+
+# One encoder for every message (``json.dumps`` with options builds a new one per call), and the string
+# escaper it uses (non-ASCII kept).
+_ENCODE = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+_STRING: Any = json.encoder.encode_basestring  # pyright: ignore[reportUnknownMemberType]
 
 
 def annotate_token_counts(

@@ -66,7 +66,9 @@ class GroupIndex:
         "generation",
         "group_of",
         "ids",
+        "kept",
         "kinds",
+        "linked",
         "members",
         "message_ids",
         "message_sums",
@@ -102,11 +104,15 @@ class GroupIndex:
         self.number: dict[str, int] = {}
         self.systems: list[int] = []  # system group numbers, ascending
         self.split: set[int] = set()  # groups whose members are not one run of positions
-        # Positions of messages the view cannot describe: summaries, summarized originals, and messages
-        # excluded while others of their group are not.
+        # Positions of messages the view cannot describe: messages excluded while others of their group are not.
         self.special: list[int] = []
+        # Positions of summaries and of the originals they stand for. A view decides on them like on any group
+        # (a summary is a group of its own, its originals' groups are out), but a request's report must read
+        # their links off the messages.
+        self.linked: list[int] = []
         # The exclusions already written on the messages, per group, and their totals.
         self.out = bytearray()  # 1 = the group's messages are all excluded
+        self.kept = bytearray()  # its complement (1 = sent), which a view starts from with one copy
         self.out_why = bytearray()  # the reason, as a code into reason_names
         self.reason_names: list[str] = [""]
         self.out_groups = self.out_tokens = self.out_messages = 0
@@ -145,15 +151,23 @@ class GroupIndex:
 
     def covers(self, messages: Sequence[Message]) -> bool:
         """Whether ``messages`` starts with the covered messages, their annotations unchanged."""
-        covered = len(self.messages)
-        if messages[:covered] != self.messages:  # identity first, element by element, in C
+        mine = self.messages
+        covered = len(mine)
+        if len(messages) == covered:
+            same = messages == mine  # identity first, element by element, in C
+        else:  # compare whole lists (no copy of the long prefix): lend ours the new tail for the comparison
+            mine.extend(messages[covered:])
+            try:
+                same = messages == mine
+            finally:
+                del mine[covered:]
+        if not same:
             return False
         if self.generation == mutation_count():
             return True
         # Something rewrote annotations since: each covered message must still carry the dict read from it,
         # and its exclusion (and reason) must still be the one read.
-        window = messages[:covered]
-        props = [m.additional_properties for m in window]
+        props = [m.additional_properties for m in messages[:covered]]
         if not all(map(is_, [p.get(GROUP_ANNOTATION_KEY) for p in props], self.annotations)):
             return False
         out, why, names = self.out, self.out_why, self.reason_names
@@ -192,6 +206,7 @@ class GroupIndex:
             if self.out[group]:
                 self._count_out(group, -1)
         del self.out[first_gone:]
+        del self.kept[first_gone:]
         del self.out_why[first_gone:]
         for group_id in self.ids[first_gone:]:
             del self.number[group_id]
@@ -206,6 +221,7 @@ class GroupIndex:
             del column[start:]
         del self.systems[bisect_left(self.systems, first_gone) :]
         del self.special[bisect_left(self.special, start) :]
+        del self.linked[bisect_left(self.linked, start) :]
         if self.split:
             self.split = {g for g in self.split if g < first_gone}
         for group in range(first_gone, groups_before):
@@ -245,6 +261,7 @@ class GroupIndex:
                 if kind == "system":
                     self.systems.append(group)
                 self.out.append(flag)
+                self.kept.append(1 - flag)
                 self.out_why.append(self.code(props.get(EXCLUDE_REASON_KEY) or "") if flag else 0)
                 if flag:
                     self._count_out(group, 1)
@@ -265,7 +282,7 @@ class GroupIndex:
                 else:  # a late result joined an older group: every later sum moves
                     resum = True
             if SUMMARY_OF_GROUP_IDS_KEY in annotation or SUMMARIZED_BY_SUMMARY_ID_KEY in annotation:
-                special.append(position)
+                self.linked.append(position)
             group_of.append(group)
             annotations.append(annotation)
             if message.message_id:
@@ -288,19 +305,25 @@ class GroupIndex:
         self.out_tokens += sign * self.tokens[group]
         self.out_messages += sign * len(self.members[group])
 
-    def write_back(self, messages: Sequence[Message], view: GroupView, before: bytes, before_why: bytes) -> None:
+    def write_back(self, messages: Sequence[Message], view: GroupView) -> None:
         """Write the view's changes on the messages (exclusions and reasons), and keep them as read."""
-        changed = _changed_bytes(before, view.included) | _changed_bytes(before_why, view.why)
-        members, out = self.members, self.out
-        for group in sorted(changed):
-            excluded = not view.included[group]
-            reason = view.reasons[view.why[group]] if excluded else None
+        members, out, out_why, included, why = self.members, self.out, self.out_why, view.included, view.why
+        # The view started from ``out`` and ``out_why``, its reason codes extending the index's: only where it
+        # wrote can they differ (and codes compare as names while the index's names are a prefix of its own).
+        names = self.reason_names
+        aligned = view.reasons[: len(names)] == names
+        for group in range(view.touched_from, view.touched_to):
+            if aligned and included[group] != out[group] and why[group] == out_why[group]:
+                continue
+            excluded = not included[group]
+            reason = view.reasons[why[group]] if excluded else None
             for position in members[group]:
                 set_excluded(messages[position], excluded=excluded, reason=reason or None)
             if excluded != bool(out[group]):
                 out[group] = 1 if excluded else 0
+                self.kept[group] = 0 if excluded else 1
                 self._count_out(group, 1 if excluded else -1)
-            self.out_why[group] = self.code(reason) if reason else 0
+            out_why[group] = self.code(reason) if reason else 0
         self.generation = mutation_count()
 
     # -- reading -----------------------------------------------------------------------------------------------
@@ -330,12 +353,23 @@ class GroupView:
     group is sent), so strategies can mark ranges with slice assignments instead of a loop over groups.
     """
 
-    __slots__ = ("groups_in", "included", "index", "messages_in", "pristine", "reasons", "tokens_in", "why")
+    __slots__ = (
+        "groups_in",
+        "included",
+        "index",
+        "messages_in",
+        "pristine",
+        "reasons",
+        "tokens_in",
+        "touched_from",
+        "touched_to",
+        "why",
+    )
 
     def __init__(self, index: GroupIndex) -> None:
         self.index = index
         # What the messages already say: groups excluded before (by an earlier call) start out.
-        self.included = index.out.translate(_FLIP)
+        self.included = bytearray(index.kept)
         self.why = bytearray(index.out_why)
         self.reasons: list[str] = list(index.reason_names)
         # Running totals of what is in, so a strategy or a report never sums over every group.
@@ -343,6 +377,8 @@ class GroupView:
         self.tokens_in = index.token_sums[-1] - index.out_tokens
         self.messages_in = index.message_sums[-1] - index.out_messages
         self.pristine = not index.out_groups  # all in: the totals before a group are the index's prefix sums
+        # The groups a decision wrote lie in range(touched_from, touched_to): writing back compares only those.
+        self.touched_from, self.touched_to = len(self.included), 0
 
     def code(self, reason: str) -> int:
         """The reason's code in :attr:`why` (at most 255 distinct reasons a request)."""
@@ -379,6 +415,7 @@ class GroupView:
     def exclude(self, group: int, reason: str) -> bool:
         """Leave one group out (the reason is recorded even when it was out already); return whether it was in."""
         was = self.included[group]
+        self.touch(group, group + 1)
         self.why[group] = self.code(reason)
         if not was:
             return False
@@ -388,9 +425,17 @@ class GroupView:
 
     def include(self, group: int) -> None:
         if not self.included[group]:
+            self.touch(group, group + 1)
             self.included[group] = 1
             self.why[group] = 0
             self._count(group, 1)
+
+    def touch(self, start: int, stop: int) -> None:
+        """Widen the range of groups this view wrote to cover ``range(start, stop)``."""
+        if start < self.touched_from:
+            self.touched_from = start
+        if stop > self.touched_to:
+            self.touched_to = stop
 
     def _count(self, group: int, sign: int) -> None:
         self.pristine = False
@@ -414,6 +459,7 @@ class GroupView:
                 return False
             self.tokens_in -= index.token_sums[cut] - sum(tokens[g] for g in staying)
             self.messages_in -= index.message_sums[cut] - sum(len(index.members[g]) for g in staying)
+            self.touch(0, cut)
             included[:cut] = bytes(cut)
             why[:cut] = bytes((self.code(reason),)) * cut
             for group in staying:
@@ -426,6 +472,7 @@ class GroupView:
                 return False
             code = self.code(reason)
             members = index.members
+            self.touch(leaving[0], leaving[-1] + 1)
             for group in leaving:
                 included[group] = 0
                 why[group] = code
@@ -468,20 +515,6 @@ class GroupView:
         return out
 
 
-_FLIP = bytes([1, 0]) + bytes(254)
-
-
-def _changed_bytes(before: bytes | bytearray, after: bytes | bytearray) -> set[int]:
-    """Positions where two equal-length byte strings differ, found with big-integer operations in C."""
-    diff = int.from_bytes(before, "little") ^ int.from_bytes(after, "little")
-    found: set[int] = set()
-    while diff:
-        position = ((diff & -diff).bit_length() - 1) >> 3
-        found.add(position)
-        diff &= ~(0xFF << (8 * position))
-    return found
-
-
 def compact_in_place(
     messages: list[Message], strategy: object, tokenizer: TokenizerProtocol | None
 ) -> list[Message] | None:
@@ -491,12 +524,11 @@ def compact_in_place(
     if index.special:
         return None
     view = GroupView(index)
-    before, before_why = bytes(view.included), bytes(view.why)
     try:
         compact_view(strategy, view)
     except NeedsMessages:
         return None
-    index.write_back(messages, view, before, before_why)
+    index.write_back(messages, view)
     return view.sent(messages)
 
 

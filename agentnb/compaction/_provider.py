@@ -95,7 +95,9 @@ class CompactionProvider(ContextProvider):
             budget=budget if isinstance(budget, int) else None,
             source="provider",
         )
-        context.metadata[_METADATA_KEY] = report
+        metadata: Any = getattr(context, "metadata", None)  # a bare context (no metadata) just gets no report
+        if isinstance(metadata, dict):
+            cast("dict[str, Any]", metadata)[_METADATA_KEY] = report
         # Rebuild each source's list from the compacted one; a new message (a summary) joins the source of
         # the message it now precedes, so it is sent where the messages it stands for were.
         rebuilt: dict[str, list[Message]] = {source: [] for source in context.context_messages}
@@ -119,10 +121,12 @@ class CompactionProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
     ) -> None:
         """Record this turn's report; compact the stored history (marks only, nothing is deleted)."""
-        report = context.metadata.get(_METADATA_KEY)
+        metadata: Any = getattr(context, "metadata", None)
+        report = cast("dict[str, Any]", metadata).get(_METADATA_KEY) if isinstance(metadata, dict) else None
         if isinstance(report, CompactionReport):
-            if context.response is not None:
-                props = context.response.additional_properties
+            response: Any = getattr(context, "response", None)
+            if response is not None:
+                props = response.additional_properties
                 reports = cast("list[object]", props.setdefault(COMPACTION_REPORT_KEY, []))
                 reports.append(report.to_dict())
             if session is not None:

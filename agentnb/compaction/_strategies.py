@@ -263,6 +263,9 @@ class SlidingWindowStrategy:
             in_run = bisect_left(systems, stop) - bisect_left(systems, start)
             count = stop - start - in_run
             if count >= need:
+                if not in_run:  # no system group in the run: the window starts ``need`` groups back
+                    cut = stop - need
+                    break
                 cut = stop
                 while need:
                     cut -= 1
@@ -364,14 +367,26 @@ class ToolResultCompactionStrategy:
         for group_id in targets:
             members = groups.members[group_id]
             live = [m for m in members if not m.additional_properties.get(EXCLUDED_KEY, False)]
-            names = {c.call_id: c.name for m in live for c in m.contents if c.type == "function_call" and c.call_id}
+            names: dict[str, str] = {}
+            for message in live:
+                for content in message.contents:
+                    if not content.call_id:
+                        continue
+                    if content.type == "function_call" and content.name:
+                        names[content.call_id] = content.name
+                    elif content.type == "mcp_server_tool_call" and content.tool_name:
+                        names[content.call_id] = content.tool_name
             results: list[str] = []
             for message in live:
                 for content in message.contents:
                     if content.type == "function_result":
                         text = content.result if isinstance(content.result, str) else _result_text(content.result)
-                        name = names.get(content.call_id or "") or ""
-                        results.append((f"{name}: {text}" if name else text).strip())
+                    elif content.type == "mcp_server_tool_result":
+                        text = content.output if isinstance(content.output, str) else _result_text(content.output)
+                    else:
+                        continue
+                    name = names.get(content.call_id or "") or ""
+                    results.append((f"{name}: {text}" if name else text).strip())
             summary_id = f"tool_summary_{group_id}"
             for message in members:
                 mark_summarized(message, summary_id)

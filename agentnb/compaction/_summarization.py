@@ -174,7 +174,7 @@ class SummarizationStrategy:
         try:
             response: Any = await self.client.get_response(request, stream=False)
         except Exception as e:
-            logger.warning("Skipping summarization compaction: the summary request failed (%s).", e)
+            logger.warning("Skipping summarization compaction: summary generation failed (%s).", e)
             self._failed()
             return False
         text = response.text.strip() if isinstance(response, ChatResponse) and response.text else ""

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from agentnb import Content, Message
 from agentnb.compaction import (
     EXCLUDE_REASON_KEY,
     EXCLUDED_KEY,
     GROUP_ANNOTATION_KEY,
+    GROUP_HAS_REASONING_KEY,
+    GROUP_ID_KEY,
+    GROUP_INDEX_KEY,
+    GROUP_KIND_KEY,
     GROUP_TOKEN_COUNT_KEY,
     CharacterEstimatorTokenizer,
     annotate_message_groups,
@@ -20,6 +30,7 @@ from agentnb.compaction import (
     project_included_messages,
     set_excluded,
 )
+from agentnb.compaction._groups import serialize_message
 
 
 def call(call_id: str, name: str = "lookup") -> Content:
@@ -176,3 +187,102 @@ def test_ids_assigned_in_a_slice_do_not_collide_with_reserved_ones() -> None:
     assert messages[0].message_id != "msg_5"
     assert messages[1].message_id == "msg_6"
     assert len({m.message_id for m in messages}) == 2
+
+
+def test_the_annotation_uses_the_reference_keys() -> None:
+    messages = [Message("user", ["hi"]), Message("assistant", [call("c1")]), Message("tool", [result("c1")])]
+    annotate_message_groups(messages)
+    for message in messages:
+        assert set(message.additional_properties[GROUP_ANNOTATION_KEY]) == {
+            GROUP_ID_KEY,
+            GROUP_KIND_KEY,
+            GROUP_INDEX_KEY,
+            GROUP_HAS_REASONING_KEY,
+            GROUP_TOKEN_COUNT_KEY,
+        }
+        assert message.additional_properties[EXCLUDED_KEY] is False
+
+
+def test_reasoning_stays_with_a_hosted_tool_call() -> None:
+    hosted = Content.from_mcp_server_tool_call(call_id="m1", tool_name="search", server_name="docs")
+    messages = [Message("assistant", [reasoning()]), Message("assistant", [hosted]), Message("assistant", ["done"])]
+    annotate_message_groups(messages)
+    assert group_of(messages[0]) == group_of(messages[1]) != group_of(messages[2])
+    assert messages[0].additional_properties[GROUP_ANNOTATION_KEY]["kind"] == "tool_call"
+
+
+def test_a_function_result_does_not_answer_a_hosted_call_with_its_id() -> None:
+    hosted = Content.from_mcp_server_tool_call(call_id="c1", tool_name="search", server_name="docs")
+    messages = [Message("assistant", [hosted]), Message("user", ["next"]), Message("tool", [result("c1")])]
+    annotate_message_groups(messages)
+    assert group_of(messages[2]) != group_of(messages[0])
+
+
+SHAPES = st.sampled_from(
+    [
+        lambda c: Message("system", ["s"]),
+        lambda c: Message("user", ["u"]),
+        lambda c: Message("user", [reasoning()]),
+        lambda c: Message("assistant", ["a"]),
+        lambda c: Message("assistant", [call(c)]),
+        lambda c: Message("assistant", [reasoning(), call(c)]),
+        lambda c: Message("assistant", [call(c), call(c + "x")]),
+        lambda c: Message("assistant", [call(c), result(c)]),
+        lambda c: Message("assistant", [reasoning()]),
+        lambda c: Message("assistant", [Content.from_mcp_server_tool_call(call_id=c, tool_name="t", server_name="s")]),
+        lambda c: Message("assistant", []),
+        lambda c: Message("tool", [result(c)]),
+        lambda c: Message("tool", [result(c), result(c + "x")]),
+        lambda c: Message("tool", ["text"]),
+    ]
+)
+
+
+@given(st.lists(st.tuples(SHAPES, st.sampled_from(["c0", "c1", "c2"]), st.integers(0, 12) | st.none()), max_size=14))
+def test_the_one_pass_annotation_matches_the_general_one(shapes: list[tuple[Any, str, int | None]]) -> None:
+    """Messages of every shape (late, reused and ambiguous results, clashing ids) group as the span rules say."""
+
+    def build() -> list[Message]:
+        messages = [make(call_id) for make, call_id, _ in shapes]
+        for message, (_, _, number) in zip(messages, shapes, strict=True):
+            if number is not None:
+                message.message_id = f"msg_{number}"
+        return messages
+
+    one_pass, general = build(), build()
+    annotate_message_groups(one_pass)
+    spans = group_messages(general)
+    numbers = {group_id: n for n, group_id in enumerate(dict.fromkeys(s["group_id"] for s in spans))}
+    expected: list[tuple[str, str, int, bool]] = []
+    for span in spans:
+        reasoned = any(s["has_reasoning"] for s in spans if s["group_id"] == span["group_id"])
+        for _ in range(span["start_index"], span["end_index"] + 1):
+            expected.append((span["group_id"], span["kind"], numbers[span["group_id"]], reasoned))
+    assert [m.message_id for m in one_pass] == [m.message_id for m in general]
+    annotations = [m.additional_properties[GROUP_ANNOTATION_KEY] for m in one_pass]
+    assert [(a["id"], a["kind"], a["index"], a["has_reasoning"]) for a in annotations] == expected
+
+
+def plain_json(message: Message) -> str:
+    """What token counting serializes, written the obvious way."""
+    contents = [{"additional_properties": {}, **c.to_dict()} for c in message.contents]
+    payload = {"role": message.role, "message_id": message.message_id, "contents": contents}
+    return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text().map(Content.from_text),
+            st.text().map(lambda t: Content.from_function_call("c1", "f", arguments={"q": t, "n": 1.5})),
+            st.text().map(lambda t: Content.from_function_result("c1", result=t)),
+            st.text().map(lambda t: Content("text_reasoning", text=t)),
+        ),
+        max_size=3,
+    ),
+    st.none() | st.text(),
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+)
+def test_a_message_serializes_as_its_json(contents: list[Content], message_id: str | None, role: str) -> None:
+    message = Message(role, contents, message_id=message_id)
+    assert serialize_message(message) == plain_json(message)

@@ -270,3 +270,36 @@ def test_a_deep_copy_of_a_message_does_not_copy_the_index_it_holds() -> None:
     clone = copy.deepcopy(history[-1])
     assert clone._compaction_cache is None  # pyright: ignore[reportPrivateUsage]
     assert clone == history[-1]
+
+
+@given(conversations(), st.sampled_from([60, 120, 400]), st.data())
+def test_with_summaries_in_the_history_later_turns_still_decide_as_the_message_path_does(
+    messages: list[Message], budget: int, data: st.DataObject
+) -> None:
+    """Summaries and the originals they replaced do not send a later turn back to the message path."""
+
+    def make() -> TokenBudgetComposedStrategy:
+        return TokenBudgetComposedStrategy(
+            token_budget=budget,
+            tokenizer=TOKENIZER,
+            strategies=[
+                ToolResultCompactionStrategy(keep_last_tool_call_groups=1),
+                SlidingWindowStrategy(keep_last_groups=3),
+            ],
+        )
+
+    fast: list[Message] = []
+    slow: list[Message] = []
+    fast_strategy, slow_strategy = make(), make()
+    position = 0
+    while position < len(messages):
+        step = data.draw(st.integers(1, 4))
+        piece = messages[position : position + step]
+        position += step
+        fast.extend(copied(piece))
+        slow.extend(copied(piece))
+        sent_fast = asyncio.run(apply_compaction(fast, strategy=fast_strategy, tokenizer=TOKENIZER))
+        sent_slow = asyncio.run(by_message_path(slow, slow_strategy))
+        assert marks(fast) == marks(slow)
+        assert [m.message_id for m in sent_fast] == [m.message_id for m in sent_slow]
+    event("summaries" if any(m.message_id and m.message_id.startswith("tool_summary_") for m in fast) else "none")
