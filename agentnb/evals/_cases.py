@@ -129,7 +129,7 @@ class CaseResult:
         if cached is None:
             loader = self.__dict__.get(SPAN_LOADER)
             if loader is not None and self.spans is None:
-                loader.load()  # evaluate() reads the stored spans of this case (and of all waiting with it)
+                loader.load(self)  # evaluate() reads the stored spans of this case (and of others waiting)
             if self.spans and has_steps(self.spans):
                 cached = CaseTrace.from_spans(self.spans, self)
             else:
