@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agentnb import Agent, Content, Message, tool
-from agentnb.evals import CaseResult, EvalCase, evaluate, scorers
+from agentnb.evals import CaseResult, EvalCase, evaluate, run_batch, scorers
+from agentnb.evals._spans import memory_spans
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
 
@@ -111,3 +112,54 @@ async def test_a_case_without_model_spans_keeps_the_trace_of_its_conversation(tr
     seen = TraceSeen()
     await evaluate(answer, DATASET[:1], [seen], name="plain", store=traced, progress=False)
     assert seen.traces["Paris"].source == "messages"  # the case span alone is no step
+
+
+@pytest.fixture
+def traced_in_memory() -> Iterator[Any]:
+    """Instrumentation on with a memory-only span store: no run store behind the tracing."""
+    from agentnb.observability import configure_otel_providers, disable_instrumentation
+
+    span_store = configure_otel_providers(store=None)
+    assert span_store is not None and not span_store.persistent
+    try:
+        yield span_store
+    finally:
+        disable_instrumentation()
+
+
+async def test_trace_scorers_read_the_spans_kept_in_memory_when_no_store_holds_them(
+    traced_in_memory: Any, store: RunStore
+) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    seen = TraceSeen()
+    checks = [seen, scorers.tool_path(["search"]), scorers.max_model_calls(1)]
+    experiment = await evaluate(agent, DATASET, checks, name="memory", store=store, progress=False)
+
+    assert store.list_spans() == []  # the evaluation's store never got a span: they are only in memory
+    frame = experiment.results.set_index("case_id")
+    assert frame["tool_path"].tolist() == [1.0, 1.0, 1.0]
+    assert frame["max_model_calls_1"].tolist() == [0.0, 0.0, 0.0]
+    for case_id, trace in seen.traces.items():
+        assert trace.source == "spans", case_id
+        model = "function:search_model"
+        assert [(s.kind, s.name) for s in trace.steps] == [("model", model), ("tool", "search"), ("model", model)]
+        assert all(s.latency_ms is not None for s in trace.steps)  # per step: what only spans know
+        assert trace.tool_steps[0].arguments == {"query": case_id}  # each case got its own spans
+
+
+async def test_memory_spans_are_found_among_many_other_runs(traced_in_memory: Any, store: RunStore) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    inputs = [f"Look up City{i}" for i in range(12)]
+    frame = await run_batch(agent, inputs, store=store, progress=False, concurrency=4)
+    first, last = frame["run_id"].iloc[0], frame["run_id"].iloc[-1]
+    found = memory_spans(traced_in_memory, [first, last])
+    assert sorted(found) == sorted([first, last])
+    for run_id, rows in found.items():
+        assert {r["run_id"] for r in rows} == {run_id}
+        assert [r["operation"] for r in rows if r["operation"] in ("chat", "execute_tool")] == [
+            "chat",
+            "execute_tool",
+            "chat",
+        ]
+        assert [r["start_ns"] for r in rows] == sorted(r["start_ns"] for r in rows)
+    assert memory_spans(traced_in_memory, ["no-such-run"]) == {}
