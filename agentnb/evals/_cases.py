@@ -132,6 +132,9 @@ class CaseResult:
                 loader.load(self)  # evaluate() reads the stored spans of this case (and of others waiting)
             if self.spans and has_steps(self.spans):
                 cached = CaseTrace.from_spans(self.spans, self)
+            elif self.agents:  # a workflow: its steps are its agents' turns (its messages: query and output)
+                turns = [message for turn in self.agents for message in turn["messages"]]
+                cached = CaseTrace.from_messages(turns, self)
             else:
                 cached = CaseTrace.from_messages(self.messages, self)
             self.__dict__["_trace"] = cached

@@ -33,6 +33,7 @@ class Step:
         output_tokens: A model call's output tokens.
         latency_ms: How long the step took (from its span; ``None`` when read from the conversation).
         error: The step's error, when it failed.
+        call_id: A tool call's id.
     """
 
     kind: Literal["model", "tool"]
@@ -43,6 +44,7 @@ class Step:
     output_tokens: int | None = None
     latency_ms: float | None = None
     error: str | None = None
+    call_id: str | None = None
 
 
 def _arguments(value: Any) -> dict[str, Any] | None:
@@ -144,11 +146,15 @@ class CaseTrace:
                     answering = True
                 for content in contents:
                     if _get(content, "type") == "function_call":
+                        call_id = _get(content, "call_id")
                         step = Step(
-                            "tool", name=_get(content, "name"), arguments=_arguments(_get(content, "arguments"))
+                            "tool",
+                            name=_get(content, "name"),
+                            arguments=_arguments(_get(content, "arguments")),
+                            call_id=None if call_id is None else str(call_id),
                         )
                         steps.append(step)
-                        by_call[str(_get(content, "call_id"))] = step
+                        by_call[str(call_id)] = step
                 continue
             answering = False
             for content in contents:
@@ -191,15 +197,19 @@ class CaseTrace:
                     output_tokens += int(used_out or 0)
             else:
                 attributes: Mapping[str, Any] | None = get("attributes")
-                arguments = result_value = None
+                arguments = result_value = call_id = None
                 if attributes:
                     arguments = _arguments(attributes.get("gen_ai.tool.call.arguments"))
                     result_value = attributes.get("gen_ai.tool.call.result")
-                step = Step("tool", get("tool_name"), arguments, result_value, None, None, latency, error)
+                    call_id = attributes.get("gen_ai.tool.call.id")
+                step = Step("tool", get("tool_name"), arguments, result_value, None, None, latency, error, call_id)
                 tools.append(step)
             steps.append(step)
-        if result is not None and result.messages and any(s.arguments is None or s.result is None for s in tools):
-            _fill_tool_data(tools, _kept_tool_calls(result.messages))
+        if result is not None and any(s.arguments is None or s.result is None for s in tools):
+            # A workflow's tool calls are in its agents' turns (its own messages are the query and the output).
+            kept = [m for turn in result.agents for m in turn["messages"]] if result.agents else result.messages
+            if kept:
+                _fill_tool_data(tools, _kept_tool_calls(kept))
         trace = cls(steps, "spans")
         if counted:
             trace.input_tokens, trace.output_tokens = input_tokens, output_tokens
@@ -226,7 +236,7 @@ def _in_start_order(spans: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def _kept_tool_calls(messages: Sequence[Any]) -> list[list[Any]]:
-    """The conversation's tool calls in order, as ``[name, arguments, result]``; arguments still as sent.
+    """The conversation's tool calls in order, as ``[name, arguments, result, call_id]``; arguments as sent.
 
     Only what filling span steps needs (a walk over the contents, no steps built); results paired by call id.
     """
@@ -238,7 +248,7 @@ def _kept_tool_calls(messages: Sequence[Any]) -> list[list[Any]]:
                 stored = cast("dict[str, Any]", content)
                 kind, call_id = stored.get("type"), stored.get("call_id")
                 if kind == "function_call":
-                    call = [stored.get("name"), stored.get("arguments"), None]
+                    call = [stored.get("name"), stored.get("arguments"), None, call_id]
                 elif kind == "function_result":
                     call = by_call.get(str(call_id))
                     if call is not None:
@@ -249,7 +259,7 @@ def _kept_tool_calls(messages: Sequence[Any]) -> list[list[Any]]:
             else:
                 kind, call_id = _get(content, "type"), _get(content, "call_id")
                 if kind == "function_call":
-                    call = [_get(content, "name"), _get(content, "arguments"), None]
+                    call = [_get(content, "name"), _get(content, "arguments"), None, call_id]
                 elif kind == "function_result":
                     call = by_call.get(str(call_id))
                     if call is not None:
@@ -265,15 +275,31 @@ def _kept_tool_calls(messages: Sequence[Any]) -> list[list[Any]]:
 def _fill_tool_data(tools: list[Step], kept: list[list[Any]]) -> None:
     """Give span tool steps the arguments and results the conversation kept.
 
-    Spans record them only with sensitive-data capture on; the conversation always has them. Filled only
-    when both list the same tools in the same order, so a step never takes another call's data.
+    Spans record them only with sensitive-data capture on; the conversation always has them. A step takes
+    the call with its call id when exactly one call has it, else the call in the same place when both list
+    the same tools in the same order, so a step never takes another call's data.
     """
-    if len(tools) != len(kept):
-        return
-    for step, call in zip(tools, kept, strict=True):
-        if step.name != call[0]:
-            return
-    for step, call in zip(tools, kept, strict=True):
+    in_order = len(tools) == len(kept)
+    if in_order:
+        for step, call in zip(tools, kept, strict=True):
+            if step.name != call[0]:
+                in_order = False
+                break
+    by_id: dict[str, list[list[Any]]] | None = None
+    for i, step in enumerate(tools):
+        call: list[Any] | None = None
+        if step.call_id is not None:
+            if by_id is None:
+                by_id = {}
+                for kept_call in kept:
+                    by_id.setdefault(str(kept_call[3]), []).append(kept_call)
+            same = by_id.get(str(step.call_id)) or []
+            if len(same) == 1 and same[0][0] == step.name:
+                call = same[0]
+        if call is None and in_order:
+            call = kept[i]
+        if call is None:
+            continue
         if step.arguments is None:
             step.arguments = _arguments(call[1])
         if step.result is None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentnb import Agent, Content, Message, tool
-from agentnb.evals import CaseResult, EvalCase, evaluate, run_batch, scorers
+from agentnb.evals import CaseResult, EvalCase, evaluate, load_experiment, run_batch, scorers
 from agentnb.evals._spans import memory_spans
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
@@ -163,3 +163,62 @@ async def test_memory_spans_are_found_among_many_other_runs(traced_in_memory: An
         ]
         assert [r["start_ns"] for r in rows] == sorted(r["start_ns"] for r in rows)
     assert memory_spans(traced_in_memory, ["no-such-run"]) == {}
+
+
+def research_workflow() -> Any:
+    """A researcher agent that searches (two model calls), then a writer agent that answers from its notes."""
+    from agentnb.workflows import WorkflowBuilder
+
+    def write(messages: list[Message], options: dict[str, Any]) -> str:
+        return f"Report: {messages[-1].text}"
+
+    researcher = Agent(FunctionChatClient(search_model), name="researcher", tools=[search])
+    writer = Agent(FunctionChatClient(write), name="writer")
+    return WorkflowBuilder(start_executor=researcher).add_edge(researcher, writer).build()
+
+
+async def test_evaluate_workflow_gives_trace_scorers_the_workflow_runs_spans(traced: RunStore) -> None:
+    from agentnb.evals import Scorer, evaluate_workflow, tool_called_check
+
+    seen = TraceSeen()
+    results = await evaluate_workflow(
+        workflow=research_workflow(),
+        queries=["Look up Paris", "Look up Oslo"],
+        evaluators=[
+            tool_called_check("search"),
+            Scorer(seen, name="seen"),
+            scorers.tool_path([("search", {"query": "Paris"})], name="paris_path"),
+            scorers.max_model_calls(3),
+            scorers.max_model_calls(2),
+        ],
+        store=traced,
+    )
+    local, native = results
+    # Agent Framework's check reads each agent's conversation: only the researcher called the tool.
+    assert local.sub_results["researcher"].all_passed and not local.sub_results["writer"].all_passed
+    # agentnb's scorers read each workflow run's spans: both agents' model calls and the researcher's tool call.
+    assert native.provider == "agentnb" and [i.item_id for i in native.items] == ["0", "1"]
+    verdicts = {item.item_id: {s.name: s.score for s in item.scores} for item in native.items}
+    assert verdicts["0"] == {"seen": 1.0, "paris_path": 1.0, "max_model_calls_3": 1.0, "max_model_calls_2": 0.0}
+    assert verdicts["1"]["paris_path"] == 0.0
+    assert len(seen.traces) == 2
+    for case_id, trace in seen.traces.items():
+        assert trace.source == "spans", case_id
+        assert [s.kind for s in trace.steps] == ["model", "tool", "model", "model"]
+        assert trace.tool_steps[0].name == "search" and trace.tool_steps[0].result is not None
+        assert all(s.latency_ms is not None for s in trace.steps)
+    # Both kinds of verdict are kept with the experiment's cases.
+    stored = load_experiment("Workflow Eval: " + research_workflow().name, store=traced).results
+    assert stored["paris_path"].tolist() == [1.0, 0.0]
+
+
+async def test_an_untraced_workflow_case_reads_its_steps_from_its_agents_turns(store: RunStore) -> None:
+    seen = TraceSeen()
+    experiment = await evaluate(
+        research_workflow(), [{"input": "Look up Rome"}], [seen, scorers.tool_path([("search", {"query": "Rome"})])],
+        name="untraced", store=store, progress=False,
+    )  # fmt: skip
+    assert experiment.results["tool_path"].tolist() == [1.0]
+    [trace] = seen.traces.values()
+    assert trace.source == "messages"
+    assert [s.kind for s in trace.steps] == ["model", "tool", "model", "model"]  # researcher twice, then writer
