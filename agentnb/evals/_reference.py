@@ -340,6 +340,9 @@ async def evaluate_agent(
         responses: ``AgentResponse`` (s) to evaluate instead of running the agent; ``queries`` say what
             each answered.
         evaluators: Evaluators and checks; bare checks are gathered into a :class:`LocalEvaluator`.
+            agentnb scorers (``scorers.tool_path(...)``, ...) may be among them: they score each case in
+            the engine, reading its trace (its spans when it ran traced), and come back last, as one result
+            from provider ``"agentnb"``.
         eval_name: The evaluation's name, and its experiment's (default ``"Eval: <agent name>"``).
         context: A grounding document for every item.
         conversation_split: How every item splits into query and response.
@@ -488,6 +491,9 @@ async def evaluate_workflow(
         queries: Queries to run the workflow on.
         expected_output: The expected final answer per query.
         evaluators: Evaluators and checks; bare checks are gathered into a :class:`LocalEvaluator`.
+            agentnb scorers (``scorers.tool_path(...)``, ...) may be among them: they score each case in
+            the engine, reading its trace (its spans when it ran traced), and come back last, as one result
+            from provider ``"agentnb"``.
         eval_name: The evaluation's name, and its experiment's.
         include_overall: Judge the workflow's final output.
         include_per_agent: Judge each agent's own turn.
