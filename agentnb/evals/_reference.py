@@ -159,7 +159,10 @@ async def _judge_experiment(
     store: Any,
 ) -> list[EvalResults]:
     """Build items from the experiment's stored cases, run every evaluator, and store the verdicts with the cases."""
-    rows = experiment.rows
+    # Items in Agent Framework's order: every query once, then every query again for each repetition (so
+    # a list of expected outputs lines up the same way); the verdicts go back to the rows by their index.
+    by_round = sorted(range(len(experiment.rows)), key=lambda i: (experiment.rows[i]["repetition"], i))
+    rows = [experiment.rows[i] for i in by_round]
     cases = [_case_of(row) for row in rows]
     ids = [_item_id(case, repetitions) for case, _ in cases]
     order = {item_id: i for i, item_id in enumerate(ids)}
@@ -232,7 +235,7 @@ async def _judge_experiment(
             if i is not None:
                 verdicts[i].setdefault(provider, {"item": None, "agents": {}})["item"] = item.to_dict()
         out.append(results)
-    _store_verdicts(experiment, out, verdicts, store)
+    _store_verdicts(experiment, out, {by_round[i]: verdict for i, verdict in verdicts.items()}, store)
     return out
 
 
