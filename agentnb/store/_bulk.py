@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterator, Sequence
+from operator import itemgetter
 from typing import Any, Literal, TypedDict, cast
 
 from .._gc import gc_paused
@@ -169,8 +170,9 @@ def _read(
                 span["resource"] = _decode(span["resource"], loads)
                 add_span[row[_SPAN_RUN_ID]](span)
     if "spans" in parts:
+        by_start = itemgetter("start_ns")  # a C key: the read may sort 100,000 runs' spans
         for records in out.values():
-            records["spans"].sort(key=_start)
+            records["spans"].sort(key=by_start)
     return out
 
 
@@ -181,7 +183,3 @@ def _decode(text: str, loads: Callable[[str], Any]) -> Any:
     if text == "[]":
         return []
     return loads(text)
-
-
-def _start(span: SpanRow) -> int:
-    return span["start_ns"]
