@@ -108,10 +108,13 @@ async def _score_all(rows: list[dict[str, Any]], checks: list[Any], spans_from: 
         if loader is not None:
             loader.expect(result)
         work.append((EvalCase(row["case_id"], data["input"], position=row["position"]), result))
-    for case, result in work:
+    work.reverse()
+    while work:  # as evaluate() rescoring stored cases: each result is let go once scored
+        case, result = work.pop()
         await score_case(checks, case, result, columns)
-        if spans_from is not None:
+        if loader is not None:
             assert result.trace.source == "spans"
+            loader.forget(result)
 
 
 def trace_scorers(n: int) -> dict[str, float]:

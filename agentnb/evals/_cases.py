@@ -129,9 +129,12 @@ class CaseResult:
         if cached is None:
             loader = self.__dict__.get(SPAN_LOADER)
             if loader is not None and self.spans is None:
-                loader.load()  # evaluate() reads the stored spans of this case (and of all waiting with it)
+                loader.load(self)  # evaluate() reads the stored spans of this case (and of others waiting)
             if self.spans and has_steps(self.spans):
                 cached = CaseTrace.from_spans(self.spans, self)
+            elif self.agents:  # a workflow: its steps are its agents' turns (its messages: query and output)
+                turns = [message for turn in self.agents for message in turn["messages"]]
+                cached = CaseTrace.from_messages(turns, self)
             else:
                 cached = CaseTrace.from_messages(self.messages, self)
             self.__dict__["_trace"] = cached

@@ -9,19 +9,42 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from ._cases import CaseResult, EvalCase
-from ._checks import LocalEvaluator, local_results, resolve_evaluators
+from ._checks import Evaluator, LocalEvaluator, local_results, resolve_evaluators
 from ._items import ConversationSplitter, EvalItem, ExpectedToolCall, agent_tools, item_from_case
-from ._results import EvalItemResult, EvalResults, eval_run_metadata, score_columns
+from ._results import EvalItemResult, EvalResults, eval_run_metadata, score_columns, scorer_results
 from ._targets import OnApproval, Outcome, Target, agent_outcome, workflow_outcome
+from .scorers import Scorer
 
 if TYPE_CHECKING:
     from ._experiment import Experiment
 
 __all__ = ["evaluate_agent", "evaluate_workflow"]
+
+
+def _split_evaluators(evaluators: Any) -> tuple[list[Any], list[Scorer]]:
+    """Agent Framework's evaluators and checks (judged after the run), and agentnb scorers among them.
+
+    agentnb's scorers (``scorers.tool_path(...)``, ``scorers.max_model_calls(...)``, ...) score each case as
+    it finishes, inside the engine, where they read its trace: from its spans when it ran traced.
+    """
+    one = isinstance(evaluators, (Scorer, Evaluator)) or callable(evaluators)
+    given: list[Any] = [evaluators] if one else list(cast("Iterable[Any]", evaluators))
+    native = [e for e in given if isinstance(e, Scorer)]
+    others = [e for e in given if not isinstance(e, Scorer)]
+    if not others and not native:
+        raise ValueError("Provide at least one evaluator.")
+    return (resolve_evaluators(others) if others else []), native
+
+
+def _with_scorers(results: list[EvalResults], experiment: Experiment, native: list[Scorer]) -> list[EvalResults]:
+    """The evaluators' results, then agentnb's scorers' verdicts as one result from provider ``"agentnb"``."""
+    if not native:
+        return results
+    return [*results, scorer_results(experiment, [s.name for s in native])]
 
 
 def _listed(value: Any, kind: type) -> list[Any] | None:
@@ -136,7 +159,10 @@ async def _judge_experiment(
     store: Any,
 ) -> list[EvalResults]:
     """Build items from the experiment's stored cases, run every evaluator, and store the verdicts with the cases."""
-    rows = experiment.rows
+    # Items in Agent Framework's order: every query once, then every query again for each repetition (so
+    # a list of expected outputs lines up the same way); the verdicts go back to the rows by their index.
+    by_round = sorted(range(len(experiment.rows)), key=lambda i: (experiment.rows[i]["repetition"], i))
+    rows = [experiment.rows[i] for i in by_round]
     cases = [_case_of(row) for row in rows]
     ids = [_item_id(case, repetitions) for case, _ in cases]
     order = {item_id: i for i, item_id in enumerate(ids)}
@@ -209,7 +235,7 @@ async def _judge_experiment(
             if i is not None:
                 verdicts[i].setdefault(provider, {"item": None, "agents": {}})["item"] = item.to_dict()
         out.append(results)
-    _store_verdicts(experiment, out, verdicts, store)
+    _store_verdicts(experiment, out, {by_round[i]: verdict for i, verdict in verdicts.items()}, store)
     return out
 
 
@@ -317,6 +343,9 @@ async def evaluate_agent(
         responses: ``AgentResponse`` (s) to evaluate instead of running the agent; ``queries`` say what
             each answered.
         evaluators: Evaluators and checks; bare checks are gathered into a :class:`LocalEvaluator`.
+            agentnb scorers (``scorers.tool_path(...)``, ...) may be among them: they score each case in
+            the engine, reading its trace (its spans when it ran traced), and come back last, as one result
+            from provider ``"agentnb"``.
         eval_name: The evaluation's name, and its experiment's (default ``"Eval: <agent name>"``).
         context: A grounding document for every item.
         conversation_split: How every item splits into query and response.
@@ -377,7 +406,7 @@ async def evaluate_agent(
     elif query_list is None:
         raise ValueError("Provide either 'queries' (with 'agent') or 'responses' (or both).")
     assert query_list is not None
-    evaluator_list = resolve_evaluators(evaluators)
+    evaluator_list, native = _split_evaluators(evaluators)
     label = getattr(agent, "name", None) or getattr(agent, "id", None) or "agent"
     name = eval_name or f"Eval: {label}"
     dataset = [
@@ -399,16 +428,19 @@ async def evaluate_agent(
     options = _engine_options(concurrency, backend, store, resume, progress, timeout, retries, on_approval)
     if response_list is not None:
         options["backend"] = "local"  # the responses live in this process
-    experiment = await evaluate(target, dataset, [], name=name, repetitions=num_repetitions, **options)
-    return await _judge_experiment(
-        experiment,
-        evaluator_list,
-        eval_name=name,
-        repetitions=num_repetitions,
-        split=conversation_split,
-        tools=agent_tools(agent) or None if agent is not None else None,
-        store=store,
-    )
+    experiment = await evaluate(target, dataset, native, name=name, repetitions=num_repetitions, **options)
+    judged: list[EvalResults] = []
+    if evaluator_list:
+        judged = await _judge_experiment(
+            experiment,
+            evaluator_list,
+            eval_name=name,
+            repetitions=num_repetitions,
+            split=conversation_split,
+            tools=agent_tools(agent) or None if agent is not None else None,
+            store=store,
+        )
+    return _with_scorers(judged, experiment, native)
 
 
 def _overall_query(result: Any) -> str | None:
@@ -462,6 +494,9 @@ async def evaluate_workflow(
         queries: Queries to run the workflow on.
         expected_output: The expected final answer per query.
         evaluators: Evaluators and checks; bare checks are gathered into a :class:`LocalEvaluator`.
+            agentnb scorers (``scorers.tool_path(...)``, ...) may be among them: they score each case in
+            the engine, reading its trace (its spans when it ran traced), and come back last, as one result
+            from provider ``"agentnb"``.
         eval_name: The evaluation's name, and its experiment's.
         include_overall: Judge the workflow's final output.
         include_per_agent: Judge each agent's own turn.
@@ -494,7 +529,7 @@ async def evaluate_workflow(
         raise ValueError(f"Got {len(query_list)} queries but {len(expected_list)} expected_output values.")
     if num_repetitions < 1:
         raise ValueError(f"num_repetitions must be >= 1, got {num_repetitions}.")
-    evaluator_list = resolve_evaluators(evaluators)
+    evaluator_list, native = _split_evaluators(evaluators)
     instance = import_target(workflow) if isinstance(workflow, str) else workflow
     if isinstance(workflow, str) and callable(instance) and not hasattr(instance, "run"):
         instance = instance()
@@ -506,14 +541,16 @@ async def evaluate_workflow(
             {"case_id": str(i), "input": q, "expected": None if expected_list is None else expected_list[i]}
             for i, q in enumerate(query_list)
         ]
-        experiment = await evaluate(workflow, dataset, [], name=name, repetitions=num_repetitions, **options)
+        experiment = await evaluate(workflow, dataset, native, name=name, repetitions=num_repetitions, **options)
     else:
         query = _overall_query(workflow_result)
         outcome = workflow_outcome(workflow_result, query)
         target = _GivenOutcomes("workflow", str(label), [outcome])
         options["backend"] = "local"
-        experiment = await evaluate(target, [{"case_id": "0", "input": query or ""}], [], name=name, **options)
+        experiment = await evaluate(target, [{"case_id": "0", "input": query or ""}], native, name=name, **options)
         num_repetitions = 1
+    if not evaluator_list:
+        return _with_scorers([], experiment, native)
     results = await _judge_experiment(
         experiment,
         evaluator_list,
@@ -530,4 +567,4 @@ async def evaluate_workflow(
         raise ValueError(
             "No agent executor data found in the workflow result. Ensure the workflow uses AgentExecutor-based agents."
         )
-    return results
+    return _with_scorers(results, experiment, native)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -28,6 +28,7 @@ __all__ = [
     "RubricScore",
     "eval_results_from_experiment",
     "experiment_from_eval_results",
+    "scorer_results",
 ]
 
 
@@ -542,12 +543,22 @@ def eval_results_from_experiment(experiment: Experiment) -> list[EvalResults]:
     return out
 
 
-def _native(experiment: Experiment) -> EvalResults:
-    """agentnb scorers' verdicts: a score at or above its threshold passes; a case that did not run errors."""
+def scorer_results(experiment: Experiment, names: Collection[str]) -> EvalResults:
+    """The verdicts of agentnb scorers ``names`` in an experiment, as one result from provider ``"agentnb"``
+    (what ``evaluate_agent`` and ``evaluate_workflow`` return for the scorers given among their evaluators)."""
+    return _native(experiment, only=names)
+
+
+def _native(experiment: Experiment, only: Collection[str] | None = None) -> EvalResults:
+    """agentnb scorers' verdicts: a score at or above its threshold passes; a case that did not run errors.
+
+    ``only`` names the scorers to read (the others' columns are left out); ``None`` reads every score.
+    """
     thresholds: dict[str, float] = {}
     for scorer in experiment.scorers:
-        for column in scorer.get("columns") or [scorer["name"]]:
-            thresholds[column] = float(scorer.get("threshold", 0.5))
+        if only is None or scorer["name"] in only:
+            for column in scorer.get("columns") or [scorer["name"]]:
+                thresholds[column] = float(scorer.get("threshold", 0.5))
     items: list[EvalItemResult] = []
     per: dict[str, dict[str, int]] = {}
     for row in experiment.rows:
@@ -555,7 +566,7 @@ def _native(experiment: Experiment) -> EvalResults:
         result: dict[str, Any] = data.get("result") or {}
         scores: list[EvalScoreResult] = []
         for column, value in row["scores"].items():
-            if value is None:
+            if value is None or (only is not None and column not in thresholds):
                 continue
             passed = float(value) >= thresholds.get(column, 0.5)
             scores.append(

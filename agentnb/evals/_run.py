@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ._cases import BATCH_COLUMNS, CaseResult, EvalCase, cases_from_inputs, load_cases, make_frame, plain
 from ._engine import Progress, Recorder, get_backend
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from ._experiment import Experiment
 
-__all__ = ["case_row", "evaluate", "resolve_store", "run_batch"]
+__all__ = ["CaseScores", "case_row", "evaluate", "resolve_store", "run_batch", "score_case"]
 
 #: Statuses a resumed experiment keeps: the target answered (or is waiting for a person), so calling the
 #: model again would only cost money. Errors and timeouts are tried again.
@@ -52,14 +52,15 @@ def _require_pandas() -> Any:
 def case_row(
     case: EvalCase,
     result: CaseResult,
-    scores: dict[str, float] | None = None,
+    scores: Mapping[str, float | None] | None = None,
     *,
     scorer_errors: dict[str, str] | None = None,
     notes: dict[str, str] | None = None,
     scorer_tokens: dict[str, list[int | None]] | None = None,
     details: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The stored form of one finished case (what ``Experiment`` and the DevUI read back)."""
+    """The stored form of one finished case (what ``Experiment`` and the DevUI read back); a NaN or ``None``
+    score is stored as ``None``."""
     return {
         "case_id": case.case_id,
         "repetition": case.repetition,
@@ -67,7 +68,7 @@ def case_row(
         "status": result.status,
         "run_id": result.run_id,
         "trace_id": result.trace_id,
-        "scores": {k: (None if math.isnan(v) else v) for k, v in (scores or {}).items()},
+        "scores": {k: (None if v is None or math.isnan(v) else v) for k, v in (scores or {}).items()},
         "data": {
             "input": plain(case.input),
             "expected": plain(case.expected),
@@ -179,11 +180,26 @@ def _unique_scorers(scorers: Any) -> list[Scorer]:
     return out
 
 
+class CaseScores(TypedDict):
+    """What the scorers said of one case, in the stored form (the keyword arguments of :func:`case_row`)."""
+
+    scores: dict[str, float | None]
+    scorer_errors: dict[str, str]
+    notes: dict[str, str]
+    scorer_tokens: dict[str, list[int | None]]
+    details: dict[str, Any]
+
+
 async def score_case(
     scorers: Sequence[Scorer], case: EvalCase, result: CaseResult, columns: dict[str, list[str]]
-) -> dict[str, Any]:
-    """Score one finished case and return its stored row (a failed case scores 0 on every scorer)."""
-    scores: dict[str, float] = {}
+) -> CaseScores:
+    """Score one finished case (a failed case scores 0 on every scorer); ``case_row(case, result, **scored)``
+    is its stored row. A NaN score (the scorer abstained or failed) is ``None``.
+
+    Only the verdicts: rescoring a stored case merges them into the row it has, so the result is not written
+    out again.
+    """
+    scores: dict[str, float | None] = {}
     errors: dict[str, str] = {}
     notes: dict[str, str] = {}
     tokens: dict[str, list[int | None]] = {}
@@ -194,9 +210,12 @@ async def score_case(
                 scores[column] = 0.0
             continue
         scored = await scorer.score(case, result)
-        scores.update(scored.values)
+        values = scored.values
         known = columns.setdefault(scorer.name, [])
-        known.extend(c for c in scored.values if c not in known)
+        for column, value in values.items():
+            scores[column] = None if value != value else value  # NaN: abstained or failed
+            if column not in known:
+                known.append(column)
         if scored.error is not None:
             errors[scorer.name] = scored.error
         if scored.note is not None:
@@ -205,7 +224,7 @@ async def score_case(
             tokens[scorer.name] = [scored.input_tokens, scored.output_tokens]
         if scored.details is not None:
             details[scorer.name] = plain(scored.details)
-    return case_row(case, result, scores, scorer_errors=errors, notes=notes, scorer_tokens=tokens, details=details)
+    return {"scores": scores, "scorer_errors": errors, "notes": notes, "scorer_tokens": tokens, "details": details}
 
 
 def _expand(cases: list[EvalCase], repetitions: int) -> list[EvalCase]:
@@ -329,7 +348,7 @@ async def evaluate(
         async def on_result(case: EvalCase, result: CaseResult, record: dict[str, Any] | None) -> None:
             spans.expect(result)
             try:
-                row = await score_case(scorer_list, case, result, columns)
+                row = case_row(case, result, **await score_case(scorer_list, case, result, columns))
             finally:
                 spans.forget(result)
             rows[(case.case_id, case.repetition)] = row
@@ -380,9 +399,11 @@ async def _reuse(
         result = None
         if missing:
             result = CaseResult.from_record(row["data"]["result"])
-            spans.expect(result)  # all of them first: the first trace a scorer reads loads every case's spans
+            spans.expect(result)  # all queued first: the first trace a scorer reads loads the next 500 at once
         kept.append((case, row, missing, result))
-    for case, row, missing, result in kept:
+    kept.reverse()
+    while kept:  # each result (with its spans and trace) is let go once scored, so few are alive at a time
+        case, row, missing, result = kept.pop()
         if result is not None:
             try:
                 fresh = await score_case(missing, case, result, columns)
@@ -390,7 +411,8 @@ async def _reuse(
                 spans.forget(result)
             row["scores"].update(fresh["scores"])
             for key in ("scorer_errors", "notes", "scorer_tokens", "details"):
-                row["data"].setdefault(key, {}).update(fresh["data"].get(key) or {})
+                if fresh[key]:
+                    row["data"].setdefault(key, {}).update(fresh[key])
         moved = row["position"] != case.position
         row["position"] = case.position
         if missing or moved:

@@ -3,40 +3,86 @@
 A case that ran with tracing on has spans in the run store (a chat span per model call with its model, tokens
 and duration; an execute_tool span per tool call), which say more than the conversation: per-call tokens,
 latency, the model each call used. ``evaluate`` hands every such case to a :class:`CaseSpans`; the first
-``result.trace`` asked for writes out the spans this process has queued and reads the spans of every case
-waiting, in one bulk read of the store, so rescoring 10,000 stored cases costs a few queries, not 10,000.
-A case whose trace no scorer reads costs nothing.
+``result.trace`` asked for writes out the spans this process has queued and reads the spans of up to 500 cases
+waiting, in one bulk read of the store, so rescoring 10,000 stored cases costs 20 queries, not 10,000.
+A case whose trace no scorer reads costs nothing. Traced with no store behind the tracing (a memory-only span
+store), the spans are read from the span store's memory instead, so the same scorers see the same trace.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._cases import CaseResult
 
-__all__ = ["SPAN_LOADER", "CaseSpans"]
+__all__ = ["READ_AT_ONCE", "SPAN_LOADER", "CaseSpans", "memory_spans"]
 
 #: Where a waiting result keeps the loader that will give it its spans (read by ``CaseResult.trace``).
 SPAN_LOADER = "_span_loader"
 
+#: How many waiting cases one read gives spans to (the store reads 500 runs per query).
+READ_AT_ONCE = 500
 
-def _tracing_store(run_store: Any) -> Any:
+
+def _span_store() -> Any:
+    """The span store agentnb traces to in this process (``None`` when nothing was traced here)."""
+    if "agentnb.observability" not in sys.modules:  # nothing traced here; never load it just to ask
+        return None
+    from ..observability import get_span_store
+
+    return get_span_store()
+
+
+def _tracing_store(run_store: Any, span_store: Any) -> Any:
     """The store this process's spans are written to, with everything queued written; else ``run_store``.
 
     Spans traced in this process wait in the span writer's queue (it writes in batches, off the hot path);
     cases run on Ray workers have theirs written by the worker before it reports, to the shared store.
     """
-    if "agentnb.observability" not in sys.modules:  # nothing traced here; never load it just to ask
-        return run_store
-    from ..observability import get_span_store
-
-    span_store = get_span_store()
     if span_store is None or not span_store.persistent:
         return run_store
     span_store.force_flush()
     return span_store.run_store() or run_store
+
+
+#: Spans may end slightly out of order across threads: the newest-first scan of memory looks this far
+#: (in nanoseconds) past the point where a run's spans should have ended.
+_SLACK_NS = 1_000_000_000
+
+
+def memory_spans(span_store: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
+    """The spans of ``run_ids`` that a memory-only span store keeps, as run-store span rows in start order.
+
+    With no run store behind the tracing (``configure_otel_providers(store=None)``), a case's spans live only
+    in the span store's memory buffer. The buffer is scanned newest first: a run's outermost span (the
+    case's own, or its workflow run's) ends last and starts first, so once the scan passes the earliest start
+    of every run asked for, nothing older can belong to them and it stops. Runs without spans in memory
+    are left out.
+    """
+    from .._telemetry import WORKFLOW_RUN_ID
+    from ..observability import span_to_row
+
+    wanted = set(run_ids)
+    found: dict[str, list[Any]] = {}
+    earliest: int | None = None  # the earliest start of a span found
+    for span in reversed(span_store.spans()):
+        if earliest is not None and len(found) == len(wanted) and (span.end_time or 0) < earliest - _SLACK_NS:
+            break
+        attributes = span.attributes
+        run_id = attributes.get(WORKFLOW_RUN_ID) if attributes else None
+        if run_id not in wanted:
+            continue
+        found.setdefault(run_id, []).append(span)
+        start = span.start_time or 0
+        earliest = start if earliest is None else min(earliest, start)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for run_id, spans in found.items():
+        rows[run_id] = sorted((span_to_row(s) for s in spans), key=lambda row: row["start_ns"])
+    return rows
 
 
 class CaseSpans:
@@ -62,12 +108,28 @@ class CaseSpans:
             del self._waiting[result.run_id]
         result.__dict__.pop(SPAN_LOADER, None)
 
-    def load(self) -> None:
-        """Read the spans of every waiting result (one bulk read) and give each its own."""
-        waiting, self._waiting = self._waiting, {}
-        if not waiting:
+    def load(self, result: CaseResult | None = None) -> None:
+        """Read the spans of ``result`` and of the results queued with it (one bulk read), giving each its own.
+
+        At most :data:`READ_AT_ONCE` results per read, the oldest waiting first: scoring 10,000 stored cases
+        then keeps a few hundred cases' spans alive at a time, not all of them (every object alive makes each
+        full garbage collection longer), at the same number of queries (the store reads 500 runs per query).
+        """
+        if not self._waiting:
             return
-        read = _tracing_store(self._run_store).read_runs(list(waiting), parts=("spans",))
-        for run_id, result in waiting.items():
-            result.spans = read[run_id]["spans"]
-            result.__dict__.pop(SPAN_LOADER, None)
+        batch: dict[str, CaseResult] = {}
+        if result is not None and result.run_id is not None and self._waiting.get(result.run_id) is result:
+            batch[result.run_id] = self._waiting.pop(result.run_id)
+        for run_id in list(itertools.islice(self._waiting, READ_AT_ONCE - len(batch))):
+            batch[run_id] = self._waiting.pop(run_id)
+        span_store = _span_store()
+        spans: dict[str, list[Any]] = {}
+        if span_store is not None and not span_store.persistent:
+            spans = memory_spans(span_store, list(batch))  # traced with no store behind: spans live in memory
+        stored = [run_id for run_id in batch if run_id not in spans]
+        if stored:
+            read = _tracing_store(self._run_store, span_store).read_runs(stored, parts=("spans",))
+            spans.update((run_id, read[run_id]["spans"]) for run_id in stored)
+        for run_id, waiting in batch.items():
+            waiting.spans = spans[run_id]
+            waiting.__dict__.pop(SPAN_LOADER, None)

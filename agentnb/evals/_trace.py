@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["CaseTrace", "Step", "has_steps"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     """One step of a case: a model call or a tool call.
 
@@ -33,6 +33,7 @@ class Step:
         output_tokens: A model call's output tokens.
         latency_ms: How long the step took (from its span; ``None`` when read from the conversation).
         error: The step's error, when it failed.
+        call_id: A tool call's id.
     """
 
     kind: Literal["model", "tool"]
@@ -43,9 +44,12 @@ class Step:
     output_tokens: int | None = None
     latency_ms: float | None = None
     error: str | None = None
+    call_id: str | None = None
 
 
 def _arguments(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
     if isinstance(value, str):
         try:
             value = json.loads(value) if value.strip() else {}
@@ -142,11 +146,15 @@ class CaseTrace:
                     answering = True
                 for content in contents:
                     if _get(content, "type") == "function_call":
+                        call_id = _get(content, "call_id")
                         step = Step(
-                            "tool", name=_get(content, "name"), arguments=_arguments(_get(content, "arguments"))
+                            "tool",
+                            name=_get(content, "name"),
+                            arguments=_arguments(_get(content, "arguments")),
+                            call_id=None if call_id is None else str(call_id),
                         )
                         steps.append(step)
-                        by_call[str(_get(content, "call_id"))] = step
+                        by_call[str(call_id)] = step
                 continue
             answering = False
             for content in contents:
@@ -169,42 +177,42 @@ class CaseTrace:
     def from_spans(cls, spans: Sequence[Mapping[str, Any]], result: CaseResult | None = None) -> CaseTrace:
         """The trace stored spans record (rows of ``RunStore.list_spans``, in start order)."""
         steps: list[Step] = []
-        for span in sorted(spans, key=lambda s: s.get("start_ns") or 0):
-            operation = span.get("operation")
-            start, end = span.get("start_ns"), span.get("end_ns")
+        tools: list[Step] = []
+        input_tokens = output_tokens = 0
+        counted = False
+        for span in spans if _in_start_order(spans) else sorted(spans, key=_start_ns):
+            get = span.get
+            operation = get("operation")
+            if operation != "chat" and operation != "execute_tool":
+                continue
+            start, end = get("start_ns"), get("end_ns")
             latency = (end - start) / 1e6 if start is not None and end is not None else None
-            error = span.get("status_message") if span.get("status_code") == "ERROR" else None
+            error = get("status_message") if get("status_code") == "ERROR" else None
             if operation == "chat":
-                steps.append(
-                    Step(
-                        "model",
-                        name=span.get("model"),
-                        input_tokens=span.get("input_tokens"),
-                        output_tokens=span.get("output_tokens"),
-                        latency_ms=latency,
-                        error=error,
-                    )
-                )
-            elif operation == "execute_tool":
-                attributes: Mapping[str, Any] = span.get("attributes") or {}
-                steps.append(
-                    Step(
-                        "tool",
-                        name=span.get("tool_name"),
-                        arguments=_arguments(attributes.get("gen_ai.tool.call.arguments")),
-                        result=attributes.get("gen_ai.tool.call.result"),
-                        latency_ms=latency,
-                        error=error,
-                    )
-                )
-        if result is not None and result.messages:
-            _fill_tool_data(steps, cls.from_messages(result.messages).tool_steps)
-        models = [s for s in steps if s.kind == "model"]
-        counted = [s for s in models if s.input_tokens is not None or s.output_tokens is not None]
+                used_in, used_out = get("input_tokens"), get("output_tokens")
+                step = Step("model", get("model"), None, None, used_in, used_out, latency, error)
+                if used_in is not None or used_out is not None:
+                    counted = True
+                    input_tokens += int(used_in or 0)
+                    output_tokens += int(used_out or 0)
+            else:
+                attributes: Mapping[str, Any] | None = get("attributes")
+                arguments = result_value = call_id = None
+                if attributes:
+                    arguments = _arguments(attributes.get("gen_ai.tool.call.arguments"))
+                    result_value = attributes.get("gen_ai.tool.call.result")
+                    call_id = attributes.get("gen_ai.tool.call.id")
+                step = Step("tool", get("tool_name"), arguments, result_value, None, None, latency, error, call_id)
+                tools.append(step)
+            steps.append(step)
+        if result is not None and any(s.arguments is None or s.result is None for s in tools):
+            # A workflow's tool calls are in its agents' turns (its own messages are the query and the output).
+            kept = [m for turn in result.agents for m in turn["messages"]] if result.agents else result.messages
+            if kept:
+                _fill_tool_data(tools, _kept_tool_calls(kept))
         trace = cls(steps, "spans")
         if counted:
-            trace.input_tokens = sum(int(s.input_tokens or 0) for s in counted)
-            trace.output_tokens = sum(int(s.output_tokens or 0) for s in counted)
+            trace.input_tokens, trace.output_tokens = input_tokens, output_tokens
         elif result is not None:
             trace.input_tokens, trace.output_tokens = result.input_tokens, result.output_tokens
         if result is not None:
@@ -212,20 +220,90 @@ class CaseTrace:
         return trace
 
 
-def _fill_tool_data(steps: list[Step], from_messages: list[Step]) -> None:
+def _start_ns(span: Mapping[str, Any]) -> int:
+    return span.get("start_ns") or 0
+
+
+def _in_start_order(spans: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether spans are sorted by start already (the store gives them so): then they are not sorted again."""
+    previous = -1
+    for span in spans:
+        start = span.get("start_ns") or 0
+        if start < previous:
+            return False
+        previous = start
+    return True
+
+
+def _kept_tool_calls(messages: Sequence[Any]) -> list[list[Any]]:
+    """The conversation's tool calls in order, as ``[name, arguments, result, call_id]``; arguments as sent.
+
+    Only what filling span steps needs (a walk over the contents, no steps built); results paired by call id.
+    """
+    calls: list[list[Any]] = []
+    by_call: dict[str, list[Any]] = {}
+    for message in messages:
+        for content in _role_and_contents(message)[1]:
+            if type(content) is dict:  # the stored form: read the dict directly
+                stored = cast("dict[str, Any]", content)
+                kind, call_id = stored.get("type"), stored.get("call_id")
+                if kind == "function_call":
+                    call = [stored.get("name"), stored.get("arguments"), None, call_id]
+                elif kind == "function_result":
+                    call = by_call.get(str(call_id))
+                    if call is not None:
+                        call[2] = stored.get("result")
+                    continue
+                else:
+                    continue
+            else:
+                kind, call_id = _get(content, "type"), _get(content, "call_id")
+                if kind == "function_call":
+                    call = [_get(content, "name"), _get(content, "arguments"), None, call_id]
+                elif kind == "function_result":
+                    call = by_call.get(str(call_id))
+                    if call is not None:
+                        call[2] = _get(content, "result")
+                    continue
+                else:
+                    continue
+            calls.append(call)
+            by_call[str(call_id)] = call
+    return calls
+
+
+def _fill_tool_data(tools: list[Step], kept: list[list[Any]]) -> None:
     """Give span tool steps the arguments and results the conversation kept.
 
-    Spans record them only with sensitive-data capture on; the conversation always has them. Filled only
-    when both list the same tools in the same order, so a step never takes another call's data.
+    Spans record them only with sensitive-data capture on; the conversation always has them. A step takes
+    the call with its call id when exactly one call has it, else the call in the same place when both list
+    the same tools in the same order, so a step never takes another call's data.
     """
-    tools = [s for s in steps if s.kind == "tool"]
-    if [s.name for s in tools] != [s.name for s in from_messages]:
-        return
-    for step, kept in zip(tools, from_messages, strict=True):
+    in_order = len(tools) == len(kept)
+    if in_order:
+        for step, call in zip(tools, kept, strict=True):
+            if step.name != call[0]:
+                in_order = False
+                break
+    by_id: dict[str, list[list[Any]]] | None = None
+    for i, step in enumerate(tools):
+        call: list[Any] | None = None
+        if step.call_id is not None:
+            if by_id is None:
+                by_id = {}
+                for kept_call in kept:
+                    by_id.setdefault(str(kept_call[3]), []).append(kept_call)
+            same = by_id.get(str(step.call_id)) or []
+            if len(same) == 1 and same[0][0] == step.name:
+                call = same[0]
+        if call is None and in_order:
+            call = kept[i]
+        if call is None:
+            continue
         if step.arguments is None:
-            step.arguments = kept.arguments
+            step.arguments = _arguments(call[1])
         if step.result is None:
-            step.result = kept.result
+            step.result = call[2]
 
 
 def has_steps(spans: Sequence[Mapping[str, Any]]) -> bool:
@@ -236,11 +314,14 @@ def has_steps(spans: Sequence[Mapping[str, Any]]) -> bool:
 _STEP_OPERATIONS = frozenset({"chat", "execute_tool"})
 
 
-def _role_and_contents(message: Any) -> tuple[str, list[Any]]:
+def _role_and_contents(message: Any) -> tuple[str, Sequence[Any]]:
     """A message's role and contents, from a ``Message`` or its stored JSON form (read without rebuilding it)."""
-    if isinstance(message, dict):
-        stored = cast("Mapping[str, Any]", message)
-        return str(stored.get("role")), list(stored.get("contents") or [])
+    if type(message) is dict:
+        stored = cast("dict[str, Any]", message)
+        return str(stored.get("role")), stored.get("contents") or ()
+    if isinstance(message, Mapping):
+        mapping = cast("Mapping[str, Any]", message)
+        return str(mapping.get("role")), list(mapping.get("contents") or ())
     return str(message.role), list(message.contents)
 
 

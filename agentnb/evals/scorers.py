@@ -128,6 +128,7 @@ class Scorer:
 
 
 _PLAIN = frozenset({bool, int, float, type(None), dict})
+_UNPRICED = object()
 
 
 def _number(value: Any, name: str) -> float:
@@ -498,13 +499,35 @@ def cost_under(usd: float, prices: Mapping[str, Any], *, model: str | None = Non
     single = model or (next(iter(prices)) if len(prices) == 1 else None)
     price = price_for(single, cast("Any", prices)) if single is not None else None
 
+    # Each model's price, looked up once (a trace from spans names the model of every call).
+    by_model: dict[str, tuple[float, float] | None] = {}
+
+    def step_price(name: str) -> tuple[float, float] | None:
+        found = by_model.get(name, _UNPRICED)
+        if found is _UNPRICED:
+            found = by_model[name] = price_for(name, cast("Any", prices))
+        return cast("tuple[float, float] | None", found)
+
     def cost_under(case: EvalCase, result: CaseResult) -> bool | None:
         trace = result.trace
         if price is not None and (model is not None or trace.source == "messages"):
             cost = (trace.input_tokens or 0) * price[0] / 1e6 + (trace.output_tokens or 0) * price[1] / 1e6
-        else:
-            cost = trace.cost(prices, model=model)
-        return None if cost is None else cost < usd
+            return cost < usd
+        if model is None:  # as CaseTrace.cost: per model call when the spans named the models
+            cost, priced = 0.0, False
+            for step in trace.steps:
+                used_in, used_out = step.input_tokens, step.output_tokens
+                if step.kind != "model" or not step.name or (used_in is None and used_out is None):
+                    continue
+                per_million = step_price(step.name)
+                if per_million is None:
+                    return None
+                priced = True
+                cost += (used_in or 0) * per_million[0] / 1e6 + (used_out or 0) * per_million[1] / 1e6
+            if priced:
+                return cost < usd
+        total = trace.cost(prices, model=model)
+        return None if total is None else total < usd
 
     return Scorer(cost_under, name=name or f"cost_under_{usd:g}")
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from agentnb import Agent, Content, Message, tool
-from agentnb.evals import CaseResult, EvalCase, evaluate, scorers
+from agentnb.evals import CaseResult, EvalCase, evaluate, load_experiment, run_batch, scorers
+from agentnb.evals._spans import memory_spans
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
 
@@ -111,3 +112,113 @@ async def test_a_case_without_model_spans_keeps_the_trace_of_its_conversation(tr
     seen = TraceSeen()
     await evaluate(answer, DATASET[:1], [seen], name="plain", store=traced, progress=False)
     assert seen.traces["Paris"].source == "messages"  # the case span alone is no step
+
+
+@pytest.fixture
+def traced_in_memory() -> Iterator[Any]:
+    """Instrumentation on with a memory-only span store: no run store behind the tracing."""
+    from agentnb.observability import configure_otel_providers, disable_instrumentation
+
+    span_store = configure_otel_providers(store=None)
+    assert span_store is not None and not span_store.persistent
+    try:
+        yield span_store
+    finally:
+        disable_instrumentation()
+
+
+async def test_trace_scorers_read_the_spans_kept_in_memory_when_no_store_holds_them(
+    traced_in_memory: Any, store: RunStore
+) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    seen = TraceSeen()
+    checks = [seen, scorers.tool_path(["search"]), scorers.max_model_calls(1)]
+    experiment = await evaluate(agent, DATASET, checks, name="memory", store=store, progress=False)
+
+    assert store.list_spans() == []  # the evaluation's store never got a span: they are only in memory
+    frame = experiment.results.set_index("case_id")
+    assert frame["tool_path"].tolist() == [1.0, 1.0, 1.0]
+    assert frame["max_model_calls_1"].tolist() == [0.0, 0.0, 0.0]
+    for case_id, trace in seen.traces.items():
+        assert trace.source == "spans", case_id
+        model = "function:search_model"
+        assert [(s.kind, s.name) for s in trace.steps] == [("model", model), ("tool", "search"), ("model", model)]
+        assert all(s.latency_ms is not None for s in trace.steps)  # per step: what only spans know
+        assert trace.tool_steps[0].arguments == {"query": case_id}  # each case got its own spans
+
+
+async def test_memory_spans_are_found_among_many_other_runs(traced_in_memory: Any, store: RunStore) -> None:
+    agent = Agent(FunctionChatClient(search_model), name="finder", tools=[search])
+    inputs = [f"Look up City{i}" for i in range(12)]
+    frame = await run_batch(agent, inputs, store=store, progress=False, concurrency=4)
+    first, last = frame["run_id"].iloc[0], frame["run_id"].iloc[-1]
+    found = memory_spans(traced_in_memory, [first, last])
+    assert sorted(found) == sorted([first, last])
+    for run_id, rows in found.items():
+        assert {r["run_id"] for r in rows} == {run_id}
+        assert [r["operation"] for r in rows if r["operation"] in ("chat", "execute_tool")] == [
+            "chat",
+            "execute_tool",
+            "chat",
+        ]
+        assert [r["start_ns"] for r in rows] == sorted(r["start_ns"] for r in rows)
+    assert memory_spans(traced_in_memory, ["no-such-run"]) == {}
+
+
+def research_workflow() -> Any:
+    """A researcher agent that searches (two model calls), then a writer agent that answers from its notes."""
+    from agentnb.workflows import WorkflowBuilder
+
+    def write(messages: list[Message], options: dict[str, Any]) -> str:
+        return f"Report: {messages[-1].text}"
+
+    researcher = Agent(FunctionChatClient(search_model), name="researcher", tools=[search])
+    writer = Agent(FunctionChatClient(write), name="writer")
+    return WorkflowBuilder(start_executor=researcher).add_edge(researcher, writer).build()
+
+
+async def test_evaluate_workflow_gives_trace_scorers_the_workflow_runs_spans(traced: RunStore) -> None:
+    from agentnb.evals import Scorer, evaluate_workflow, tool_called_check
+
+    seen = TraceSeen()
+    results = await evaluate_workflow(
+        workflow=research_workflow(),
+        queries=["Look up Paris", "Look up Oslo"],
+        evaluators=[
+            tool_called_check("search"),
+            Scorer(seen, name="seen"),
+            scorers.tool_path([("search", {"query": "Paris"})], name="paris_path"),
+            scorers.max_model_calls(3),
+            scorers.max_model_calls(2),
+        ],
+        store=traced,
+    )
+    local, native = results
+    # Agent Framework's check reads each agent's conversation: only the researcher called the tool.
+    assert local.sub_results["researcher"].all_passed and not local.sub_results["writer"].all_passed
+    # agentnb's scorers read each workflow run's spans: both agents' model calls and the researcher's tool call.
+    assert native.provider == "agentnb" and [i.item_id for i in native.items] == ["0", "1"]
+    verdicts = {item.item_id: {s.name: s.score for s in item.scores} for item in native.items}
+    assert verdicts["0"] == {"seen": 1.0, "paris_path": 1.0, "max_model_calls_3": 1.0, "max_model_calls_2": 0.0}
+    assert verdicts["1"]["paris_path"] == 0.0
+    assert len(seen.traces) == 2
+    for case_id, trace in seen.traces.items():
+        assert trace.source == "spans", case_id
+        assert [s.kind for s in trace.steps] == ["model", "tool", "model", "model"]
+        assert trace.tool_steps[0].name == "search" and trace.tool_steps[0].result is not None
+        assert all(s.latency_ms is not None for s in trace.steps)
+    # Both kinds of verdict are kept with the experiment's cases.
+    stored = load_experiment("Workflow Eval: " + research_workflow().name, store=traced).results
+    assert stored["paris_path"].tolist() == [1.0, 0.0]
+
+
+async def test_an_untraced_workflow_case_reads_its_steps_from_its_agents_turns(store: RunStore) -> None:
+    seen = TraceSeen()
+    experiment = await evaluate(
+        research_workflow(), [{"input": "Look up Rome"}], [seen, scorers.tool_path([("search", {"query": "Rome"})])],
+        name="untraced", store=store, progress=False,
+    )  # fmt: skip
+    assert experiment.results["tool_path"].tolist() == [1.0]
+    [trace] = seen.traces.values()
+    assert trace.source == "messages"
+    assert [s.kind for s in trace.steps] == ["model", "tool", "model", "model"]  # researcher twice, then writer

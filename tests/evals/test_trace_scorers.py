@@ -4,12 +4,13 @@ rubric judge whose per-dimension verdicts come back as RubricScore."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
 
 from agentnb import Agent, Content, Message, tool
-from agentnb.evals import CaseResult, CaseTrace, RubricScore, evaluate, scorers
+from agentnb.evals import CaseResult, CaseTrace, EvalCase, RubricScore, evaluate, scorers
 from agentnb.local import FunctionChatClient
 from agentnb.store import RunStore
 
@@ -102,6 +103,40 @@ def test_a_trace_from_spans_counts_each_model_call_and_prices_it_by_model() -> N
     assert trace.cost({"small": (1.0, 1.0), "large": (10.0, 10.0)}) == pytest.approx((110 + 2200) / 1e6)
     assert trace.cost({"small": (1.0, 1.0)}) is None  # "large" has no price
     assert CaseTrace.from_messages([]).steps == []
+
+
+async def test_cost_under_prices_each_model_call_of_a_span_trace() -> None:
+    def chat(start: int, model: str, tokens: int) -> dict[str, Any]:
+        return {"operation": "chat", "start_ns": start, "end_ns": start + 1, "model": model, "input_tokens": tokens}
+
+    case = EvalCase("x", "q")
+    cheap = CaseResult(case_id="x", spans=[chat(0, "small", 1000), chat(5, "small-2025-01-01", 1000)])
+    mixed = CaseResult(case_id="y", spans=[chat(0, "small", 1000), chat(5, "large", 1000)])
+    unpriced = CaseResult(case_id="z", spans=[chat(0, "small", 1000), chat(5, "other", 1000)])
+    budget = scorers.cost_under(0.005, {"small": (1.0, 0.0), "large": (10.0, 0.0)})
+    verdicts = [(await budget.score(case, r)).values["cost_under_0.005"] for r in (cheap, mixed, unpriced, cheap)]
+    assert verdicts[:2] == [1.0, 0.0]  # 0.002 vs 0.011: the dated name takes its base model's price
+    assert math.isnan(verdicts[2])  # a model without a price: the scorer abstains
+    assert verdicts[3] == 1.0  # the prices it looked up once still apply
+
+
+def test_span_tool_steps_take_their_data_from_the_call_with_the_same_id() -> None:
+    def tool(start: int, name: str, call_id: str) -> dict[str, Any]:
+        attributes = {"gen_ai.tool.call.id": call_id}
+        return {"operation": "execute_tool", "start_ns": start, "tool_name": name, "attributes": attributes}
+
+    # The spans ran b then a; the conversation lists a then b (parallel calls): ids pair them, not places.
+    spans = [tool(0, "lookup", "b"), tool(1, "lookup", "a")]
+    messages = [
+        Message("assistant", [Content.from_function_call("a", "lookup", '{"k": 1}')]).to_dict(),
+        Message("assistant", [Content.from_function_call("b", "lookup", '{"k": 2}')]).to_dict(),
+        Message("tool", [Content.from_function_result("a", "one"), Content.from_function_result("b", "two")]).to_dict(),
+    ]
+    trace = CaseResult(case_id="x", spans=spans, messages=messages).trace
+    assert [(s.call_id, s.arguments, s.result) for s in trace.tool_steps] == [
+        ("b", {"k": 2}, "two"),
+        ("a", {"k": 1}, "one"),
+    ]
 
 
 def judge_model(messages: list[Message], options: dict[str, Any]) -> str:
