@@ -31,7 +31,7 @@ from .._session_store import session_filename, session_id_from_filename
 from .._sessions import AgentSession, HistoryProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import Message
-from ..exceptions import AgentnbError, SessionError
+from ..exceptions import AgentnbError, SessionError, SessionOwnerError
 
 __all__ = [
     "DEFAULT_MEMORY_CONSOLIDATION_PROMPT",
@@ -457,7 +457,7 @@ class MemoryFileStore(MemoryStore):
     def get_owner_id(self, session: AgentSession) -> str:
         owner = session.state.get(self.owner_state_key)
         if owner is None or not str(owner).strip():
-            raise SessionError(
+            raise SessionOwnerError(
                 f"MemoryFileStore keeps memory per owner: set session.state[{self.owner_state_key!r}] (a user id, "
                 "say) before running."
             )
