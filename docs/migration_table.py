@@ -194,7 +194,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
-    (r"^DEFAULT_TOOL_APPROVAL_SOURCE_ID$", "not yet: the harness's tool-approval provider"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
     (r"^map_chat_to_agent_update$", "not yet: `AgentResponseUpdate(...)` from a chat update's fields"),
     (r"^create_mcp_client_span$|^set_mcp_span_error$", "not yet: MCP client spans (agentnb traces tool calls)"),
