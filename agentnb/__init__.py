@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, SupportsAgentRun
 from ._approval import (
+    DEFAULT_TOOL_APPROVAL_SOURCE_ID,
     ToolApprovalRule,
     ToolApprovalState,
     create_always_approve_tool_response,
@@ -539,6 +540,7 @@ __all__ = [
     "DEFAULT_MEMORY_SOURCE_ID",
     "DEFAULT_MODE_SOURCE_ID",
     "DEFAULT_TODO_SOURCE_ID",
+    "DEFAULT_TOOL_APPROVAL_SOURCE_ID",
     "EXCLUDED_KEY",
     "EXCLUDE_REASON_KEY",
     "GROUP_ANNOTATION_KEY",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_APPROVED_KEY",
     "DEFAULT_STATE_KEY",
+    "DEFAULT_TOOL_APPROVAL_SOURCE_ID",
     "RULE_KEY",
     "ToolApprovalRule",
     "ToolApprovalState",
@@ -42,6 +43,8 @@ RULE_KEY = "tool_approval_rule"
 AUTO_APPROVED_KEY = "auto_approved_by"
 #: Where the middleware keeps its state in ``AgentSession.state``.
 DEFAULT_STATE_KEY = "tool_approval"
+#: The reference's name for :data:`DEFAULT_STATE_KEY` (the middleware's ``source_id``).
+DEFAULT_TOOL_APPROVAL_SOURCE_ID = DEFAULT_STATE_KEY
 
 
 def _canonical(arguments: Any) -> str | None:

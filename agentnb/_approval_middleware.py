@@ -56,6 +56,7 @@ class ToolApprovalMiddleware(AgentMiddleware):
         policy: The whole policy instead (its predicates, up-front rules and fallback); give either this
             or the two arguments above.
         max_auto_rounds: Automatic answer rounds allowed in one run; past it, requests go to the caller.
+        source_id: The reference's name for ``state_key`` (default :data:`DEFAULT_TOOL_APPROVAL_SOURCE_ID`).
 
     Example:
         ```python
@@ -86,7 +87,12 @@ class ToolApprovalMiddleware(AgentMiddleware):
         state_key: str = DEFAULT_STATE_KEY,
         max_auto_rounds: int = 50,
         policy: ApprovalPolicy | None = None,
+        source_id: str | None = None,
     ) -> None:
+        if source_id is not None:  # the reference's name for state_key
+            if state_key not in (DEFAULT_STATE_KEY, source_id):
+                raise ValueError("Give either source_id= or state_key= (the same setting), not both.")
+            state_key = source_id
         if max_auto_rounds < 1:
             raise ValueError(f"max_auto_rounds must be >= 1, got {max_auto_rounds}")
         if policy is None:
@@ -104,6 +110,11 @@ class ToolApprovalMiddleware(AgentMiddleware):
     @property
     def state_key(self) -> str:
         """Where the session keeps its standing rules."""
+        return self.policy.state_key
+
+    @property
+    def source_id(self) -> str:
+        """The reference's name for :attr:`state_key`."""
         return self.policy.state_key
 
     # -- state -----------------------------------------------------------------------------------------------

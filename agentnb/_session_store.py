@@ -26,7 +26,14 @@ from ._sessions import AgentSession, HistoryProvider
 from ._types import Message
 from .exceptions import SerializationError, SessionCorruptError, SessionError
 
-__all__ = ["FileHistoryProvider", "FileSessionStore", "ServiceSessionId", "SessionStore", "session_filename"]
+__all__ = [
+    "FileHistoryProvider",
+    "FileSessionStore",
+    "ServiceSessionId",
+    "SessionStore",
+    "session_filename",
+    "session_id_from_filename",
+]
 
 ServiceSessionId = str
 """The provider's own handle on a conversation (``AgentSession.service_session_id``): a response or thread id."""
@@ -78,6 +85,14 @@ def _decode_stem(stem: str) -> str | None:
         return out.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+def session_id_from_filename(name: str, suffix: str) -> str | None:
+    """The session id :func:`session_filename` wrote ``name`` for, or ``None`` (a hashed long id, another file)."""
+    if not name.endswith(suffix):
+        return None
+    session_id = _decode_stem(name.removesuffix(suffix))
+    return session_id if session_id and session_filename(session_id, suffix) == name else None
 
 
 def _append(path: Path, data: bytes) -> None:

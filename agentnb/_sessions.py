@@ -109,7 +109,7 @@ class SessionContext:
     def __init__(
         self,
         *,
-        session_id: str | None,
+        session_id: str | None = None,
         input_messages: list[Message],
         service_session_id: str | None = None,
         options: dict[str, Any] | None = None,

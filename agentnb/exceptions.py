@@ -29,7 +29,8 @@ AgentnbError
 ├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
 ├── SerializationError               JSON (de)serialization with type tags failed
 ├── SessionError                     a session is missing where one is required, or cannot be loaded or saved
-│   └── SessionCorruptError          a stored session is unreadable (the file is kept)
+│   ├── SessionCorruptError          a stored session is unreadable (the file is kept)
+│   └── SessionOwnerError            a per-owner store finds no owner id in the session (also a RuntimeError)
 ├── CassetteError                    record/replay failed
 │   └── CassetteMissError            a request the cassette does not hold (shows the nearest one)
 ├── MCPError                         an MCP server failed (names the server)
@@ -118,6 +119,7 @@ __all__ = [
     "ServiceTimeoutError",
     "SessionCorruptError",
     "SessionError",
+    "SessionOwnerError",
     "SettingNotFoundError",
     "ShellCommandError",
     "ShellExecutionError",
@@ -310,6 +312,11 @@ class SessionCorruptError(SessionError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class SessionOwnerError(SessionError, RuntimeError):
+    """A store that keeps data per owner found no owner id in ``session.state`` (a ``RuntimeError``, as in the
+    reference)."""
 
 
 class CassetteError(AgentnbError):

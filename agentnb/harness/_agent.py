@@ -235,15 +235,15 @@ def create_harness_agent(
         ("max_output_tokens", max_output_tokens),
     ):
         if value is not None and (isinstance(value, bool) or value <= 0):
-            raise ValueError(f"{label} must be a positive integer, got {value!r}")
+            raise ValueError(f"{label} must be positive, got {value!r}.")
     if (
         max_context_window_tokens is not None
         and max_output_tokens is not None
         and max_output_tokens >= max_context_window_tokens
     ):
         raise ValueError(
-            f"max_output_tokens ({max_output_tokens}) must be less than max_context_window_tokens "
-            f"({max_context_window_tokens})."
+            f"max_output_tokens must be less than max_context_window_tokens, got {max_output_tokens} and "
+            f"{max_context_window_tokens}."
         )
     skills = None
     if skills_provider is not None or skills_paths:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import errno
 import fnmatch
+import json
 import logging
 import os
 import re
@@ -120,7 +121,7 @@ class FileSearchMatch:
         if isinstance(cast(object, line_number), bool) or not isinstance(cast(object, line_number), int):
             raise ValueError(f"line_number must be an integer, got {line_number!r}")
         if line_number < 1:
-            raise ValueError(f"line_number must be >= 1, got {line_number}")
+            raise ValueError(f"line_number must be a positive integer, got {line_number}")
         self.line_number = line_number
         self.line = line
 
@@ -177,14 +178,28 @@ class FileSearchResult:
     def from_dict(cls, data: Mapping[str, Any]) -> FileSearchResult:
         """Rebuild a result from :meth:`to_dict` output."""
         file_name, snippet, lines = data.get("file_name", ""), data.get("snippet", ""), data.get("matching_lines", [])
-        if not isinstance(file_name, str) or not isinstance(snippet, str) or not isinstance(lines, list):
-            raise ValueError("FileSearchResult needs a string file_name and snippet and a list of matching_lines.")
+        if not isinstance(file_name, str) or not isinstance(snippet, str):
+            raise ValueError("FileSearchResult needs a string file_name and snippet.")
+        if not isinstance(lines, list):
+            raise ValueError(f"FileSearchResult.matching_lines must be a list, got {type(lines).__name__}.")
         matches: list[FileSearchMatch] = []
         for item in cast("list[object]", lines):
             if not isinstance(item, Mapping):
                 raise ValueError("FileSearchResult.matching_lines elements must be mappings.")
             matches.append(FileSearchMatch.from_dict(cast("Mapping[str, Any]", item)))
         return cls(file_name, snippet, matches)
+
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string (``kwargs`` go to ``json.dumps``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, value: str | bytes, /) -> FileSearchResult:
+        """Rebuild a result from :meth:`to_json` output."""
+        data = json.loads(value)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"FileSearchResult.from_json needs a JSON object, got {type(data).__name__}.")
+        return cls.from_dict(cast("Mapping[str, Any]", data))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FileSearchResult) and self.to_dict() == other.to_dict()

@@ -190,7 +190,7 @@ class AgentLoopMiddleware(AgentMiddleware):
         if not callable(should_continue):
             raise TypeError(f"should_continue must be callable, got {should_continue!r}")
         if max_iterations is not None and (isinstance(max_iterations, bool) or max_iterations < 1):
-            raise ValueError(f"max_iterations must be None or an integer >= 1, got {max_iterations!r}")
+            raise ValueError(f"max_iterations must be None or a positive integer, got {max_iterations!r}.")
         self.should_continue = should_continue
         self.max_iterations = max_iterations
         self.next_message = next_message
@@ -350,6 +350,7 @@ class AgentLoopMiddleware(AgentMiddleware):
                 created_at=result.created_at,
                 finish_reason=result.finish_reason,
                 usage_details=usage,
+                value=result.value,  # the last iteration's, not re-parsed from the combined text
                 additional_properties=dict(result.additional_properties or {}),
             )
         else:

@@ -21,16 +21,17 @@ import logging
 import os
 import re
 from abc import ABC, abstractmethod
-from base64 import urlsafe_b64decode, urlsafe_b64encode
+from base64 import urlsafe_b64encode
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, cast
 
+from .._session_store import session_filename, session_id_from_filename
 from .._sessions import AgentSession, HistoryProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import Message
-from ..exceptions import AgentnbError, SessionError
+from ..exceptions import AgentnbError, SessionError, SessionOwnerError
 
 __all__ = [
     "DEFAULT_MEMORY_CONSOLIDATION_PROMPT",
@@ -155,10 +156,6 @@ def _json_text(text: str) -> str:
 
 def _encode_segment(value: str) -> str:
     return urlsafe_b64encode(value.encode("utf-8")).decode("ascii").rstrip("=") or "_"
-
-
-def _decode_segment(value: str) -> str:
-    return urlsafe_b64decode((value + "=" * (-len(value) % 4)).encode("ascii")).decode("utf-8")
 
 
 class MemoryIndexEntry:
@@ -433,6 +430,8 @@ class MemoryFileStore(MemoryStore):
         topics_directory_name: str = DEFAULT_MEMORY_TOPICS_DIRECTORY_NAME,
         transcripts_directory_name: str = DEFAULT_MEMORY_TRANSCRIPTS_DIRECTORY_NAME,
         state_file_name: str = DEFAULT_MEMORY_STATE_FILE_NAME,
+        dumps: Callable[[Any], str] | None = None,
+        loads: Callable[[str], Any] | None = None,
     ) -> None:
         for label, name in (
             ("kind", kind),
@@ -452,15 +451,22 @@ class MemoryFileStore(MemoryStore):
         self.topics_directory_name = topics_directory_name
         self.transcripts_directory_name = transcripts_directory_name
         self.state_file_name = state_file_name
+        self.dumps: Callable[[Any], str] = dumps or json.dumps
+        self.loads: Callable[[str], Any] = loads or json.loads
 
     def get_owner_id(self, session: AgentSession) -> str:
         owner = session.state.get(self.owner_state_key)
         if owner is None or not str(owner).strip():
-            raise SessionError(
+            raise SessionOwnerError(
                 f"MemoryFileStore keeps memory per owner: set session.state[{self.owner_state_key!r}] (a user id, "
                 "say) before running."
             )
-        return str(owner)
+        owner_id = str(owner)
+        as_path = PurePath(owner_id)
+        if as_path.is_absolute() or ".." in as_path.parts:
+            # Encoded, it could not escape base_path; refused all the same, as the reference does.
+            raise ValueError(f"Memory owner ID must not contain path traversal segments, got {owner_id!r}.")
+        return owner_id
 
     def export_provider_state(self, session: AgentSession) -> dict[str, Any]:
         return {self.owner_state_key: self.get_owner_id(session)}
@@ -541,7 +547,7 @@ class MemoryFileStore(MemoryStore):
         path = self._root_for(session, source_id) / self.state_file_name
         if not path.is_file():
             return _default_state()
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = self.loads(path.read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
             raise ValueError(f"The memory state file {path} must hold a JSON object.")
         state = {**_default_state(), **cast("dict[str, Any]", raw)}
@@ -552,14 +558,14 @@ class MemoryFileStore(MemoryStore):
         return state
 
     def write_state(self, session: AgentSession, state: Mapping[str, Any], *, source_id: str) -> None:
-        _atomic_write(self._root_for(session, source_id) / self.state_file_name, json.dumps(dict(state)) + "\n")
+        _atomic_write(self._root_for(session, source_id) / self.state_file_name, self.dumps(dict(state)) + "\n")
 
     def get_transcripts_directory(self, session: AgentSession, *, source_id: str) -> Path:
         return self._root_for(session, source_id) / self.transcripts_directory_name
 
     def transcript_path(self, session: AgentSession, *, source_id: str, session_id: str) -> Path:
         """The JSON-lines file holding one session's transcript."""
-        return self.get_transcripts_directory(session, source_id=source_id) / f"{_encode_segment(session_id)}.jsonl"
+        return self.get_transcripts_directory(session, source_id=source_id) / session_filename(session_id, ".jsonl")
 
     def search_transcripts(
         self,
@@ -571,7 +577,7 @@ class MemoryFileStore(MemoryStore):
         limit: int = 20,
         loads: Callable[[str], Any] | None = None,
     ) -> list[dict[str, Any]]:
-        read = loads or json.loads
+        read = loads or self.loads
         needle = query.strip().casefold()
         if not needle:
             raise ValueError("query must not be empty.")
@@ -579,10 +585,12 @@ class MemoryFileStore(MemoryStore):
         if not folder.is_dir():
             return []
         results: list[dict[str, Any]] = []
+        wanted = None if session_id is None else session_filename(session_id, ".jsonl")
         for path in sorted(folder.glob("*.jsonl")):
-            owner_session = _decode_segment(path.stem)
-            if session_id is not None and owner_session != session_id:
+            if wanted is not None and path.name != wanted:
                 continue
+            # A hashed long id cannot be read back from its file name: report the one asked for, or None.
+            owner_session = session_id if wanted is not None else session_id_from_filename(path.name, ".jsonl")
             with path.open(encoding="utf-8") as lines:
                 for number, line in enumerate(lines, start=1):
                     if not line.strip():
@@ -732,8 +740,8 @@ class MemoryContextProvider(HistoryProvider):
         store = self.store
         if isinstance(store, MemoryFileStore):
             return store.transcript_path(session, source_id=self.source_id, session_id=session_id)
-        return (
-            store.get_transcripts_directory(session, source_id=self.source_id) / f"{_encode_segment(session_id)}.jsonl"
+        return store.get_transcripts_directory(session, source_id=self.source_id) / session_filename(
+            session_id, ".jsonl"
         )
 
     async def get_messages(

@@ -76,7 +76,7 @@ _PREVIOUS_MODE_KEY = "previous_mode_for_notification"
 def _state(session: AgentSession, source_id: str) -> dict[str, Any]:
     value = session.state.setdefault(source_id, {})
     if not isinstance(value, dict):
-        raise TypeError(f"session.state[{source_id!r}] must be a dict, got {type(value).__name__}")
+        raise TypeError(f"Session state for source_id {source_id!r} must be a dict, got {type(value).__name__}.")
     return cast("dict[str, Any]", value)
 
 

@@ -21,6 +21,7 @@ from typing_extensions import NotRequired, TypedDict
 from .._sessions import AgentSession, ContextProvider, SessionContext
 from .._tools import FunctionTool, tool
 from .._types import Message
+from ..exceptions import SessionOwnerError
 from ._tool_cache import ToolCache
 
 __all__ = [
@@ -94,6 +95,18 @@ class TodoItem:
             raise ValueError(f"A todo item's is_complete must be a boolean, got {done!r}")
         return cls(item_id, title, description, done)
 
+    def to_json(self, **kwargs: Any) -> str:
+        """:meth:`to_dict` as a JSON string (``kwargs`` go to ``json.dumps``)."""
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_json(cls, value: str | bytes, /) -> TodoItem:
+        """Rebuild an item from :meth:`to_json` output."""
+        data = json.loads(value)
+        if not isinstance(data, Mapping):
+            raise ValueError(f"TodoItem.from_json needs a JSON object, got {type(data).__name__}.")
+        return cls.from_dict(cast("Mapping[str, Any]", data))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TodoItem) and self.to_dict() == other.to_dict()
 
@@ -109,11 +122,11 @@ class TodoItem:
 
 def _parse_items(raw: object, where: str) -> list[TodoItem]:
     if not isinstance(raw, list):
-        raise ValueError(f"The todo items in {where} must be a list, got {type(raw).__name__}")
+        raise ValueError(f"{where} has a non-list 'items' field, got {type(raw).__name__}.")
     items: list[TodoItem] = []
     for index, item in enumerate(cast("list[object]", raw)):
         if not isinstance(item, Mapping):
-            raise ValueError(f"Todo item {index} in {where} must be an object, got {type(item).__name__}")
+            raise ValueError(f"Todo item at index {index} in {where} must be an object, got {type(item).__name__}.")
         items.append(TodoItem.from_dict(cast("Mapping[str, Any]", item)))
     return items
 
@@ -145,15 +158,19 @@ class TodoSessionStore(TodoStore):
     def _slice(session: AgentSession, source_id: str) -> dict[str, Any]:
         value = session.state.setdefault(source_id, {})
         if not isinstance(value, dict):
-            raise ValueError(f"session.state[{source_id!r}] must be a dict, got {type(value).__name__}")
+            raise ValueError(
+                f"Session state for source_id {source_id!r} (session.state[{source_id!r}]) must be a dict, got "
+                f"{type(value).__name__}."
+            )
         return cast("dict[str, Any]", value)
 
     async def load_state(self, session: AgentSession, *, source_id: str) -> tuple[list[TodoItem], int]:
         state = self._slice(session, source_id)
-        items = _parse_items(state.get("items", []), f"session.state[{source_id!r}]")
+        where = f"Session state for source_id {source_id!r}"
+        items = _parse_items(state.get("items", []), where)
         next_id = state.get("next_id", 1)
         if isinstance(next_id, bool) or not isinstance(next_id, int):
-            raise ValueError(f"session.state[{source_id!r}]['next_id'] must be an integer, got {next_id!r}")
+            raise ValueError(f"{where} has a non-integer 'next_id' field, got {next_id!r}.")
         return items, _next_id(items, next_id)
 
     async def save_state(self, session: AgentSession, items: list[TodoItem], *, next_id: int, source_id: str) -> None:
@@ -172,8 +189,16 @@ def _segment(value: str) -> str:
 class TodoFileStore(TodoStore):
     """Keeps each session's list in ``base_path/<session id>/todos.<source id>.json``, written atomically.
 
+    With ``owner_state_key`` the lists are kept per owner as well:
+    ``base_path/<owner_prefix><owner>/<kind>/<session id>/todos.<source id>.json``, the owner read from
+    ``session.state[owner_state_key]``. Values that are not plain path segments are hex-encoded; a session id
+    with a path separator is refused.
+
     Args:
         base_path: The folder the files go under.
+        kind: The folder under each owner (with ``owner_state_key`` only).
+        owner_prefix: Put before the owner id (to keep tenants apart, say).
+        owner_state_key: The ``session.state`` key holding the owner id; ``None`` keeps no owner folder.
         state_filename: The file name (the source id is put before its suffix).
 
     Example:
@@ -185,15 +210,36 @@ class TodoFileStore(TodoStore):
         ```
     """
 
-    def __init__(self, base_path: str | os.PathLike[str], *, state_filename: str = "todos.json") -> None:
+    def __init__(
+        self,
+        base_path: str | os.PathLike[str],
+        *,
+        kind: str = "todos",
+        owner_prefix: str = "",
+        owner_state_key: str | None = None,
+        state_filename: str = "todos.json",
+    ) -> None:
         self.base_path = Path(base_path)
+        self.kind = kind
+        self.owner_prefix = owner_prefix
+        self.owner_state_key = owner_state_key
         self.state_filename = state_filename
 
     def path_for(self, session: AgentSession, *, source_id: str) -> Path:
         """The JSON file holding ``session``'s list."""
         name = Path(self.state_filename)
         suffix = name.suffix or ".json"
-        return self.base_path / _segment(session.session_id) / f"{name.stem}.{_segment(source_id)}{suffix}"
+        if "/" in session.session_id or "\\" in session.session_id:
+            raise ValueError(f"TodoFileStore session_id must not contain path separators: {session.session_id!r}")
+        folder = self.base_path
+        if self.owner_state_key is not None:
+            owner = session.state.get(self.owner_state_key)
+            if owner is None:
+                raise SessionOwnerError(
+                    f"TodoFileStore keeps lists per owner: set session.state[{self.owner_state_key!r}] before running."
+                )
+            folder = folder / _segment(f"{self.owner_prefix}{owner}") / _segment(self.kind)
+        return folder / _segment(session.session_id) / f"{name.stem}.{_segment(source_id)}{suffix}"
 
     async def load_state(self, session: AgentSession, *, source_id: str) -> tuple[list[TodoItem], int]:
         path = self.path_for(session, source_id=source_id)
@@ -205,10 +251,10 @@ class TodoFileStore(TodoStore):
             if not isinstance(data, dict):
                 raise ValueError(f"The todo file {path} must hold a JSON object.")
             state = cast("dict[str, Any]", data)
-            items = _parse_items(state.get("items", []), str(path))
+            items = _parse_items(state.get("items", []), f"The todo file {path}")
             next_id = state.get("next_id", 1)
             if isinstance(next_id, bool) or not isinstance(next_id, int):
-                raise ValueError(f"The todo file {path} has a non-integer next_id.")
+                raise ValueError(f"The todo file {path} has a non-integer 'next_id' field, got {next_id!r}.")
             return items, _next_id(items, next_id)
 
         return await asyncio.to_thread(load)

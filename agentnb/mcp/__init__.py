@@ -4,8 +4,8 @@ Built on the official ``mcp`` SDK (``pip install "agentnb[mcp]"``). Each tool ob
 and can go straight into ``Agent(tools=[...])``: it connects on first use and exposes the server's tools
 as :class:`~agentnb.FunctionTool` objects with the server's own JSON schemas.
 
-The SDK (2.x) ships stdio and streamable HTTP client transports, and no websocket client, so there is no
-``MCPWebsocketTool``.
+The SDK (2.x) ships stdio and streamable HTTP client transports and no websocket client: ``MCPWebsocketTool``
+exists, as in the reference's release, only so code that names it imports; it cannot connect.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ._sampling import SamplingApprovalCallback, SamplingRequest
 from ._server import MCPHTTPServer, agent_mcp_server, mcp_http_app, serve_stdio
 from ._stdio import MCPStdioTool
 from ._tool import ApprovalModeSetting, MCPTool
+from ._websocket import MCPWebsocketTool
 
 __all__ = [
     "ApprovalModeSetting",
@@ -29,6 +30,7 @@ __all__ = [
     "MCPStdioTool",
     "MCPStreamableHTTPTool",
     "MCPTool",
+    "MCPWebsocketTool",
     "SamplingApprovalCallback",
     "SamplingRequest",
     "agent_mcp_server",

@@ -106,12 +106,14 @@ class SamplingGate:
         """Start counting again for a new MCP session."""
         self.requests_seen = 0
 
-    def _deny(self, reason: str) -> mcp_types.ErrorData:
+    def _deny(self, reason: str, *, message: str | None = None) -> mcp_types.ErrorData:
         import mcp_types
 
         self.denied += 1
         logger.warning("MCP server %r: sampling request denied (%s).", self.server, reason)
-        return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=f"Sampling request denied: {reason}.")
+        return mcp_types.ErrorData(
+            code=mcp_types.INVALID_REQUEST, message=message or f"Sampling request denied: {reason}."
+        )
 
     async def __call__(
         self, context: Any, params: mcp_types.CreateMessageRequestParams
@@ -121,12 +123,17 @@ class SamplingGate:
 
         self.requests_seen += 1
         number = self.requests_seen
+        if self.client is None:
+            self.denied += 1
+            logger.warning("MCP server %r: sampling request refused: no chat client was given.", self.server)
+            return mcp_types.ErrorData(
+                code=mcp_types.INTERNAL_ERROR,
+                message="No chat client available to answer sampling requests (pass client=...).",
+            )
         if self.approval_callback is None:
             return self._deny("no sampling_approval_callback was given")
         if number > self.max_requests:
             return self._deny(f"limit of {self.max_requests} request(s) per session reached")
-        if self.client is None:
-            return self._deny("no chat client was given to answer sampling requests (pass client=...)")
         if params.tools:
             return self._deny("sampling with tools is not supported")
         request = SamplingRequest(
@@ -146,7 +153,10 @@ class SamplingGate:
         except Exception as exc:
             return self._deny(f"the approval callback raised {type(exc).__name__}")
         if verdict is not True:
-            return self._deny("the approval callback declined")
+            return self._deny(
+                "the approval callback declined",
+                message="Sampling request denied by the 'sampling_approval_callback' (it declined).",
+            )
         options: dict[str, Any] = {"max_tokens": request.max_tokens}
         if request.temperature is not None:
             options["temperature"] = request.temperature

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agentnb._tools import ApprovalMode, FunctionTool
 from agentnb._types import Content, Message
-from agentnb.exceptions import MCPConnectionError, MCPError, MCPTimeoutError, ToolExecutionError
+from agentnb.exceptions import AgentnbError, MCPConnectionError, MCPError, MCPTimeoutError, ToolExecutionError
 
 from ._connection import Connection, WatchedTransport, connection_error, leaf_exception
 from ._content import (
@@ -174,6 +174,29 @@ class MCPTool:
         )
 
     @property
+    def client(self) -> Any:
+        """The chat client that answers the server's approved sampling requests (``None``: they are refused)."""
+        return self.sampling.client
+
+    @client.setter
+    def client(self, value: Any) -> None:
+        self.sampling.client = value
+
+    async def sampling_callback(
+        self, context: Any, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        """Answer one ``sampling/createMessage`` request under the tool's sampling policy (the SDK calls this)."""
+        return await self.sampling(context, params)
+
+    async def message_handler(self, message: Any) -> None:
+        """Handle a message the server sent outside a request: a tool-list change marks the tools for re-listing;
+        an exception the session hands over is logged and dropped (the request that failed raises its own)."""
+        if isinstance(message, Exception):
+            logger.warning("MCP server %r: the session reported %s.", self.name, type(message).__name__)
+            return
+        await self._on_server_message(message)
+
+    @property
     def approval_mode(self) -> ApprovalModeSetting | None:
         """The approval setting; assigning a new one applies from the next ``get_tools()`` (the next run)."""
         return self._approval_mode
@@ -229,7 +252,7 @@ class MCPTool:
             read_timeout_seconds=self.request_timeout,
             sampling_callback=self.sampling,
             client_info=Implementation(name="agentnb", version=_version()),
-            message_handler=self._on_server_message,
+            message_handler=self.message_handler,
             # Tool listings must reflect the live server, e.g. after a restart.
             cache=None,
         )
@@ -287,7 +310,15 @@ class MCPTool:
             await connection.close()
 
     async def __aenter__(self) -> MCPTool:
-        await self.connect()
+        try:
+            await self.connect()
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, AgentnbError) or not isinstance(exc, Exception):
+                raise
+            raise ToolExecutionError(
+                f"MCP server {self.name!r}: Failed to enter context manager: {type(exc).__name__}: {exc}"
+            ) from exc
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

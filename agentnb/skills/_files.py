@@ -284,7 +284,9 @@ class FileSkillsSource(SkillsSource):
             if extension in self._script_extensions and (
                 self._script_filter is None or self._script_filter(skill_name, relative)
             ):
-                scripts.append(FileSkillScript(name=relative, full_path=full_path, runner=self._script_runner))
+                scripts.append(
+                    FileSkillScript(name=relative, full_path=full_path, runner=self._script_runner, skill_dir=folder)
+                )
         return resources, scripts
 
     def _files(self, folder: str) -> list[tuple[str, str]]:
@@ -319,14 +321,35 @@ class _ScannedFileSkill(FileSkill):
     """A folder skill whose resources and scripts are found on first use, with its source's rules."""
 
     def __init__(self, source: FileSkillsSource, *, frontmatter: SkillFrontmatter, content: str, path: str) -> None:
+        self._source: FileSkillsSource | None = None
+        self._found: tuple[list[SkillResource], list[SkillScript]] = ([], [])
         super().__init__(frontmatter=frontmatter, content=content, path=path)
-        self._source: FileSkillsSource | None = source
+        self._source = source
 
     def _scan(self) -> None:
         source = self._source
         if source is not None:
             self._source = None
-            self._resources, self._scripts = source.contents(self.path, self.frontmatter.name)
+            self._found = source.contents(self.path, self.frontmatter.name)
+
+    # The lists scan on first read, however they are reached (the reference's tests read them directly).
+    @property
+    def _resources(self) -> list[SkillResource]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._scan()
+        return self._found[0]
+
+    @_resources.setter
+    def _resources(self, value: list[SkillResource]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._found = (value, self._found[1])
+
+    @property
+    def _scripts(self) -> list[SkillScript]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._scan()
+        return self._found[1]
+
+    @_scripts.setter
+    def _scripts(self, value: list[SkillScript]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._found = (self._found[0], value)
 
 
 def _reparse(status: os.stat_result) -> bool:

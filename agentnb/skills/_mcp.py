@@ -162,7 +162,7 @@ class MCPSkill(Skill):
         if self._content is None:
             text = _text(await self._session().read_resource(self.skill_md_uri))
             if not text:
-                raise ValueError(f"The MCP server returned no text for {self.skill_md_uri!r}.")
+                raise ValueError(f"The MCP server returned no text content for {self.skill_md_uri!r}.")
             self._content = text
         return self._content
 

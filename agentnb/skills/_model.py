@@ -110,8 +110,8 @@ def _check_name(name: object, what: str = "Skill") -> str:
         raise ValueError(f"{what} name cannot be empty.")
     if len(name) > MAX_NAME_LENGTH or _NAME.fullmatch(name) is None:
         raise ValueError(
-            f"Invalid {what.lower()} name {name!r}: use at most {MAX_NAME_LENGTH} lowercase letters, digits and "
-            "hyphens, without a leading, trailing or doubled hyphen (e.g. 'unit-converter')."
+            f"Invalid {what[:1].lower()}{what[1:]} name {name!r}: use at most {MAX_NAME_LENGTH} lowercase letters, "
+            "digits and hyphens, without a leading, trailing or doubled hyphen (e.g. 'unit-converter')."
         )
     return name
 
@@ -153,7 +153,7 @@ class SkillFrontmatter:
             raise ValueError("Skill description cannot be empty.")
         if len(description) > MAX_DESCRIPTION_LENGTH:
             raise ValueError(
-                f"Skill {name!r} has a description of {len(description)} characters; "
+                f"Skill {name!r} has an invalid description: {len(description)} characters, "
                 f"the limit is {MAX_DESCRIPTION_LENGTH}."
             )
         if compatibility is not None and len(compatibility) > MAX_COMPATIBILITY_LENGTH:
@@ -240,7 +240,7 @@ class InlineSkillResource(SkillResource):
     ) -> None:
         super().__init__(name=name, description=description)
         if (content is None) == (function is None):
-            raise ValueError(f"Resource {name!r} needs exactly one of content= or function=.")
+            raise ValueError(f"Resource {name!r} must have either content or function, not both.")
         self.content = content
         self.function = function
         self._takes_kwargs = function is not None and _accepts_kwargs(function)
@@ -383,8 +383,8 @@ class InlineSkillScript(SkillScript):
             )
         if isinstance(args, list):
             raise TypeError(
-                f"Inline script {self.name!r} takes keyword arguments (an object), not a list; lists of strings "
-                "are for file scripts."
+                f"Inline script {self.name!r} requires keyword arguments (an object), not a list; lists of "
+                "strings are for file scripts."
             )
         named = dict(args or {})
         result = self.function(**named, **kwargs) if self._takes_kwargs else self.function(**named)
@@ -413,6 +413,11 @@ class FileSkillScript(SkillScript):
         description: What it does.
         full_path: The absolute path of the file.
         runner: Runs it; without one the script is listed but cannot run.
+        skill_dir: The folder the script was found in (a source sets it): :meth:`run` then checks again, on
+            disk, that the file is still a regular file there reached through no link. Without it only the
+            path is checked; a runner that executes files (:class:`SubprocessScriptRunner`) checks on disk
+            either way.
+        trusted_root: The discovery root above ``skill_dir``; the on-disk check covers the folders between.
     """
 
     def __init__(
@@ -422,14 +427,24 @@ class FileSkillScript(SkillScript):
         description: str | None = None,
         full_path: str,
         runner: SkillScriptRunner | None = None,
+        skill_dir: str | None = None,
+        trusted_root: str | None = None,
     ) -> None:
         super().__init__(name=name, description=description)
         if not full_path or not full_path.strip():
             raise ValueError("full_path cannot be empty.")
         if not os.path.isabs(full_path):
             raise ValueError(f"full_path must be an absolute path, got {full_path!r}.")
+        if trusted_root is not None:
+            if skill_dir is None:
+                raise ValueError("trusted_root needs skill_dir.")
+            root, folder = os.path.normpath(os.path.abspath(trusted_root)), os.path.normpath(os.path.abspath(skill_dir))
+            if os.path.commonpath([root, folder]) != root:
+                raise ValueError(f"skill_dir {skill_dir!r} is not under trusted_root {trusted_root!r}.")
         self.full_path = full_path
         self.runner = runner
+        self.skill_dir = skill_dir
+        self.trusted_root = trusted_root
 
     @property
     def parameters_schema(self) -> dict[str, Any] | None:
@@ -449,21 +464,25 @@ class FileSkillScript(SkillScript):
             SkillSecurityError: The file is outside the skill's folder or reached through a link.
         """
         if not isinstance(skill, FileSkill):
-            raise TypeError(f"File script {self.name!r} needs a FileSkill, got {type(skill).__name__}.")
+            raise TypeError(
+                f"File-based script {self.name!r} requires a FileSkill but received {type(skill).__name__}."
+            )
         if self.runner is None:
             raise ValueError(
-                f"Script {self.name!r} cannot run: no script runner is configured. Pass script_runner= "
+                f"Script {self.name!r} requires a runner: none is configured. Pass script_runner= "
                 "(for example SubprocessScriptRunner()) to SkillsProvider.from_paths or FileSkillsSource."
             )
-        check_script_inside(skill, self)
+        check_script_inside(skill, self, on_disk=self.skill_dir is not None)
         result = self.runner(skill, self, args)
         if inspect.isawaitable(result):
             result = await result
         return result
 
 
-def check_script_inside(skill: FileSkill, script: FileSkillScript) -> None:
+def check_script_inside(skill: FileSkill, script: FileSkillScript, *, on_disk: bool = True) -> None:
     """Refuse a script file that is not a regular file inside its skill's folder, or that is reached by a link.
+
+    ``on_disk=False`` checks the path alone (the file is not looked at).
 
     Raises:
         SkillSecurityError: With the reason; nothing was run.
@@ -477,6 +496,8 @@ def check_script_inside(skill: FileSkill, script: FileSkillScript) -> None:
             f"Script {script.name!r} of skill {skill.frontmatter.name!r} is outside the skill's folder "
             f"({script.full_path!r} is not under {skill.path!r}); it was not run."
         )
+    if not on_disk:
+        return
     if has_link_below(target, root):
         raise SkillSecurityError(
             f"Script {script.name!r} of skill {skill.frontmatter.name!r} is reached through a symbolic link "
@@ -794,7 +815,7 @@ class ClassSkill(Skill, ABC):
                 resource_name = marker["name"] or member_name.replace("_", "-").strip("-")
                 if _by_name(found, resource_name) is not None:
                     raise ValueError(
-                        f"Skill {self._frontmatter.name!r} has two resources named {resource_name!r}; "
+                        f"Skill {self._frontmatter.name!r} already has a resource named {resource_name!r}; "
                         "give each @ClassSkill.resource its own name."
                     )
                 function = self._property_reader(member_name) if is_property else getattr(self, member_name)
@@ -817,7 +838,7 @@ class ClassSkill(Skill, ABC):
                 script_name = marker["name"] or member_name.replace("_", "-").strip("-")
                 if _by_name(found, script_name) is not None:
                     raise ValueError(
-                        f"Skill {self._frontmatter.name!r} has two scripts named {script_name!r}; "
+                        f"Skill {self._frontmatter.name!r} already has a script named {script_name!r}; "
                         "give each @ClassSkill.script its own name."
                     )
                 found.append(

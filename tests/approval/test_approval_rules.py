@@ -460,3 +460,13 @@ async def test_pending_requests_can_be_found_from_the_session(tools: Tools) -> N
     assert pending == response.user_input_requests
     await agent.run(Message("user", [pending[0].to_function_approval_response(True)]), session=session)
     assert await pending_approval_requests(session) == []
+
+
+def test_source_id_is_the_references_name_for_the_state_key() -> None:
+    assert agentnb.DEFAULT_TOOL_APPROVAL_SOURCE_ID == "tool_approval"
+    assert ToolApprovalMiddleware().source_id == agentnb.DEFAULT_TOOL_APPROVAL_SOURCE_ID
+    middleware = ToolApprovalMiddleware(source_id="approvals")
+    assert (middleware.source_id, middleware.state_key) == ("approvals", "approvals")
+    assert ToolApprovalMiddleware(source_id="a", state_key="a").state_key == "a"
+    with pytest.raises(ValueError, match="not both"):
+        ToolApprovalMiddleware(source_id="a", state_key="b")

@@ -143,7 +143,11 @@ async def test_owners_are_required_and_cannot_steer_paths(tmp_path: Path) -> Non
     with pytest.raises(SessionError, match="user_id"):
         await agent.run("Hi", session=AgentSession())
     evil = AgentSession(state={"user_id": "../../etc"})
-    await {t.name: t for t in memory.tools(evil)}["write_memory"].invoke(arguments={"topic": "x", "memory": "y"})
+    with pytest.raises(ValueError, match="path traversal"):
+        await {t.name: t for t in memory.tools(evil)}["write_memory"].invoke(arguments={"topic": "x", "memory": "y"})
+    assert not list(tmp_path.rglob("*.md"))
+    slashed = AgentSession(state={"user_id": "team/alice"})  # a separator alone is encoded, not followed
+    await {t.name: t for t in memory.tools(slashed)}["write_memory"].invoke(arguments={"topic": "x", "memory": "y"})
     written = list(tmp_path.rglob("*.md"))
     assert written and all(p.resolve().is_relative_to((tmp_path / "mem").resolve()) for p in written)
     with pytest.raises(ValueError, match="plain path segment"):
@@ -229,3 +233,25 @@ async def test_transcripts_use_the_given_line_format(tmp_path: Path) -> None:
         await Agent(ScriptedChatClient(["Hi."]), context_providers=[broken]).run(
             "Hello", session=AgentSession(state={"user_id": "bob"})
         )
+
+
+async def test_transcripts_are_file_history_files_and_state_uses_the_stores_json(tmp_path: Path) -> None:
+    from agentnb import FileHistoryProvider, Message
+
+    dumped: list[object] = []
+
+    def dumps(value: object) -> str:
+        dumped.append(value)
+        return json.dumps(value, sort_keys=True)
+
+    store = MemoryFileStore(tmp_path, owner_state_key="user_id", dumps=dumps, loads=json.loads)
+    session = AgentSession(session_id="Session-1", state={"user_id": "ada"})
+    store.write_state(session, {"last_consolidated_at": None, "sessions_since_consolidation": ["s"]}, source_id="m")
+    assert dumped and store.read_state(session, source_id="m")["sessions_since_consolidation"] == ["s"]
+    # A FileHistoryProvider over the transcripts folder writes the files the store searches.
+    history = FileHistoryProvider(store.get_transcripts_directory(session, source_id="m"))
+    await history.save_messages("Session-1", [Message("user", ["I prefer aisle seats."])])
+    assert store.transcript_path(session, source_id="m", session_id="Session-1") == history.path_for("Session-1")
+    hit = {"session_id": "Session-1", "line_number": 1, "role": "user", "text": "I prefer aisle seats."}
+    assert store.search_transcripts(session, source_id="m", query="AISLE") == [hit]
+    assert store.search_transcripts(session, source_id="m", query="aisle", session_id="other") == []

@@ -149,12 +149,28 @@ async def test_todo_tools_refuse_empty_input_and_corrupt_state() -> None:
 
 async def test_todo_file_store_keeps_one_file_per_session(tmp_path: Path) -> None:
     todos = TodoProvider(store=TodoFileStore(tmp_path))
-    session = AgentSession(session_id="../escape")
+    with pytest.raises(ValueError, match="path separators"):
+        await todos.add_items(AgentSession(session_id="../escape"), ["one"])
+    assert not list(tmp_path.rglob("*"))
+    session = AgentSession(session_id="..")  # not a plain segment: encoded, never followed
     await todos.add_items(session, ["one"])
     files = [p.relative_to(tmp_path) for p in tmp_path.rglob("*.json")]
     assert len(files) == 1 and ".." not in files[0].parts
     again = TodoProvider(store=TodoFileStore(tmp_path))
-    assert [i.title for i in await again.get_items(AgentSession(session_id="../escape"))] == ["one"]
+    assert [i.title for i in await again.get_items(AgentSession(session_id=".."))] == ["one"]
+
+
+async def test_todo_file_store_keeps_lists_per_owner(tmp_path: Path) -> None:
+    from agentnb.exceptions import SessionOwnerError
+
+    store = TodoFileStore(tmp_path, owner_prefix="user_", owner_state_key="owner_id")
+    session = AgentSession(session_id="s1", state={"owner_id": "alice"})
+    await store.save_state(session, [TodoItem(1, "Ship")], next_id=2, source_id="todo")
+    assert (tmp_path / "user_alice" / "todos" / "s1" / "todos.todo.json").is_file()
+    assert (await store.load_state(session, source_id="todo"))[1] == 2
+    with pytest.raises(SessionOwnerError, match="owner_id"):
+        await store.load_state(AgentSession(session_id="s2"), source_id="todo")
+    assert TodoItem.from_json(TodoItem(1, "Ship").to_json()) == TodoItem(1, "Ship")
 
 
 # -- modes ---------------------------------------------------------------------------------------------------

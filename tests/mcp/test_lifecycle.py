@@ -6,6 +6,8 @@ import asyncio
 import subprocess
 import sys
 
+import pytest
+
 import agentnb.mcp
 from tests.mcp.mcp_helpers import child_processes, stdio_tool
 
@@ -44,8 +46,46 @@ async def test_no_owner_task_outlives_close() -> None:
 
 def test_public_names_are_sorted_and_importing_stays_light() -> None:
     assert agentnb.mcp.__all__ == sorted(agentnb.mcp.__all__)
-    assert "MCPWebsocketTool" not in agentnb.mcp.__all__  # the mcp SDK ships no websocket client
     code = "import sys, agentnb.mcp; print(sorted(m for m in ('mcp', 'httpx2', 'anyio') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # The SDK loads on first connection; anyio is small and needed for the session owner.
     assert loaded.strip() == "['anyio']"
+
+
+async def test_the_websocket_tool_builds_but_never_connects() -> None:
+    from agentnb.exceptions import FeatureNotAvailableError
+    from agentnb.mcp import MCPWebsocketTool
+
+    tool = MCPWebsocketTool("ws", "wss://example.invalid/mcp", tool_name_prefix="ws")  # the SDK has no ws client
+    assert (tool.url, tool.tool_name_prefix, tool.is_connected) == ("wss://example.invalid/mcp", "ws", False)
+    with pytest.raises(FeatureNotAvailableError, match="MCPStreamableHTTPTool") as raised:
+        async with tool:
+            pass
+    assert isinstance(raised.value, RuntimeError)  # as the reference's release raises
+    with pytest.raises(FeatureNotAvailableError):
+        await tool.get_tools()
+
+
+async def test_the_sampling_and_message_hooks_and_a_failed_enter() -> None:
+    from agentnb.exceptions import ToolExecutionError
+    from agentnb.local import ScriptedChatClient
+
+    tool = stdio_tool(allowed_tools=["add"])
+    model = ScriptedChatClient(["hi"])
+    tool.client = model  # the client that answers approved sampling requests
+    assert tool.sampling.client is model and tool.client is model
+    assert await tool.message_handler(RuntimeError("the session hiccupped")) is None  # logged, not raised
+    closed: list[bool] = []
+
+    async def boom() -> None:
+        raise RuntimeError("boom")
+
+    async def close() -> None:
+        closed.append(True)
+
+    tool.connect = boom  # type: ignore[method-assign]
+    tool.close = close  # type: ignore[method-assign]
+    with pytest.raises(ToolExecutionError, match="Failed to enter context manager: RuntimeError: boom"):
+        async with tool:
+            pass
+    assert closed == [True]

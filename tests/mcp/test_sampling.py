@@ -93,7 +93,7 @@ async def test_approval_without_a_client_is_denied(http_server: HTTPServer) -> N
     async with http_server.tool(
         "demo", allowed_tools=["summarize"], sampling_approval_callback=lambda r: True
     ) as server:
-        with pytest.raises(MCPError, match="no chat client"):
+        with pytest.raises(MCPError, match="No chat client available"):
             await server.call_tool("summarize", {"text": "x"})
 
 

@@ -43,9 +43,9 @@ def test_frontmatter_limits_and_copies_metadata() -> None:
 
 
 async def test_resource_needs_exactly_one_of_content_or_function() -> None:
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="either content or function"):
         InlineSkillResource(name="r")
-    with pytest.raises(ValueError, match="exactly one"):
+    with pytest.raises(ValueError, match="either content or function, not both"):
         InlineSkillResource(name="r", content="a", function=lambda: "b")
     assert await InlineSkillResource(name="r", content="static").read(user="x") == "static"
 
@@ -149,7 +149,7 @@ def test_class_skill_duplicate_names_are_refused() -> None:
         @ClassSkill.script(name="go")
         def b(self) -> None: ...
 
-    with pytest.raises(ValueError, match="two scripts named 'go'"):
+    with pytest.raises(ValueError, match="already has a script named 'go'"):
         _ = Twice().scripts
 
 

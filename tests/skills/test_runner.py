@@ -107,7 +107,7 @@ async def test_a_script_outside_its_skill_folder_is_refused(tmp_path: Path) -> N
 async def test_clear_errors_without_a_runner_or_an_interpreter(tmp_path: Path) -> None:
     write_skill(tmp_path, "s", files={"go.py": "print(1)", "go.sh": "echo 1"})
     (skill,) = await FileSkillsSource(tmp_path, script_extensions=(".py", ".sh")).get_skills(CTX)
-    with pytest.raises(ValueError, match="no script runner"):
+    with pytest.raises(ValueError, match="requires a runner"):
         await (await skill.get_script("go.py")).run(skill)  # type: ignore[union-attr]
     skill = await load(tmp_path)
     sh = FileSkillScript(name="go.sh", full_path=str(tmp_path / "s" / "go.sh"), runner=SubprocessScriptRunner())
@@ -139,3 +139,33 @@ async def test_a_script_waits_for_approval_then_runs_through_the_agent(tmp_path:
     assert not (tmp_path / "conv" / "ran").exists()
     response = await agent.run(Message("user", [request.to_function_approval_response(True)]), session=session)
     assert response.text == "Six." and (tmp_path / "conv" / "ran").exists()
+
+
+async def test_a_found_script_is_checked_on_disk_again_and_a_hand_made_one_by_path(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def runner(skill: object, script: FileSkillScript, args: object = None) -> str:
+        calls.append(script.name)
+        return "ran"
+
+    write_skill(tmp_path, "s", files={"go.py": "print(1)"})
+    (skill,) = await FileSkillsSource(tmp_path, script_runner=runner).get_skills(CTX)
+    assert isinstance(skill, FileSkill)
+    (script,) = skill.known_scripts
+    assert isinstance(script, FileSkillScript) and script.skill_dir == skill.path
+    assert await script.run(skill) == "ran"
+    real = tmp_path / "elsewhere.py"
+    real.write_text("print(2)", encoding="utf-8")
+    os.remove(script.full_path)
+    os.symlink(real, script.full_path)  # swapped for a link after discovery
+    with pytest.raises(SkillSecurityError, match="symbolic link"):
+        await script.run(skill)
+    # Made by hand (no skill_dir): the path must lie inside the skill; the runner decides the rest.
+    hand_made = FileSkillScript(name="x.py", full_path=os.path.join(skill.path, "x.py"), runner=runner)
+    assert await hand_made.run(skill) == "ran"
+    outside = FileSkillScript(name="y.py", full_path=str(tmp_path / "y.py"), runner=runner)
+    with pytest.raises(SkillSecurityError, match="outside"):
+        await outside.run(skill)
+    assert calls == ["go.py", "x.py"]
+    with pytest.raises(ValueError, match="not under trusted_root"):
+        FileSkillScript(name="z.py", full_path=str(tmp_path / "z.py"), skill_dir=str(tmp_path), trusted_root="/nope")

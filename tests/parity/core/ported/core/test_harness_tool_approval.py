@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentnb import Agent, AgentSession, ChatResponse, ChatResponseUpdate, Content, FileHistoryProvider, Message, ToolApprovalMiddleware, ToolApprovalState, create_always_approve_tool_response, create_always_approve_tool_with_arguments_response, tool
-from tests.parity.core.missing import missing
-DEFAULT_TOOL_APPROVAL_SOURCE_ID = missing("agentnb.DEFAULT_TOOL_APPROVAL_SOURCE_ID")
+from agentnb import DEFAULT_TOOL_APPROVAL_SOURCE_ID, Agent, AgentSession, ChatResponse, ChatResponseUpdate, Content, FileHistoryProvider, Message, ToolApprovalMiddleware, ToolApprovalState, create_always_approve_tool_response, create_always_approve_tool_with_arguments_response, tool
 
 from .conftest import MockBaseChatClient
 
