@@ -6,7 +6,7 @@ helpers validate, merge and normalize such dicts the way the reference's provide
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias, TypedDict, cast
 
 from ._json import is_list_or_tuple
@@ -71,7 +71,11 @@ def validate_tool_mode(tool_choice: ToolMode | Literal["auto", "required", "none
 
 def normalize_tools(tools: Any) -> list[Any]:
     """A tool, function or sequence of them as a list: functions become ``FunctionTool``; tool providers
-    (MCP servers) and tools of other kinds are kept as they are (``validate_tools`` expands providers)."""
+    (MCP servers) and tools of other kinds are kept as they are (``validate_tools`` expands providers).
+
+    A tool collection is spread into the list: an iterable that is not a tool, or a mapping that exposes its
+    tools as ``.tools`` (a provider's toolbox object).
+    """
     if tools is None:
         return []
     items: Sequence[Any] = tools if is_list_or_tuple(tools) else [tools]
@@ -81,6 +85,14 @@ def normalize_tools(tools: Any) -> list[Any]:
             out.append(item)
         elif callable(item) or hasattr(item, "as_tool"):
             out.append(to_tool(item))  # functions, and agents used as tools
+        elif isinstance(item, Mapping):
+            bundled: object = getattr(cast(object, item), "tools", None)
+            if isinstance(bundled, Iterable) and not isinstance(bundled, (str, bytes, Mapping)):
+                out.extend(normalize_tools(list(cast("Iterable[Any]", bundled))))
+            else:
+                out.append(item)  # a hosted tool's definition
+        elif isinstance(item, Iterable) and not isinstance(item, (str, bytes, bytearray)):
+            out.extend(normalize_tools(list(cast("Iterable[Any]", item))))
         else:
             out.append(item)
     return out

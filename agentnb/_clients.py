@@ -435,19 +435,22 @@ async def _as_response(result: object) -> ChatResponse:
 def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a streamed update (called per chunk: a loop, no generator)."""
     for content in update.contents:
-        if content.type in types:
-            update.contents = [c for c in update.contents if c.type not in types]
+        if content.type in types and not content.informational_only:
+            update.contents = [c for c in update.contents if c.type not in types or c.informational_only]
             return
 
 
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
-    """Remove contents of the given types from a response or update (messages left empty go too)."""
+    """Remove contents of the given types from a response or update (messages left empty go too).
+
+    A call kept only for the transcript (``informational_only``) stays: it is a record, not a request.
+    """
     if isinstance(response, ChatResponseUpdate):
         _drop_update_contents(response, types)
         return
     for message in response.messages:
-        if any(c.type in types for c in message.contents):
-            message.contents = [c for c in message.contents if c.type not in types]
+        if any(c.type in types and not c.informational_only for c in message.contents):
+            message.contents = [c for c in message.contents if c.type not in types or c.informational_only]
     response.messages = [m for m in response.messages if m.contents]
 
 

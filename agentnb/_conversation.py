@@ -98,10 +98,13 @@ def tool_kinds(message: Message) -> int:
 
 
 def calls_in(message: Message) -> list[Content]:
-    """The ``function_call`` contents of a message."""
+    """The ``function_call`` contents of a message that are for agentnb to run.
+
+    A call marked ``informational_only`` (one the provider already ran, kept for the transcript) is not one.
+    """
     if not tool_kinds(message) & HAS_CALL:
         return []
-    return [c for c in message.contents if c.type == "function_call"]
+    return [c for c in message.contents if c.type == "function_call" and not c.informational_only]
 
 
 def _result_ids(message: Message) -> frozenset[str] | set[str]:

@@ -141,7 +141,8 @@ def hosted_content_text(content: Content) -> str | None:
     if kind in ("code_interpreter_tool_result", "shell_tool_result"):
         outputs: Any = content.outputs
         items: list[Any] = [outputs] if isinstance(outputs, Content) else list(outputs or ())
-        texts = [o.text or o.stdout or o.uri or "" for o in items if isinstance(o, Content)]
+        # A data output's URI would be its base64 bytes: only a real link is worth showing.
+        texts = [o.text or o.stdout or (o.uri if o.type == "uri" else "") for o in items if isinstance(o, Content)]
         return f"-> {h.shorten(' | '.join(t.strip() for t in texts if t), 200)}"
     if kind == "search_tool_call":
         return f"({content.tool_name or 'search'}) {content.arguments}"

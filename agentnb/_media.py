@@ -42,7 +42,7 @@ def detect_media_type_from_base64(
         raise ValueError("Provide exactly one of data_bytes, data_str, or data_uri.")
     if data_uri is not None:
         if not data_uri.startswith("data:") or "," not in data_uri:
-            raise ValueError(f"Invalid data URI {data_uri[:40]!r}: expected 'data:<type>;base64,<data>'.")
+            raise ValueError(f"Invalid data URI format. Expected 'data:<type>;base64,<data>', got {data_uri[:40]!r}.")
         prefix, data_str = data_uri.split(",", 1)
         if not prefix.endswith(";base64"):
             raise ValueError("Data URI must use base64 encoding.")

@@ -197,7 +197,7 @@ class FunctionTool:
                 continue
             default = ... if param.default is inspect.Parameter.empty else param.default
             fields[param.name] = _field_for(annotation, default)
-        model_name = "".join(part.capitalize() for part in self.name.replace("-", "_").split("_")) + "Input"
+        model_name = f"{self.name}_input"  # the reference's name, which the schema's title shows
         try:
             return create_model(model_name, __config__=ConfigDict(arbitrary_types_allowed=False), **fields)
         except Exception as e:
@@ -213,9 +213,7 @@ class FunctionTool:
             if model is None:
                 self._schema = {"type": "object", "properties": {}}
             else:
-                schema = model.model_json_schema()
-                schema.pop("title", None)
-                self._schema = schema
+                self._schema = model.model_json_schema()  # its title names the input model, as the reference's
         return self._schema
 
     def to_json_schema_spec(self) -> dict[str, Any]:

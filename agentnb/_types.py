@@ -20,7 +20,7 @@ from typing_extensions import Self, TypedDict, TypeVar
 
 from ._serialization import decode as _decode
 from ._serialization import encode as _encode
-from .exceptions import StructuredOutputError
+from .exceptions import ChatClientError, StructuredOutputError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -77,6 +77,7 @@ ContentType = Literal[
     "shell_tool_call",
     "shell_tool_result",
     "shell_command_output",
+    "oauth_consent_request",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
 # The reference's names for the literals of known values.
@@ -104,18 +105,24 @@ class UsageDetails(TypedDict, total=False):
 
 
 def add_usage_details(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:
-    """Sum two usage records key by key (``None`` is the empty record)."""
-    if not a:
-        return cast(UsageDetails, dict(b)) if b else None
-    if not b:
-        return cast(UsageDetails, dict(a))
-    total: dict[str, Any] = dict(a)
-    for key, value in b.items():
-        if isinstance(value, (int, float)) and isinstance(total.get(key, 0), (int, float)):
-            total[key] = total.get(key, 0) + value
-        else:
-            total.setdefault(key, value)
+    """Sum two usage records key by key (``None`` is the empty record; a missing or ``None`` count is 0).
+
+    Keys whose value is not an integer count on either side (a model name, a nested breakdown) are left out.
+    """
+    if not a and not b:
+        return None
+    first: Mapping[str, Any] = a or {}
+    second: Mapping[str, Any] = b or {}
+    total: dict[str, Any] = {}
+    for key in (*first, *(k for k in second if k not in first)):
+        x, y = first.get(key), second.get(key)
+        if _is_count(x) and _is_count(y):
+            total[key] = (x or 0) + (y or 0)
     return cast(UsageDetails, total)
+
+
+def _is_count(value: object) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
 
 
 # Default Any: a response built without a response format says nothing about what `value` parses to.
@@ -172,6 +179,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "shell_tool_call": ("call_id",),
     "shell_tool_result": ("call_id",),
     "shell_command_output": (),
+    "oauth_consent_request": (),
 }
 # Fields only annotated or hosted-tool contents carry. They are kept in one dict slot, so the common contents
 # (text, calls, results) cost no more to build or copy than before these existed.
@@ -192,6 +200,10 @@ _HOSTED_FIELDS = (
     "stderr",
     "exit_code",
     "timed_out",
+    "timeout_ms",
+    "max_output_length",
+    "consent_link",
+    "user_input_request",
 )
 _HOSTED_SET = frozenset(_HOSTED_FIELDS)
 
@@ -251,12 +263,14 @@ class Content:
     protected_data: str | None = None
     data: bytes | None = None
     media_type: str | None = None
-    uri: str | None = None
+    _uri: str | None = None  # read through ``uri``, which a data content derives from its bytes
     call_id: str | None = None
     name: str | None = None
     arguments: str | dict[str, Any] | None = None
     result: Any = None
     exception: str | None = None
+    # A call recorded for the transcript only (the provider ran it, or it is replayed history): never invoked.
+    informational_only: bool = False
     id: str | None = None
     function_call: Content | None = None
     approved: bool | None = None
@@ -283,6 +297,7 @@ class Content:
         arguments: str | dict[str, Any] | None = None,
         result: Any = None,
         exception: str | None = None,
+        informational_only: bool = False,
         id: str | None = None,
         function_call: Content | None = None,
         approved: bool | None = None,
@@ -309,7 +324,7 @@ class Content:
         if media_type is not None:
             self.media_type = media_type
         if uri is not None:
-            self.uri = uri
+            self._uri = uri
         if call_id is not None:
             self.call_id = call_id
         if name is not None:
@@ -320,6 +335,8 @@ class Content:
             self.result = result
         if exception is not None:
             self.exception = exception
+        if informational_only or type == "mcp_server_tool_call":  # a remote MCP call is only ever a record
+            self.informational_only = True
         if id is not None:
             self.id = id
         if function_call is not None:
@@ -360,6 +377,38 @@ class Content:
     stderr: _HostedField[str] = _HostedField()
     exit_code: _HostedField[int] = _HostedField()
     timed_out: _HostedField[bool] = _HostedField()
+    timeout_ms: _HostedField[int] = _HostedField()
+    max_output_length: _HostedField[int] = _HostedField()
+    consent_link: _HostedField[str] = _HostedField()
+
+    @property
+    def uri(self) -> str | None:
+        """The content's URI; a ``data`` content gives its bytes as a base64 ``data:`` URI."""
+        if self.type == "data" and self.data is not None:
+            return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
+        return self._uri
+
+    @uri.setter
+    def uri(self, value: str | None) -> None:
+        self._uri = value
+
+    @property
+    def user_input_request(self) -> bool:
+        """Whether this content asks the person for input (an approval or OAuth consent request)."""
+        hosted = self._hosted
+        if hosted is not None and "user_input_request" in hosted:
+            return bool(hosted["user_input_request"])
+        return self.type in ("function_approval_request", "oauth_consent_request")
+
+    @user_input_request.setter
+    def user_input_request(self, value: bool | None) -> None:
+        if value is None:
+            if self._hosted is not None:
+                self._hosted.pop("user_input_request", None)
+            return
+        if self._hosted is None:
+            self._hosted = {}
+        self._hosted["user_input_request"] = value
 
     # -- factories ---------------------------------------------------------------------------------------
     @classmethod
@@ -398,6 +447,8 @@ class Content:
         if uri.startswith("data:") and ";base64," in uri:
             header, _, payload = uri.partition(";base64,")
             return cls.from_data(base64.b64decode(payload), media_type or header[5:], **kwargs)
+        if ":" not in uri:
+            raise ChatClientError(f"URI {uri!r} must contain a scheme (e.g., http://, data:, file://)")
         return cls("uri", uri=uri, media_type=media_type, **kwargs)
 
     @classmethod
@@ -542,6 +593,11 @@ class Content:
         )
 
     @classmethod
+    def from_oauth_consent_request(cls, consent_link: str, **kwargs: Any) -> Content:
+        """A link the person must visit to grant a hosted tool OAuth consent before it can run."""
+        return cls("oauth_consent_request", consent_link=consent_link, user_input_request=True, **kwargs)
+
+    @classmethod
     def from_shell_tool_call(
         cls, *, call_id: str | None = None, commands: list[str] | None = None, status: str | None = None, **kwargs: Any
     ) -> Content:
@@ -597,19 +653,18 @@ class Content:
         return Content.from_function_approval_response(self.id, approved, self.function_call, reason=reason)
 
     @property
-    def user_input_request(self) -> bool:
-        """Whether this content asks the person for input (an approval request)."""
-        return self.type == "function_approval_request"
-
-    @property
     def uri_or_data_uri(self) -> str | None:
         """A URI for ``uri`` and ``data`` contents (data becomes a base64 ``data:`` URI)."""
-        if self.type == "data" and self.data is not None:
-            return f"data:{self.media_type};base64,{base64.b64encode(self.data).decode('ascii')}"
         return self.uri
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe dict; ``from_dict`` restores an equal content."""
+    def to_dict(self, *, exclude_none: bool = True, exclude: set[str] | None = None) -> dict[str, Any]:
+        """A JSON-safe dict; ``from_dict`` restores an equal content.
+
+        ``exclude_none=False`` also lists every field the content leaves empty (as ``None``); ``exclude``
+        names fields to leave out.
+        """
+        if not exclude_none or exclude:
+            return self._filtered_dict(exclude_none, exclude or set())
         out: dict[str, Any] = {"type": self.type}
         for field in _FIELDS[self.type]:
             value = getattr(self, field)
@@ -628,9 +683,96 @@ class Content:
                     # The provider's raw annotation objects stay out of the JSON form.
                     value = [{k: v for k, v in a.items() if k != "raw_representation"} for a in value]
                 out[field] = _encode(value)
+        if self.informational_only and self.type == "function_call":
+            out["informational_only"] = True
         if self.additional_properties:
             out["additional_properties"] = _encode(self.additional_properties)
         return out
+
+    def _filtered_dict(self, exclude_none: bool, exclude: set[str]) -> dict[str, Any]:
+        """:meth:`to_dict` with empty fields listed as ``None`` or named fields left out (rarely asked for)."""
+        out = self.to_dict()
+        if not exclude_none:
+            for field in _ALL_FIELDS:
+                out.setdefault(field, None)
+        for field in exclude:
+            if field != "type":
+                out.pop(field, None)
+        return out
+
+    def has_top_level_media_type(self, top_level_media_type: Literal["application", "audio", "image", "text"]) -> bool:
+        """Whether the media type's first part is ``top_level_media_type`` (``"image"`` for ``image/png``)."""
+        if self.media_type is None:
+            raise ChatClientError("no media_type found")
+        return self.media_type.partition("/")[0].strip().lower() == top_level_media_type.lower()
+
+    def __add__(self, other: Content) -> Content:
+        """Merge two streamed pieces of one content: text and reasoning concatenate, call arguments join,
+        usage sums. Raises ``TypeError`` for other operands or kinds, ``ChatClientError`` for pieces of
+        different calls or reasoning items."""
+        if not isinstance(cast(object, other), Content):
+            raise TypeError(f"Incompatible type: Cannot add Content with {type(other).__name__}")
+        if self.type != other.type:
+            raise TypeError(f"Cannot add Content of type {self.type!r} with type {other.type!r}")
+        common: dict[str, Any] = {
+            "additional_properties": {**other.additional_properties, **self.additional_properties},
+            "raw_representation": _joined_raw(self.raw_representation, other.raw_representation),
+        }
+        annotations = [*(self.annotations or ()), *(other.annotations or ())]
+        if annotations:
+            common["annotations"] = annotations
+        if self.type == "text":
+            return Content("text", text=(self.text or "") + (other.text or ""), **common)
+        if self.type == "text_reasoning":
+            if self.id and other.id and self.id != other.id:
+                raise ChatClientError(
+                    f"Cannot add text_reasoning content with different ids: {self.id!r} != {other.id!r}"
+                )
+            text = None if self.text is None and other.text is None else (self.text or "") + (other.text or "")
+            return Content(
+                "text_reasoning",
+                text=text,
+                protected_data=other.protected_data if other.protected_data is not None else self.protected_data,
+                id=self.id or other.id,
+                status=other.status if other.status is not None else self.status,
+                **common,
+            )
+        if self.type == "function_call":
+            return self._add_function_call(other, common)
+        if self.type == "usage":
+            return Content("usage", usage_details=add_usage_details(self.usage_details, other.usage_details), **common)
+        raise ChatClientError(f"Addition not supported for content type: {self.type}")
+
+    def _add_function_call(self, other: Content, common: dict[str, Any]) -> Content:
+        if self.call_id and other.call_id and self.call_id != other.call_id:
+            raise ChatClientError("Cannot add function calls with different call_ids")
+        if self.id and other.id and self.id != other.id:
+            raise ChatClientError("Cannot merge function calls with different ids")
+        mine, theirs = self.arguments, other.arguments
+        arguments: str | dict[str, Any] | None
+        if not mine or not theirs:
+            arguments = mine or theirs
+        elif isinstance(mine, str) and isinstance(theirs, str):
+            arguments = mine + theirs
+        elif isinstance(mine, dict) and isinstance(theirs, dict):
+            arguments = {**mine, **theirs}
+        else:
+            raise TypeError("Incompatible argument types")
+        merged = Content(
+            "function_call",
+            call_id=self.call_id or other.call_id,
+            name=self.name or other.name,
+            arguments=arguments,
+            id=self.id or other.id,
+            exception=other.exception if other.exception is not None else self.exception,
+            informational_only=self.informational_only or other.informational_only,
+            server_name=self.server_name or other.server_name,
+            status=other.status if other.status is not None else self.status,
+            **common,
+        )
+        if self.user_input_request or other.user_input_request:
+            merged.user_input_request = True
+        return merged
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Content:
@@ -664,7 +806,9 @@ class Content:
         if self.type == "text":
             return self.text or ""
         if self.type == "error":
-            return f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Error"
+            if self.error_code:
+                return f"Error {self.error_code}: {self.message or ''}"
+            return self.message or "Unknown error"
         return f"Content(type={self.type})"
 
     def __repr__(self) -> str:
@@ -681,6 +825,19 @@ class Content:
 
 
 ContentLike = str | Content | dict[str, Any]
+# Every field a content can hold, for ``to_dict(exclude_none=False)``.
+_ALL_FIELDS = (*dict.fromkeys(f for fields in _FIELDS.values() for f in fields), *_HOSTED_FIELDS)
+
+
+def _joined_raw(first: Any, second: Any) -> Any:
+    """The raw representations of two merged pieces: one when only one has it, else a flat list of both."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    firsts = cast("list[Any]", first) if isinstance(first, list) else [first]
+    seconds = cast("list[Any]", second) if isinstance(second, list) else [second]
+    return [*firsts, *seconds]
 
 
 def _to_content(item: ContentLike) -> Content:
