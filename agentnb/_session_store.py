@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ._files import FILE_MODE, private_dir
 from ._json import is_json_object
@@ -254,6 +254,10 @@ class FileSessionStore:
         restored.messages[-1].text  # 'Hi!'
         ```
     """
+
+    # The longest id the keyed methods (``get``/``set``/``delete``, the reference's interface) accept, as in
+    # the reference; ``save``/``load`` take ids of any length (a long one is hashed into its file name).
+    MAX_SESSION_ID_LENGTH: ClassVar[int] = 128
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
