@@ -17,7 +17,7 @@ import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from ._files import FILE_MODE, private_dir
 from ._json import is_json_object
@@ -249,7 +249,9 @@ class FileSessionStore:
     the new snapshot, never half of one. A snapshot that cannot be read raises
     :class:`~agentnb.exceptions.SessionCorruptError` and stays where it is; ``save`` refuses to replace it
     unless told to (``overwrite_corrupt=True`` moves it aside to ``<name>.corrupt-<time>`` first).
-    Session ids are opaque: any string works, encoded to a portable file name.
+    Session ids are opaque: any string works, encoded to a portable file name. The reference's keyed
+    interface is here too: ``await store.set(key, session)`` / ``await store.get(key)`` store a session under
+    a key of the caller's choosing (at most :attr:`MAX_SESSION_ID_LENGTH` characters).
 
     Args:
         directory: Where the ``<session>.json`` files go (created on first save).
@@ -270,6 +272,10 @@ class FileSessionStore:
         ```
     """
 
+    # The longest key ``get``/``set`` (the reference's interface) accept, as in the reference; ``save``/``load``
+    # take ids of any length (a long one is hashed into its file name).
+    MAX_SESSION_ID_LENGTH: ClassVar[int] = 128
+
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
 
@@ -282,6 +288,10 @@ class FileSessionStore:
         if not isinstance(cast(object, session), AgentSession):
             raise TypeError(f"FileSessionStore.save expects an AgentSession, got {type(session).__name__}")
         path = self.path_for(session.session_id)
+        self._write(path, session, overwrite_corrupt=overwrite_corrupt)
+        return path
+
+    def _write(self, path: Path, session: AgentSession, *, overwrite_corrupt: bool) -> None:
         if path.exists():
             try:
                 self._read(path)
@@ -299,7 +309,40 @@ class FileSessionStore:
             "session": session.to_dict(),
         }
         _atomic_write(path, json.dumps(snapshot, ensure_ascii=False, allow_nan=False, indent=1) + "\n")
-        return path
+
+    @classmethod
+    def validate_session_id(cls, session_id: str) -> None:
+        """Raise ``ValueError`` unless ``session_id`` is a key the keyed methods take (non-empty, not too long)."""
+        SessionStore.validate_session_id(session_id)
+        if len(session_id) > cls.MAX_SESSION_ID_LENGTH:
+            raise ValueError(f"session_id must be at most {cls.MAX_SESSION_ID_LENGTH} characters")
+
+    async def get(self, session_id: str) -> AgentSession | None:
+        """The session stored under the key ``session_id`` (the reference's interface), or ``None``.
+
+        Raises:
+            ValueError: The key is empty or longer than :attr:`MAX_SESSION_ID_LENGTH`.
+            SessionCorruptError: The stored snapshot cannot be read (the file is left as it is).
+        """
+        self.validate_session_id(session_id)
+        return await asyncio.to_thread(self.load, session_id)
+
+    async def set(self, session_id: str, session: AgentSession) -> None:
+        """Store a snapshot of ``session`` under the key ``session_id``, replacing any earlier one atomically.
+
+        The key names the file; the session keeps its own ``session_id`` inside the snapshot.
+
+        Raises:
+            ValueError: The key is empty or too long.
+            TypeError: ``session`` is not a plain :class:`~agentnb.AgentSession` (a subclass would come back as
+                the base class).
+        """
+        self.validate_session_id(session_id)
+        if type(session) is not AgentSession:
+            raise TypeError(
+                "FileSessionStore supports AgentSession instances only; a subclass needs a store of its own."
+            )
+        await asyncio.to_thread(self._write, self.path_for(session_id), session, overwrite_corrupt=True)
 
     def load(self, session_id: str) -> AgentSession | None:
         """The saved session, or ``None`` when there is none."""
@@ -328,7 +371,12 @@ class FileSessionStore:
         return sorted(ids)
 
     def delete(self, session_id: str) -> bool:
-        """Remove a saved session; returns whether there was one."""
+        """Remove a saved session; returns whether there was one.
+
+        Unlike the reference's ``await store.delete(key)``, this is a plain call (agentnb's file store is
+        synchronous apart from ``get``/``set``).
+        """
+        SessionStore.validate_session_id(session_id)
         try:
             self.path_for(session_id).unlink()
         except FileNotFoundError:

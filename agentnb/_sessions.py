@@ -64,7 +64,7 @@ class AgentSession:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe snapshot of the session (history and pending approvals included)."""
         return {
-            "type": "agent_session",
+            "type": "session",
             "session_id": self.session_id,
             "service_session_id": self.service_session_id,
             "state": encode(self.state),
@@ -72,9 +72,17 @@ class AgentSession:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentSession:
-        """Restore a session saved with :meth:`to_dict`."""
-        if not isinstance(cast(object, data), dict) or data.get("type") != "agent_session" or "session_id" not in data:
-            raise SessionError("Not a saved AgentSession: expected a dict with type 'agent_session' and a session_id.")
+        """Restore a session saved with :meth:`to_dict` (a missing ``type`` is accepted, as in the reference).
+
+        Raises:
+            SessionError: ``data`` is not a dict with a ``session_id``, or its ``type`` names something else.
+        """
+        if (
+            not isinstance(cast(object, data), dict)
+            or data.get("type", "session") not in _SESSION_TYPES
+            or "session_id" not in data
+        ):
+            raise SessionError("Not a saved AgentSession: expected a dict with type 'session' and a session_id.")
         return cls(
             session_id=data["session_id"],
             service_session_id=data.get("service_session_id"),
@@ -103,6 +111,10 @@ class AgentSession:
         return f"AgentSession(session_id={self.session_id!r}, messages={len(self.messages)})"
 
 
+# ``to_dict``'s type tag, and the one agentnb wrote before it used the reference's.
+_SESSION_TYPES = ("session", "agent_session")
+
+
 class SessionContext:
     """What context providers read and extend for one run."""
 
@@ -112,17 +124,34 @@ class SessionContext:
         session_id: str | None = None,
         input_messages: list[Message],
         service_session_id: str | None = None,
+        context_messages: dict[str, list[Message]] | None = None,
+        instructions: list[str] | None = None,
+        tools: list[Any] | None = None,
         options: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
         self.service_session_id = service_session_id
         self.input_messages = input_messages
-        self.context_messages: dict[str, list[Message]] = {}
-        self.instructions: list[str] = []
-        self.tools: list[Any] = []
+        self.context_messages: dict[str, list[Message]] = context_messages if context_messages is not None else {}
+        self.instructions: list[str] = instructions if instructions is not None else []
+        self.tools: list[Any] = tools if tools is not None else []
         self.options: dict[str, Any] = options if options is not None else {}
-        self.response: AgentResponse | None = None
-        self.metadata: dict[str, Any] = {}
+        self._response: AgentResponse | None = None
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+
+    @property
+    def response(self) -> AgentResponse | None:
+        """The run's response, set once the agent has answered (``None`` in ``before_run``).
+
+        Kept in ``_response``, where the reference keeps it, so code written for the reference that sets it
+        there works.
+        """
+        return self._response
+
+    @response.setter
+    def response(self, value: AgentResponse | None) -> None:
+        self._response = value
 
     def extend_messages(
         self, source: str | Any, messages: Sequence[Message], *, origin_session_ids: Sequence[str] | None = None
@@ -132,16 +161,27 @@ class SessionContext:
         ``source`` is a source id or a provider (its ``source_id`` is used), as in the reference.
         ``origin_session_ids`` names the other sessions the messages came from (memory kept across sessions),
         so an observer can tell injected content from this session's own: each message is copied with
-        ``additional_properties["_attribution"] = {"source_id": ..., "origin_session_ids": [...]}``; the
-        caller's messages are left as they are.
+        ``additional_properties["_attribution"] = {"source_id": ..., "origin_session_ids": [...]}`` (plus
+        ``source_type``, the provider's class name, when a provider was passed); an attribution the message
+        already carries keeps its keys and gains the new origins. The caller's messages are left as they are.
         """
         source_id = source if isinstance(source, str) else source.source_id
         if origin_session_ids:
-            origins = list(dict.fromkeys(origin_session_ids))
+            added: dict[str, Any] = {"source_id": source_id}
+            if not isinstance(source, str):
+                added["source_type"] = type(source).__name__
             attributed: list[Message] = []
             for message in messages:
                 copied = copy.copy(message)
-                attribution = {"source_id": source_id, "origin_session_ids": origins}
+                existing = message.additional_properties.get("_attribution")
+                attribution = dict(cast("dict[str, Any]", existing)) if isinstance(existing, dict) else {}
+                for key, value in added.items():
+                    attribution.setdefault(key, value)
+                earlier = attribution.get("origin_session_ids")
+                earlier_ids = (
+                    [o for o in cast("list[Any]", earlier) if isinstance(o, str)] if isinstance(earlier, list) else []
+                )
+                attribution["origin_session_ids"] = list(dict.fromkeys([*earlier_ids, *origin_session_ids]))
                 copied.additional_properties = {**message.additional_properties, "_attribution": attribution}
                 attributed.append(copied)
             messages = attributed

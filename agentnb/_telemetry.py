@@ -2,13 +2,14 @@
 
 Only ``opentelemetry-api`` is used here, and only once instrumentation is switched on
 (``agentnb.observability.enable_instrumentation()`` or ``configure_otel_providers()``, or the
-``AGENTNB_ENABLE_INSTRUMENTATION`` environment variable): until then every helper returns after one flag
-check, so an uninstrumented run pays nothing for tracing. Switched on without a tracer provider (only the
-API's no-op one), spans are skipped the same way instead of being created as non-recording ones.
-``AGENTNB_ENABLE_SENSITIVE_DATA`` turns on the capture of messages and tool data for instrumentation
-switched on by the environment. When every span processor of the SDK provider is one of agentnb's span
-stores, the spans are agentnb's light spans (:mod:`agentnb._telemetry_spans`), which cost a fraction of
-SDK spans; any other processor, such as an exporter, gets SDK spans as usual.
+``ENABLE_INSTRUMENTATION`` environment variable, also spelled ``AGENTNB_ENABLE_INSTRUMENTATION``): until then
+every helper returns after one flag check, so an uninstrumented run pays nothing for tracing. Switched on
+without a tracer provider (only the API's no-op one), spans are skipped the same way instead of being created
+as non-recording ones. ``ENABLE_SENSITIVE_DATA`` (or ``AGENTNB_ENABLE_SENSITIVE_DATA``) turns on the capture
+of messages and tool data for instrumentation switched on by the environment. When every span processor of
+the SDK provider is one of agentnb's span stores, the spans are agentnb's light spans
+(:mod:`agentnb._telemetry_spans`), which cost a fraction of SDK spans; any other processor, such as an
+exporter, gets SDK spans as usual.
 
 Spans: ``invoke_agent {agent}`` around a turn, ``chat {model}`` around each model call (kind CLIENT),
 ``execute_tool {tool}`` around each tool call; workflows add ``workflow.run``, ``workflow.superstep`` and
@@ -81,10 +82,12 @@ __all__ = [
     "disable",
     "enable",
     "end_span",
+    "env_switch",
     "is_enabled",
     "record_sensitive",
     "recording",
     "sensitive_data_enabled",
+    "set_switches",
     "start_span",
     "use_span",
 ]
@@ -159,9 +162,20 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def env_switch(name: str) -> bool:
+    """A switch from the environment: the reference's ``NAME`` when set, else agentnb's ``AGENTNB_NAME``.
+
+    Both spellings are read so that an environment written for the reference (``ENABLE_INSTRUMENTATION``,
+    ``ENABLE_SENSITIVE_DATA``) works unchanged; unset, the switch is off.
+    """
+    if os.environ.get(name) is not None:
+        return _env_flag(name)
+    return _env_flag(f"AGENTNB_{name}")
+
+
 _state = {
-    "enabled": _env_flag("AGENTNB_ENABLE_INSTRUMENTATION"),
-    "sensitive": _env_flag("AGENTNB_ENABLE_SENSITIVE_DATA"),
+    "enabled": env_switch("ENABLE_INSTRUMENTATION"),
+    "sensitive": env_switch("ENABLE_SENSITIVE_DATA"),
 }
 # The tracer of the real provider, once one is set (OpenTelemetry lets a process set it only once).
 _tracer: Any = None
@@ -181,16 +195,23 @@ _light: Callable[[Any, str, dict[str, Any], Any], Any] | object | None = _UNKNOW
 def enable(*, sensitive_data: bool | None = None) -> None:
     """Switch span emission on (idempotent); ``sensitive_data`` also records messages and tool data.
 
-    ``None`` takes ``AGENTNB_ENABLE_SENSITIVE_DATA`` from the environment (off when unset).
+    ``None`` takes ``ENABLE_SENSITIVE_DATA`` (or ``AGENTNB_ENABLE_SENSITIVE_DATA``) from the environment
+    (off when unset).
     """
     _state["enabled"] = True
-    _state["sensitive"] = _env_flag("AGENTNB_ENABLE_SENSITIVE_DATA") if sensitive_data is None else sensitive_data
+    _state["sensitive"] = env_switch("ENABLE_SENSITIVE_DATA") if sensitive_data is None else sensitive_data
 
 
 def disable() -> None:
     """Switch span emission off again."""
     _state["enabled"] = False
     _state["sensitive"] = False
+
+
+def set_switches(*, enabled: bool, sensitive: bool) -> None:
+    """Set both switches at once (what the active ``ObservabilitySettings`` says)."""
+    _state["enabled"] = enabled
+    _state["sensitive"] = sensitive
 
 
 def is_enabled() -> bool:

@@ -195,7 +195,7 @@ async def bench_turns(turns: int) -> dict[str, float]:
     # Before the provider is set: instrumentation on with only the API's no-op provider, beside a baseline
     # of its own (the process cannot go back to having no provider afterwards).
     def on() -> None:
-        enable_instrumentation(span_store=False)
+        enable_instrumentation(span_store=False, force=True)
 
     noop = await per_turn_us(
         {"off0": (disable_instrumentation, turn, lambda: None), "noop": (on, turn, lambda: None)}, turns=turns
@@ -203,7 +203,7 @@ async def bench_turns(turns: int) -> dict[str, float]:
     disable_instrumentation()
     trace.set_tracer_provider(provider)
 
-    enable_instrumentation(span_store=False)
+    enable_instrumentation(span_store=False, force=True)
     probe = InMemorySpanExporter()
     swap.set(SimpleSpanProcessor(probe))
     await turn()
@@ -231,7 +231,7 @@ async def bench_turns(turns: int) -> dict[str, float]:
             if target is None:
                 disable_instrumentation()
             else:
-                enable_instrumentation(span_store=False)
+                enable_instrumentation(span_store=False, force=True)
 
         return setup
 

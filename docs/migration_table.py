@@ -102,7 +102,6 @@ RENAMES: dict[str, tuple[str, str]] = {
     "RawOpenAIChatClient": ("agentnb.openai.OpenAIChatClient", "one class; layers are built in"),
     "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
     "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
-    "OBSERVABILITY_SETTINGS": ("agentnb.observability.configure_otel_providers", "settings are its arguments"),
     "DEFAULT_MAX_ITERATIONS": (
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',

@@ -238,3 +238,38 @@ def test_foreign_files_in_the_directory_are_not_listed(tmp_path: Path) -> None:
     (tmp_path / "README.json").write_text("{}")
     (tmp_path / ".mine.json.123.tmp").write_text("{}")
     assert store.list_sessions() == ["mine"]
+
+
+# -- the reference's keyed interface ---------------------------------------------------------------------------
+
+
+async def test_keyed_get_and_set_store_a_session_under_the_callers_key(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    session = AgentSession(session_id="inner", service_session_id="svc")
+    session.state["notes"] = ["first"]
+    assert await store.get("tenant/user") is None
+    await store.set("tenant/user", session)
+    session.state["notes"].append("later")  # the store keeps the snapshot, not the object
+    restored = await FileSessionStore(tmp_path).get("tenant/user")
+    assert restored is not None and restored is not session
+    assert (restored.session_id, restored.service_session_id) == ("inner", "svc")
+    assert restored.state["notes"] == ["first"]
+    assert store.delete("tenant/user") and await store.get("tenant/user") is None
+
+
+async def test_keyed_methods_refuse_empty_or_overlong_keys_and_session_subclasses(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    too_long = "x" * (FileSessionStore.MAX_SESSION_ID_LENGTH + 1)
+    for key in ("", too_long):
+        with pytest.raises(ValueError, match="session_id"):
+            await store.get(key)
+        with pytest.raises(ValueError, match="session_id"):
+            await store.set(key, AgentSession())
+
+    class Custom(AgentSession):
+        pass
+
+    with pytest.raises(TypeError, match="AgentSession instances only"):
+        await store.set("custom", Custom())
+    store.save(AgentSession(session_id=too_long))  # save/load take ids of any length
+    assert store.load(too_long) is not None

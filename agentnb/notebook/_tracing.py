@@ -24,9 +24,10 @@ class TracingHandle:
     def close(self) -> None:
         """Switch span emission off if loading the extension switched it on."""
         if self._enabled_here:
-            from ..observability import disable_instrumentation
+            from .. import observability
 
-            disable_instrumentation()
+            # Undo our own switch-on without disable_instrumentation(): that is the user's sticky opt-out.
+            observability.OBSERVABILITY_SETTINGS.enable_instrumentation = False
             self._enabled_here = False
 
 

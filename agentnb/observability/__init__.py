@@ -16,26 +16,50 @@ used.
 
 from __future__ import annotations
 
+import sys
+import types
+from typing import Any
+
 from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
-from ._otel import enable_sensitive_telemetry, get_meter, get_tracer
+from ._otel import get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
 from ._resources import OtelAttr, create_metric_views, create_resource
+from ._settings import ObservabilitySettings, activate_settings
 from ._setup import (
     configure_otel_providers,
     disable_instrumentation,
     enable_instrumentation,
+    enable_sensitive_telemetry,
     get_span_store,
     is_instrumentation_enabled,
 )
 from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, span_to_row
 
+# The settings agentnb's spans obey, read from the environment when this module is (re)loaded. Assigning
+# another ObservabilitySettings to this name (as tests do with ``unittest.mock.patch``) makes it the active one.
+OBSERVABILITY_SETTINGS: ObservabilitySettings = activate_settings(ObservabilitySettings())
+
+
+class _ObservabilityModule(types.ModuleType):
+    """This package's module type: assigning ``OBSERVABILITY_SETTINGS`` activates the new settings."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "OBSERVABILITY_SETTINGS":
+            activate_settings(value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ObservabilityModule
+
 __all__ = [
     "FRAME_COLUMNS",
+    "OBSERVABILITY_SETTINGS",
     "RECORD_COLUMNS",
     "AgentTelemetryLayer",
     "ChatTelemetryLayer",
     "EmbeddingTelemetryLayer",
+    "ObservabilitySettings",
     "OtelAttr",
     "Prices",
     "SpanStore",

@@ -1,4 +1,4 @@
-"""The reference's OpenTelemetry helpers: a tracer and a meter under agentnb's name, and the sensitive-data switch.
+"""The reference's OpenTelemetry helpers: a tracer and a meter under agentnb's name.
 
 They let code written for the reference create its own spans and instruments next to agentnb's, through
 whatever providers are configured (the API's no-op ones until then).
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Meter
     from opentelemetry.trace import Tracer
 
-__all__ = ["enable_sensitive_telemetry", "get_meter", "get_tracer"]
+__all__ = ["get_meter", "get_tracer"]
 
 
 def _version() -> str:
@@ -57,14 +57,3 @@ def get_meter(
     from opentelemetry import metrics
 
     return metrics.get_meter(name, version or _version(), schema_url=schema_url, attributes=attributes)
-
-
-def enable_sensitive_telemetry() -> None:
-    """Switch instrumentation on and record messages, tool arguments and results on spans.
-
-    Only for development and tests: prompts and replies end up in the spans. Providers are not configured
-    here (see :func:`configure_otel_providers`).
-    """
-    from ._setup import enable_instrumentation
-
-    enable_instrumentation(enable_sensitive_data=True)

@@ -266,7 +266,8 @@ async def test_every_case_is_a_run_with_its_trace(tmp_path: Any) -> None:
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    from agentnb.observability import configure_otel_providers, disable_instrumentation
+    from agentnb import observability
+    from agentnb.observability import configure_otel_providers
 
     store = RunStore(tmp_path / "runs.db")  # the span store writes here after the test, so it stays open
     exporter = InMemorySpanExporter()
@@ -274,7 +275,7 @@ async def test_every_case_is_a_run_with_its_trace(tmp_path: Any) -> None:
     try:
         frame = await run_batch(capital_agent(), ["Capital of France?", "explode"], progress=False, store=store)
     finally:
-        disable_instrumentation()
+        observability.OBSERVABILITY_SETTINGS.enable_instrumentation = False  # not the sticky opt-out
     assert span_store is not None and span_store.force_flush()
     assert frame["trace_id"].notna().all() and frame["trace_id"].is_unique
     spans = exporter.get_finished_spans()

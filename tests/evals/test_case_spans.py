@@ -36,7 +36,8 @@ DATASET = [{"case_id": c, "input": f"Look up {c}"} for c in ("Paris", "Rome", "O
 @pytest.fixture
 def traced(tmp_path: Path) -> Iterator[RunStore]:
     """Instrumentation on, spans written to a SQLite run store by a writer that would wait an hour."""
-    from agentnb.observability import configure_otel_providers, disable_instrumentation
+    from agentnb import observability
+    from agentnb.observability import configure_otel_providers
 
     store = RunStore(tmp_path / "runs.db")  # the span writer may write here after the test, so it stays open
     span_store = configure_otel_providers(store=store)
@@ -45,7 +46,7 @@ def traced(tmp_path: Path) -> Iterator[RunStore]:
     try:
         yield store
     finally:
-        disable_instrumentation()
+        observability.OBSERVABILITY_SETTINGS.enable_instrumentation = False  # not the sticky opt-out
 
 
 class TraceSeen:

@@ -223,7 +223,9 @@ async def test_nothing_is_emitted_when_instrumentation_is_off(otel: Otel) -> Non
     assert tel.start_span("x") is None
     await _agent(weather).run("Weather in Bern?")
     assert otel.spans() == []
-    enable_instrumentation(span_store=False)
+    enable_instrumentation(span_store=False)  # the switch-off is sticky: only force=True undoes it
+    assert not is_instrumentation_enabled()
+    enable_instrumentation(span_store=False, force=True)
     assert is_instrumentation_enabled()
     enable_instrumentation(span_store=False)  # twice is harmless
     await _agent(weather).run("Weather in Bern?")

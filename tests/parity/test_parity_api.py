@@ -194,13 +194,17 @@ def test_observability_helpers() -> None:
     with get_tracer().start_as_current_span("custom") as span:
         span.set_attribute("k", "v")
     get_meter().create_counter("parity_requests").add(1)
-    try:
-        enable_sensitive_telemetry()
-        from agentnb import _telemetry
+    from agentnb import _telemetry, observability
 
+    try:
+        enable_sensitive_telemetry(force=True)
         assert is_instrumentation_enabled() and _telemetry.sensitive_data_enabled()
-    finally:
         disable_instrumentation()
+        enable_sensitive_telemetry()  # the switch-off is sticky: ignored without force=True
+        assert not is_instrumentation_enabled() and not _telemetry.sensitive_data_enabled()
+    finally:
+        observability.enable_instrumentation(force=True, span_store=False)
+        observability.OBSERVABILITY_SETTINGS.enable_instrumentation = False  # off, but not the sticky opt-out
 
 
 def test_workflow_event_generic_request_type_and_state_printing() -> None:
