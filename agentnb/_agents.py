@@ -472,7 +472,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         return observed()
 
     async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
-        await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
+        if agent_mw:
+            await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
+        else:  # most agents have none: no pipeline coroutine per turn
+            await self._run_core(turn)
         result: AgentResponse | ResponseStream[AgentResponseUpdate, AgentResponse] = turn.context.result
         if isinstance(result, ResponseStream):  # a middleware switched to streaming
             result = await result.get_final_response()

@@ -708,7 +708,10 @@ class _FunctionInvocationLoop:
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         self.required_used = True
-        await run_pipeline(self.chat_middleware, context, self.model_call)
+        if self.chat_middleware:
+            await run_pipeline(self.chat_middleware, context, self.model_call)
+        else:  # most requests have none: no pipeline coroutine per model call
+            await self.model_call(context)
         return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------
@@ -767,7 +770,10 @@ class _FunctionInvocationLoop:
             ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
 
         try:
-            await run_pipeline(self.function_middleware, context, invoke)
+            if self.function_middleware:
+                await run_pipeline(self.function_middleware, context, invoke)
+            else:  # most requests have none: no pipeline coroutine per tool call
+                await invoke(context)
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)

@@ -323,11 +323,15 @@ class FunctionTool:
     # -- invocation --------------------------------------------------------------------------------------
     def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:
         """Check the model's arguments against the schema; raise ``ValueError`` with a readable reason."""
-        from pydantic import BaseModel, ValidationError
-
         model = self.input_model
-        if isinstance(arguments, BaseModel):
-            arguments = {k: getattr(arguments, k) for k in type(arguments).model_fields}
+        # Pydantic is imported here only off the common path (a dict of arguments that validates): a
+        # ``from pydantic import ...`` on every call costs more than the validation of a small dict.
+        if arguments is not None and not isinstance(arguments, dict):
+            from pydantic import BaseModel
+
+            given = cast(object, arguments)  # untyped callers pass other mappings too: dict() below takes them
+            if isinstance(given, BaseModel):
+                arguments = {k: getattr(given, k) for k in type(given).model_fields}
         arguments = dict(arguments or {})
         if model is None:
             missing = [k for k in self.parameters().get("required", []) if k not in arguments]
@@ -336,7 +340,11 @@ class FunctionTool:
             return arguments
         try:
             validated = model.model_validate(arguments)
-        except ValidationError as e:
+        except Exception as e:
+            from pydantic import ValidationError
+
+            if not isinstance(e, ValidationError):
+                raise
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
                 for err in e.errors(include_url=False)
