@@ -20,6 +20,8 @@ from typing_extensions import Self, TypeVar
 
 from ._conversation import (
     CONTROL_TYPES,
+    HAS_CALL,
+    HAS_CONTROL,
     PendingBatch,
     approval_request,
     approval_required,
@@ -31,6 +33,7 @@ from ._conversation import (
     iterations_used,
     same_call,
     standalone_answers,
+    tool_kinds,
 )
 from ._json import is_list_or_tuple
 from ._middleware import (
@@ -446,7 +449,12 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     if isinstance(response, ChatResponseUpdate):
         _drop_update_contents(response, types)
         return
+    # The cached kinds of each message answer "does it hold any?" for the usual types without a generator.
+    flags = HAS_CONTROL | (HAS_CALL if "function_call" in types else 0)
+    known = set(types) <= {*CONTROL_TYPES, "function_call"}
     for message in response.messages:
+        if known and not tool_kinds(message) & flags:
+            continue
         if any(c.type in types for c in message.contents):
             message.contents = [c for c in message.contents if c.type not in types]
     response.messages = [m for m in response.messages if m.contents]
@@ -540,7 +548,7 @@ class _FunctionInvocationLoop:
     async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
         config = self.client.function_invocation_configuration
         local, self.hosted = split_hosted_tools(self.options.get("tools"))
-        self.tools = self.runnable = await resolve_tools(local)
+        self.tools = self.runnable = await resolve_tools(local) if local else []
         conversation = list(self.input)
         if self.compaction is not None:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
