@@ -642,9 +642,10 @@ class _FunctionInvocationLoop:
                 )
             results = await self._execute(calls)
             conversation.append(results)
-            update = self._add(results)
             if stream:
-                yield update
+                yield self._add(results)
+            else:
+                self.new_messages.append(results)  # as _add, without the update nobody reads
             if results.additional_properties.get("terminate"):
                 return
             if any(c.exception is not None for c in results.contents):
@@ -781,7 +782,7 @@ class _FunctionInvocationLoop:
             if self.function_middleware:
                 await run_pipeline(self.function_middleware, context, invoke)
             else:  # most requests have none: no pipeline coroutine per tool call
-                await invoke(context)
+                context.result = await tool.invoke(arguments=arguments, context=context, **context.kwargs)
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)

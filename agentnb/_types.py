@@ -406,14 +406,33 @@ class Content:
         cls, call_id: str, name: str, arguments: str | dict[str, Any] | None = None, **kwargs: Any
     ) -> Content:
         """The model asks to call tool ``name``; ``arguments`` is JSON text or an already parsed dict."""
-        return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
+        if kwargs:
+            return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
+        content = object.__new__(cls)  # every tool call a provider parses: only the fields given are written
+        content.type = "function_call"
+        content.additional_properties = {}
+        content.call_id = call_id
+        content.name = name
+        if arguments is not None:
+            content.arguments = arguments
+        return content
 
     @classmethod
     def from_function_result(
         cls, call_id: str, result: Any = None, exception: str | None = None, **kwargs: Any
     ) -> Content:
         """The outcome of a tool call; ``exception`` holds the error text when the call failed."""
-        return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
+        if kwargs:
+            return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
+        content = object.__new__(cls)  # every tool call's result: only the fields given are written
+        content.type = "function_result"
+        content.additional_properties = {}
+        content.call_id = call_id
+        if result is not None:
+            content.result = result
+        if exception is not None:
+            content.exception = exception
+        return content
 
     @classmethod
     def from_function_approval_request(cls, id: str, function_call: Content, **kwargs: Any) -> Content:
