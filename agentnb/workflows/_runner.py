@@ -23,6 +23,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .. import _telemetry
@@ -344,7 +345,10 @@ class RunContext:
             else None
         )
         try:
-            if span is None:
+            if span is None and len(batches) == 1:  # a chain's step: one executor, no gathering
+                ((target, items),) = batches.items()
+                invocations = [await self._invoke(workflow.executors[target], items)]
+            elif span is None:
                 invocations = await self._invoke_all(batches)
             else:
                 with _telemetry.use_span(span):
@@ -428,10 +432,16 @@ class RunContext:
             )
             try:
                 if span is None:  # instrumentation off: skip the context manager on the hot path
-                    await self._call(executor, inv, d)
+                    spec, result = self._dispatch(executor, inv, d)
+                    if result.__class__ is CoroutineType or inspect.isawaitable(result):
+                        result = await result
                 else:
                     with _telemetry.use_span(span):
-                        await self._call(executor, inv, d)
+                        spec, result = self._dispatch(executor, inv, d)
+                        if inspect.isawaitable(result):
+                            result = await result
+                if spec.returns_message and result is not None:
+                    self._returned(executor, inv, spec, result)
             except Exception as e:
                 _telemetry.end_span(span, error=e)
                 inv.error = e
@@ -448,7 +458,8 @@ class RunContext:
             emit(WorkflowEvent("executor_completed", executor_id=eid, step=step))
         return inv
 
-    async def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> None:
+    def _dispatch(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
+        """Call the handler for ``d``: its spec and what it returned (awaited by the caller, no frame of its own)."""
         spec: HandlerSpec | None
         if d.request is not None:
             spec = executor.find_response_handler(d.request.request_data, d.payload)
@@ -473,17 +484,17 @@ class RunContext:
                 args = (*args, WorkflowContext(inv, d.source_id, None, None))
             else:
                 args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
-        result = spec.func(*args) if spec.bound else spec.func(executor, *args)
-        if inspect.isawaitable(result):
-            result = await result
-        if spec.returns_message and result is not None:
-            types = spec.output_types
-            if types is not None and not any(matches(result, t) for t in types):
-                raise TypeError(
-                    f"Executor {executor.id!r} returned a {type(result).__qualname__}, but its return hint says "
-                    f"{' | '.join(describe(t) for t in types) or 'None'}."
-                )
-            inv.outbox.append((result, None))
+        return spec, spec.func(*args) if spec.bound else spec.func(executor, *args)
+
+    def _returned(self, executor: Executor, inv: Invocation, spec: HandlerSpec, result: Any) -> None:
+        """Send what a handler that returns its message returned (checked against its return hint)."""
+        types = spec.output_types
+        if types is not None and not any(matches(result, t) for t in types):
+            raise TypeError(
+                f"Executor {executor.id!r} returned a {type(result).__qualname__}, but its return hint says "
+                f"{' | '.join(describe(t) for t in types) or 'None'}."
+            )
+        inv.outbox.append((result, None))
 
     # -- routing ------------------------------------------------------------------------------------------
     # The run is the edge groups' Router (see agentnb.workflows.Router): routing a message costs a lookup of
