@@ -588,7 +588,10 @@ class _FunctionInvocationLoop:
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
                 try:
                     async for update in updates:
-                        _drop_update_contents(update, CONTROL_TYPES)
+                        for content in update.contents:  # _drop_update_contents's test, inline: per chunk
+                            if content.type in CONTROL_TYPES:
+                                _drop_update_contents(update, CONTROL_TYPES)
+                                break
                         yield update
                 finally:
                     await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel

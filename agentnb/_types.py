@@ -1686,8 +1686,12 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             except BaseException:
                 await self._run_cleanup_hooks()
                 raise
-            if self._steps:
-                update = await self._through_layers(update)
+            for transform, record in self._steps:  # the fused layers (see _through_layers), inline: per chunk
+                if transform is not None:
+                    update = transform(update)
+                    if hasattr(update, "__await__"):
+                        update = await cast("Awaitable[Any]", update)
+                record(update)
             if self._map is not None:
                 update = self._map(update)
                 if hasattr(update, "__await__"):  # isinstance(.., Awaitable) asks the ABC: slow for every chunk
