@@ -1458,6 +1458,23 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
             for message in response.messages:
                 if message.role == "assistant" and message.author_name is None:
                     message.author_name = author_name
+        if cls is AgentResponse:
+            # Every agent turn ends here: the fields __init__ would set, written without its keyword passing.
+            wrapped = object.__new__(cls)
+            wrapped.messages = list(response.messages)
+            wrapped.response_id = response.response_id
+            wrapped.conversation_id = response.conversation_id
+            wrapped.model_id = response.model_id
+            wrapped.created_at = response.created_at
+            wrapped.finish_reason = response.finish_reason
+            wrapped.usage_details = response.usage_details
+            wrapped._value = response._value
+            wrapped._response_format = response._response_format
+            wrapped.additional_properties = response.additional_properties or {}
+            wrapped.raw_representation = response
+            wrapped.continuation_token = response.continuation_token
+            wrapped.agent_id = agent_id
+            return wrapped
         return cls(
             messages=response.messages,
             response_id=response.response_id,

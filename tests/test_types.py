@@ -447,3 +447,33 @@ async def test_from_awaitable_and_pull_context_managers() -> None:
     stream = ResponseStream(watched(), ChatResponse.from_updates).with_pull_context_manager(around)
     assert (await stream.get_final_response()).text == "pq"
     assert depth == [1, 1] and active == [0]
+
+
+def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields() -> None:
+    chat = ChatResponse(
+        messages=[Message("assistant", ["Hi"])],
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 1},
+        additional_properties={"k": 1},
+        continuation_token={"token": "t"},
+    )
+    wrapped = AgentResponse.from_chat_response(chat, agent_id="a", author_name="Ann")
+    built = AgentResponse(
+        messages=chat.messages,
+        response_id="r",
+        agent_id="a",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 1},
+        additional_properties={"k": 1},
+        raw_representation=chat,
+        continuation_token={"token": "t"},
+    )
+    assert vars(wrapped) == vars(built)  # the fast path writes the same fields, no more, no fewer
+    assert wrapped.messages is not chat.messages and wrapped.messages[0].author_name == "Ann"
