@@ -643,7 +643,7 @@ class _FunctionInvocationLoop:
                     f"The model called {unknown!r}, which is not among the tools "
                     f"({', '.join(sorted(tools_by_name)) or 'none'}), and terminate_on_unknown_calls is set."
                 )
-            results = await self._execute(calls)
+            results = await self._execute(calls, tools_by_name=tools_by_name)
             conversation.append(results)
             if stream:
                 yield self._add(results)
@@ -727,12 +727,20 @@ class _FunctionInvocationLoop:
         return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------
-    async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:
+    async def _execute(
+        self,
+        calls: list[Content],
+        *,
+        approvals: Sequence[Content | None] | None = None,
+        tools_by_name: dict[str, FunctionTool] | None = None,
+    ) -> Message:
         """Run a batch of calls concurrently; results keep the calls' order.
 
-        ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer).
+        ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer). ``tools_by_name`` is the
+        runnable tools by name, when the caller has it already.
         """
-        tools_by_name = {t.name: t for t in self.runnable}
+        if tools_by_name is None:
+            tools_by_name = {t.name: t for t in self.runnable}
         answers = list(approvals) if approvals is not None else [None] * len(calls)
         self.calls_made += len(calls)
         if len(calls) == 1:

@@ -350,7 +350,8 @@ class FunctionTool:
                 for err in e.errors(include_url=False)
             )
             raise ToolArgumentsError(f"Invalid arguments for tool {self.name!r}: {problems}") from None
-        values = {name: getattr(validated, name) for name in type(validated).model_fields}
+        # A model's __dict__ holds exactly its field values (extras and private attributes live elsewhere).
+        values = dict(validated.__dict__)
         if self._accepts_kwargs:
             values.update({k: v for k, v in arguments.items() if k not in values})
         return values
@@ -391,7 +392,7 @@ class FunctionTool:
         self.invocation_count += 1
         try:
             result = self.func(**values)
-            if self._is_async or inspect.isawaitable(result):
+            if self._is_async or (result is not None and type(result) is not str and inspect.isawaitable(result)):
                 result = await result
         except Exception:
             self.invocation_exception_count += 1
