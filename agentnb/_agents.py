@@ -8,6 +8,7 @@ and non-streaming paths share every step except how the client's answer is consu
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -29,11 +30,11 @@ from ._types import (
     AgentResponseUpdate,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     Message,
     MessagesLike,
     ResponseStream,
     normalize_messages,
+    relabel_chat_update,
 )
 
 if TYPE_CHECKING:
@@ -557,10 +558,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             **turn.context.kwargs,
         )
 
-        agent_id, name = self.id, self.name
-
-        def relabel(update: ChatResponseUpdate) -> AgentResponseUpdate:
-            return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=name)
+        relabel = functools.partial(relabel_chat_update, self.id, self.name)  # one call per chunk
 
         async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
             return await turn.finish(await chat_stream.get_final_response())

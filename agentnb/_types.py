@@ -1089,32 +1089,7 @@ class AgentResponseUpdate(_UpdateBase):
     ) -> AgentResponseUpdate:
         """Re-label a chat client's update as coming from an agent."""
         if update.__class__ is ChatResponseUpdate and cls is AgentResponseUpdate:
-            # The per-chunk path of every streamed agent turn: the same fields, copied without the keywords.
-            # Attribute writes, not ``__dict__``: reading an instance's ``__dict__`` makes it a separate dict for
-            # the update's lifetime, and every streamed turn keeps all its updates.
-            relabelled = object.__new__(cls)
-            relabelled.contents = list(update.contents)
-            relabelled.role = role = update.role
-            relabelled.additional_properties = update.additional_properties or {}
-            relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
-            relabelled.agent_id = agent_id
-            relabelled.raw_representation = update
-            # The fields a chat update stores only when given (see _UpdateBase.__init__).
-            if update.response_id is not None:
-                relabelled.response_id = update.response_id
-            if update.message_id is not None:
-                relabelled.message_id = update.message_id
-            if update.conversation_id is not None:
-                relabelled.conversation_id = update.conversation_id
-            if update.model_id is not None:
-                relabelled.model_id = update.model_id
-            if update.created_at is not None:
-                relabelled.created_at = update.created_at
-            if update.finish_reason is not None:
-                relabelled.finish_reason = update.finish_reason
-            if update.continuation_token is not None:
-                relabelled.continuation_token = update.continuation_token
-            return relabelled
+            return relabel_chat_update(agent_id, author_name, update)
         return cls(
             contents=update.contents,
             role=update.role,
@@ -1130,6 +1105,42 @@ class AgentResponseUpdate(_UpdateBase):
             raw_representation=update,
             continuation_token=update.continuation_token,
         )
+
+
+def relabel_chat_update(
+    agent_id: str | None, author_name: str | None, update: ChatResponseUpdate
+) -> AgentResponseUpdate:
+    """:meth:`AgentResponseUpdate.from_chat_update`, positional: the per-chunk step of every streamed agent turn.
+
+    Positional so that a ``functools.partial`` of it is one call per chunk (keywords would be merged per call).
+    """
+    if update.__class__ is not ChatResponseUpdate:
+        return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author_name)
+    # The same fields, copied without the keywords. Attribute writes, not ``__dict__``: reading an instance's
+    # ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its updates.
+    relabelled = object.__new__(AgentResponseUpdate)
+    relabelled.contents = list(update.contents)
+    relabelled.role = role = update.role
+    relabelled.additional_properties = update.additional_properties or {}
+    relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
+    relabelled.agent_id = agent_id
+    relabelled.raw_representation = update
+    # The fields a chat update stores only when given (see _UpdateBase.__init__).
+    if update.response_id is not None:
+        relabelled.response_id = update.response_id
+    if update.message_id is not None:
+        relabelled.message_id = update.message_id
+    if update.conversation_id is not None:
+        relabelled.conversation_id = update.conversation_id
+    if update.model_id is not None:
+        relabelled.model_id = update.model_id
+    if update.created_at is not None:
+        relabelled.created_at = update.created_at
+    if update.finish_reason is not None:
+        relabelled.finish_reason = update.finish_reason
+    if update.continuation_token is not None:
+        relabelled.continuation_token = update.continuation_token
+    return relabelled
 
 
 def _merge_into(messages: list[Message], update: _UpdateBase) -> None:
