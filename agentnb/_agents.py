@@ -8,6 +8,7 @@ and non-streaming paths share every step except how the client's answer is consu
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -30,11 +31,11 @@ from ._types import (
     AgentResponseUpdate,
     ChatOptions,
     ChatResponse,
-    ChatResponseUpdate,
     Message,
     MessagesLike,
     ResponseStream,
     normalize_messages,
+    relabel_chat_update,
 )
 
 if TYPE_CHECKING:
@@ -206,6 +207,18 @@ class _Turn:
         return session.state.setdefault(provider.source_id, {}) if session is not None else {}
 
     async def prepare(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        sc = self._session_context()
+        session = self.context.session
+        for provider in self.providers:
+            await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        return self._request(sc)
+
+    def prepared(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        """:meth:`prepare` for a turn without context providers (nothing to await)."""
+        return self._request(self._session_context())
+
+    def _session_context(self) -> SessionContext:
+        """A fresh session context for this run of the turn (agent middleware may run it more than once)."""
         ctx = self.context
         session = ctx.session
         sc = SessionContext(
@@ -215,8 +228,12 @@ class _Turn:
             options=ctx.options,
         )
         self.session_context = sc
-        for provider in self.providers:
-            await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        return sc
+
+    def _request(self, sc: SessionContext) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        """The messages, options and tools of the model request, once the providers have added theirs."""
+        ctx = self.context
+        session = ctx.session
         options = dict(ctx.options)
         instructions = [i for i in (self.agent.instructions, *sc.instructions, options.get("instructions")) if i]
         if instructions:
@@ -227,19 +244,37 @@ class _Turn:
         return sc.get_messages(include_input=True), options, tools
 
     async def finish(self, chat: ChatResponse) -> AgentResponse:
-        agent = self.agent
-        response = AgentResponse.from_chat_response(chat, agent_id=agent.id, author_name=agent.name)
-        sc = self.session_context
-        assert sc is not None
-        sc.response = response
-        session = self.context.session
+        response = self._response(chat)
+        agent, session, sc = self.agent, self.context.session, self._prepared_context()
         history_context = _sent_history_context(sc) if agent.require_per_service_call_history_persistence else sc
         for provider in reversed(self.providers):
             context = history_context if isinstance(provider, HistoryProvider) else sc
             await provider.after_run(agent=agent, session=session, context=context, state=self._state(provider))
+        self._continue_on(chat)
+        return response
+
+    def finished(self, chat: ChatResponse) -> AgentResponse:
+        """:meth:`finish` for a turn without context providers (nothing to await)."""
+        response = self._response(chat)
+        self._continue_on(chat)
+        return response
+
+    def _response(self, chat: ChatResponse) -> AgentResponse:
+        agent = self.agent
+        response = AgentResponse.from_chat_response(chat, agent_id=agent.id, author_name=agent.name)
+        self._prepared_context().response = response
+        return response
+
+    def _prepared_context(self) -> SessionContext:
+        """The turn's session context (made by :meth:`prepared`, before any response)."""
+        assert self.session_context is not None
+        return self.session_context
+
+    def _continue_on(self, chat: ChatResponse) -> None:
+        """A service that keeps the conversation named it: the session continues it next turn."""
+        session = self.context.session
         if session is not None and chat.conversation_id:
             session.service_session_id = chat.conversation_id
-        return response
 
 
 def _sent_history_context(sc: SessionContext) -> SessionContext:
@@ -471,7 +506,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         return observed()
 
     async def _run(self, turn: _Turn, agent_mw: list[AgentMiddleware]) -> AgentResponse:
-        await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
+        if agent_mw:
+            await run_pipeline(agent_mw, turn.context, lambda ctx: self._run_core(turn))
+        else:  # most agents have none: no pipeline coroutine per turn
+            await self._run_core(turn)
         result: AgentResponse | ResponseStream[AgentResponseUpdate, AgentResponse] = turn.context.result
         if isinstance(result, ResponseStream):  # a middleware switched to streaming
             result = await result.get_final_response()
@@ -479,7 +517,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         return result
 
     async def _run_core(self, turn: _Turn) -> None:
-        messages, options, tools = await turn.prepare()
+        messages, options, tools = await turn.prepare() if turn.providers else turn.prepared()
         chat = await self.client.get_response(
             messages,
             options=options,
@@ -489,7 +527,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             **turn.compaction,
             **turn.context.kwargs,
         )
-        turn.context.result = await turn.finish(chat)
+        turn.context.result = await turn.finish(chat) if turn.providers else turn.finished(chat)
 
     def _stream(
         self, turn: _Turn, agent_mw: list[AgentMiddleware]
@@ -507,7 +545,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         return stream.with_result_hook(originated)
 
     async def _stream_core(self, turn: _Turn) -> None:
-        messages, options, tools = await turn.prepare()
+        messages, options, tools = await turn.prepare() if turn.providers else turn.prepared()
         chat_stream = self.client.get_response(
             messages,
             stream=True,
@@ -519,10 +557,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             **turn.context.kwargs,
         )
 
-        agent_id, name = self.id, self.name
-
-        def relabel(update: ChatResponseUpdate) -> AgentResponseUpdate:
-            return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=name)
+        relabel = functools.partial(relabel_chat_update, self.id, self.name)  # one call per chunk
 
         async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
             return await turn.finish(await chat_stream.get_final_response())

@@ -20,6 +20,8 @@ from typing_extensions import Self, TypeVar
 
 from ._conversation import (
     CONTROL_TYPES,
+    HAS_CALL,
+    HAS_CONTROL,
     PendingBatch,
     approval_request,
     approval_required,
@@ -31,6 +33,7 @@ from ._conversation import (
     iterations_used,
     same_call,
     standalone_answers,
+    tool_kinds,
 )
 from ._extensions import REQUEST_COMPACTION
 from ._json import is_list_or_tuple
@@ -448,7 +451,12 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     if isinstance(response, ChatResponseUpdate):
         _drop_update_contents(response, types)
         return
+    # The cached kinds of each message answer "does it hold any?" for the usual types without a generator.
+    flags = HAS_CONTROL | (HAS_CALL if "function_call" in types else 0)
+    known = set(types) <= {*CONTROL_TYPES, "function_call"}
     for message in response.messages:
+        if known and not tool_kinds(message) & flags:
+            continue
         if any(c.type in types and not c.informational_only for c in message.contents):
             message.contents = [c for c in message.contents if c.type not in types or c.informational_only]
     response.messages = [m for m in response.messages if m.contents]
@@ -540,7 +548,7 @@ class _FunctionInvocationLoop:
     async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
         config = self.client.function_invocation_configuration
         local, self.hosted = split_hosted_tools(self.options.get("tools"))
-        self.tools = self.runnable = await resolve_tools(local)
+        self.tools = self.runnable = await resolve_tools(local) if local else []
         conversation = list(self.input)
         if self.compaction is not None:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
@@ -580,7 +588,10 @@ class _FunctionInvocationLoop:
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
                 try:
                     async for update in updates:
-                        _drop_update_contents(update, CONTROL_TYPES)
+                        for content in update.contents:  # _drop_update_contents's test, inline: per chunk
+                            if content.type in CONTROL_TYPES:
+                                _drop_update_contents(update, CONTROL_TYPES)
+                                break
                         yield update
                 finally:
                     await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
@@ -632,11 +643,12 @@ class _FunctionInvocationLoop:
                     f"The model called {unknown!r}, which is not among the tools "
                     f"({', '.join(sorted(tools_by_name)) or 'none'}), and terminate_on_unknown_calls is set."
                 )
-            results = await self._execute(calls)
+            results = await self._execute(calls, tools_by_name=tools_by_name)
             conversation.append(results)
-            update = self._add(results)
             if stream:
-                yield update
+                yield self._add(results)
+            else:
+                self.new_messages.append(results)  # as _add, without the update nobody reads
             if results.additional_properties.get("terminate"):
                 return
             if any(c.exception is not None for c in results.contents):
@@ -708,16 +720,27 @@ class _FunctionInvocationLoop:
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         self.required_used = True
-        await run_pipeline(self.chat_middleware, context, self.model_call)
+        if self.chat_middleware:
+            await run_pipeline(self.chat_middleware, context, self.model_call)
+        else:  # most requests have none: no pipeline coroutine per model call
+            await self.model_call(context)
         return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------
-    async def _execute(self, calls: list[Content], *, approvals: Sequence[Content | None] | None = None) -> Message:
+    async def _execute(
+        self,
+        calls: list[Content],
+        *,
+        approvals: Sequence[Content | None] | None = None,
+        tools_by_name: dict[str, FunctionTool] | None = None,
+    ) -> Message:
         """Run a batch of calls concurrently; results keep the calls' order.
 
-        ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer).
+        ``approvals[i]`` is the person's answer for ``calls[i]`` (``None``: no answer). ``tools_by_name`` is the
+        runnable tools by name, when the caller has it already.
         """
-        tools_by_name = {t.name: t for t in self.runnable}
+        if tools_by_name is None:
+            tools_by_name = {t.name: t for t in self.runnable}
         answers = list(approvals) if approvals is not None else [None] * len(calls)
         self.calls_made += len(calls)
         if len(calls) == 1:
@@ -767,7 +790,10 @@ class _FunctionInvocationLoop:
             ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
 
         try:
-            await run_pipeline(self.function_middleware, context, invoke)
+            if self.function_middleware:
+                await run_pipeline(self.function_middleware, context, invoke)
+            else:  # most requests have none: no pipeline coroutine per tool call
+                context.result = await tool.invoke(arguments=arguments, context=context, **context.kwargs)
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)

@@ -372,7 +372,10 @@ def iterations_used(conversation: Sequence[Message]) -> int:
     """Model calls that asked for tools since the person last said something (approvals don't count)."""
     used = 0
     for message in reversed(conversation):
-        if message.role == "user" and any(c.type != "function_approval_response" for c in message.contents):
+        if message.role == "user" and (
+            (message.contents and not tool_kinds(message) & HAS_CONTROL)  # the usual input: no generator
+            or any(c.type != "function_approval_response" for c in message.contents)
+        ):
             break
         if message.role == "assistant" and calls_in(message):
             used += 1
@@ -478,6 +481,10 @@ class _Scan:
 _contents_of = attrgetter("contents")
 
 
+_SHORT = 4
+"""Conversations up to this many messages (after leading instructions) are scanned without a summary."""
+
+
 def _history_kinds(conversation: list[Message]) -> tuple[int, set[str]]:
     """Kinds of all messages and the call ids of all function results, reusing the last turn's summary."""
     n = len(conversation)
@@ -488,6 +495,15 @@ def _history_kinds(conversation: list[Message]) -> tuple[int, set[str]]:
         first += 1
     if first == n:
         return 0, set()
+    if n - first <= _SHORT:
+        # A fresh request: a direct look is cheaper than a summary (one is made once the conversation grows).
+        seen, answered = 0, set[str]()
+        for message in conversation[first:]:
+            kinds = tool_kinds(message)
+            seen |= kinds
+            if kinds & HAS_RESULT:
+                answered |= _result_ids(message)
+        return seen, answered
     memo: _Scan | None = None
     for j in range(n - 1, first - 1, -1):  # the latest summary sits a few messages from the end
         found = conversation[j]._scan_cache  # pyright: ignore[reportPrivateUsage]

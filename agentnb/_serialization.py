@@ -178,6 +178,8 @@ def encode(value: Any) -> Any:
     cls = _type_of(value)
     if cls is str or cls is int or cls is bool or value is None:
         return value  # a JSON scalar, without the nested call
+    if not value and (cls is dict or cls is list):
+        return {} if cls is dict else []  # most of a checkpoint's states are empty: no nested call either
     try:
         return _encode(value, 0)
     except RecursionError as e:

@@ -168,9 +168,13 @@ def traced_model_call(call: _F) -> _F:
     """Wrap a chat client's single model call (``context.result`` set by ``call``) in a ``chat`` span."""
 
     @functools.wraps(call)
-    async def model_call(self: BaseChatClient, context: ChatContext) -> None:
+    def model_call(self: BaseChatClient, context: ChatContext) -> Awaitable[None]:
+        # Not a coroutine itself: untraced, the call's own coroutine is handed out (one frame less per call).
         if not tel.recording():
-            return await call(self, context)
+            return call(self, context)
+        return traced(self, context)
+
+    async def traced(self: BaseChatClient, context: ChatContext) -> None:
         options = context.options
         model = options.get("model_id") or self.model_id
         span = tel.start_span(
@@ -219,11 +223,17 @@ def traced_tool_invoke(invoke: _F) -> _F:
     """Wrap ``FunctionTool.invoke`` in an ``execute_tool`` span; a failure marks the span and propagates."""
 
     @functools.wraps(invoke)
-    async def invoke_traced(
+    def invoke_traced(
+        self: FunctionTool, *, arguments: Any = None, context: FunctionInvocationContext | None = None, **kwargs: Any
+    ) -> Awaitable[Any]:
+        # Not a coroutine itself: untraced, the invocation's own coroutine is handed out (one frame less per call).
+        if not tel.recording():
+            return invoke(self, arguments=arguments, context=context, **kwargs)
+        return traced(self, arguments=arguments, context=context, **kwargs)
+
+    async def traced(
         self: FunctionTool, *, arguments: Any = None, context: FunctionInvocationContext | None = None, **kwargs: Any
     ) -> Any:
-        if not tel.recording():
-            return await invoke(self, arguments=arguments, context=context, **kwargs)
         span = tel.start_span(
             f"execute_tool {self.name}",
             {

@@ -321,11 +321,15 @@ class FunctionTool:
     # -- invocation --------------------------------------------------------------------------------------
     def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:
         """Check the model's arguments against the schema; raise ``ValueError`` with a readable reason."""
-        from pydantic import BaseModel, ValidationError
-
         model = self.input_model
-        if isinstance(arguments, BaseModel):
-            arguments = {k: getattr(arguments, k) for k in type(arguments).model_fields}
+        # Pydantic is imported here only off the common path (a dict of arguments that validates): a
+        # ``from pydantic import ...`` on every call costs more than the validation of a small dict.
+        if arguments is not None and not isinstance(arguments, dict):
+            from pydantic import BaseModel
+
+            given = cast(object, arguments)  # untyped callers pass other mappings too: dict() below takes them
+            if isinstance(given, BaseModel):
+                arguments = {k: getattr(given, k) for k in type(given).model_fields}
         arguments = dict(arguments or {})
         if model is None:
             missing = [k for k in self.parameters().get("required", []) if k not in arguments]
@@ -334,13 +338,18 @@ class FunctionTool:
             return arguments
         try:
             validated = model.model_validate(arguments)
-        except ValidationError as e:
+        except Exception as e:
+            from pydantic import ValidationError
+
+            if not isinstance(e, ValidationError):
+                raise
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
                 for err in e.errors(include_url=False)
             )
             raise ToolArgumentsError(f"Invalid arguments for tool {self.name!r}: {problems}") from None
-        values = {name: getattr(validated, name) for name in type(validated).model_fields}
+        # A model's __dict__ holds exactly its field values (extras and private attributes live elsewhere).
+        values = dict(validated.__dict__)
         if self._accepts_kwargs:
             values.update({k: v for k, v in arguments.items() if k not in values})
         return values
@@ -381,7 +390,7 @@ class FunctionTool:
         self.invocation_count += 1
         try:
             result = self.func(**values)
-            if self._is_async or inspect.isawaitable(result):
+            if self._is_async or (result is not None and type(result) is not str and inspect.isawaitable(result)):
                 result = await result
         except Exception:
             self.invocation_exception_count += 1

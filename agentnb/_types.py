@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, cast, overload
 
 from typing_extensions import Self, TypedDict, TypeVar
@@ -456,14 +457,33 @@ class Content:
         cls, call_id: str, name: str, arguments: str | dict[str, Any] | None = None, **kwargs: Any
     ) -> Content:
         """The model asks to call tool ``name``; ``arguments`` is JSON text or an already parsed dict."""
-        return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
+        if kwargs:
+            return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
+        content = object.__new__(cls)  # every tool call a provider parses: only the fields given are written
+        content.type = "function_call"
+        content.additional_properties = {}
+        content.call_id = call_id
+        content.name = name
+        if arguments is not None:
+            content.arguments = arguments
+        return content
 
     @classmethod
     def from_function_result(
         cls, call_id: str, result: Any = None, exception: str | None = None, **kwargs: Any
     ) -> Content:
         """The outcome of a tool call; ``exception`` holds the error text when the call failed."""
-        return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
+        if kwargs:
+            return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
+        content = object.__new__(cls)  # every tool call's result: only the fields given are written
+        content.type = "function_result"
+        content.additional_properties = {}
+        content.call_id = call_id
+        if result is not None:
+            content.result = result
+        if exception is not None:
+            content.exception = exception
+        return content
 
     @classmethod
     def from_function_approval_request(cls, id: str, function_call: Content, **kwargs: Any) -> Content:
@@ -1226,18 +1246,7 @@ class AgentResponseUpdate(_UpdateBase):
     ) -> AgentResponseUpdate:
         """Re-label a chat client's update as coming from an agent."""
         if update.__class__ is ChatResponseUpdate and cls is AgentResponseUpdate:
-            # The per-chunk path of every streamed agent turn: the same fields, copied without the keywords.
-            relabelled = object.__new__(cls)
-            fields = relabelled.__dict__
-            fields.update(update.__dict__)
-            fields["contents"] = list(update.contents)
-            if not update.additional_properties:
-                fields["additional_properties"] = {}
-            if not update.author_name:
-                fields["author_name"] = author_name if update.role == "assistant" else None
-            fields["agent_id"] = agent_id
-            fields["raw_representation"] = update
-            return relabelled
+            return relabel_chat_update(agent_id, author_name, update)
         return cls(
             contents=update.contents,
             role=update.role,
@@ -1253,6 +1262,42 @@ class AgentResponseUpdate(_UpdateBase):
             raw_representation=update,
             continuation_token=update.continuation_token,
         )
+
+
+def relabel_chat_update(
+    agent_id: str | None, author_name: str | None, update: ChatResponseUpdate
+) -> AgentResponseUpdate:
+    """:meth:`AgentResponseUpdate.from_chat_update`, positional: the per-chunk step of every streamed agent turn.
+
+    Positional so that a ``functools.partial`` of it is one call per chunk (keywords would be merged per call).
+    """
+    if update.__class__ is not ChatResponseUpdate:
+        return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author_name)
+    # The same fields, copied without the keywords. Attribute writes, not ``__dict__``: reading an instance's
+    # ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its updates.
+    relabelled = object.__new__(AgentResponseUpdate)
+    relabelled.contents = list(update.contents)
+    relabelled.role = role = update.role
+    relabelled.additional_properties = update.additional_properties or {}
+    relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
+    relabelled.agent_id = agent_id
+    relabelled.raw_representation = update
+    # The fields a chat update stores only when given (see _UpdateBase.__init__).
+    if update.response_id is not None:
+        relabelled.response_id = update.response_id
+    if update.message_id is not None:
+        relabelled.message_id = update.message_id
+    if update.conversation_id is not None:
+        relabelled.conversation_id = update.conversation_id
+    if update.model_id is not None:
+        relabelled.model_id = update.model_id
+    if update.created_at is not None:
+        relabelled.created_at = update.created_at
+    if update.finish_reason is not None:
+        relabelled.finish_reason = update.finish_reason
+    if update.continuation_token is not None:
+        relabelled.continuation_token = update.continuation_token
+    return relabelled
 
 
 def _merge_into(messages: list[Message], update: _UpdateBase) -> None:
@@ -1413,21 +1458,52 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
 
     def _assemble(self, updates: list[Any], carried: tuple[str, ...]) -> None:
         messages: list[Message] = []
+        merged: list[Any] = []  # the updates merged one by one (only they can hold usage)
+        # Streamed text arrives as many one-fragment updates: their fragments are collected in ``pieces`` and
+        # joined onto ``tail`` (the last message's last content, plain text) once, not concatenated one by one.
+        tail: Content | None = None
+        pieces: list[str] = []
         for update in updates:
+            contents = update.contents
+            if tail is not None and len(contents) == 1:
+                content = contents[0]
+                current = messages[-1]
+                if (
+                    content.type == "text"
+                    and not content.additional_properties
+                    and content.protected_data is None
+                    and content._hosted is None
+                    and (update.role is None or update.role == current.role)
+                    and (not update.message_id or update.message_id == current.message_id)
+                    and (not update.author_name or update.author_name == current.author_name)
+                ):
+                    pieces.append(content.text or "")
+                    continue
+            if pieces:
+                assert tail is not None
+                tail.text = (tail.text or "") + "".join(pieces)
+                pieces.clear()
             _merge_into(messages, update)
-            # Updates store only the fields they were given (class attributes hold the rest), so most chunks
-            # skip the field-by-field copy.
-            if not update.__dict__.keys().isdisjoint(carried):
-                for field in carried:
-                    value = getattr(update, field)
-                    if value:
-                        setattr(self, field, value)
-            self.created_at = self.created_at or update.created_at
-            if update.additional_properties:
-                self.additional_properties.update(update.additional_properties)
+            merged.append(update)
+            last = messages[-1].contents if messages else None
+            tail = last[-1] if last and last[-1].type == "text" and last[-1].protected_data is None else None
+        if pieces:
+            assert tail is not None
+            tail.text = (tail.text or "") + "".join(pieces)
         self.messages = [m for m in messages if m.contents]
-        self.usage_details = _usage_of(updates)
-        self.raw_representation = [u.raw_representation for u in updates]
+        # Fields over all updates at C speed: each carried field's last non-empty value, the first created_at.
+        for field in carried:
+            getter: Callable[[Any], Any] = attrgetter(field)
+            value = next(filter(bool, map(getter, reversed(updates))), None)
+            if value:
+                setattr(self, field, value)
+        created: Callable[[Any], float | None] = attrgetter("created_at")
+        first = next(filter(bool, map(created, updates)), None)
+        self.created_at = self.created_at or first
+        for properties in filter(None, map(attrgetter("additional_properties"), updates)):
+            self.additional_properties.update(properties)
+        self.usage_details = _usage_of(merged)
+        self.raw_representation = list(map(attrgetter("raw_representation"), updates))
         self.continuation_token = updates[-1].continuation_token if updates else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -1550,6 +1626,23 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
             for message in response.messages:
                 if message.role == "assistant" and message.author_name is None:
                     message.author_name = author_name
+        if cls is AgentResponse:
+            # Every agent turn ends here: the fields __init__ would set, written without its keyword passing.
+            wrapped = object.__new__(cls)
+            wrapped.messages = list(response.messages)
+            wrapped.response_id = response.response_id
+            wrapped.conversation_id = response.conversation_id
+            wrapped.model_id = response.model_id
+            wrapped.created_at = response.created_at
+            wrapped.finish_reason = response.finish_reason
+            wrapped.usage_details = response.usage_details
+            wrapped._value = response._value
+            wrapped._response_format = response._response_format
+            wrapped.additional_properties = response.additional_properties or {}
+            wrapped.raw_representation = response
+            wrapped.continuation_token = response.continuation_token
+            wrapped.agent_id = agent_id
+            return wrapped
         return cls(
             messages=response.messages,
             response_id=response.response_id,
@@ -1644,6 +1737,10 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         self._pending: list[_UpdateT] = []
         self._pull_contexts: list[Callable[[], AbstractContextManager[Any]]] = []
         self._plain = not self._transform_hooks  # no hooks or mapping per update: __anext__'s short path
+        # Plain streams this one iterates through (innermost first), pulled from their source directly: each
+        # still maps and records its updates and finalizes, without an ``__anext__`` of its own per update.
+        self._layers: list[ResponseStream[Any, Any]] = []
+        self._steps: list[tuple[Callable[[Any], Any] | None, Callable[[Any], None]]] = []
 
     @property
     def updates(self) -> list[_UpdateT]:
@@ -1741,8 +1838,27 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
                 inner: object = iterable
                 self._inner = cast("ResponseStream[Any, Any]", inner) if isinstance(inner, ResponseStream) else None
             self._source = iterable
-        self._iterator = aiter(iterable)
+        if isinstance(iterable, ResponseStream):
+            layer = cast("ResponseStream[Any, Any]", iterable)
+            if layer._plain and not layer._consumed and not layer._pending:
+                if layer._iterator is None:
+                    await layer._open()  # fuses the layers under it
+                self._layers = [*layer._layers, layer]
+                self._steps = [(each._map, each._updates.append) for each in self._layers]
+                self._iterator = cast("AsyncIterator[_UpdateT]", layer._iterator)
+                return self._iterator
+        self._iterator = aiter(cast("AsyncIterable[_UpdateT]", iterable))
         return self._iterator
+
+    async def _through_layers(self, update: Any) -> Any:
+        """What the fused layers make of an update pulled from the innermost source (each records its own)."""
+        for transform, record in self._steps:
+            if transform is not None:
+                update = transform(update)
+                if hasattr(update, "__await__"):
+                    update = await update
+            record(update)
+        return update
 
     async def __anext__(self) -> _UpdateT:
         iterator = self._iterator
@@ -1755,6 +1871,12 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             except BaseException:
                 await self._run_cleanup_hooks()
                 raise
+            for transform, record in self._steps:  # the fused layers (see _through_layers), inline: per chunk
+                if transform is not None:
+                    update = transform(update)
+                    if hasattr(update, "__await__"):
+                        update = await cast("Awaitable[Any]", update)
+                record(update)
             if self._map is not None:
                 update = self._map(update)
                 if hasattr(update, "__await__"):  # isinstance(.., Awaitable) asks the ABC: slow for every chunk
@@ -1764,6 +1886,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         return await self._next_slowly()
 
     async def _exhausted(self) -> None:
+        for layer in self._layers:  # innermost first, as each would on reaching the end itself
+            await layer._exhausted()
         self._consumed = True
         self._plain = False
         await self._run_cleanup_hooks()
@@ -1789,6 +1913,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             except BaseException:
                 await self._run_cleanup_hooks()
                 raise
+            if self._steps:
+                update = await self._through_layers(update)
             if self._flat_map is not None:
                 expanded = self._flat_map(update)
                 if isinstance(expanded, Awaitable):
@@ -1816,6 +1942,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         if self._cleanup_run:
             return
         self._cleanup_run = True
+        for layer in self._layers:
+            await layer._run_cleanup_hooks()
         for hook in self._cleanup_hooks:
             done = hook()
             if isinstance(done, Awaitable):
@@ -1857,9 +1985,10 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
 
     async def aclose(self) -> None:
         """Stop the stream early, closing the model call and any open HTTP stream (cleanup hooks run)."""
-        self._consumed = True
-        self._plain = False
-        self._pending.clear()
+        for stream in (*self._layers, self):
+            stream._consumed = True
+            stream._plain = False
+            stream._pending.clear()
         try:
             closer = getattr(self._iterator or self._source, "aclose", None)
             if closer is not None:

@@ -364,6 +364,62 @@ async def test_map_flat_map_and_with_finalizer_consume_the_inner_stream_once() -
     assert [u.text for u in await plain.get_final_response()] == ["a", "b", "c"]  # no finalizer: the updates
 
 
+async def test_layered_streams_each_map_record_finalize_and_clean_up_in_order() -> None:
+    order: list[str] = []
+    inner = ResponseStream(_letters(), ChatResponse.from_updates)
+    inner.with_cleanup_hook(lambda: order.append("inner cleanup")).with_result_hook(lambda r: order.append("inner"))
+
+    async def shout(update: ChatResponseUpdate) -> ChatResponseUpdate:
+        return ChatResponseUpdate(contents=[update.text.upper()])
+
+    middle = inner.map(lambda u: ChatResponseUpdate(contents=[u.text * 2]), ChatResponse.from_updates)
+    middle.with_result_hook(lambda r: order.append("middle"))
+    outer = middle.map(shout, ChatResponse.from_updates).with_result_hook(lambda r: order.append("outer"))
+    assert [u.text async for u in outer] == ["AA", "BB", "CC"]
+    # Every layer saw its own updates and finalized once, innermost first, as each consumed the one under it.
+    assert [u.text for u in inner.updates] == ["a", "b", "c"]
+    assert [u.text for u in middle.updates] == ["aa", "bb", "cc"]
+    assert order == ["inner cleanup", "inner", "middle", "outer"]
+    assert ((await inner.get_final_response()).text, (await outer.get_final_response()).text) == ("abc", "AABBCC")
+
+    closed: list[str] = []
+    first = ResponseStream(_letters(), ChatResponse.from_updates).with_cleanup_hook(lambda: closed.append("inner"))
+    second = ResponseStream.from_awaitable(_resolved(first.map(lambda u: u, ChatResponse.from_updates)))
+    assert (await anext(second)).text == "a"
+    await second.aclose()  # closing the outermost stream closes every layer under it
+    assert closed == ["inner"]
+    assert [u async for u in first] == [] and [u async for u in second] == []
+
+
+async def _resolved(
+    stream: ResponseStream[ChatResponseUpdate, ChatResponse],
+) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    return stream
+
+
+def test_from_updates_joins_text_fragments_only_within_one_plain_text_content() -> None:
+    signed = Content.from_reasoning("think", protected_data="sig")
+    updates = [
+        ChatResponseUpdate(contents=[Content.from_text("a")], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_text("b")], message_id="m1", created_at=5.0),
+        ChatResponseUpdate(contents=[Content.from_text("c", additional_properties={"k": 1})], message_id="m1"),
+        ChatResponseUpdate(contents=[Content.from_text("d")], message_id="m2", model_id="x"),
+        ChatResponseUpdate(contents=[Content.from_text("e")], model_id="y"),
+        ChatResponseUpdate(contents=[signed]),
+        ChatResponseUpdate(contents=[Content.from_text("f")], additional_properties={"p": 2}),
+        ChatResponseUpdate(contents=[Content.from_text("g")], role="user"),
+    ]
+    response = ChatResponse.from_updates(updates)
+    shape = [(m.role, m.message_id, [(c.type, c.text) for c in m.contents]) for m in response.messages]
+    assert shape == [
+        ("assistant", "m1", [("text", "ab"), ("text", "c")]),
+        ("assistant", "m2", [("text", "de"), ("text_reasoning", "think"), ("text", "f")]),
+        ("user", None, [("text", "g")]),
+    ]
+    assert (response.model_id, response.created_at, response.additional_properties) == ("y", 5.0, {"p": 2})
+    assert [u.text for u in updates[:2]] == ["a", "b"]  # the updates themselves are left as they came
+
+
 async def test_from_awaitable_and_pull_context_managers() -> None:
     async def make() -> ResponseStream[ChatResponseUpdate, ChatResponse]:
         return ResponseStream(_letters("xy"), ChatResponse.from_updates)
@@ -391,3 +447,33 @@ async def test_from_awaitable_and_pull_context_managers() -> None:
     stream = ResponseStream(watched(), ChatResponse.from_updates).with_pull_context_manager(around)
     assert (await stream.get_final_response()).text == "pq"
     assert depth == [1, 1] and active == [0]
+
+
+def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields() -> None:
+    chat = ChatResponse(
+        messages=[Message("assistant", ["Hi"])],
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 1},
+        additional_properties={"k": 1},
+        continuation_token={"token": "t"},
+    )
+    wrapped = AgentResponse.from_chat_response(chat, agent_id="a", author_name="Ann")
+    built = AgentResponse(
+        messages=chat.messages,
+        response_id="r",
+        agent_id="a",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 1},
+        additional_properties={"k": 1},
+        raw_representation=chat,
+        continuation_token={"token": "t"},
+    )
+    assert vars(wrapped) == vars(built)  # the fast path writes the same fields, no more, no fewer
+    assert wrapped.messages is not chat.messages and wrapped.messages[0].author_name == "Ann"

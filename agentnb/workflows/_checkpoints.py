@@ -57,6 +57,10 @@ CHECKPOINT_FORMAT_VERSION = 1
 _ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+"""Writes checkpoints: one encoder made once (``json.dumps`` with options makes one per call, per superstep)."""
+
+
 def new_id() -> str:
     """A fresh random id (128 bits, hex) for runs, checkpoints and requests."""
     # os.urandom directly: uuid.uuid4() costs several times more and checkpoints take one per superstep.
@@ -202,13 +206,14 @@ class WorkflowCheckpoint:
         iteration_count: int | None = None,
         timestamp: str | None = None,
     ) -> None:
-        for ours, theirs, label in (
-            (graph_signature, graph_signature_hash, "graph_signature"),
-            (parent_id, previous_checkpoint_id, "parent_id"),
-            (created_at, timestamp, "created_at"),
-        ):
-            if ours is not None and theirs is not None and ours != theirs:
-                raise ValueError(f"{label} and its reference name were both given, with different values.")
+        if graph_signature_hash is not None or previous_checkpoint_id is not None or timestamp is not None:
+            for ours, theirs, label in (
+                (graph_signature, graph_signature_hash, "graph_signature"),
+                (parent_id, previous_checkpoint_id, "parent_id"),
+                (created_at, timestamp, "created_at"),
+            ):
+                if ours is not None and theirs is not None and ours != theirs:
+                    raise ValueError(f"{label} and its reference name were both given, with different values.")
         signature = graph_signature if graph_signature is not None else graph_signature_hash
         if signature is None:
             raise TypeError("WorkflowCheckpoint needs graph_signature (or graph_signature_hash).")
@@ -325,7 +330,7 @@ class WorkflowCheckpoint:
 
     def to_json(self) -> str:
         """The checkpoint as a JSON string."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return _COMPACT.encode(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> WorkflowCheckpoint:

@@ -102,14 +102,15 @@ class WorkflowContext(Generic[OutT, W_OutT]):
             target_id: Deliver only along the edge to this executor.
         """
         types = self._output_types
-        if types is not None and not any(matches(message, t) for t in types):
+        # A value of one of the declared classes itself needs no per-hint look (the usual case).
+        if types is not None and type(message) not in types and not any(matches(message, t) for t in types):
             raise TypeError(_type_error(self.executor_id, "sent", message, types, "first"))
         self._inv.outbox.append((message, target_id))
 
     async def yield_output(self, output: W_OutT) -> None:
         """Publish ``output`` from the workflow (an ``output`` or ``intermediate`` event, per the builder)."""
         types = self._workflow_output_types
-        if types is not None and not any(matches(output, t) for t in types):
+        if types is not None and type(output) not in types and not any(matches(output, t) for t in types):
             raise TypeError(_type_error(self.executor_id, "yielded", output, types, "second"))
         self._inv.yield_output(output)
 

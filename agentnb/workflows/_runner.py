@@ -23,6 +23,7 @@ import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._provenance import run_metadata
@@ -30,7 +31,7 @@ from ..exceptions import SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
 from ._eager import gather_eagerly
-from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState
+from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState, step_event
 from ._failure import run_failure
 from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run
 from ._typing_utils import describe, matches
@@ -76,7 +77,7 @@ class Invocation:
     def yield_output(self, value: Any) -> None:
         kind = self.run.workflow.output_kind(self.executor_id)
         if kind is not None:
-            self.run.emit(WorkflowEvent(kind, value, executor_id=self.executor_id, step=self.run.step))
+            self.run.emit(step_event(kind, value, self.executor_id, self.run.step))
 
     def request_info(self, request_data: Any, response_type: Any, request_id: str | None) -> str:
         if self.executor.response_handler_for_types(request_data, response_type) is None:
@@ -312,7 +313,8 @@ class RunContext:
                 await self.recorder.close(status, error)
 
     async def _superstep(self) -> bool:
-        deliveries = await self._route()
+        routed = self._route()
+        deliveries = routed if isinstance(routed, list) else await routed
         if not deliveries:
             return False
         workflow = self.workflow
@@ -332,7 +334,7 @@ class RunContext:
                 batches[d.target_id] = [d]
             else:
                 batch.append(d)
-        self.emit(WorkflowEvent("superstep_started", list(batches), step=step))
+        self.emit(step_event("superstep_started", list(batches), None, step))
         invocations = await self._invoke_all(batches)
         for inv in invocations:
             if inv.error is not None:
@@ -357,7 +359,7 @@ class RunContext:
         checkpoint_id = None
         if self.storage is not None and (step % workflow.checkpoint_every == 0):
             checkpoint_id = await self._checkpoint()
-        self.emit(WorkflowEvent("superstep_completed", {"checkpoint_id": checkpoint_id}, step=step))
+        self.emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
         if self.recorder is not None:
             await self._record(self.recorder.flush())
         return True
@@ -377,7 +379,8 @@ class RunContext:
 
     async def route_pending(self) -> list[Delivery]:
         """Route the pending messages (as the next superstep would) and return the deliveries."""
-        return await self._route()
+        routed = self._route()
+        return routed if isinstance(routed, list) else await routed
 
     async def _record(self, operation: Coroutine[Any, Any, None]) -> None:
         # The run store is a mirror for viewers: if it fails, say so with an "error" event and run on.
@@ -401,7 +404,7 @@ class RunContext:
         step = self.step
         emit = self.emit
         for d in items:
-            emit(WorkflowEvent("executor_invoked", d.payload, executor_id=eid, step=step))
+            emit(step_event("executor_invoked", d.payload, eid, step))
             try:
                 await self._call(executor, inv, d)
             except Exception as e:
@@ -415,11 +418,19 @@ class RunContext:
                     )
                 )
                 break
-            emit(WorkflowEvent("executor_completed", executor_id=eid, step=step))
+            emit(step_event("executor_completed", None, eid, step))
         return inv
 
     @traced_executor_call
     async def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> None:
+        spec, result = self._dispatch(executor, inv, d)
+        if result.__class__ is CoroutineType or inspect.isawaitable(result):
+            result = await result
+        if spec.returns_message and result is not None:
+            self._returned(executor, inv, spec, result)
+
+    def _dispatch(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
+        """Call the handler for ``d``: its spec and what it returned (awaited by the caller)."""
         spec: HandlerSpec | None
         if d.request is not None:
             spec = executor.find_response_handler(d.request.request_data, d.payload)
@@ -444,23 +455,28 @@ class RunContext:
                 args = (*args, WorkflowContext(inv, d.source_id, None, None))
             else:
                 args = (*args, WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types))
-        result = spec.func(*args) if spec.bound else spec.func(executor, *args)
-        if inspect.isawaitable(result):
-            result = await result
-        if spec.returns_message and result is not None:
-            types = spec.output_types
-            if types is not None and not any(matches(result, t) for t in types):
-                raise TypeError(
-                    f"Executor {executor.id!r} returned a {type(result).__qualname__}, but its return hint says "
-                    f"{' | '.join(describe(t) for t in types) or 'None'}."
-                )
-            inv.outbox.append((result, None))
+        return spec, spec.func(*args) if spec.bound else spec.func(executor, *args)
+
+    def _returned(self, executor: Executor, inv: Invocation, spec: HandlerSpec, result: Any) -> None:
+        """Send what a handler that returns its message returned (checked against its return hint)."""
+        types = spec.output_types
+        if types is not None and not any(matches(result, t) for t in types):
+            raise TypeError(
+                f"Executor {executor.id!r} returned a {type(result).__qualname__}, but its return hint says "
+                f"{' | '.join(describe(t) for t in types) or 'None'}."
+            )
+        inv.outbox.append((result, None))
 
     # -- routing ------------------------------------------------------------------------------------------
     # The run is the edge groups' Router (see agentnb.workflows.Router): routing a message costs a lookup of
     # its source's groups (precomputed by the workflow) and one call per group, with nothing allocated but
     # the deliveries.
-    async def _route(self) -> list[Delivery]:
+    def _route(self) -> list[Delivery] | Awaitable[list[Delivery]]:
+        """The deliveries of the next superstep; an awaitable only once an edge condition is async.
+
+        Routing a chain's step is plain calls: no coroutine unless a condition needs awaiting, and then the
+        rest of the routing continues in :meth:`_route_rest`, in the same order.
+        """
         out: list[Delivery] = []
         if self.responses:
             for request, value in self.responses:
@@ -468,35 +484,71 @@ class RunContext:
             self.responses = []
         pending, self.pending = self.pending, []
         self._out = out
-        workflow = self.workflow
-        groups_by_source = workflow.groups_by_source
-        executors = workflow.executors
-        for msg in pending:
+        groups_by_source = self.workflow.groups_by_source
+        for index, msg in enumerate(pending):
             source = msg.source_id
             groups = None if source is None else groups_by_source.get(source)
             if source is None or groups is None:
-                # Workflow input, or a message injected into a checkpoint: straight to its target.
-                target = msg.target_id
-                if source is None and target is not None and target in executors:
-                    out.append(Delivery(target, None, msg.data))
-                elif source is not None and source in executors:
-                    self.warn(f"Executor {source!r} sent a {type(msg.data).__qualname__} but has no outgoing edges.")
-                else:
-                    self.warn(f"Dropped a message for unknown executor {target!r} (from {source!r}).")
+                self._route_unlinked(msg)
                 continue
             data, target = msg.data, msg.target_id
             delivered = False
-            for group in groups:
+            for at, group in enumerate(groups):
                 taken = group.route(data, source, target, self)
-                if taken is True or (taken is not False and await taken):  # an awaitable: an async condition
+                if taken is True:
+                    delivered = True
+                elif taken is not False:  # an awaitable: an async condition
+                    return self._route_rest(pending, index, at, taken, delivered)
+            if not delivered:
+                self._undelivered(msg)
+        return out
+
+    async def _route_rest(
+        self, pending: list[PendingMessage], index: int, at: int, taken: Awaitable[bool], delivered: bool
+    ) -> list[Delivery]:
+        """Finish :meth:`_route` from message ``index``, whose group ``at`` answered with ``taken``."""
+        msg = pending[index]
+        assert msg.source_id is not None
+        groups = self.workflow.groups_by_source[msg.source_id]
+        delivered = await taken or delivered
+        for group in groups[at + 1 :]:
+            routed = group.route(msg.data, msg.source_id, msg.target_id, self)
+            if routed is True or (routed is not False and await routed):
+                delivered = True
+        if not delivered:
+            self._undelivered(msg)
+        for msg in pending[index + 1 :]:
+            source = msg.source_id
+            groups = None if source is None else self.workflow.groups_by_source.get(source)
+            if source is None or groups is None:
+                self._route_unlinked(msg)
+                continue
+            delivered = False
+            for group in groups:
+                routed = group.route(msg.data, source, msg.target_id, self)
+                if routed is True or (routed is not False and await routed):
                     delivered = True
             if not delivered:
-                where = f" to {target!r}" if target else ""
-                self.warn(
-                    f"A {type(data).__qualname__} sent by {source!r}{where} was not delivered: no outgoing "
-                    "edge's target accepts it (or every condition was false)."
-                )
-        return out
+                self._undelivered(msg)
+        return self._out
+
+    def _route_unlinked(self, msg: PendingMessage) -> None:
+        """Workflow input, or a message injected into a checkpoint: straight to its target."""
+        source, target = msg.source_id, msg.target_id
+        executors = self.workflow.executors
+        if source is None and target is not None and target in executors:
+            self._out.append(Delivery(target, None, msg.data))
+        elif source is not None and source in executors:
+            self.warn(f"Executor {source!r} sent a {type(msg.data).__qualname__} but has no outgoing edges.")
+        else:
+            self.warn(f"Dropped a message for unknown executor {target!r} (from {source!r}).")
+
+    def _undelivered(self, msg: PendingMessage) -> None:
+        where = f" to {msg.target_id!r}" if msg.target_id else ""
+        self.warn(
+            f"A {type(msg.data).__qualname__} sent by {msg.source_id!r}{where} was not delivered: no outgoing "
+            "edge's target accepts it (or every condition was false)."
+        )
 
     def can_handle(self, target: str, data: Any) -> bool:
         """Whether executor ``target`` has a handler for ``data`` (Router)."""

@@ -44,7 +44,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 VENV = Path(os.environ.get("AGENTNB_PEERS_VENV", HERE / ".venv"))
-PEERS = ("agent-framework-core==1.23.0", "langgraph==1.2.22", "pydantic-ai-slim==2.68.0", "openai-agents==0.24.0")
+PEERS = (
+    "agent-framework-core==1.23.0",
+    "agent-framework-devui==1.0.0b261022",  # the reference's server (workload 11)
+    "langgraph==1.2.22",
+    "pydantic-ai-slim==2.68.0",
+    "openai-agents==0.24.0",
+)
+# agentnb's server (workload 11) mounts A2A and MCP beside the Responses API: it needs those extras.
+AGENTNB = "{repo}[a2a,mcp]"
 
 sys.path.insert(0, str(HERE))
 
@@ -59,6 +67,7 @@ RATE_WORKLOADS = (
     ("6", "fan", f"6. fan-out 1->{WIDTH}->1", "runs/s"),
     ("7", "chain_checkpointed", "7. workload 5, checkpoint after every step", "runs/s"),
     ("10", "harness_turn", "10. harness agent turn (todo, mode, file memory in RAM), fresh session", "turns/s"),
+    ("11", "served_turn", "11. served request: POST /v1/responses, one turn (ASGI, in process)", "requests/s"),
 )
 
 
@@ -77,7 +86,8 @@ def ensure_venv() -> None:
     """Create the peers' environment if needed and re-run this script inside it."""
     python = venv_python()
     stamp = VENV / "agentnb-peers.txt"
-    wanted = "\n".join([*PEERS, f"-e {REPO}"])
+    agentnb = AGENTNB.format(repo=REPO)
+    wanted = "\n".join([*PEERS, f"-e {agentnb}"])
     if not python.exists():
         print(f"creating {VENV} ...", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
@@ -85,7 +95,7 @@ def ensure_venv() -> None:
         print("installing " + ", ".join(PEERS) + " and agentnb (editable) ...", flush=True)
         started = time.perf_counter()
         subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PEERS, "-e", str(REPO)],
+            [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PEERS, "-e", agentnb],
             check=True,
         )
         stamp.write_text(wanted)
@@ -394,7 +404,7 @@ def main() -> None:
     parser.add_argument("--imports", type=int, default=7, help="fresh processes per framework for workload 1")
     parser.add_argument("--session-rounds", type=int, default=3, help="fresh 200-turn sessions per framework")
     parser.add_argument("--frameworks", default=",".join(FRAMEWORKS), help="comma-separated subset")
-    parser.add_argument("--workloads", default="1,2,3,4,5,6,7,8,9,10", help="comma-separated subset of 1-10")
+    parser.add_argument("--workloads", default="1,2,3,4,5,6,7,8,9,10,11", help="comma-separated subset of 1-11")
     parser.add_argument("--quick", action="store_true", help="3 rounds of 0.2 s, 3 imports: a smoke test")
     parser.add_argument("--json", type=Path, help="write all samples and medians to this file")
     parser.add_argument("--no-venv", action="store_true", help="use the current interpreter as is")
@@ -443,7 +453,7 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> list[str]:
         wall_rows.append((title, "ms", {key: s["wall"] for key, s in samples.items()}, True))
 
     workers: dict[str, Worker] = {}
-    if chosen & {"2", "3", "4", "5", "6", "7", "8", "10"}:
+    if chosen & {"2", "3", "4", "5", "6", "7", "8", "10", "11"}:
         print("starting workers ...", flush=True)
         for key, column in columns.items():
             workers[key] = Worker(column.framework, column.pythonpath)

@@ -29,7 +29,16 @@ from typing import Any
 
 from adapters import CHAIN_RESULT, CHUNKS, DISTRIBUTIONS, FAN_RESULT
 
-WORKLOADS = ("turn", "tool_turn", "stream_turn", "chain", "fan", "chain_checkpointed", "harness_turn")
+WORKLOADS = (
+    "turn",
+    "tool_turn",
+    "stream_turn",
+    "chain",
+    "fan",
+    "chain_checkpointed",
+    "harness_turn",
+    "served_turn",
+)
 EXPECTED: dict[str, Any] = {
     "turn": "Done.",
     "tool_turn": "Done.",
@@ -38,6 +47,7 @@ EXPECTED: dict[str, Any] = {
     "fan": FAN_RESULT,
     "chain_checkpointed": CHAIN_RESULT,
     "harness_turn": "Done.",
+    "served_turn": "Done.",
 }
 
 

@@ -576,3 +576,34 @@ async def test_wrong_input_type_is_refused_before_anything_runs() -> None:
         async for _ in workflow.run(5, stream=True):
             pass
     assert (await workflow.run("again")).get_outputs() == ["again"]
+
+
+async def test_messages_routed_after_an_async_condition_keep_their_order() -> None:
+    @executor(id="source")
+    async def source(n: int, ctx: WorkflowContext[int]) -> None:
+        for value in range(n, n + 4):
+            await ctx.send_message(value)
+
+    @executor(id="evens")
+    async def evens(n: int, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"even {n}")
+
+    @executor(id="every")
+    async def every(n: int, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output(f"any {n}")
+
+    async def is_even(n: int) -> bool:
+        await asyncio.sleep(0)
+        return n % 2 == 0
+
+    workflow = (
+        WorkflowBuilder(start_executor=source)
+        .add_edge(source, evens, condition=is_even)
+        .add_edge(source, every, condition=lambda n: n != 2)
+        .build()
+    )
+    result = await workflow.run(1)
+    # The first message waits on the async condition; the rest are routed after it, one by one, in order.
+    started = [e.data for e in result if e.type == "superstep_started"]
+    assert started == [["source"], ["every", "evens"]]
+    assert result.get_outputs() == ["any 1", "any 3", "any 4", "even 2", "even 4"]

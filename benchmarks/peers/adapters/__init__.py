@@ -9,6 +9,8 @@ integration would build them from the wire.
 
 from __future__ import annotations
 
+from typing import Any
+
 CHUNKS = 200
 """Text deltas in a streamed turn (workload 4)."""
 
@@ -47,3 +49,18 @@ IMPORTS = {
     "openai_agents": "from agents import Agent, Runner",
 }
 """Workload 1: what a user writes first to build an agent (or, for LangGraph, a graph)."""
+
+
+SERVED_INPUT = {"input": "hi", "stream": False}
+"""Workload 11's request body (each adapter adds how its server names the agent): one non-streamed turn."""
+
+
+def response_text(body: dict[str, Any]) -> str:
+    """The ``output_text`` of a Responses API response body (the text parts of its message items)."""
+    return "".join(
+        part.get("text", "")
+        for item in body.get("output", [])
+        if item.get("type") == "message"
+        for part in item.get("content", [])
+        if part.get("type") == "output_text"
+    )

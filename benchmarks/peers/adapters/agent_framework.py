@@ -34,7 +34,7 @@ from agent_framework._workflows._checkpoint_encoding import encode_checkpoint_va
 from agent_framework.observability import ChatTelemetryLayer
 from typing_extensions import Never
 
-from . import CHUNKS, WIDTH
+from . import CHUNKS, SERVED_INPUT, WIDTH, response_text
 
 CALLS = [0]
 
@@ -44,6 +44,7 @@ class InstantClient(ChatMiddlewareLayer, FunctionInvocationLayer, ChatTelemetryL
 
     OTEL_PROVIDER_NAME = "instant"
     text_only = False  # answers "Done." even when tools are offered (the harness offers its own)
+    stream_texts: tuple[str, ...] = ("x ",) * CHUNKS  # one "Done." for the served turn (DevUI always streams)
 
     def _inner_get_response(
         self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
@@ -51,8 +52,8 @@ class InstantClient(ChatMiddlewareLayer, FunctionInvocationLayer, ChatTelemetryL
         if stream:
 
             async def updates() -> AsyncIterator[ChatResponseUpdate]:
-                for _ in range(CHUNKS):
-                    yield ChatResponseUpdate(role="assistant", contents=[Content.from_text("x ")])
+                for text in self.stream_texts:
+                    yield ChatResponseUpdate(role="assistant", contents=[Content.from_text(text)])
 
             return self._build_response_stream(updates())
 
@@ -125,6 +126,7 @@ class Bench:
         self.harness = create_harness_agent(
             text_only, file_memory_store=InMemoryAgentFileStore(), disable_web_search=True
         )
+        self.served: Any = None
         self.reset()
 
     def reset(self) -> None:
@@ -148,6 +150,31 @@ class Bench:
 
     async def harness_turn(self) -> str:
         return (await self.harness.run("hi", session=self.harness.create_session())).text
+
+    async def served_turn(self) -> str:
+        """A request to DevUI's Responses API (its hosting in 1.23), in process (ASGI, no sockets).
+
+        DevUI runs the agent streamed even for a request that is not, so its model streams ``Done.`` whole.
+        """
+        if self.served is None:
+            import httpx
+            from agent_framework_devui import DevServer
+
+            server = DevServer(ui_enabled=False, auth_token="bench")  # loopback; its default auth stays on
+            served = InstantClient()
+            served.stream_texts = ("Done.",)
+            server.register_entities([Agent(client=served, name="bench")])
+            client = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=server.get_app()),
+                base_url="http://127.0.0.1",
+                headers={"Authorization": "Bearer bench"},
+            )
+            entities = (await client.get("/v1/entities")).raise_for_status().json()["entities"]
+            self.served = (client, entities[0]["id"])
+        client, entity = self.served
+        body = {**SERVED_INPUT, "model": "bench", "metadata": {"entity_id": entity}}
+        reply = await client.post("/v1/responses", json=body)
+        return response_text(reply.raise_for_status().json())
 
     async def chain(self) -> Any:
         return (await self.chain_wf.run(0)).get_outputs()[0]

@@ -9,9 +9,10 @@ from typing_extensions import Never
 
 from agentnb import Agent, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message, tool
 from agentnb.harness import InMemoryAgentFileStore, create_harness_agent
+from agentnb.serving import serving_app
 from agentnb.workflows import Executor, InMemoryCheckpointStorage, Workflow, WorkflowBuilder, WorkflowContext, handler
 
-from . import CHUNKS, WIDTH
+from . import CHUNKS, SERVED_INPUT, WIDTH, response_text
 
 CALLS = [0]
 
@@ -24,6 +25,7 @@ class InstantModel(BaseChatClient):
     def __init__(self, *, text_only: bool = False) -> None:
         super().__init__(model_id="instant")
         self.text_only = text_only  # answers "Done." even when tools are offered (the harness offers its own)
+        self.stream_texts: tuple[str, ...] = ("x ",) * CHUNKS  # one "Done." for the served turn (it streams)
 
     async def _inner_get_response(self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any):
         if options.get("tools") and messages[-1].role != "tool" and not self.text_only:
@@ -34,8 +36,8 @@ class InstantModel(BaseChatClient):
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
-        for _ in range(CHUNKS):
-            yield ChatResponseUpdate(contents=[Content.from_text("x ")])
+        for text in self.stream_texts:
+            yield ChatResponseUpdate(contents=[Content.from_text(text)])
 
 
 @tool
@@ -96,6 +98,7 @@ class Bench:
         self.harness = create_harness_agent(
             InstantModel(text_only=True), file_memory_store=InMemoryAgentFileStore(), disable_web_search=True
         )
+        self.served: Any = None
         self.reset()
 
     def reset(self) -> None:
@@ -120,6 +123,21 @@ class Bench:
 
     async def harness_turn(self) -> str:
         return (await self.harness.run("hi", session=self.harness.create_session())).text
+
+    async def served_turn(self) -> str:
+        """A request to the server's Responses API, in process (ASGI, no sockets): parse, route, run, answer.
+
+        The server runs the agent streamed even for a request that is not, so its model streams ``Done.`` whole.
+        """
+        if self.served is None:
+            import httpx
+
+            model = InstantModel()
+            model.stream_texts = ("Done.",)
+            app = serving_app(Agent(model, name="bench"), base_url="http://127.0.0.1")
+            self.served = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1")
+        reply = await self.served.post("/v1/responses", json={**SERVED_INPUT, "model": "bench"})
+        return response_text(reply.raise_for_status().json())
 
     async def chain(self) -> Any:
         return (await self.chain_wf.run(0)).get_outputs()[0]
