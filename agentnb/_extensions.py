@@ -2,10 +2,11 @@
 
 A lower layer never imports a higher one (``tests/test_layers.py``). When it offers a convenience whose work
 lives higher up (``Agent.as_mcp_server`` builds an ``agentnb.mcp`` server, a request with a compaction strategy
-is compacted by ``agentnb.compaction``, ``default_chat_client`` switches to OpenAI), it asks an extension point
-declared here. The package that does the work fills the point when it is imported; the package root
-(``agentnb/__init__.py``, which names every area anyway) tells each point which package fills it, so asking
-loads that package on first use, as an import inside a function did before.
+is compacted by ``agentnb.compaction``, ``default_chat_client`` switches to OpenAI, an experiment's or a
+re-run's ``_repr_html_`` is drawn by ``agentnb.views``), it asks an extension point declared here. The
+package that does the work fills the point when it is imported; the package root (``agentnb/__init__.py``,
+which names every area anyway) tells each point which package fills it, so asking loads that package on first
+use, as an import inside a function did before.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The layer table, enforced over the import graph: a package imports only packages of lower layers.
 
+Also: HTML is written by the views (``agentnb.views``, the DevUI, the notebook) and the core's escaping helpers;
+the domain packages below them return typed data (``KNOWN_HTML`` lists the modules that still write HTML).
+
 Every ``import`` and ``from ... import`` of agentnb in ``agentnb/`` counts, lazy ones inside functions too (they
 load the module all the same, only later). A module may import its own package freely; across packages the
 target's layer must be strictly lower. ``agentnb/__init__.py`` is left out: its lazy export table names every
@@ -10,6 +13,7 @@ when a new one appears and when a listed one is gone (take it off the list), so 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentnb"
@@ -112,3 +116,50 @@ def test_the_scan_sees_lazy_and_relative_imports(tmp_path: Path) -> None:
     found = layer_breaches(package)
     assert set(found) == {("core", "store"), ("store", "notebook")}
     assert found[("core", "store")] == ["agentnb._types -> agentnb.store"]
+
+
+#: Views (and the core's escaping helpers) render HTML; every other area returns typed data for them.
+RENDERING_AREAS = {"core", "views", "devui", "notebook"}
+#: Modules below the views that still write HTML, and why; the list only shrinks (move the HTML to the views).
+KNOWN_HTML: dict[str, str] = {
+    "agentnb/compaction/_report.py": "compaction_view_html and the report's _repr_html_",
+    "agentnb/evals/_datasets.py": "Dataset._repr_html_",
+    "agentnb/evals/_gate.py": "the gate's _repr_html_",
+    "agentnb/evals/_results.py": "EvalResults._repr_html_",
+    "agentnb/harness/_snapshot.py": "the harness snapshot's to_html",
+    "agentnb/skills/_display.py": "skill and provider cards, the DevUI's skills panel",
+    "agentnb/workflows/_functional_view.py": "the functional workflow's timeline and saved calls",
+    "agentnb/workflows/_viz.py": "WorkflowViz.to_svg (drawing the graph is the workflow's own public API)",
+}
+_TAG = re.compile(r"<(div|span|table|pre|details|svg|ul|li|tr|td|b|code)\b")
+
+
+def html_writers(package: Path = PACKAGE) -> set[str]:
+    """Modules outside the rendering areas whose string literals (docstrings aside) hold HTML tags."""
+    found: set[str] = set()
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package.parent)
+        if _area(".".join(relative.with_suffix("").parts)) in RENDERING_AREAS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+        }
+        if any(
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+            and _TAG.search(node.value)
+            for node in ast.walk(tree)
+        ):  # fmt: skip
+            found.add(relative.as_posix())
+    return found
+
+
+def test_domain_packages_return_data_and_the_views_render_it() -> None:
+    found = html_writers()
+    assert not found - set(KNOWN_HTML), f"HTML written outside the views: {sorted(found - set(KNOWN_HTML))}"
+    assert not set(KNOWN_HTML) - found, f"no HTML left: take {sorted(set(KNOWN_HTML) - found)} off KNOWN_HTML"
