@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import gc_paused
@@ -87,8 +86,6 @@ _OWN_KEYS: frozenset[str] = frozenset(
 )
 _TEXT_KINDS: dict[str, str] = {"system": "system", "user": "user", "assistant": "assistant_text"}
 _GROUP_OPENERS: frozenset[str] = frozenset(("system", "user"))
-_KEYS_TYPE: Any = type({"": None}.keys())
-_SET_TYPES: frozenset[Any] = frozenset((set, frozenset, _KEYS_TYPE))
 # Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
 # ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
 # it has (another conversation's compaction, or a strategy run by hand, moves it).
@@ -849,13 +846,9 @@ def _annotate_simple(
         _put(tail[waiting], waiting_id, "assistant_text", index, True)
     if crossing or len(set(group_ids)) != len(group_ids):
         return None
-    if prefix_groups:
-        known: Any = prefix_groups  # a set or a dict's keys (checked by type first: an ABC check costs more)
-        if type(known) in _SET_TYPES or isinstance(known, AbstractSet):
-            if not known.isdisjoint(group_ids):
-                return None
-        elif any(group_id in prefix_groups for group_id in group_ids):
-            return None
+    # Look each new id up in the earlier ones (a dict view's isdisjoint would walk all of them instead).
+    if prefix_groups and any(map(prefix_groups.__contains__, group_ids)):
+        return None
     return group_ids
 
 
