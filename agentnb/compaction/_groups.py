@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from collections.abc import Set as AbstractSet
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import gc_paused
@@ -65,6 +65,7 @@ SUMMARY_OF_MESSAGE_IDS_KEY = "_summary_of_message_ids"
 SUMMARY_OF_GROUP_IDS_KEY = "_summary_of_group_ids"
 SUMMARIZED_BY_SUMMARY_ID_KEY = "_summarized_by_summary_id"
 
+_MESSAGE_ID: Any = attrgetter("message_id")
 # ``type(x) is _DICT`` tests for a dict without narrowing ``x`` from Any (hot loops skip typing.cast's call).
 _DICT: Any = dict
 # Contents that make an assistant message a tool call (hosted tools too: their reasoning stays with them).
@@ -87,8 +88,6 @@ _OWN_KEYS: frozenset[str] = frozenset(
 )
 _TEXT_KINDS: dict[str, str] = {"system": "system", "user": "user", "assistant": "assistant_text"}
 _GROUP_OPENERS: frozenset[str] = frozenset(("system", "user"))
-_KEYS_TYPE: Any = type({"": None}.keys())
-_SET_TYPES: frozenset[Any] = frozenset((set, frozenset, _KEYS_TYPE))
 # Bumped whenever compaction rewrites an annotation, a token count or an exclusion. A kept group index (see
 # ._index) trusts what it read off the messages while this has not moved, and checks the messages again when
 # it has (another conversation's compaction, or a strategy run by hand, moves it).
@@ -691,9 +690,8 @@ def _annotate_simple(
     whether a call follows it). Returns the group ids in order, or ``None`` when the tail needs the general
     pass (which rewrites whatever this one wrote: ids it assigned are the ones that pass would assign).
     """
-    ids = [m.message_id for m in tail]
-    assign = not any(ids)
-    if (assign and reserved_ids) or (not assign and not all(ids)):
+    assign = not any(map(_MESSAGE_ID, tail))  # no message has an id: each gets msg_<its index>
+    if (assign and reserved_ids) or (not assign and not all(map(_MESSAGE_ID, tail))):
         _assign_ids(tail, start, reserved_ids)  # some ids taken: the careful numbering
         assign = False
     group_ids: list[str] = []
@@ -730,8 +728,8 @@ def _annotate_simple(
             # The result of the group's one call: it joins the group.
             phase = 2
             props = message.additional_properties
-            if annotation_key in props:
-                _write(message, group_id, kind, index, reasoning)
+            if props:  # something already there to keep
+                _put(message, group_id, kind, index, reasoning)
             else:
                 props[annotation_key] = {
                     "id": group_id,
@@ -740,8 +738,7 @@ def _annotate_simple(
                     "has_reasoning": reasoning,
                     "token_count": None,
                 }
-                if excluded_key not in props:
-                    props[excluded_key] = False
+                props[excluded_key] = False
             continue
         else:
             result = False
@@ -829,8 +826,8 @@ def _annotate_simple(
         add_group(group_id)
         group_start = position
         props = message.additional_properties
-        if annotation_key in props:
-            _write(message, group_id, kind, index, reasoning)
+        if props:  # something already there to keep
+            _put(message, group_id, kind, index, reasoning)
         else:
             # The GROUP_*_KEY names spelled out: a dict of constant keys builds faster.
             props[annotation_key] = {
@@ -840,22 +837,18 @@ def _annotate_simple(
                 "has_reasoning": reasoning,
                 "token_count": None,
             }
-            if excluded_key not in props:
-                props[excluded_key] = False
+            props[excluded_key] = False
     for waiting in pending:
         index += 1
         waiting_id = f"group_{tail[waiting].message_id}"
         add_group(waiting_id)
         _put(tail[waiting], waiting_id, "assistant_text", index, True)
-    if crossing or len(set(group_ids)) != len(group_ids):
+    # Ids assigned here are all different, so are the group ids made from them: only given ids may repeat.
+    if crossing or (not assign and len(set(group_ids)) != len(group_ids)):
         return None
-    if prefix_groups:
-        known: Any = prefix_groups  # a set or a dict's keys (checked by type first: an ABC check costs more)
-        if type(known) in _SET_TYPES or isinstance(known, AbstractSet):
-            if not known.isdisjoint(group_ids):
-                return None
-        elif any(group_id in prefix_groups for group_id in group_ids):
-            return None
+    # Look each new id up in the earlier ones (a dict view's isdisjoint would walk all of them instead).
+    if prefix_groups and any(map(prefix_groups.__contains__, group_ids)):
+        return None
     return group_ids
 
 
