@@ -49,9 +49,9 @@ def _tracing_store(run_store: Any, span_store: Any) -> Any:
     return span_store.run_store() or run_store
 
 
-#: Spans may end slightly out of order across threads: the newest-first scan of memory looks this far
+#: Spans may end slightly out of order across threads: the newest-first scan of memory looks this far (10 ms)
 #: (in nanoseconds) past the point where a run's spans should have ended.
-_SLACK_NS = 1_000_000_000
+_SLACK_NS = 10_000_000
 
 
 def memory_spans(span_store: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
