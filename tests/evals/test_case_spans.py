@@ -164,6 +164,15 @@ async def test_memory_spans_are_found_among_many_other_runs(traced_in_memory: An
         assert [r["start_ns"] for r in rows] == sorted(r["start_ns"] for r in rows)
     assert memory_spans(traced_in_memory, ["no-such-run"]) == {}
 
+    def mutated_while_read() -> Iterator[Any]:
+        yield traced_in_memory.spans()[-1]
+        raise RuntimeError("deque mutated during iteration")  # a span ended during the scan
+
+    traced_in_memory.newest_spans = mutated_while_read
+    assert {k: len(v) for k, v in memory_spans(traced_in_memory, [first, last]).items()} == {
+        k: len(v) for k, v in found.items()
+    }
+
 
 def research_workflow() -> Any:
     """A researcher agent that searches (two model calls), then a writer agent that answers from its notes."""
