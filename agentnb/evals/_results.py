@@ -540,6 +540,10 @@ def eval_results_from_experiment(experiment: Experiment) -> list[EvalResults]:
         out.append(results)
     if not out:
         out.append(_native(experiment))
+    else:  # agentnb scorers judged beside the evaluators (evaluate_agent / evaluate_workflow take both)
+        native = [s["name"] for s in experiment.scorers if s["name"] not in stored]
+        if native:
+            out.append(_native(experiment, only=native))
     return out
 
 

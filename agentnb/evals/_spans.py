@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,9 +49,9 @@ def _tracing_store(run_store: Any, span_store: Any) -> Any:
     return span_store.run_store() or run_store
 
 
-#: Spans may end slightly out of order across threads: the newest-first scan of memory looks this far
+#: Spans may end slightly out of order across threads: the newest-first scan of memory looks this far (10 ms)
 #: (in nanoseconds) past the point where a run's spans should have ended.
-_SLACK_NS = 1_000_000_000
+_SLACK_NS = 10_000_000
 
 
 def memory_spans(span_store: Any, run_ids: Collection[str]) -> dict[str, list[dict[str, Any]]]:
@@ -63,13 +63,26 @@ def memory_spans(span_store: Any, run_ids: Collection[str]) -> dict[str, list[di
     of every run asked for, nothing older can belong to them and it stops. Runs without spans in memory
     are left out.
     """
-    from .._telemetry import WORKFLOW_RUN_ID
     from ..observability import span_to_row
 
     wanted = set(run_ids)
+    try:  # newest first without copying the buffer: a finished case's spans are among the newest
+        found = _scan(span_store.newest_spans(), wanted)
+    except RuntimeError:  # a span ended during the scan: read a copy of the buffer
+        found = _scan(reversed(span_store.spans()), wanted)
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for run_id, spans in found.items():
+        rows[run_id] = sorted((span_to_row(s) for s in spans), key=lambda row: row["start_ns"])
+    return rows
+
+
+def _scan(newest_first: Iterable[Any], wanted: set[str]) -> dict[str, list[Any]]:
+    """The spans of the runs ``wanted``, from spans newest first; stops once past the earliest start of all."""
+    from .._telemetry import WORKFLOW_RUN_ID
+
     found: dict[str, list[Any]] = {}
     earliest: int | None = None  # the earliest start of a span found
-    for span in reversed(span_store.spans()):
+    for span in newest_first:
         if earliest is not None and len(found) == len(wanted) and (span.end_time or 0) < earliest - _SLACK_NS:
             break
         attributes = span.attributes
@@ -79,10 +92,7 @@ def memory_spans(span_store: Any, run_ids: Collection[str]) -> dict[str, list[di
         found.setdefault(run_id, []).append(span)
         start = span.start_time or 0
         earliest = start if earliest is None else min(earliest, start)
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for run_id, spans in found.items():
-        rows[run_id] = sorted((span_to_row(s) for s in spans), key=lambda row: row["start_ns"])
-    return rows
+    return found
 
 
 class CaseSpans:

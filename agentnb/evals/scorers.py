@@ -121,7 +121,8 @@ class Scorer:
             return Scored({self.name: math.nan}, error=f"{type(e).__name__}: {e}")
 
     def _values(self, value: Any) -> dict[str, float]:
-        if isinstance(value, Mapping):
+        # A bool or number skips the Mapping check (an ABC test that costs more than most scorers).
+        if type(value) is dict or (type(value) not in _PLAIN and isinstance(value, Mapping)):
             scores = cast("Mapping[str, Any]", value)
             return {f"{self.name}.{key}": _number(v, self.name) for key, v in scores.items()}
         return {self.name: _number(value, self.name)}

@@ -16,7 +16,7 @@ import os
 import threading
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -421,6 +421,15 @@ class SpanStore:
     def spans(self) -> list[ReadableSpan]:
         """Return the spans in the memory buffer, oldest first."""
         return [entry[0] for entry in list(self._buffer)]
+
+    def newest_spans(self) -> Iterator[ReadableSpan]:
+        """Yield the spans in the memory buffer, newest first, without copying it (for readers that stop early).
+
+        Raises:
+            RuntimeError: A span ended during the iteration (read :meth:`spans` instead).
+        """
+        for entry in reversed(self._buffer):
+            yield entry[0]
 
     def rows(self) -> list[dict[str, Any]]:
         """Return the memory buffer as run-store span rows, oldest first."""

@@ -165,6 +165,15 @@ async def test_memory_spans_are_found_among_many_other_runs(traced_in_memory: An
         assert [r["start_ns"] for r in rows] == sorted(r["start_ns"] for r in rows)
     assert memory_spans(traced_in_memory, ["no-such-run"]) == {}
 
+    def mutated_while_read() -> Iterator[Any]:
+        yield traced_in_memory.spans()[-1]
+        raise RuntimeError("deque mutated during iteration")  # a span ended during the scan
+
+    traced_in_memory.newest_spans = mutated_while_read
+    assert {k: len(v) for k, v in memory_spans(traced_in_memory, [first, last]).items()} == {
+        k: len(v) for k, v in found.items()
+    }
+
 
 def research_workflow() -> Any:
     """A researcher agent that searches (two model calls), then a writer agent that answers from its notes."""
@@ -209,8 +218,11 @@ async def test_evaluate_workflow_gives_trace_scorers_the_workflow_runs_spans(tra
         assert trace.tool_steps[0].name == "search" and trace.tool_steps[0].result is not None
         assert all(s.latency_ms is not None for s in trace.steps)
     # Both kinds of verdict are kept with the experiment's cases.
-    stored = load_experiment("Workflow Eval: " + research_workflow().name, store=traced).results
-    assert stored["paris_path"].tolist() == [1.0, 0.0]
+    experiment = load_experiment("Workflow Eval: " + research_workflow().name, store=traced)
+    assert experiment.results["paris_path"].tolist() == [1.0, 0.0]
+    back = experiment.to_eval_results()
+    assert [r.provider for r in back] == ["Local", "agentnb"]
+    assert [[s.name for s in i.scores] for i in back[1].items] == [list(verdicts["0"])] * 2
 
 
 async def test_an_untraced_workflow_case_reads_its_steps_from_its_agents_turns(store: RunStore) -> None:
