@@ -720,15 +720,6 @@ ORDER_DEPENDENT: dict[str, str] = {
         f"{ORDER_DEPENDENT_PREFIX}: reads the mcp 1.x `Tool.inputSchema`, which mcp 2.x has only once another "
         "package has patched the old name back in"
     ),
-    **dict.fromkeys(
-        (
-            "core/test_harness_agent.py::test_create_harness_agent_wires_loop_when_should_continue_given",
-            "core/test_harness_agent.py::test_create_harness_agent_file_access_is_opt_in",
-            "core/test_harness_agent.py::test_create_harness_agent_adds_background_agents_provider",
-        ),
-        f"{ORDER_DEPENDENT_PREFIX}: agentnb warns once per process about an experimental harness parameter (a "
-        "warning is an error in this suite), so the test passes only after another one used the parameter",
-    ),
 }
 
 
