@@ -137,6 +137,21 @@ RENAMES: dict[str, tuple[str, str]] = {
         "an agent's `externalLoop` pauses with one whose `request_type` is `agent_external_input`",
     ),
     "AgentExternalInputResponse": ("agentnb.declarative.ExternalInputResponse", "or answer with plain text"),
+    # Orchestration internals: agentnb has one class where the reference has a family.
+    "AgentOrchestrationOutput": (
+        "agentnb.orchestrations.GroupChatDecision",
+        "the orchestrator agent's structured answer, with the same fields (terminate, reason, next_speaker, "
+        "final_message)",
+    ),
+    "AgentBasedGroupChatOrchestrator": (
+        "agentnb.orchestrations.GroupChatOrchestrator",
+        "one orchestrator drives the chat from a selection function or an agent "
+        "(`GroupChatBuilder(orchestrator_agent=...)`)",
+    ),
+    "BaseGroupChatOrchestrator": (
+        "agentnb.orchestrations.GroupChatOrchestrator",
+        "the one group-chat orchestrator (alias of `GroupChatManager`); subclass it",
+    ),
     "MCPToolApprovalRequest": (
         "agentnb.declarative.ToolApprovalRequest",
         "InvokeMcpTool asks with the same request as InvokeFunctionTool",
@@ -199,9 +214,19 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
     (r"^ContentFilterResultSeverity$", "not yet: the content-filter severity enum; `ContentFilterError` is raised"),
     (
-        r"Magentic|GroupChat|Handoff|^ORCH_MSG|^MAGENTIC|^TerminationCondition$|^OrchestrationState$|"
-        r"^AgentOrchestrationOutput$|^clean_conversation_for_handoff$|^create_completion_message$",
-        "not yet: the orchestrations' internals users subclass; the builders are in `agentnb.orchestrations`",
+        r"^MagenticAgentExecutor$|^HandoffAgentExecutor$",
+        "not yet: participant executors to subclass; each builder wraps the agents it is given in its own "
+        "participant executor",
+    ),
+    (r"^MagenticProgressLedgerItem$", "not yet: `MagenticProgressLedger` holds each answer as a plain field"),
+    (r"^MagenticResetSignal$", "not yet: a reset signal; the orchestrator replans itself when progress stalls"),
+    (
+        r"^GroupChatRequestMessage$",
+        "not yet: a request envelope; the group-chat orchestrator sends the participant the conversation",
+    ),
+    (
+        r"^OrchestrationState$",
+        "not yet: a shared checkpoint container; each orchestrator keeps its own state in the workflow checkpoint",
     ),
 )
 OTHER = "not in agentnb"

@@ -418,7 +418,7 @@ class InMemoryAgentFileStore(AgentFileStore):
 
 def _is_link(path: Path) -> bool:
     """Whether ``path`` itself is a symbolic link (or, on Windows, a junction/reparse point); raises if absent."""
-    info = os.lstat(path)
+    info = path.lstat()
     if stat.S_ISLNK(info.st_mode):
         return True
     attributes = getattr(info, "st_file_attributes", 0)
@@ -471,7 +471,10 @@ class FileSystemAgentFileStore(AgentFileStore):
             except NotADirectoryError as e:
                 raise ValueError(f"Invalid path: {shown!r}; a parent of it is a file.") from e
             except OSError as e:  # cannot tell: refuse rather than risk following a link
-                raise ValueError(f"Invalid path: {shown!r}; could not check it for symbolic links ({e}).") from e
+                probed = current.relative_to(self._root).as_posix()
+                raise ValueError(
+                    f"Invalid path: {shown!r}; could not check {probed!r} for symbolic links ({e})."
+                ) from e
 
     def _resolve(self, path: str, *, is_directory: bool = False) -> Path:
         normalized = normalize_path(path, is_directory=is_directory)

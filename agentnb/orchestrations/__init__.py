@@ -38,8 +38,21 @@ from ..workflows import (
     TerminationCondition,
     clean_conversation_for_handoff,
 )
+from ..workflows._orchestrations import (
+    MAGENTIC_MANAGER_NAME,
+    ORCH_MSG_KIND_INSTRUCTION,
+    ORCH_MSG_KIND_NOTICE,
+    ORCH_MSG_KIND_TASK_LEDGER,
+    ORCH_MSG_KIND_USER_TASK,
+    create_completion_message,
+)
 
 __all__ = [
+    "MAGENTIC_MANAGER_NAME",
+    "ORCH_MSG_KIND_INSTRUCTION",
+    "ORCH_MSG_KIND_NOTICE",
+    "ORCH_MSG_KIND_TASK_LEDGER",
+    "ORCH_MSG_KIND_USER_TASK",
     "AgentRequestInfoResponse",
     "ConcurrentBuilder",
     "GroupChatBuilder",
@@ -70,4 +83,5 @@ __all__ = [
     "StandardMagenticManager",
     "TerminationCondition",
     "clean_conversation_for_handoff",
+    "create_completion_message",
 ]

@@ -211,3 +211,21 @@ async def test_case_variants_of_one_name_on_disk_follow_the_file_system(tmp_path
     # Linux file systems tell case apart: two files, neither clobbered; the names never leave the root.
     assert {p.name for p in tmp_path.iterdir()} == {"Report.md", "report.md"}
     assert await store.read("Report.md") == "upper"
+
+
+async def test_a_segment_that_cannot_be_checked_for_links_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FileSystemAgentFileStore(tmp_path)
+    await store.write("a/b/ok.txt", "x")
+    real_lstat = Path.lstat
+    blocked = store.root_path / "a" / "b"
+
+    def lstat(self: Path) -> os.stat_result:
+        if self == blocked:
+            raise PermissionError("access denied")
+        return real_lstat(self)
+
+    monkeypatch.setattr(Path, "lstat", lstat)
+    with pytest.raises(ValueError, match=r"could not check 'a/b' for symbolic links"):
+        await store.read("a/b/ok.txt")

@@ -17,6 +17,7 @@ from ._base import (
     ParticipantReviewResponse,
     TerminationCondition,
     clean_conversation_for_handoff,
+    create_completion_message,
 )
 from ._concurrent import ConcurrentBuilder
 from ._group_chat import (
@@ -36,6 +37,11 @@ from ._handoff import (
     HandoffUserInputRequest,
 )
 from ._magentic import (
+    MAGENTIC_MANAGER_NAME,
+    ORCH_MSG_KIND_INSTRUCTION,
+    ORCH_MSG_KIND_NOTICE,
+    ORCH_MSG_KIND_TASK_LEDGER,
+    ORCH_MSG_KIND_USER_TASK,
     MagenticBuilder,
     MagenticContext,
     MagenticManagerBase,
@@ -51,6 +57,11 @@ from ._magentic import (
 from ._sequential import SequentialBuilder
 
 __all__ = [
+    "MAGENTIC_MANAGER_NAME",
+    "ORCH_MSG_KIND_INSTRUCTION",
+    "ORCH_MSG_KIND_NOTICE",
+    "ORCH_MSG_KIND_TASK_LEDGER",
+    "ORCH_MSG_KIND_USER_TASK",
     "AgentRequestInfoResponse",
     "ConcurrentBuilder",
     "GroupChatBuilder",
@@ -83,6 +94,7 @@ __all__ = [
     "StandardMagenticManager",
     "TerminationCondition",
     "clean_conversation_for_handoff",
+    "create_completion_message",
 ]
 
 

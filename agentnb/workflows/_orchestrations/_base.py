@@ -52,6 +52,7 @@ __all__ = [
     "ParticipantReviewResponse",
     "TerminationCondition",
     "clean_conversation_for_handoff",
+    "create_completion_message",
     "maybe_await",
     "participant_name",
     "to_conversation",
@@ -93,6 +94,18 @@ def clean_conversation_for_handoff(conversation: list[Message]) -> list[Message]
                 )
             )
     return cleaned
+
+
+def create_completion_message(*, text: str | None = None, author_name: str, reason: str = "completed") -> Message:
+    """An orchestrator's closing message: ``text``, or "Conversation <reason>." when there is none.
+
+    The reference's helper of the same name, for orchestrators written by subclassing.
+
+    Example:
+        >>> create_completion_message(author_name="manager", reason="ended by the round limit").text
+        'Conversation ended by the round limit.'
+    """
+    return Message("assistant", [text or f"Conversation {reason}."], author_name=author_name)
 
 
 def new_conversation() -> list[Message]:

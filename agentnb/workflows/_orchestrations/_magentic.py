@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAGENTIC_MANAGER_NAME",
+    "ORCH_MSG_KIND_INSTRUCTION",
+    "ORCH_MSG_KIND_NOTICE",
+    "ORCH_MSG_KIND_TASK_LEDGER",
+    "ORCH_MSG_KIND_USER_TASK",
     "MagenticBuilder",
     "MagenticContext",
     "MagenticManagerBase",
@@ -63,6 +67,13 @@ __all__ = [
 ]
 
 ORCHESTRATOR_ID = "magentic_orchestrator"
+
+# The reference's labels for the kinds of message a Magentic orchestrator produces (it exports them for callback
+# consumers; here they name the same kinds): the user's task, the task ledger, an instruction, a notice.
+ORCH_MSG_KIND_USER_TASK = "user_task"
+ORCH_MSG_KIND_TASK_LEDGER = "task_ledger"
+ORCH_MSG_KIND_INSTRUCTION = "instruction"
+ORCH_MSG_KIND_NOTICE = "notice"
 
 REJECTED = "The plan was rejected; propose a different one."
 

@@ -159,3 +159,19 @@ async def test_group_chat_events_carry_the_references_request_and_response_paylo
         ("GroupChatResponseReceivedEvent", 2, "writer"),
     ]
     assert all(isinstance(e.data, GroupChatRequestSentEvent | GroupChatResponseReceivedEvent) for e in events)
+
+
+def test_the_references_orchestration_helper_names() -> None:
+    from agentnb import orchestrations
+
+    assert orchestrations.MAGENTIC_MANAGER_NAME == orchestrations.StandardMagenticManager.name == "magentic_manager"
+    kinds = (
+        orchestrations.ORCH_MSG_KIND_USER_TASK,
+        orchestrations.ORCH_MSG_KIND_TASK_LEDGER,
+        orchestrations.ORCH_MSG_KIND_INSTRUCTION,
+        orchestrations.ORCH_MSG_KIND_NOTICE,
+    )
+    assert kinds == ("user_task", "task_ledger", "instruction", "notice")
+    done = orchestrations.create_completion_message(author_name="manager")
+    assert (done.role, done.text, done.author_name) == ("assistant", "Conversation completed.", "manager")
+    assert orchestrations.create_completion_message(text="Bye.", author_name="m").text == "Bye."

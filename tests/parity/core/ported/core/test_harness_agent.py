@@ -990,7 +990,7 @@ def test_create_harness_agent_forwards_next_message_to_loop() -> None:
 
 def test_create_harness_agent_uses_default_max_iterations_when_omitted() -> None:
     """When loop_max_iterations is omitted, the loop keeps the middleware's default cap."""
-    from agentnb import BaseChatClient as DEFAULT_MAX_ITERATIONS
+    from agentnb.harness import DEFAULT_MAX_ITERATIONS
 
     def _should_continue(**kwargs: Any) -> bool:
         return False

@@ -9,7 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 from agentnb import Agent, AgentContext, AgentMiddleware, AgentModeProvider, AgentResponse, AgentSession, BackgroundTaskInfo, BackgroundTaskStatus, BaseChatClient, ChatOptions, ChatResponse, ChatResponseUpdate, Content, JudgeVerdict, Message, MiddlewareTermination, ResponseStream, TodoItem, TodoProvider, background_tasks_running, background_tasks_running_message, set_agent_mode, todos_remaining, todos_remaining_message
-from agentnb import BaseChatClient as DEFAULT_MAX_ITERATIONS, AgentLoopMiddleware
+from agentnb import AgentLoopMiddleware
+from agentnb.harness import DEFAULT_MAX_ITERATIONS
 
 
 class RecordingChatClient(BaseChatClient[ChatOptions[None]]):
