@@ -135,6 +135,7 @@ __all__ = [
     "ToolSchemaError",
     "TypeCompatibilityError",
     "UnknownToolError",
+    "UserInputRequiredError",
     "WorkflowCheckpointException",
     "WorkflowError",
     "WorkflowException",
@@ -244,6 +245,18 @@ class ToolError(AgentnbError):
 
 class ToolExecutionError(ToolError):
     """A tool failed while running; raised when a run is configured to fail on tool errors."""
+
+
+class UserInputRequiredError(ToolError):
+    """A tool (an agent used as a tool) needs input from the person that it cannot ask for itself.
+
+    Attributes:
+        contents: What was asked: approval requests, OAuth consent requests.
+    """
+
+    def __init__(self, message: str = "", *, contents: list[Any] | None = None) -> None:
+        super().__init__(message or "The tool needs input from the user.")
+        self.contents: list[Any] = list(contents or [])
 
 
 class ShellExecutionError(ToolExecutionError):

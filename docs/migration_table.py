@@ -123,9 +123,8 @@ RENAMES: dict[str, tuple[str, str]] = {
         "catch this instead; a middleware's own error propagates",
     ),
     "UserInputRequiredException": (
-        "agentnb.exceptions.ToolError",
-        'catch this instead; a tool that needs the user\'s go-ahead is declared `approval_mode="always_require"` '
-        "and the run returns its approval request",
+        "agentnb.exceptions.UserInputRequiredError",
+        "renamed; raised by an agent used as a tool when it asks for input, with what it asked in `contents`",
     ),
     "A2AServiceSessionId": (
         "agentnb.a2a.A2AAgent",
