@@ -184,10 +184,12 @@ class BaseAgent(ABC):
             finally:
                 if parent is not None and session is not None:
                     parent.state.update(session.state)
-            if response.user_input_requests:
+            consents = [c for m in response.messages for c in m.contents if c.type == "oauth_consent_request"]
+            asked = [*response.user_input_requests, *consents]
+            if asked:
                 raise UserInputRequiredError(
                     f"Agent tool {tool_name!r} needs input it cannot ask for from inside another agent's call.",
-                    contents=response.user_input_requests,
+                    contents=asked,
                 )
             return response.text
 
