@@ -192,7 +192,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^DEFAULT_TOOL_APPROVAL_SOURCE_ID$", "not yet: the harness's tool-approval provider"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
-    (r"^map_chat_to_agent_update$", "not yet: `AgentResponseUpdate(...)` from a chat update's fields"),
     (r"^create_mcp_client_span$|^set_mcp_span_error$", "not yet: MCP client spans (agentnb traces tool calls)"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
     (r"^ContentFilterResultSeverity$", "not yet: the content-filter severity enum; `ContentFilterError` is raised"),
