@@ -64,6 +64,7 @@ class AgentContext:
         options: dict[str, Any] | None = None,
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.agent = agent
         self.messages = messages
@@ -72,7 +73,7 @@ class AgentContext:
         self.stream = stream
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
 class ChatContext:
@@ -91,6 +92,7 @@ class ChatContext:
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
         session: AgentSession | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.session = session
@@ -99,7 +101,7 @@ class ChatContext:
         self.stream = stream
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
 class FunctionInvocationContext:
@@ -119,6 +121,7 @@ class FunctionInvocationContext:
         session: AgentSession | None = None,
         tools: list[FunctionTool] | None = None,
         kwargs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.function = function
         self.arguments = arguments
@@ -128,7 +131,7 @@ class FunctionInvocationContext:
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
         self.exception: BaseException | None = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
         self.terminate = False
 
     def add_tools(self, *tools: FunctionTool) -> None:
