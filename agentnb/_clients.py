@@ -210,6 +210,26 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         self.additional_properties: dict[str, Any] = additional_properties or {}
 
     @property
+    def chat_middleware(self) -> list[ChatMiddleware]:
+        """The chat middleware among ``middleware``; assigning replaces them and keeps the other kinds."""
+        return split_middleware(self.middleware)[1]
+
+    @chat_middleware.setter
+    def chat_middleware(self, value: Sequence[Any]) -> None:
+        agent, _, function = split_middleware(self.middleware)
+        self.middleware = [*agent, *value, *function]
+
+    @property
+    def function_middleware(self) -> list[FunctionMiddleware]:
+        """The function middleware among ``middleware``; assigning replaces them and keeps the other kinds."""
+        return split_middleware(self.middleware)[2]
+
+    @function_middleware.setter
+    def function_middleware(self, value: Sequence[Any]) -> None:
+        agent, chat, _ = split_middleware(self.middleware)
+        self.middleware = [*agent, *chat, *value]
+
+    @property
     def max_iterations(self) -> int:
         """``function_invocation_configuration["max_iterations"]``: model calls in one request that may call tools."""
         return self.function_invocation_configuration.get("max_iterations", DEFAULT_MAX_ITERATIONS)
