@@ -106,6 +106,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
+    "MiddlewareError",
     "MiddlewareTermination",
     "ProviderLookupError",
     "RateLimitError",
@@ -291,6 +292,10 @@ class ToolSchemaError(ToolError):
 
 class ApprovalError(AgentnbError):
     """An approval response that answers no pending request (unknown, already answered or forged)."""
+
+
+class MiddlewareError(AgentnbError, TypeError):
+    """A middleware cannot be used: its kind (agent, chat, function) is unclear or it takes too few arguments."""
 
 
 class MiddlewareTermination(AgentnbError):
