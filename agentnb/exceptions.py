@@ -156,6 +156,12 @@ class AgentnbError(Exception):
 
     end_run: bool = False
 
+    def __init__(self, *args: object, inner_exception: BaseException | None = None) -> None:
+        """``inner_exception`` (the error this one wraps) becomes the second argument and the cause."""
+        super().__init__(*args, *(() if inner_exception is None else (inner_exception,)))
+        if inner_exception is not None:
+            self.__cause__ = inner_exception
+
 
 class ServiceError(AgentnbError):
     """A model provider failed to answer."""
