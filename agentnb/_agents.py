@@ -165,6 +165,8 @@ class BaseAgent(ABC):
         agent = self
 
         async def run_agent(ctx: FunctionInvocationContext | None = None, **kwargs: Any) -> str:
+            # The calling run's tool kwargs reach the agent's own tools.
+            forwarded = {"function_invocation_kwargs": dict(ctx.kwargs)} if ctx is not None and ctx.kwargs else {}
             parent = ctx.session if ctx is not None and propagate_session else None
             session = AgentSession(session_id=parent.session_id) if parent is not None else None
             if parent is not None and session is not None:
@@ -173,7 +175,7 @@ class BaseAgent(ABC):
                 # Streamed, as the reference runs it, so a stream callback sees the same run as the caller.
                 stream = cast(
                     "ResponseStream[AgentResponseUpdate, AgentResponse]",
-                    agent.run(str(kwargs.get(arg_name, "")), stream=True, session=session),
+                    agent.run(str(kwargs.get(arg_name, "")), stream=True, session=session, **forwarded),
                 )
                 if stream_callback is not None:
                     async for update in stream:
@@ -428,6 +430,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse]: ...
 
@@ -443,6 +446,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
@@ -458,6 +462,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
         """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
@@ -471,6 +476,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             options: ``ChatOptions`` overriding the agent's ``default_options``.
             compaction_strategy: Compact this run's model calls with this (instead of the agent's or client's).
             tokenizer: Count tokens with this (instead of the agent's or client's).
+            function_invocation_kwargs: Values passed to this run's tools that accept ``**kwargs``.
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
         context = AgentContext(
@@ -480,6 +486,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             options={**self.default_options, **(options or {})},
             stream=stream,
             kwargs=kwargs,
+            function_invocation_kwargs=function_invocation_kwargs,
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
@@ -534,6 +541,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            function_invocation_kwargs=turn.context.function_invocation_kwargs or None,
             **turn.compaction,
             **turn.context.kwargs,
         )
@@ -563,6 +571,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            function_invocation_kwargs=turn.context.function_invocation_kwargs or None,
             **turn.compaction,
             **turn.context.kwargs,
         )

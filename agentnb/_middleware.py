@@ -65,8 +65,11 @@ class AgentContext:
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.agent = agent
+        # Values for the run's tools that accept ``**kwargs`` (``kwargs`` holds the rest of the run's keywords).
+        self.function_invocation_kwargs: dict[str, Any] = function_invocation_kwargs or {}
         self.messages = messages
         self.session = session
         self.options: dict[str, Any] = options if options is not None else {}
