@@ -300,6 +300,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -316,6 +317,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -331,6 +333,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -345,11 +348,14 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             middleware: Extra chat/function middleware for this request (runs inside the client's own).
             session: The agent session, visible to tools through ``FunctionInvocationContext``.
             function_invocation_kwargs: Values passed to tools that accept ``**kwargs``.
+            client_kwargs: Keywords for the provider call itself (``_inner_get_response``), not the tools.
             compaction_strategy: Compact what each model call of this request is sent (instead of the
                 client's own ``compaction_strategy``).
             tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
+        if client_kwargs:
+            kwargs = {**kwargs, **client_kwargs}
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
@@ -385,9 +391,13 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         tools: Any = None,
         **kwargs: Any,
     ) -> Agent:
-        """An :class:`~agentnb.Agent` that talks through this client."""
+        """An :class:`~agentnb.Agent` that talks through this client (``kwargs`` are ``Agent``'s)."""
         from ._agents import Agent
 
+        accepted = inspect.signature(Agent.__init__).parameters
+        unknown = [k for k in kwargs if k not in accepted]
+        if unknown:  # named after this method, not the constructor it forwards to
+            raise TypeError(f"as_agent() got an unexpected keyword argument {unknown[0]!r}")
         return Agent(self, instructions, name=name, tools=tools, **kwargs)
 
     def service_url(self) -> str | None:
