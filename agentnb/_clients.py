@@ -130,13 +130,13 @@ def normalize_function_invocation_configuration(
         normalized.update(cast("FunctionInvocationConfiguration", dict(config)))  # keys checked above
     iterations = normalized.get("max_iterations", DEFAULT_MAX_ITERATIONS)
     if iterations < 1:
-        raise ValueError(f"max_iterations must be >= 1, got {iterations}")
+        raise ValueError(f"max_iterations must be at least 1, got {iterations}")
     limit = normalized.get("max_function_calls")
     if limit is not None and limit < 1:
-        raise ValueError(f"max_function_calls must be >= 1 or None, got {limit}")
+        raise ValueError(f"max_function_calls must be at least 1 or None, got {limit}")
     errors = normalized.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
     if errors < 0:
-        raise ValueError(f"max_consecutive_errors_per_request must be >= 0, got {errors}")
+        raise ValueError(f"max_consecutive_errors_per_request must be 0 or more, got {errors}")
     return normalized
 
 
@@ -237,7 +237,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
     @max_iterations.setter
     def max_iterations(self, value: int) -> None:
         if value < 1:
-            raise ValueError(f"max_iterations must be >= 1, got {value}")
+            raise ValueError(f"max_iterations must be at least 1, got {value}")
         self.function_invocation_configuration["max_iterations"] = value
 
     async def close(self) -> None:
@@ -662,8 +662,9 @@ class _FunctionInvocationLoop:
                 unknown := [c.name for c in calls if c.name not in tools_by_name]
             ):
                 raise UnknownToolError(
-                    f"The model called {unknown!r}, which is not among the tools "
-                    f"({', '.join(sorted(tools_by_name)) or 'none'}), and terminate_on_unknown_calls is set."
+                    f'Error: Requested function "{unknown[0]}" not found: the model called {unknown!r}, which is '
+                    f"not among the tools ({', '.join(sorted(tools_by_name)) or 'none'}), and "
+                    "terminate_on_unknown_calls is set."
                 )
             results = await self._execute(calls)
             conversation.append(results)
