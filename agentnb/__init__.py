@@ -87,6 +87,7 @@ from ._types import (
     UpdateT,
     UsageDetails,
     add_usage_details,
+    map_chat_to_agent_update,
     normalize_messages,
 )
 from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination
@@ -780,6 +781,7 @@ __all__ = [
     "load_experiment",
     "load_ipython_extension",
     "load_settings",
+    "map_chat_to_agent_update",
     "merge_chat_options",
     "normalize_function_invocation_configuration",
     "normalize_messages",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
@@ -21,7 +22,7 @@ from typing_extensions import Self, TypeVar
 from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._listeners import AgentListener, current_listener, listening
-from ._middleware import AgentContext, AgentMiddleware, run_pipeline, split_middleware
+from ._middleware import AgentContext, AgentMiddleware, FunctionInvocationContext, run_pipeline, split_middleware
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._telemetry_layers import traced_agent_run
@@ -37,6 +38,7 @@ from ._types import (
     normalize_messages,
     relabel_chat_update,
 )
+from .exceptions import UserInputRequiredError
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
@@ -65,7 +67,10 @@ class SupportsAgentRun(Protocol):
 
 
 def _tool_name(name: str) -> str:
-    cleaned = re.sub(r"[^a-zA-Z0-9_-]", "_", name).strip("_")
+    """An agent's name as a tool name the providers accept: ``"Invoice & Billing"`` -> ``"Invoice_Billing"``."""
+    cleaned = re.sub(r"_+", "_", re.sub(r"[^a-zA-Z0-9_]", "_", name)).strip("_")
+    if cleaned[:1].isdigit():
+        cleaned = f"_{cleaned}"
     return cleaned or "agent"
 
 
@@ -134,26 +139,70 @@ class BaseAgent(ABC):
         arg_name: str = "task",
         arg_description: str | None = None,
         approval_mode: ApprovalMode = "never_require",
+        stream_callback: Callable[[AgentResponseUpdate], Awaitable[None] | None] | None = None,
+        propagate_session: bool = False,
     ) -> FunctionTool:
-        """Wrap this agent as a tool another agent can call with one text argument."""
-        from pydantic import Field, create_model
+        """Wrap this agent as a tool another agent can call with one text argument.
 
+        Args:
+            name: The tool's name; by default the agent's name made safe for providers.
+            description: What the model reads about the tool; by default the agent's description.
+            arg_name: The name of the text argument.
+            arg_description: Its description (by default ``"Task for <tool name>"``).
+            approval_mode: Whether each call waits for a person's approval.
+            stream_callback: Called with each streamed update of the agent's run (sync or async).
+            propagate_session: Run with a copy of the calling agent's session state and write the agent's
+                changes back; its provider's conversation id (``service_session_id``) stays its own.
+
+        Raises (when called):
+            UserInputRequiredError: The agent asked for input (an approval or a consent) it cannot get here.
+        """
         tool_name = name or _tool_name(self.name or "agent")
-        field = Field(description=arg_description or f"The task for {self.display_name}.")
-        fields: dict[str, Any] = {arg_name: (str, field)}
-        input_model = create_model(f"{tool_name}_input", **fields)
+        schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {arg_name: {"type": "string", "description": arg_description or f"Task for {tool_name}"}},
+            "required": [arg_name],
+            "additionalProperties": False,
+        }
         agent = self
 
-        async def run_agent(**kwargs: Any) -> str:
-            response = await agent.run(kwargs[arg_name])
+        async def run_agent(ctx: FunctionInvocationContext | None = None, **kwargs: Any) -> str:
+            # The calling run's tool kwargs reach the agent's own tools.
+            forwarded = {"function_invocation_kwargs": dict(ctx.kwargs)} if ctx is not None and ctx.kwargs else {}
+            parent = ctx.session if ctx is not None and propagate_session else None
+            session = AgentSession(session_id=parent.session_id) if parent is not None else None
+            if parent is not None and session is not None:
+                session.state = dict(parent.state)
+            try:
+                # Streamed, as the reference runs it, so a stream callback sees the same run as the caller.
+                stream = cast(
+                    "ResponseStream[AgentResponseUpdate, AgentResponse]",
+                    agent.run(str(kwargs.get(arg_name, "")), stream=True, session=session, **forwarded),
+                )
+                if stream_callback is not None:
+                    async for update in stream:
+                        outcome = stream_callback(update)
+                        if inspect.isawaitable(outcome):
+                            await outcome
+                response = await stream.get_final_response()
+            finally:
+                if parent is not None and session is not None:
+                    parent.state.update(session.state)
+            consents = [c for m in response.messages for c in m.contents if c.type == "oauth_consent_request"]
+            asked = [*response.user_input_requests, *consents]
+            if asked:
+                raise UserInputRequiredError(
+                    f"Agent tool {tool_name!r} needs input it cannot ask for from inside another agent's call.",
+                    contents=asked,
+                )
             return response.text
 
         return FunctionTool(
             run_agent,
             name=tool_name,
-            description=description or self.description or f"Ask {self.display_name}.",
+            description=description or self.description or "",
             approval_mode=approval_mode,
-            input_model=input_model,
+            input_model=schema,
         )
 
     def as_mcp_server(
@@ -415,6 +464,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse]: ...
 
@@ -430,6 +480,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
@@ -445,6 +496,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         options: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
         """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
@@ -458,6 +510,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             options: ``ChatOptions`` overriding the agent's ``default_options``.
             compaction_strategy: Compact this run's model calls with this (instead of the agent's or client's).
             tokenizer: Count tokens with this (instead of the agent's or client's).
+            function_invocation_kwargs: Values passed to this run's tools that accept ``**kwargs``.
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
         context = AgentContext(
@@ -467,6 +520,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             options={**self.default_options, **(options or {})},
             stream=stream,
             kwargs=kwargs,
+            function_invocation_kwargs=function_invocation_kwargs,
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
@@ -524,6 +578,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            function_invocation_kwargs=turn.context.function_invocation_kwargs or None,
             **turn.compaction,
             **turn.context.kwargs,
         )
@@ -553,6 +608,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
             tools=tools,
             middleware=turn.chat_middleware,
             session=turn.context.session,
+            function_invocation_kwargs=turn.context.function_invocation_kwargs or None,
             **turn.compaction,
             **turn.context.kwargs,
         )

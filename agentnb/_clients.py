@@ -134,13 +134,13 @@ def normalize_function_invocation_configuration(
         normalized.update(cast("FunctionInvocationConfiguration", dict(config)))  # keys checked above
     iterations = normalized.get("max_iterations", DEFAULT_MAX_ITERATIONS)
     if iterations < 1:
-        raise ValueError(f"max_iterations must be >= 1, got {iterations}")
+        raise ValueError(f"max_iterations must be at least 1, got {iterations}")
     limit = normalized.get("max_function_calls")
     if limit is not None and limit < 1:
-        raise ValueError(f"max_function_calls must be >= 1 or None, got {limit}")
+        raise ValueError(f"max_function_calls must be at least 1 or None, got {limit}")
     errors = normalized.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
     if errors < 0:
-        raise ValueError(f"max_consecutive_errors_per_request must be >= 0, got {errors}")
+        raise ValueError(f"max_consecutive_errors_per_request must be 0 or more, got {errors}")
     return normalized
 
 
@@ -214,6 +214,26 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         self.additional_properties: dict[str, Any] = additional_properties or {}
 
     @property
+    def chat_middleware(self) -> list[ChatMiddleware]:
+        """The chat middleware among ``middleware``; assigning replaces them and keeps the other kinds."""
+        return split_middleware(self.middleware)[1]
+
+    @chat_middleware.setter
+    def chat_middleware(self, value: Sequence[Any]) -> None:
+        agent, _, function = split_middleware(self.middleware)
+        self.middleware = [*agent, *value, *function]
+
+    @property
+    def function_middleware(self) -> list[FunctionMiddleware]:
+        """The function middleware among ``middleware``; assigning replaces them and keeps the other kinds."""
+        return split_middleware(self.middleware)[2]
+
+    @function_middleware.setter
+    def function_middleware(self, value: Sequence[Any]) -> None:
+        agent, chat, _ = split_middleware(self.middleware)
+        self.middleware = [*agent, *chat, *value]
+
+    @property
     def max_iterations(self) -> int:
         """``function_invocation_configuration["max_iterations"]``: model calls in one request that may call tools."""
         return self.function_invocation_configuration.get("max_iterations", DEFAULT_MAX_ITERATIONS)
@@ -221,7 +241,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
     @max_iterations.setter
     def max_iterations(self, value: int) -> None:
         if value < 1:
-            raise ValueError(f"max_iterations must be >= 1, got {value}")
+            raise ValueError(f"max_iterations must be at least 1, got {value}")
         self.function_invocation_configuration["max_iterations"] = value
 
     async def close(self) -> None:
@@ -284,6 +304,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -300,6 +321,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -315,6 +337,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         middleware: Sequence[Any] | None = None,
         session: AgentSession | None = None,
         function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
         **kwargs: Any,
@@ -329,11 +352,14 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             middleware: Extra chat/function middleware for this request (runs inside the client's own).
             session: The agent session, visible to tools through ``FunctionInvocationContext``.
             function_invocation_kwargs: Values passed to tools that accept ``**kwargs``.
+            client_kwargs: Keywords for the provider call itself (``_inner_get_response``), not the tools.
             compaction_strategy: Compact what each model call of this request is sent (instead of the
                 client's own ``compaction_strategy``).
             tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
+        if client_kwargs:
+            kwargs = {**kwargs, **client_kwargs}
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
@@ -367,9 +393,13 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         tools: Any = None,
         **kwargs: Any,
     ) -> Agent:
-        """An :class:`~agentnb.Agent` that talks through this client."""
+        """An :class:`~agentnb.Agent` that talks through this client (``kwargs`` are ``Agent``'s)."""
         from ._agents import Agent
 
+        accepted = inspect.signature(Agent.__init__).parameters
+        unknown = [k for k in kwargs if k not in accepted]
+        if unknown:  # named after this method, not the constructor it forwards to
+            raise TypeError(f"as_agent() got an unexpected keyword argument {unknown[0]!r}")
         return Agent(self, instructions, name=name, tools=tools, **kwargs)
 
     def service_url(self) -> str | None:
@@ -640,8 +670,9 @@ class _FunctionInvocationLoop:
                 unknown := [c.name for c in calls if c.name not in tools_by_name]
             ):
                 raise UnknownToolError(
-                    f"The model called {unknown!r}, which is not among the tools "
-                    f"({', '.join(sorted(tools_by_name)) or 'none'}), and terminate_on_unknown_calls is set."
+                    f'Error: Requested function "{unknown[0]}" not found: the model called {unknown!r}, which is '
+                    f"not among the tools ({', '.join(sorted(tools_by_name)) or 'none'}), and "
+                    "terminate_on_unknown_calls is set."
                 )
             results = await self._execute(calls, tools_by_name=tools_by_name)
             conversation.append(results)

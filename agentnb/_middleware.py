@@ -14,10 +14,10 @@ import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, get_type_hints
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar, cast, get_type_hints
 
 from ._json import is_list_or_tuple
-from .exceptions import MiddlewareTermination
+from .exceptions import MiddlewareError, MiddlewareTermination
 
 if TYPE_CHECKING:
     from ._sessions import AgentSession
@@ -64,15 +64,19 @@ class AgentContext:
         options: dict[str, Any] | None = None,
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.agent = agent
+        # Values for the run's tools that accept ``**kwargs`` (``kwargs`` holds the rest of the run's keywords).
+        self.function_invocation_kwargs: dict[str, Any] = function_invocation_kwargs or {}
         self.messages = messages
         self.session = session
         self.options: dict[str, Any] = options if options is not None else {}
         self.stream = stream
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
 class ChatContext:
@@ -91,6 +95,7 @@ class ChatContext:
         stream: bool = False,
         kwargs: dict[str, Any] | None = None,
         session: AgentSession | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.session = session
@@ -99,7 +104,7 @@ class ChatContext:
         self.stream = stream
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
 class FunctionInvocationContext:
@@ -119,6 +124,7 @@ class FunctionInvocationContext:
         session: AgentSession | None = None,
         tools: list[FunctionTool] | None = None,
         kwargs: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         self.function = function
         self.arguments = arguments
@@ -128,7 +134,7 @@ class FunctionInvocationContext:
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
         self.exception: BaseException | None = None
-        self.metadata: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = metadata if metadata is not None else {}
         self.terminate = False
 
     def add_tools(self, *tools: FunctionTool) -> None:
@@ -225,11 +231,13 @@ MiddlewareTypes: TypeAlias = AgentMiddlewareTypes | ChatAndFunctionMiddlewareTyp
 
 def agent_middleware(func: Callable[[AgentContext, CallNext], Awaitable[None]]) -> AgentMiddleware:
     """Make ``async def f(context, call_next)`` an agent middleware."""
+    _kind_of(func, MiddlewareType.AGENT)
     return _AgentFunctionMiddleware(func)
 
 
 def chat_middleware(func: Callable[[ChatContext, CallNext], Awaitable[None]]) -> ChatMiddleware:
     """Make ``async def f(context, call_next)`` a chat middleware."""
+    _kind_of(func, MiddlewareType.CHAT)
     return _ChatFunctionMiddleware(func)
 
 
@@ -237,13 +245,56 @@ def function_middleware(
     func: Callable[[FunctionInvocationContext, CallNext], Awaitable[None]],
 ) -> FunctionMiddleware:
     """Make ``async def f(context, call_next)`` a function (tool call) middleware."""
+    _kind_of(func, MiddlewareType.FUNCTION)
     return _FunctionFunctionMiddleware(func)
 
 
-_CONTEXT_KINDS: dict[type, Callable[[Any], Any]] = {
-    AgentContext: _AgentFunctionMiddleware,
-    ChatContext: _ChatFunctionMiddleware,
-    FunctionInvocationContext: _FunctionFunctionMiddleware,
+def _kind_of(item: Callable[..., Any], declared: MiddlewareType | None) -> MiddlewareType:
+    """The kind of a middleware function (or callable object): from its decorator, its ``_middleware_type``
+    or its first parameter's annotation, which must agree.
+
+    Raises:
+        MiddlewareError: It takes fewer than ``(context, call_next)``, or its kind is unclear or contradictory.
+    """
+    name = getattr(item, "__name__", None) or type(item).__name__
+    target: Any = item if inspect.isroutine(item) else getattr(item, "__call__", item)  # noqa: B004
+    params = list(inspect.signature(item).parameters.values())
+    if len(params) < 2 and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise MiddlewareError(
+            f"Middleware function must have at least 2 parameters (context, call_next), but {name} has {len(params)}"
+        )
+    try:
+        hints = get_type_hints(target)
+    except Exception:
+        hints = {}
+    first = hints.get(params[0].name) if params else None
+    annotated = _KIND_OF_CONTEXT.get(first) if isinstance(first, type) else None
+    marked: object = getattr(item, "_middleware_type", None)
+    declared = declared or (marked if isinstance(marked, MiddlewareType) else None)
+    if declared is not None and annotated is not None and declared is not annotated:
+        raise MiddlewareError(
+            f"MiddlewareTypes type mismatch: decorator indicates {declared.value!r} but parameter type "
+            f"indicates {annotated.value!r} for function {name}"
+        )
+    kind = declared or annotated
+    if kind is None:
+        raise MiddlewareError(
+            f"Cannot determine middleware type for function {name}: subclass AgentMiddleware / ChatMiddleware / "
+            "FunctionMiddleware, use @agent_middleware / @chat_middleware / @function_middleware, or annotate the "
+            "first parameter with AgentContext, ChatContext or FunctionInvocationContext."
+        )
+    return kind
+
+
+_KIND_OF_CONTEXT: dict[type, MiddlewareType] = {
+    AgentContext: MiddlewareType.AGENT,
+    ChatContext: MiddlewareType.CHAT,
+    FunctionInvocationContext: MiddlewareType.FUNCTION,
+}
+_WRAPPERS: dict[MiddlewareType, Callable[[Any], Any]] = {
+    MiddlewareType.AGENT: _AgentFunctionMiddleware,
+    MiddlewareType.CHAT: _ChatFunctionMiddleware,
+    MiddlewareType.FUNCTION: _FunctionFunctionMiddleware,
 }
 
 
@@ -251,16 +302,8 @@ def _classify(item: Any) -> Any:
     if isinstance(item, (AgentMiddleware, ChatMiddleware, FunctionMiddleware)):
         return item
     if callable(item):
-        try:
-            hints = get_type_hints(item)
-        except Exception:
-            hints = {}
-        params = list(inspect.signature(item).parameters)
-        first = hints.get(params[0]) if params else None
-        wrapper = _CONTEXT_KINDS.get(first) if isinstance(first, type) else None
-        if wrapper is not None:
-            return wrapper(item)
-    raise TypeError(
+        return _WRAPPERS[_kind_of(cast("Callable[..., Any]", item), None)](item)
+    raise MiddlewareError(
         f"Cannot tell what kind of middleware {item!r} is; subclass AgentMiddleware / ChatMiddleware / "
         "FunctionMiddleware, use @agent_middleware / @chat_middleware / @function_middleware, or annotate the "
         "first parameter with AgentContext, ChatContext or FunctionInvocationContext."

@@ -382,6 +382,8 @@ class FunctionTool:
                 f"Tool {self.name!r} has failed {self.invocation_exception_count} time(s), its limit; "
                 "answer without calling it again."
             )
+        if arguments is None and context is not None:
+            arguments = context.arguments  # a context built for this call carries its arguments
         values = self.validate_arguments(arguments)
         if self._context_param is not None:
             values[self._context_param] = context

@@ -50,6 +50,7 @@ __all__ = [
     "UpdateT",
     "UsageDetails",
     "add_usage_details",
+    "map_chat_to_agent_update",
     "normalize_messages",
 ]
 
@@ -1298,6 +1299,16 @@ def relabel_chat_update(
     if update.continuation_token is not None:
         relabelled.continuation_token = update.continuation_token
     return relabelled
+
+
+def map_chat_to_agent_update(update: ChatResponseUpdate, agent_name: str | None) -> AgentResponseUpdate:
+    """A chat client's streamed update as an agent's, authored by ``agent_name`` unless it names its author.
+
+    For agents written by hand that stream their chat client's updates; ``Agent`` relabels its own.
+    """
+    agent_update = AgentResponseUpdate.from_chat_update(update, agent_id=None, author_name=agent_name)
+    agent_update.author_name = update.author_name or agent_name
+    return agent_update
 
 
 def _merge_into(messages: list[Message], update: _UpdateBase) -> None:

@@ -107,6 +107,7 @@ __all__ = [
     "MCPConnectionError",
     "MCPError",
     "MCPTimeoutError",
+    "MiddlewareError",
     "MiddlewareTermination",
     "ProviderLookupError",
     "RateLimitError",
@@ -137,6 +138,7 @@ __all__ = [
     "ToolSchemaError",
     "TypeCompatibilityError",
     "UnknownToolError",
+    "UserInputRequiredError",
     "WorkflowCheckpointException",
     "WorkflowError",
     "WorkflowException",
@@ -155,6 +157,12 @@ class AgentnbError(Exception):
     """
 
     end_run: bool = False
+
+    def __init__(self, *args: object, inner_exception: BaseException | None = None) -> None:
+        """``inner_exception`` (the error this one wraps) becomes the second argument and the cause."""
+        super().__init__(*args, *(() if inner_exception is None else (inner_exception,)))
+        if inner_exception is not None:
+            self.__cause__ = inner_exception
 
 
 class ServiceError(AgentnbError):
@@ -248,6 +256,18 @@ class ToolExecutionError(ToolError):
     """A tool failed while running; raised when a run is configured to fail on tool errors."""
 
 
+class UserInputRequiredError(ToolError):
+    """A tool (an agent used as a tool) needs input from the person that it cannot ask for itself.
+
+    Attributes:
+        contents: What was asked: approval requests, OAuth consent requests.
+    """
+
+    def __init__(self, message: str = "", *, contents: list[Any] | None = None) -> None:
+        super().__init__(message or "The tool needs input from the user.")
+        self.contents: list[Any] = list(contents or [])
+
+
 class ShellExecutionError(ToolExecutionError):
     """The shell tool could not run a command: no shell to start, or the shell failed."""
 
@@ -280,6 +300,10 @@ class ToolSchemaError(ToolError):
 
 class ApprovalError(AgentnbError):
     """An approval response that answers no pending request (unknown, already answered or forged)."""
+
+
+class MiddlewareError(AgentnbError, TypeError):
+    """A middleware cannot be used: its kind (agent, chat, function) is unclear or it takes too few arguments."""
 
 
 class MiddlewareTermination(AgentnbError):

@@ -122,9 +122,8 @@ RENAMES: dict[str, tuple[str, str]] = {
         "catch this instead; a middleware's own error propagates",
     ),
     "UserInputRequiredException": (
-        "agentnb.exceptions.ToolError",
-        'catch this instead; a tool that needs the user\'s go-ahead is declared `approval_mode="always_require"` '
-        "and the run returns its approval request",
+        "agentnb.exceptions.UserInputRequiredError",
+        "renamed; raised by an agent used as a tool when it asks for input, with what it asked in `contents`",
     ),
     "A2AServiceSessionId": (
         "agentnb.a2a.A2AAgent",
@@ -209,7 +208,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
-    (r"^map_chat_to_agent_update$", "not yet: `AgentResponseUpdate(...)` from a chat update's fields"),
     (r"^create_mcp_client_span$|^set_mcp_span_error$", "not yet: MCP client spans (agentnb traces tool calls)"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
     (r"^ContentFilterResultSeverity$", "not yet: the content-filter severity enum; `ContentFilterError` is raised"),

@@ -119,7 +119,7 @@ async def test_max_iterations_ends_with_a_call_that_may_not_call_tools() -> None
     # As in the reference, the last call keeps the tools declared and forbids calling them.
     assert seen == [(True, None), (True, None), (True, None), (True, "none")]
     assert response.text == "giving up"
-    with pytest.raises(ValueError, match="max_iterations must be >= 1"):
+    with pytest.raises(ValueError, match="max_iterations must be at least 1"):
         FunctionChatClient(model, max_iterations=0)
 
 
@@ -282,9 +282,9 @@ def test_function_invocation_configuration_is_the_references_mutable_dict() -> N
     assert configured.function_invocation_configuration["max_function_calls"] == 2
     assert configured.function_invocation_configuration["max_iterations"] == 5
     for bad, match in [
-        ({"max_iterations": 0}, "max_iterations must be >= 1"),
-        ({"max_function_calls": 0}, "max_function_calls must be >= 1 or None"),
-        ({"max_consecutive_errors_per_request": -1}, "must be >= 0"),
+        ({"max_iterations": 0}, "max_iterations must be at least 1"),
+        ({"max_function_calls": 0}, "max_function_calls must be at least 1 or None"),
+        ({"max_consecutive_errors_per_request": -1}, "must be 0 or more"),
         ({"max_iteration": 3}, "Unknown function invocation setting"),
     ]:
         with pytest.raises(ValueError, match=match):

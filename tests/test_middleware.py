@@ -10,6 +10,7 @@ from agentnb import (
     ChatContext,
     ChatResponse,
     FunctionInvocationContext,
+    FunctionMiddleware,
     Message,
     MiddlewareTermination,
     agent_middleware,
@@ -18,6 +19,7 @@ from agentnb import (
     tool,
 )
 from agentnb._middleware import split_middleware
+from agentnb.exceptions import MiddlewareError
 from agentnb.local import ScriptedChatClient
 
 call = ScriptedChatClient.call
@@ -139,5 +141,21 @@ def test_unrecognisable_middleware_is_refused() -> None:
     async def anything(a, b):
         return None
 
-    with pytest.raises(TypeError, match="Cannot tell what kind of middleware"):
+    with pytest.raises(MiddlewareError, match="Cannot determine middleware type for function anything"):
         split_middleware([anything])
+    assert issubclass(MiddlewareError, TypeError)
+
+
+def test_a_decorated_middleware_must_take_context_and_call_next_of_its_kind() -> None:
+    async def too_few(context):
+        return None
+
+    with pytest.raises(MiddlewareError, match="at least 2 parameters"):
+        agent_middleware(too_few)
+
+    async def tool_context(context: FunctionInvocationContext, call_next):
+        await call_next()
+
+    with pytest.raises(MiddlewareError, match="type mismatch"):
+        agent_middleware(tool_context)
+    assert isinstance(function_middleware(tool_context), FunctionMiddleware)

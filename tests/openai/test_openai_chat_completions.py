@@ -160,6 +160,7 @@ async def test_parallel_tool_calls_run_and_results_go_back(
             "description": "Return the weather for a city.",
             "strict": True,
             "parameters": {
+                "title": "get_weather_input",
                 "type": "object",
                 "properties": {
                     "city": {"type": "string", "title": "City"},

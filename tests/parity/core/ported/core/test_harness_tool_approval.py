@@ -214,7 +214,7 @@ async def test_approval_resume_returns_all_user_input_requests_without_another_m
     streaming: bool,
 ) -> None:
     """All user input requested during approved execution should return before another model call."""
-    from agentnb.exceptions import ToolError as UserInputRequiredException
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     calls = 0
 
