@@ -109,6 +109,7 @@ if TYPE_CHECKING:
         cosine_similarity,
         embed_column,
     )
+    from ._feature_stage import ExperimentalFeature, ReleaseCandidateFeature
     from ._hosted_tools import (
         SupportsCodeInterpreterTool,
         SupportsFileSearchTool,
@@ -368,6 +369,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "Executor": "agentnb.workflows",
     "ExpectedToolCall": "agentnb.evals",
     "Experiment": "agentnb.evals",
+    "ExperimentalFeature": "agentnb._feature_stage",
     "FileAccessProvider": "agentnb.harness",
     "FileCheckpointStorage": "agentnb.workflows",
     "FileMemoryProvider": "agentnb.harness",
@@ -412,6 +414,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "MemoryStore": "agentnb.harness",
     "MemoryTopicRecord": "agentnb.harness",
     "MessageInjectionMiddleware": "agentnb.harness",
+    "ReleaseCandidateFeature": "agentnb._feature_stage",
     "RubricScore": "agentnb.evals",
     "RunContext": "agentnb.workflows",
     "RunStoreCheckpointStorage": "agentnb.workflows",
@@ -615,6 +618,7 @@ __all__ = [
     "Executor",
     "ExpectedToolCall",
     "Experiment",
+    "ExperimentalFeature",
     "FileAccessProvider",
     "FileCheckpointStorage",
     "FileHistoryProvider",
@@ -670,6 +674,7 @@ __all__ = [
     "MiddlewareTypes",
     "OuterFinalT",
     "OuterUpdateT",
+    "ReleaseCandidateFeature",
     "ResponseStream",
     "Role",
     "RoleLiteral",

@@ -174,8 +174,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "not yet: provider-hosted tools; use function tools or `agentnb.mcp`",
     ),
-    (r"Settings$", "not yet: the settings TypedDict; `load_settings` reads the same variables"),
-    (r"Feature$", "not yet: feature-stage markers (agentnb marks no feature experimental)"),
     (r"ContinuationToken", "not yet: background responses and continuation tokens"),
     (r"Websocket", "not yet: MCP over websockets (the mcp 2.x SDK has no websocket transport)"),
     (r"MCPTask", "not yet: MCP tasks (the mcp 2.x SDK leaves the tasks/* methods out)"),
@@ -193,9 +191,7 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^DEFAULT_TOOL_APPROVAL_SOURCE_ID$", "not yet: the harness's tool-approval provider"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
     (r"^map_chat_to_agent_update$", "not yet: `AgentResponseUpdate(...)` from a chat update's fields"),
-    (r"^create_mcp_client_span$|^set_mcp_span_error$", "not yet: MCP client spans (agentnb traces tool calls)"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
-    (r"^ContentFilterResultSeverity$", "not yet: the content-filter severity enum; `ContentFilterError` is raised"),
     (
         r"Magentic|GroupChat|Handoff|^ORCH_MSG|^MAGENTIC|^TerminationCondition$|^OrchestrationState$|"
         r"^AgentOrchestrationOutput$|^clean_conversation_for_handoff$|^create_completion_message$",

@@ -22,9 +22,10 @@ from typing import Any
 
 from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
+from ._mcp_spans import capture_exception, create_mcp_client_span, set_mcp_span_error
 from ._otel import get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
-from ._resources import OtelAttr, create_metric_views, create_resource
+from ._resources import ROLE_EVENT_MAP, OtelAttr, create_metric_views, create_resource
 from ._settings import ObservabilitySettings, activate_settings
 from ._setup import (
     configure_otel_providers,
@@ -56,6 +57,7 @@ __all__ = [
     "FRAME_COLUMNS",
     "OBSERVABILITY_SETTINGS",
     "RECORD_COLUMNS",
+    "ROLE_EVENT_MAP",
     "AgentTelemetryLayer",
     "ChatTelemetryLayer",
     "EmbeddingTelemetryLayer",
@@ -63,7 +65,9 @@ __all__ = [
     "OtelAttr",
     "Prices",
     "SpanStore",
+    "capture_exception",
     "configure_otel_providers",
+    "create_mcp_client_span",
     "create_metric_views",
     "create_resource",
     "disable_instrumentation",
@@ -76,6 +80,7 @@ __all__ = [
     "is_instrumentation_enabled",
     "price_for",
     "records_frame",
+    "set_mcp_span_error",
     "span_record",
     "span_to_row",
     "spans_frame",

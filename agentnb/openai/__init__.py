@@ -12,8 +12,10 @@ from ._chat_completion_client import OpenAIChatCompletionClient
 from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
 from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions, OpenAIContinuationToken
 from ._responses_client import OpenAIChatClient
+from ._settings import ContentFilterResultSeverity, OpenAISettings
 
 __all__ = [
+    "ContentFilterResultSeverity",
     "OpenAIChatClient",
     "OpenAIChatCompletionClient",
     "OpenAIChatCompletionOptions",
@@ -21,4 +23,5 @@ __all__ = [
     "OpenAIContinuationToken",
     "OpenAIEmbeddingClient",
     "OpenAIEmbeddingOptions",
+    "OpenAISettings",
 ]

@@ -22,8 +22,7 @@ from agentnb import Content, FunctionInvocationContext, FunctionMiddleware, Func
 from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool
 from tests.parity.core.missing import missing
 MCPWebsocketTool = missing("agentnb.MCPWebsocketTool")
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import ExperimentalFeature
 from agentnb.exceptions import ToolException, ToolExecutionException
 
 # Integration test skip condition

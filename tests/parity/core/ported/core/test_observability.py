@@ -12,9 +12,8 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import Self
 
 from agentnb import AGENT_FRAMEWORK_USER_AGENT, Agent, AgentResponse, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, ContextProvider, Message, BaseAgent as RawAgent, ResponseStream, SupportsAgentRun, UsageDetails, prepend_agent_framework_to_user_agent, tool
-from agentnb.observability import AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr
+from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr
 from tests.parity.core.missing import missing
-ROLE_EVENT_MAP = missing("agentnb.observability.ROLE_EVENT_MAP")
 MessageListTimestampFilter = missing("agentnb.observability.MessageListTimestampFilter")
 get_function_span = missing("agentnb.observability.get_function_span")
 
@@ -2965,9 +2964,7 @@ def test_capture_exception(span_exporter: InMemorySpanExporter):
 
     from opentelemetry.trace import StatusCode
 
-    from agentnb.observability import get_tracer
-    from tests.parity.core.missing import missing
-    capture_exception = missing("agentnb.observability.capture_exception")
+    from agentnb.observability import capture_exception, get_tracer
 
     span_exporter.clear()
     tracer = get_tracer()
