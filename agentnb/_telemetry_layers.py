@@ -55,6 +55,17 @@ def _end_with_response(span: Any, response: ChatResponse | AgentResponse) -> Non
     tel.end_span(span, attributes=_response_attributes(response))
 
 
+_UNKNOWN_MODEL = "unknown"
+
+
+def _end_chat(span: Any, response: ChatResponse) -> None:
+    """End a ``chat`` span; a request model that was unknown is taken from the response (name included)."""
+    if response.model_id and tel.span_attribute(span, tel.GEN_AI_REQUEST_MODEL) == _UNKNOWN_MODEL:
+        span.set_attribute(tel.GEN_AI_REQUEST_MODEL, response.model_id)
+        span.update_name(f"{tel.OP_CHAT} {response.model_id}")
+    _end_with_response(span, response)
+
+
 def _traced_stream(
     stream: ResponseStream[Any, Any], span: Any, finish: Callable[[Any, Any], None]
 ) -> ResponseStream[Any, Any]:
@@ -172,9 +183,11 @@ def traced_model_call(call: _F) -> _F:
         if not tel.recording():
             return await call(self, context)
         options = context.options
-        model = options.get("model_id") or self.model_id
+        # "unknown" until the response names the model (see _end_chat), as the GenAI conventions' span name
+        # always carries one.
+        model = options.get("model_id") or options.get("model") or self.model_id or _UNKNOWN_MODEL
         span = tel.start_span(
-            f"chat {model}" if model else "chat",
+            f"chat {model}",
             {
                 tel.GEN_AI_OPERATION_NAME: tel.OP_CHAT,
                 tel.GEN_AI_PROVIDER_NAME: self.OTEL_PROVIDER_NAME,
@@ -202,9 +215,9 @@ def traced_model_call(call: _F) -> _F:
             raise
         result = context.result
         if isinstance(result, ResponseStream):
-            context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, _end_with_response)
+            context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, _end_chat)
         elif isinstance(result, ChatResponse):
-            _end_with_response(span, cast(ChatResponse, result))
+            _end_chat(span, cast(ChatResponse, result))
         else:  # the loop reports the wrong type; the span just ends
             tel.end_span(span)
         return None
