@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -124,3 +125,37 @@ def test_mcp_client_span_records_errors_without_their_message(otel: Otel) -> Non
 def test_mcp_client_span_is_not_recorded_with_instrumentation_off(fresh_settings: ObservabilitySettings) -> None:
     with create_mcp_client_span("tools/call", "x") as span:
         assert not span.is_recording()
+
+
+async def test_the_agent_telemetry_layer_traces_an_agent_class_of_ones_own(otel: Otel) -> None:
+    from agentnb import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream
+    from agentnb.observability import AgentTelemetryLayer
+
+    class _Echo:
+        AGENT_PROVIDER_NAME = "echo_provider"
+        id, name, description = "echo-1", "echo", "repeats"
+
+        async def run(self, messages: Any = None, *, stream: bool = False, session: Any = None, **kwargs: Any) -> Any:
+            if stream:
+
+                async def updates() -> Any:
+                    yield AgentResponseUpdate(contents=[Content.from_text("hi")], role="assistant")
+
+                return ResponseStream(updates(), finalizer=AgentResponse.from_updates)
+            if messages == "fail":
+                raise RuntimeError("no")
+            return AgentResponse(messages=[Message("assistant", ["hi"])], response_id="r1")
+
+    class Echo(AgentTelemetryLayer, _Echo):
+        pass
+
+    assert (await Echo().run("hello")).text == "hi"
+    assert [u.text async for u in Echo().run("hello", stream=True)] == ["hi"]
+    with pytest.raises(RuntimeError):
+        await Echo().run("fail")
+    spans = otel.by_name("invoke_agent echo")
+    assert len(spans) == 3
+    attributes = spans[0].attributes
+    assert attributes is not None and attributes["gen_ai.provider.name"] == "echo_provider"
+    assert attributes["gen_ai.agent.id"] == "echo-1" and attributes["gen_ai.response.id"] == "r1"
+    assert spans[2].status.status_code == StatusCode.ERROR
