@@ -61,7 +61,7 @@ def test_load_settings_checks_required_fields_and_exclusive_groups(monkeypatch) 
     group = [("endpoint", "deployment")]
     with pytest.raises(SettingNotFoundError, match="none was set"):
         load_settings(_Settings, required_fields=group)
-    with pytest.raises(SettingNotFoundError, match="several were set"):
+    with pytest.raises(SettingNotFoundError, match="multiple were set"):
         load_settings(_Settings, required_fields=group, endpoint="e", deployment="d")
     assert load_settings(_Settings, required_fields=group, endpoint="e")["endpoint"] == "e"
     assert issubclass(SettingNotFoundError, agentnb.AgentnbError) and IntegrationException is ServiceError
