@@ -22,7 +22,6 @@ from typing import Any
 
 from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
-from ._mcp_spans import capture_exception, create_mcp_client_span, set_mcp_span_error
 from ._otel import get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
 from ._resources import ROLE_EVENT_MAP, OtelAttr, create_metric_views, create_resource
@@ -36,6 +35,13 @@ from ._setup import (
     is_instrumentation_enabled,
 )
 from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, span_to_row
+from ._user_spans import (
+    capture_exception,
+    create_mcp_client_span,
+    get_function_span,
+    get_function_span_attributes,
+    set_mcp_span_error,
+)
 
 # The settings agentnb's spans obey, read from the environment when this module is (re)loaded. Assigning
 # another ObservabilitySettings to this name (as tests do with ``unittest.mock.patch``) makes it the active one.
@@ -74,6 +80,8 @@ __all__ = [
     "enable_instrumentation",
     "enable_sensitive_telemetry",
     "frame_record",
+    "get_function_span",
+    "get_function_span_attributes",
     "get_meter",
     "get_span_store",
     "get_tracer",

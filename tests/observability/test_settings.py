@@ -159,3 +159,21 @@ async def test_the_agent_telemetry_layer_traces_an_agent_class_of_ones_own(otel:
     assert attributes is not None and attributes["gen_ai.provider.name"] == "echo_provider"
     assert attributes["gen_ai.agent.id"] == "echo-1" and attributes["gen_ai.response.id"] == "r1"
     assert spans[2].status.status_code == StatusCode.ERROR
+
+
+def test_a_function_span_of_ones_own(otel: Otel) -> None:
+    from agentnb import tool
+    from agentnb.observability import get_function_span, get_function_span_attributes
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return city
+
+    attributes = get_function_span_attributes(lookup, tool_call_id="call-1")
+    assert attributes["gen_ai.tool.description"] == "Look a city up."
+    with get_function_span(attributes) as span:
+        span.set_attribute("extra", 1)
+    recorded = otel.one("execute_tool lookup")
+    assert recorded.attributes is not None and recorded.attributes["gen_ai.tool.call.id"] == "call-1"
+    assert recorded.attributes["gen_ai.operation.name"] == "execute_tool" and recorded.attributes["extra"] == 1

@@ -12,10 +12,9 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import Self
 
 from agentnb import AGENT_FRAMEWORK_USER_AGENT, Agent, AgentResponse, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, ContextProvider, Message, BaseAgent as RawAgent, ResponseStream, SupportsAgentRun, UsageDetails, prepend_agent_framework_to_user_agent, tool
-from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr
+from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr, get_function_span
 from tests.parity.core.missing import missing
 MessageListTimestampFilter = missing("agentnb.observability.MessageListTimestampFilter")
-get_function_span = missing("agentnb.observability.get_function_span")
 
 # region Test constants
 

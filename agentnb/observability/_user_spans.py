@@ -1,4 +1,4 @@
-"""Spans around MCP client requests (the OpenTelemetry MCP conventions), and recording an error on a span.
+"""Spans that code of one's own opens beside agentnb's: MCP client requests, tool executions, errors on spans.
 
 ``create_mcp_client_span("tools/call", "get_weather")`` opens a CLIENT span named ``tools/call get_weather``
 with ``mcp.method.name`` set, current for what runs inside it, and ended on exit. Like agentnb's own spans
@@ -19,7 +19,13 @@ from ._resources import OtelAttr
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["capture_exception", "create_mcp_client_span", "set_mcp_span_error"]
+__all__ = [
+    "capture_exception",
+    "create_mcp_client_span",
+    "get_function_span",
+    "get_function_span_attributes",
+    "set_mcp_span_error",
+]
 
 
 def capture_exception(span: Span, exception: BaseException, timestamp: int | None = None) -> None:
@@ -85,3 +91,39 @@ def set_mcp_span_error(span: Span, error_type: str, description: str | None = No
 
     span.set_attribute(OtelAttr.ERROR_TYPE.value, error_type)
     span.set_status(StatusCode.ERROR, description if _telemetry.sensitive_data_enabled() else None)
+
+
+def get_function_span_attributes(function: Any, tool_call_id: str | None = None) -> dict[str, str]:
+    """The ``execute_tool`` span attributes of a tool (``name`` and ``description``) and, given, its call id."""
+    attributes = {
+        OtelAttr.OPERATION.value: OtelAttr.TOOL_EXECUTION_OPERATION.value,
+        OtelAttr.TOOL_NAME.value: str(function.name),
+        OtelAttr.TOOL_TYPE.value: "function",
+    }
+    if tool_call_id:
+        attributes[OtelAttr.TOOL_CALL_ID.value] = tool_call_id
+    description = getattr(function, "description", None)
+    if description:
+        attributes[OtelAttr.TOOL_DESCRIPTION.value] = str(description)
+    return attributes
+
+
+@contextmanager
+def get_function_span(attributes: dict[str, Any]) -> Generator[Span]:
+    """Run the block inside an ``execute_tool {tool}`` span with ``attributes``.
+
+    ``attributes`` are typically :func:`get_function_span_attributes`'s. The span is current inside the
+    block and ended on exit; an exception leaving the block is recorded with :func:`capture_exception`.
+    """
+    from opentelemetry import trace
+
+    plain = {str(getattr(key, "value", key)): value for key, value in attributes.items()}
+    tracer = get_tracer() if _telemetry.is_enabled() else trace.NoOpTracer()
+    span = tracer.start_span(f"{OtelAttr.TOOL_EXECUTION_OPERATION.value} {plain.get(OtelAttr.TOOL_NAME.value)}")
+    span.set_attributes(plain)
+    with trace.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
+        try:
+            yield span
+        except Exception as e:
+            capture_exception(span, e)
+            raise
