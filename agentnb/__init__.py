@@ -115,6 +115,7 @@ if TYPE_CHECKING:
         cosine_similarity,
         embed_column,
     )
+    from ._feature_stage import ExperimentalFeature, ReleaseCandidateFeature
     from ._hosted_tools import (
         SupportsCodeInterpreterTool,
         SupportsFileSearchTool,
@@ -374,6 +375,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "Executor": "agentnb.workflows",
     "ExpectedToolCall": "agentnb.evals",
     "Experiment": "agentnb.evals",
+    "ExperimentalFeature": "agentnb._feature_stage",
     "FileAccessProvider": "agentnb.harness",
     "FileCheckpointStorage": "agentnb.workflows",
     "FileMemoryProvider": "agentnb.harness",
@@ -418,6 +420,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "MemoryStore": "agentnb.harness",
     "MemoryTopicRecord": "agentnb.harness",
     "MessageInjectionMiddleware": "agentnb.harness",
+    "ReleaseCandidateFeature": "agentnb._feature_stage",
     "RubricScore": "agentnb.evals",
     "RunContext": "agentnb.workflows",
     "RunStoreCheckpointStorage": "agentnb.workflows",
@@ -622,6 +625,7 @@ __all__ = [
     "Executor",
     "ExpectedToolCall",
     "Experiment",
+    "ExperimentalFeature",
     "FileAccessProvider",
     "FileCheckpointStorage",
     "FileHistoryProvider",
@@ -677,6 +681,7 @@ __all__ = [
     "MiddlewareTypes",
     "OuterFinalT",
     "OuterUpdateT",
+    "ReleaseCandidateFeature",
     "ResponseStream",
     "Role",
     "RoleLiteral",

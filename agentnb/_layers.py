@@ -9,8 +9,8 @@ written for the reference compose its clients as it does there, and ``isinstance
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Generic
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, cast
 
 from typing_extensions import TypeVar
 
@@ -57,4 +57,35 @@ class AgentMiddlewareLayer:
 
 
 class AgentTelemetryLayer:
-    """Marks an agent as traced (``invoke_agent`` spans; recorded once instrumentation is enabled)."""
+    """Traces an agent's ``run`` in an ``invoke_agent`` span (recorded once instrumentation is enabled).
+
+    :class:`~agentnb.Agent` traces its runs itself, so on agentnb's agents this adds nothing; mixed into an
+    agent class of your own, before the class whose ``run`` does the work, it wraps that ``run`` as the
+    reference's layer does.
+
+    Example:
+        ```python
+        from agentnb import AgentResponse, Message
+        from agentnb.observability import AgentTelemetryLayer
+
+        class _Echo:
+            id = name = "echo"
+
+            async def run(self, messages=None, *, stream=False, session=None, **kwargs):
+                return AgentResponse(messages=[Message("assistant", [str(messages)])])
+
+        class Echo(AgentTelemetryLayer, _Echo):
+            pass
+        ```
+    """
+
+    def run(self, messages: Any = None, *, stream: bool = False, session: Any = None, **kwargs: Any) -> Any:
+        """The next class's ``run``, in an ``invoke_agent`` span unless that class traces itself."""
+        from ._agents import BaseAgent
+        from ._telemetry_layers import traced_any_agent_run
+
+        # The class mixed in after this one has the run that does the work.
+        run = cast("Callable[..., Any]", getattr(super(), "run"))  # noqa: B009
+        if isinstance(self, BaseAgent):  # agentnb's agents trace their own runs
+            return run(messages, stream=stream, session=session, **kwargs)
+        return traced_any_agent_run(self, run, messages, stream=stream, session=session, kwargs=kwargs)

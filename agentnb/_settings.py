@@ -85,6 +85,8 @@ def _accepts(value: object, target: Any) -> bool:
         return True  # Literal, TypeVar, ...: not checked
     if isinstance(value, bool):
         return bool in plain
+    if isinstance(value, str) and any(isinstance(a, type) and issubclass(a, SecretString) for a in plain):
+        return True  # a plain string for a secret: wrapped by the caller
     if isinstance(value, int) and float in plain:
         return True
     return isinstance(value, tuple(plain))
@@ -158,8 +160,11 @@ def load_settings(
                 )
             continue
         found = [name for name in entry if result.get(name) is not None]
-        if len(found) != 1:
-            names = ", ".join(repr(name) for name in entry)
-            detail = "none was set" if not found else f"several were set: {', '.join(map(repr, found))}"
-            raise SettingNotFoundError(f"Exactly one of {names} must be provided, but {detail}.")
+        names = ", ".join(repr(name) for name in entry)
+        if not found:
+            raise SettingNotFoundError(f"Exactly one of {names} must be provided, but none was set.")
+        if len(found) > 1:
+            raise SettingNotFoundError(
+                f"Only one of {names} may be provided, but multiple were set: {', '.join(map(repr, found))}."
+            )
     return result  # pyright: ignore[reportReturnType]  # a TypedDict is a dict at run time

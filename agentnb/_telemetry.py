@@ -88,6 +88,7 @@ __all__ = [
     "recording",
     "sensitive_data_enabled",
     "set_switches",
+    "span_attribute",
     "start_span",
     "use_span",
 ]
@@ -394,6 +395,12 @@ def start_span(name: str, attributes: dict[str, Any] | None = None, *, kind: str
         if span is not None:
             return span
     return tracer.start_span(name, attributes=clean, kind=span_kind)
+
+
+def span_attribute(span: Any, key: str) -> Any:
+    """One attribute of a span (``None`` when unset, or when the span records nothing)."""
+    attributes = getattr(span, "attributes", None)
+    return attributes.get(key) if attributes else None
 
 
 def _plain_attributes(span: Any) -> dict[str, Any]:

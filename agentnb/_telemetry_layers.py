@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._middleware import ChatContext, FunctionInvocationContext
     from ._tools import FunctionTool
 
-__all__ = ["traced_agent_run", "traced_model_call", "traced_tool_invoke"]
+__all__ = ["traced_agent_run", "traced_any_agent_run", "traced_model_call", "traced_tool_invoke"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -53,6 +53,17 @@ def _response_attributes(response: ChatResponse | AgentResponse) -> dict[str, An
 def _end_with_response(span: Any, response: ChatResponse | AgentResponse) -> None:
     tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, response.messages, finish_reason=response.finish_reason)
     tel.end_span(span, attributes=_response_attributes(response))
+
+
+_UNKNOWN_MODEL = "unknown"
+
+
+def _end_chat(span: Any, response: ChatResponse) -> None:
+    """End a ``chat`` span; a request model that was unknown is taken from the response (name included)."""
+    if response.model_id and tel.span_attribute(span, tel.GEN_AI_REQUEST_MODEL) == _UNKNOWN_MODEL:
+        span.set_attribute(tel.GEN_AI_REQUEST_MODEL, response.model_id)
+        span.update_name(f"{tel.OP_CHAT} {response.model_id}")
+    _end_with_response(span, response)
 
 
 def _traced_stream(
@@ -161,6 +172,67 @@ def traced_agent_run(run: _F) -> _F:
     return cast(_F, run_traced)  # the wrapper keeps the wrapped method's signature
 
 
+def _any_agent_span(agent: Any, session: Any, messages: Any) -> Any:
+    """An ``invoke_agent`` span for an agent class of the caller's own (one that mixes in the telemetry layer)."""
+    agent_id = getattr(agent, "id", None) or "unknown"
+    name = getattr(agent, "name", None) or agent_id
+    service_session_id = getattr(session, "service_session_id", None)
+    span = tel.start_span(
+        f"invoke_agent {name}",
+        {
+            tel.GEN_AI_OPERATION_NAME: tel.OP_INVOKE_AGENT,
+            tel.GEN_AI_PROVIDER_NAME: getattr(agent, "otel_provider_name", None)
+            or getattr(agent, "AGENT_PROVIDER_NAME", None)
+            or "unknown",
+            tel.GEN_AI_AGENT_ID: agent_id,
+            tel.GEN_AI_AGENT_NAME: name,
+            tel.GEN_AI_AGENT_DESCRIPTION: getattr(agent, "description", None),
+            tel.GEN_AI_CONVERSATION_ID: service_session_id if isinstance(service_session_id, str) else None,
+            tel.OPENINFERENCE_SPAN_KIND: _AGENT,
+        },
+    )
+    if messages is not None and tel.sensitive_data_enabled():
+        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, normalize_messages(messages))
+    return span
+
+
+def traced_any_agent_run(
+    agent: Any, run: Callable[..., Any], messages: Any, *, stream: bool, session: Any, kwargs: dict[str, Any]
+) -> Any:
+    """Run ``run`` (the next class's ``run``) in an ``invoke_agent`` span, for agents that are not agentnb's.
+
+    ``run`` may return an awaitable response or, when streaming, a :class:`ResponseStream` or an awaitable of
+    one; the span ends with the response (or the error).
+    """
+    if not tel.recording():
+        return run(messages, stream=stream, session=session, **kwargs)
+    span = _any_agent_span(agent, session, messages)
+    if stream:
+        try:
+            with tel.use_span(span):
+                result = run(messages, stream=True, session=session, **kwargs)
+        except BaseException as e:
+            tel.end_span(span, error=e)
+            raise
+        inner = cast(
+            "ResponseStream[Any, Any]",
+            result if isinstance(result, ResponseStream) else ResponseStream[Any, Any].from_awaitable(result),
+        )
+        return _traced_stream(inner, span, _end_agent_span)
+
+    async def response() -> Any:
+        try:
+            with tel.use_span(span):
+                answer = await run(messages, stream=False, session=session, **kwargs)
+        except BaseException as e:
+            tel.end_span(span, error=e)
+            raise
+        _end_agent_span(span, answer)
+        return answer
+
+    return response()
+
+
 # --- model calls ------------------------------------------------------------------------------------------
 
 
@@ -176,9 +248,11 @@ def traced_model_call(call: _F) -> _F:
 
     async def traced(self: BaseChatClient, context: ChatContext) -> None:
         options = context.options
-        model = options.get("model_id") or self.model_id
+        # "unknown" until the response names the model (see _end_chat), as the GenAI conventions' span name
+        # always carries one.
+        model = options.get("model_id") or options.get("model") or self.model_id or _UNKNOWN_MODEL
         span = tel.start_span(
-            f"chat {model}" if model else "chat",
+            f"chat {model}",
             {
                 tel.GEN_AI_OPERATION_NAME: tel.OP_CHAT,
                 tel.GEN_AI_PROVIDER_NAME: self.OTEL_PROVIDER_NAME,
@@ -206,9 +280,9 @@ def traced_model_call(call: _F) -> _F:
             raise
         result = context.result
         if isinstance(result, ResponseStream):
-            context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, _end_with_response)
+            context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, _end_chat)
         elif isinstance(result, ChatResponse):
-            _end_with_response(span, cast(ChatResponse, result))
+            _end_chat(span, cast(ChatResponse, result))
         else:  # the loop reports the wrong type; the span just ends
             tel.end_span(span)
         return None

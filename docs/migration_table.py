@@ -188,8 +188,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "not yet: provider-hosted tools; use function tools or `agentnb.mcp`",
     ),
-    (r"Settings$", "not yet: the settings TypedDict; `load_settings` reads the same variables"),
-    (r"Feature$", "not yet: feature-stage markers (agentnb marks no feature experimental)"),
     (r"ContinuationToken", "not yet: background responses and continuation tokens"),
     (
         r"MCPTask",
@@ -208,9 +206,7 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
-    (r"^create_mcp_client_span$|^set_mcp_span_error$", "not yet: MCP client spans (agentnb traces tool calls)"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
-    (r"^ContentFilterResultSeverity$", "not yet: the content-filter severity enum; `ContentFilterError` is raised"),
     (
         r"^MagenticAgentExecutor$|^HandoffAgentExecutor$",
         "not yet: participant executors to subclass; each builder wraps the agents it is given in its own "

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -21,3 +24,22 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("AGENTNB_STORE_URL", raising=False)  # the default store is SQLite unless a test says so
     monkeypatch.setenv("AGENTNB_HOME", str(tmp_path_factory.mktemp("agentnb-home")))
+
+
+@pytest.fixture(autouse=True)
+def _instrumentation_switches_restored() -> Iterator[None]:
+    """Each test leaves agentnb's instrumentation switches as it found them.
+
+    The reference's ported tests reload ``agentnb.observability`` (which reads the switches from the
+    environment anew) and swap ``OBSERVABILITY_SETTINGS``; without this, a later test would run traced.
+    """
+    from agentnb import _telemetry
+
+    saved_state = dict(_telemetry._state)  # pyright: ignore[reportPrivateUsage]
+    before = sys.modules.get("agentnb.observability")
+    saved_settings = getattr(before, "OBSERVABILITY_SETTINGS", None)
+    yield
+    after = sys.modules.get("agentnb.observability")
+    if after is not None and saved_settings is not None and after.OBSERVABILITY_SETTINGS is not saved_settings:
+        after.OBSERVABILITY_SETTINGS = saved_settings  # makes them the active settings again
+    _telemetry._state.update(saved_state)  # pyright: ignore[reportPrivateUsage]

@@ -61,7 +61,7 @@ def test_load_settings_checks_required_fields_and_exclusive_groups(monkeypatch) 
     group = [("endpoint", "deployment")]
     with pytest.raises(SettingNotFoundError, match="none was set"):
         load_settings(_Settings, required_fields=group)
-    with pytest.raises(SettingNotFoundError, match="several were set"):
+    with pytest.raises(SettingNotFoundError, match="multiple were set"):
         load_settings(_Settings, required_fields=group, endpoint="e", deployment="d")
     assert load_settings(_Settings, required_fields=group, endpoint="e")["endpoint"] == "e"
     assert issubclass(SettingNotFoundError, agentnb.AgentnbError) and IntegrationException is ServiceError
@@ -197,3 +197,17 @@ def test_user_agent_names_put_agentnb_first_unless_disabled(monkeypatch) -> None
     monkeypatch.setenv(agentnb.USER_AGENT_TELEMETRY_DISABLED_ENV_VAR, "true")
     assert agentnb.prepend_agent_framework_to_user_agent({"User-Agent": "x/1"}) == {"User-Agent": "x/1"}
     assert agentnb.prepend_agent_framework_to_user_agent() == {}
+
+
+def test_openai_settings_resolve_from_the_environment_and_feature_ids_exist(monkeypatch) -> None:
+    from agentnb.openai import ContentFilterResultSeverity, OpenAISettings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_CHAT_MODEL", "gpt-4o")
+    settings = load_settings(OpenAISettings, env_prefix="OPENAI_", base_url="http://localhost:8000/v1")
+    assert isinstance(settings["api_key"], SecretString) and settings["api_key"].get_secret_value() == "sk-test"
+    assert (settings["chat_model"], settings["base_url"]) == ("gpt-4o", "http://localhost:8000/v1")
+    assert ContentFilterResultSeverity("medium") is ContentFilterResultSeverity.MEDIUM
+    assert agentnb.ExperimentalFeature("SESSION_STORE") is agentnb.ExperimentalFeature.SESSION_STORE
+    assert list(agentnb.ReleaseCandidateFeature) == []
+    assert not hasattr(SessionStore, "__feature_stage__")  # agentnb marks no API with a stage

@@ -24,7 +24,7 @@ from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetr
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._otel import get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
-from ._resources import OtelAttr, create_metric_views, create_resource
+from ._resources import ROLE_EVENT_MAP, OtelAttr, create_metric_views, create_resource
 from ._settings import ObservabilitySettings, activate_settings
 from ._setup import (
     configure_otel_providers,
@@ -35,6 +35,13 @@ from ._setup import (
     is_instrumentation_enabled,
 )
 from ._span_store import RECORD_COLUMNS, SpanStore, frame_record, span_record, span_to_row
+from ._user_spans import (
+    capture_exception,
+    create_mcp_client_span,
+    get_function_span,
+    get_function_span_attributes,
+    set_mcp_span_error,
+)
 
 # The settings agentnb's spans obey, read from the environment when this module is (re)loaded. Assigning
 # another ObservabilitySettings to this name (as tests do with ``unittest.mock.patch``) makes it the active one.
@@ -56,6 +63,7 @@ __all__ = [
     "FRAME_COLUMNS",
     "OBSERVABILITY_SETTINGS",
     "RECORD_COLUMNS",
+    "ROLE_EVENT_MAP",
     "AgentTelemetryLayer",
     "ChatTelemetryLayer",
     "EmbeddingTelemetryLayer",
@@ -63,19 +71,24 @@ __all__ = [
     "OtelAttr",
     "Prices",
     "SpanStore",
+    "capture_exception",
     "configure_otel_providers",
+    "create_mcp_client_span",
     "create_metric_views",
     "create_resource",
     "disable_instrumentation",
     "enable_instrumentation",
     "enable_sensitive_telemetry",
     "frame_record",
+    "get_function_span",
+    "get_function_span_attributes",
     "get_meter",
     "get_span_store",
     "get_tracer",
     "is_instrumentation_enabled",
     "price_for",
     "records_frame",
+    "set_mcp_span_error",
     "span_record",
     "span_to_row",
     "spans_frame",

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.view import View
     from opentelemetry.sdk.resources import Resource
 
-__all__ = ["OtelAttr", "create_metric_views", "create_resource"]
+__all__ = ["ROLE_EVENT_MAP", "OtelAttr", "create_metric_views", "create_resource"]
 
 
 class OtelAttr(str, Enum):
@@ -71,9 +71,32 @@ class OtelAttr(str, Enum):
     EMBEDDING_OPERATION = "embeddings"
     TOOL_EXECUTION_OPERATION = tel.OP_EXECUTE_TOOL
     AGENT_INVOKE_OPERATION = tel.OP_INVOKE_AGENT
+    SYSTEM = "gen_ai.system"
+    # The v1.36.0 GenAI message events, one per role, and the choice event.
+    SYSTEM_MESSAGE = "gen_ai.system.message"
+    USER_MESSAGE = "gen_ai.user.message"
+    ASSISTANT_MESSAGE = "gen_ai.assistant.message"
+    TOOL_MESSAGE = "gen_ai.tool.message"
+    CHOICE = "gen_ai.choice"
+    # MCP client spans (the OpenTelemetry MCP conventions).
+    MCP_METHOD_NAME = "mcp.method.name"
+    MCP_PROTOCOL_VERSION = "mcp.protocol.version"
+    MCP_SESSION_ID = "mcp.session.id"
 
     def __str__(self) -> str:
         return self.value
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+# The message event of each role (the v1.36.0 GenAI conventions).
+ROLE_EVENT_MAP: dict[str, OtelAttr] = {
+    "system": OtelAttr.SYSTEM_MESSAGE,
+    "user": OtelAttr.USER_MESSAGE,
+    "assistant": OtelAttr.ASSISTANT_MESSAGE,
+    "tool": OtelAttr.TOOL_MESSAGE,
+}
 
 
 def create_resource(

@@ -13,8 +13,10 @@ from ._chat_completion_client import OpenAIChatCompletionClient
 from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
 from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions, OpenAIContinuationToken
 from ._responses_client import OpenAIChatClient
+from ._settings import ContentFilterResultSeverity, OpenAISettings
 
 __all__ = [
+    "ContentFilterResultSeverity",
     "OpenAIChatClient",
     "OpenAIChatCompletionClient",
     "OpenAIChatCompletionOptions",
@@ -22,6 +24,7 @@ __all__ = [
     "OpenAIContinuationToken",
     "OpenAIEmbeddingClient",
     "OpenAIEmbeddingOptions",
+    "OpenAISettings",
 ]
 
 # default_chat_client (agentnb.local) switches to this when a key or base URL is set (agentnb/_extensions.py).

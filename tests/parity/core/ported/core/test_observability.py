@@ -1185,7 +1185,8 @@ def test_configure_otel_providers_without_views(monkeypatch):
 
 def test_console_exporters_opt_in_false(monkeypatch):
     """Test console exporters are not added when ENABLE_CONSOLE_EXPORTERS is false."""
-    from agentnb.observability import ObservabilitySettings
+    from tests.parity.core.missing import missing
+    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
 
     monkeypatch.setenv("ENABLE_CONSOLE_EXPORTERS", "false")
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
@@ -1196,7 +1197,8 @@ def test_console_exporters_opt_in_false(monkeypatch):
 
 def test_console_exporters_opt_in_true(monkeypatch):
     """Test console exporters are added when ENABLE_CONSOLE_EXPORTERS is true."""
-    from agentnb.observability import ObservabilitySettings
+    from tests.parity.core.missing import missing
+    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
 
     monkeypatch.setenv("ENABLE_CONSOLE_EXPORTERS", "true")
 
@@ -1206,7 +1208,8 @@ def test_console_exporters_opt_in_true(monkeypatch):
 
 def test_console_exporters_default_false(monkeypatch):
     """Test console exporters default to False when not set."""
-    from agentnb.observability import ObservabilitySettings
+    from tests.parity.core.missing import missing
+    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
 
     monkeypatch.delenv("ENABLE_CONSOLE_EXPORTERS", raising=False)
 
@@ -1278,7 +1281,8 @@ def test_create_metric_views():
 
 def test_observability_settings_is_setup_initial(monkeypatch):
     """Test is_setup returns False initially."""
-    from agentnb.observability import ObservabilitySettings
+    from tests.parity.core.missing import missing
+    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
 
     monkeypatch.delenv("ENABLE_INSTRUMENTATION", raising=False)
     settings = ObservabilitySettings()
@@ -1662,7 +1666,8 @@ def test_configure_otel_providers_explicit_console_exporters_overrides_env(monke
 
 def test_observability_settings_defaults_instrumentation_true(monkeypatch):
     """ENABLE_INSTRUMENTATION unset → ObservabilitySettings defaults to True."""
-    from agentnb.observability import ObservabilitySettings
+    from tests.parity.core.missing import missing
+    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
 
     monkeypatch.delenv("ENABLE_INSTRUMENTATION", raising=False)
     settings = ObservabilitySettings()
