@@ -84,7 +84,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination
+from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination, ValidationTypeEnum
 
 if TYPE_CHECKING:
     from ._annotations import Annotation, TextSpanRegion
@@ -727,6 +727,7 @@ __all__ = [
     "TruncationStrategy",
     "UpdateT",
     "UsageDetails",
+    "ValidationTypeEnum",
     "Workflow",
     "WorkflowAgent",
     "WorkflowBuilder",

@@ -181,7 +181,7 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"Websocket", "not yet: MCP over websockets (the mcp 2.x SDK has no websocket transport)"),
     (r"MCPTask", "not yet: MCP tasks (the mcp 2.x SDK leaves the tasks/* methods out)"),
     (
-        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^ValidationTypeEnum$|^create_edge_runner$",
+        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^create_edge_runner$",
         "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
         "`agentnb.exceptions.WorkflowValidationError`",
     ),
