@@ -68,6 +68,8 @@ from ._edges import (
     FanOutEdgeGroup,
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
+    SwitchCaseEdgeGroupCase,
+    SwitchCaseEdgeGroupDefault,
 )
 from ._events import (
     WorkflowErrorDetails,
@@ -276,6 +278,8 @@ __all__ = [
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
     "SwitchCaseEdgeGroup",
+    "SwitchCaseEdgeGroupCase",
+    "SwitchCaseEdgeGroupDefault",
     "TerminationCondition",
     "Workflow",
     "WorkflowAgent",

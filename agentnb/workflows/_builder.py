@@ -26,6 +26,8 @@ from ._edges import (
     FanOutEdgeGroup,
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
+    SwitchCaseEdgeGroupCase,
+    SwitchCaseEdgeGroupDefault,
     graph_signature,
 )
 from ._executor import Executor, FunctionExecutor
@@ -172,7 +174,7 @@ class WorkflowBuilder:
     def add_edge(self, source: Node, target: Node, condition: Callable[[Any], bool] | None = None) -> WorkflowBuilder:
         """Connect ``source`` to ``target``; with ``condition``, only messages for which it holds pass."""
         s, t = self._node(source), self._node(target)
-        self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t, condition))
+        self._groups.append(SingleEdgeGroup(s, t, condition, id=self._next_id("single")))
         return self
 
     def add_chain(self, executors: Sequence[Node]) -> WorkflowBuilder:
@@ -181,7 +183,7 @@ class WorkflowBuilder:
             raise ValueError(f"add_chain needs at least two executors, got {len(executors)}.")
         ids = [self._node(e) for e in executors]
         for s, t in itertools.pairwise(ids):
-            self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t))
+            self._groups.append(SingleEdgeGroup(s, t, id=self._next_id("single")))
         return self
 
     def add_fan_out_edges(self, source: Node, targets: Sequence[Node]) -> WorkflowBuilder:
@@ -189,7 +191,7 @@ class WorkflowBuilder:
         if not targets:
             raise ValueError("add_fan_out_edges needs at least one target.")
         s = self._node(source)
-        self._groups.append(FanOutEdgeGroup(self._next_id("fan_out"), s, [self._node(t) for t in targets]))
+        self._groups.append(FanOutEdgeGroup(s, [self._node(t) for t in targets], id=self._next_id("fan_out")))
         return self
 
     def add_fan_in_edges(self, sources: Sequence[Node], target: Node) -> WorkflowBuilder:
@@ -199,7 +201,7 @@ class WorkflowBuilder:
         ids = [self._node(s) for s in sources]
         if len(set(ids)) != len(ids):
             raise WorkflowValidationError(f"add_fan_in_edges lists a source twice: {ids}.")
-        self._groups.append(FanInEdgeGroup(self._next_id("fan_in"), ids, self._node(target)))
+        self._groups.append(FanInEdgeGroup(ids, self._node(target), id=self._next_id("fan_in")))
         return self
 
     def add_switch_case_edge_group(self, source: Node, cases: Sequence[Case | Default]) -> WorkflowBuilder:
@@ -207,18 +209,20 @@ class WorkflowBuilder:
         if not cases:
             raise ValueError("add_switch_case_edge_group needs at least one Case.")
         s = self._node(source)
-        pairs: list[tuple[str, Callable[[Any], Any]]] = []
-        default: str | None = None
+        entries: list[SwitchCaseEdgeGroupCase | SwitchCaseEdgeGroupDefault] = []
         for i, case in enumerate(cast("Sequence[object]", cases)):  # untyped callers may pass anything
             if isinstance(case, Default):
                 if i != len(cases) - 1:
                     raise ValueError("The Default of a switch-case edge group must come last.")
-                default = self._node(case.target)
+                entries.append(SwitchCaseEdgeGroupDefault(self._node(case.target)))
             elif isinstance(case, Case):
-                pairs.append((self._node(case.target), case.condition))
+                entries.append(SwitchCaseEdgeGroupCase(case.condition, self._node(case.target)))
+            elif isinstance(case, SwitchCaseEdgeGroupCase | SwitchCaseEdgeGroupDefault):
+                self._node(case.target_id)
+                entries.append(case)
             else:
                 raise TypeError(f"Switch-case entries must be Case(...) or Default(...), got {case!r}.")
-        self._groups.append(SwitchCaseEdgeGroup(self._next_id("switch_case"), s, pairs, default))
+        self._groups.append(SwitchCaseEdgeGroup(s, entries, id=self._next_id("switch_case")))
         return self
 
     def add_multi_selection_edge_group(
@@ -232,7 +236,7 @@ class WorkflowBuilder:
             raise ValueError("add_multi_selection_edge_group needs at least one target.")
         s = self._node(source)
         ids = [self._node(t) for t in targets]
-        self._groups.append(FanOutEdgeGroup(self._next_id("multi_selection"), s, ids, selection_func))
+        self._groups.append(FanOutEdgeGroup(s, ids, selection_func, id=self._next_id("multi_selection")))
         return self
 
     # -- build --------------------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def validate_workflow_graph(
     _check_reachable(edge_groups, executors, start_executor.id)
     with_outgoing: set[str] = set()
     for group in edge_groups:
-        for source, target in group.edges():
+        for source, target in group.pairs():
             with_outgoing.add(source)
             if source == target:
                 logger.warning(
@@ -116,7 +116,7 @@ def _check_outputs(
 def _check_duplicates(edge_groups: Sequence[EdgeGroup]) -> None:
     seen: dict[str, str] = {}
     for group in edge_groups:
-        for edge in group.edge_list():
+        for edge in group.edges:
             if edge.id in seen:
                 raise EdgeDuplicationError(
                     edge.id,
@@ -129,7 +129,7 @@ def _check_duplicates(edge_groups: Sequence[EdgeGroup]) -> None:
 def _check_reachable(edge_groups: Sequence[EdgeGroup], executors: Mapping[str, Executor], start: str) -> None:
     adjacency: dict[str, list[str]] = {}
     for group in edge_groups:
-        for s, t in group.edges():
+        for s, t in group.pairs():
             adjacency.setdefault(s, []).append(t)
     seen = {start}
     stack = [start]
@@ -189,7 +189,7 @@ def _check_types(edge_groups: Sequence[EdgeGroup], executors: Mapping[str, Execu
             if joined:
                 _log_checked(", ".join(group.sources), group.target, joined, target)
             continue
-        for s, t in group.edges():
+        for s, t in group.pairs():
             sent = _sent(executors, s, t)
             if sent is None:
                 continue

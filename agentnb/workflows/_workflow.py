@@ -172,7 +172,7 @@ class Workflow:
         for group in self.edge_groups:
             desc = group.describe()
             desc["id"] = group.id
-            desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.edges() if group.edge_label(s, t)}
+            desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.pairs() if group.edge_label(s, t)}
             desc["conditional"] = group.conditional
             groups.append(desc)
         return {

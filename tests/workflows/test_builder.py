@@ -108,7 +108,9 @@ def test_two_executors_with_one_id_are_refused() -> None:
 
 def test_duplicate_edges_are_refused() -> None:
     builder = (
-        WorkflowBuilder(start_executor=text_src).add_edge(text_src, text_sink).add_fan_out_edges(text_src, [text_sink])
+        WorkflowBuilder(start_executor=text_src)
+        .add_edge(text_src, text_sink)
+        .add_fan_out_edges(text_src, [text_sink, _pass("other")])
     )
     with pytest.raises(EdgeDuplicationError, match="Duplicate edge detected: text_src->text_sink") as info:
         builder.build()

@@ -248,7 +248,7 @@ async def test_edges_and_graph_validation_under_the_reference_names() -> None:
         Edge("", "b")
 
     wf = WorkflowBuilder(start_executor=src).add_edge(src, dst, condition=is_long).build()
-    assert [e.id for g in wf.edge_groups for e in g.edge_list()] == ["src->dst"]
+    assert [e.id for g in wf.edge_groups for e in g.edges] == ["src->dst"]
     executors = wf.executors
     validate_workflow_graph(wf.edge_groups, executors, executors["src"], ["dst"])
     with pytest.raises(EdgeDuplicationError, match=r"Duplicate edge detected: src->dst"):
