@@ -186,7 +186,7 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "`agentnb.exceptions.WorkflowValidationError`",
     ),
     (
-        r"^Runner|^InProcRunnerContext$|^WorkflowMessage$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
+        r"^Runner|^InProcRunnerContext$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
         "not yet: the workflow runner's internals; run workflows with `Workflow.run`",
     ),
     (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),

@@ -70,6 +70,7 @@ from ._edges import (
     SwitchCaseEdgeGroup,
     SwitchCaseEdgeGroupCase,
     SwitchCaseEdgeGroupDefault,
+    WorkflowMessage,
 )
 from ._events import (
     WorkflowErrorDetails,
@@ -291,6 +292,7 @@ __all__ = [
     "WorkflowEventSource",
     "WorkflowEventType",
     "WorkflowExecutor",
+    "WorkflowMessage",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowViz",

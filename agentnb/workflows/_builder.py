@@ -150,7 +150,7 @@ class WorkflowBuilder:
             raise TypeError(
                 f"{type(executor).__name__}.__init__ did not call super().__init__(id); the executor is not set up."
             )
-        executor.handler_specs  # noqa: B018  # resolve handler hints now, so mistakes surface at build time
+        executor.discover_handlers()  # resolve handler hints now, so mistakes surface at build time
         existing = self._executors.get(executor.id)
         if existing is not None and existing is not executor:
             raise ExecutorDuplicationError(f"Duplicate executor ID '{executor.id}' detected in workflow.")

@@ -29,7 +29,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ..exceptions import WorkflowRunError
 
@@ -46,6 +46,7 @@ __all__ = [
     "SwitchCaseEdgeGroup",
     "SwitchCaseEdgeGroupCase",
     "SwitchCaseEdgeGroupDefault",
+    "WorkflowMessage",
 ]
 
 logger = logging.getLogger("agentnb.workflows")
@@ -135,6 +136,66 @@ class Edge:
 
     def __repr__(self) -> str:
         return f"Edge({self.source_id!r} -> {self.target_id!r}, condition_name={self.condition_name!r})"
+
+
+@dataclass
+class WorkflowMessage:
+    """A message sent from ``source_id`` (to ``target_id`` only, when set) carrying ``data``.
+
+    agentnb's runner routes plain values; this envelope, the reference's, is for code written against it: an
+    executor's ``can_handle`` and ``Workflow.run`` accept one and use its ``data``.
+
+    Example:
+        >>> WorkflowMessage(data="hi", source_id="writer").to_dict()["source_id"]
+        'writer'
+    """
+
+    data: Any
+    source_id: str
+    target_id: str | None = None
+    type: Literal["standard", "response"] = "standard"
+    trace_contexts: list[dict[str, str]] | None = None
+    source_span_ids: list[str] | None = None
+
+    @property
+    def trace_context(self) -> dict[str, str] | None:
+        """The first of ``trace_contexts``, if any."""
+        return self.trace_contexts[0] if self.trace_contexts else None
+
+    @property
+    def source_span_id(self) -> str | None:
+        """The first of ``source_span_ids``, if any."""
+        return self.source_span_ids[0] if self.source_span_ids else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (``data`` as is)."""
+        return {
+            "data": self.data,
+            "source_id": self.source_id,
+            "target_id": self.target_id,
+            "type": self.type,
+            "trace_contexts": self.trace_contexts,
+            "source_span_ids": self.source_span_ids,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowMessage:
+        """The message :meth:`to_dict` described.
+
+        Raises:
+            KeyError: ``data`` or ``source_id`` is missing.
+        """
+        for key in ("data", "source_id"):
+            if key not in data:
+                raise KeyError(f"Missing '{key}' field in WorkflowMessage dictionary.")
+        return cls(
+            data=data["data"],
+            source_id=data["source_id"],
+            target_id=data.get("target_id"),
+            type=data.get("type", "standard"),
+            trace_contexts=data.get("trace_contexts"),
+            source_span_ids=data.get("source_span_ids"),
+        )
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from .._serialization import type_id
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
-from ._edges import EdgeGroup
+from ._edges import EdgeGroup, WorkflowMessage
 from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
 from ._executor import Executor, FunctionExecutor
 from ._runner import RunContext
@@ -262,6 +262,8 @@ class Workflow:
             CheckpointMismatchError: The checkpoint was written by a different graph.
             CheckpointNotFoundError: No such checkpoint.
         """
+        if isinstance(message, WorkflowMessage):
+            message = message.data
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
             return self._stream(*args)
@@ -289,7 +291,8 @@ class Workflow:
                 raise ValueError("Pass either a message (fresh run) or checkpoint_id (resume), not both.")
             if storage is None:
                 raise ValueError(
-                    "Resuming from a checkpoint needs a storage: pass checkpoint_storage=... to run() or the builder."
+                    "Cannot restore from checkpoint: either provide checkpoint_storage parameter to run() or build "
+                    "the workflow with WorkflowBuilder(checkpoint_storage=...)."
                 )
             checkpoint = await storage.load(checkpoint_id)
             if checkpoint.graph_signature != self.graph_signature:
