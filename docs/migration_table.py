@@ -189,7 +189,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         r"^Runner|^InProcRunnerContext$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
         "not yet: the workflow runner's internals; run workflows with `Workflow.run`",
     ),
-    (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^DEFAULT_TOOL_APPROVAL_SOURCE_ID$", "not yet: the harness's tool-approval provider"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),

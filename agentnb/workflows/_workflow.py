@@ -87,6 +87,7 @@ class Workflow:
             for source in group.sources:
                 self.groups_by_source.setdefault(source, []).append(group)
         self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
+        self._all_output = output_from is None and intermediate_output_from is None
         self._output_kinds: dict[str, str | None] = {}
         for executor_id in executors:
             if output_from is None or executor_id in output_from:
@@ -116,6 +117,16 @@ class Workflow:
     def get_output_executors(self) -> list[Executor]:
         """The executors whose ``yield_output`` values are workflow outputs (all, unless ``output_from`` chose)."""
         return [e for k, e in self.executors.items() if self._output_kinds[k] == "output"]
+
+    def is_terminal_executor(self, executor_id: str) -> bool:
+        """Whether ``executor_id``'s yields are ``output`` events (any id, when no output selection was made)."""
+        if self._all_output:
+            return True
+        return self._output_kinds.get(executor_id) == "output"
+
+    def is_intermediate_executor(self, executor_id: str) -> bool:
+        """Whether ``executor_id``'s yields are ``intermediate`` events."""
+        return self._output_kinds.get(executor_id) == "intermediate"
 
     def get_intermediate_executors(self) -> list[Executor]:
         """The executors whose yields are ``intermediate`` events (chosen by ``intermediate_output_from``)."""
@@ -438,6 +449,12 @@ class Workflow:
     def is_running(self) -> bool:
         """Whether a run of this workflow is going on in this process (its executors hold that run's state)."""
         return self._running
+
+    @property
+    def status(self) -> WorkflowRunState:
+        """The state of the current or last run in this process, as its latest ``status`` event (``IDLE`` before
+        the first run)."""
+        return WorkflowRunState.IDLE if self._last is None else self._last.state
 
     @property
     def state(self) -> WorkflowRunState | None:
