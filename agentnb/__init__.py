@@ -90,7 +90,7 @@ from ._types import (
     map_chat_to_agent_update,
     normalize_messages,
 )
-from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination
+from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination, ValidationTypeEnum
 
 if TYPE_CHECKING:
     from ._annotations import Annotation, TextSpanRegion
@@ -303,12 +303,14 @@ if TYPE_CHECKING:
         WorkflowContext,
         WorkflowEvent,
         WorkflowExecutor,
+        WorkflowMessage,
         WorkflowRunResult,
         WorkflowRunState,
         WorkflowViz,
         executor,
         get_run_context,
         handler,
+        resolve_agent_id,
         response_handler,
         step,
         workflow,
@@ -475,6 +477,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "WorkflowContext": "agentnb.workflows",
     "WorkflowEvent": "agentnb.workflows",
     "WorkflowExecutor": "agentnb.workflows",
+    "WorkflowMessage": "agentnb.workflows",
     "WorkflowRunResult": "agentnb.workflows",
     "WorkflowRunState": "agentnb.workflows",
     "WorkflowViz": "agentnb.workflows",
@@ -513,6 +516,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "prepend_agent_framework_to_user_agent": "agentnb._user_agent",
     "prepend_instructions_to_messages": "agentnb._chat_options",
     "project_included_messages": "agentnb.compaction",
+    "resolve_agent_id": "agentnb.workflows",
     "response_handler": "agentnb.workflows",
     "run_batch": "agentnb.evals",
     "runs": "agentnb.store",
@@ -739,6 +743,7 @@ __all__ = [
     "TruncationStrategy",
     "UpdateT",
     "UsageDetails",
+    "ValidationTypeEnum",
     "Workflow",
     "WorkflowAgent",
     "WorkflowBuilder",
@@ -746,6 +751,7 @@ __all__ = [
     "WorkflowContext",
     "WorkflowEvent",
     "WorkflowExecutor",
+    "WorkflowMessage",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowViz",
@@ -797,6 +803,7 @@ __all__ = [
     "project_included_messages",
     "register_state_type",
     "register_type",
+    "resolve_agent_id",
     "response_handler",
     "run_batch",
     "runs",

@@ -71,6 +71,7 @@ Agent Framework's exception names are aliases of the matching classes (``AgentFr
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 __all__ = [
@@ -94,6 +95,7 @@ __all__ = [
     "DeclarativeWorkflowError",
     "EdgeDuplicationError",
     "EvalNotPassedError",
+    "ExecutorDuplicationError",
     "ExecutorInputError",
     "FeatureNotAvailableError",
     "GraphConnectivityError",
@@ -139,6 +141,7 @@ __all__ = [
     "TypeCompatibilityError",
     "UnknownToolError",
     "UserInputRequiredError",
+    "ValidationTypeEnum",
     "WorkflowCheckpointException",
     "WorkflowError",
     "WorkflowException",
@@ -383,8 +386,36 @@ class WorkflowError(AgentnbError):
     """A workflow cannot be built or run."""
 
 
+class ValidationTypeEnum(str, Enum):
+    """Which check refused a workflow graph (``WorkflowValidationError.validation_type``)."""
+
+    EDGE_DUPLICATION = "EDGE_DUPLICATION"
+    EXECUTOR_DUPLICATION = "EXECUTOR_DUPLICATION"
+    TYPE_COMPATIBILITY = "TYPE_COMPATIBILITY"
+    GRAPH_CONNECTIVITY = "GRAPH_CONNECTIVITY"
+    HANDLER_OUTPUT_ANNOTATION = "HANDLER_OUTPUT_ANNOTATION"
+    OUTPUT_VALIDATION = "OUTPUT_VALIDATION"
+
+
 class WorkflowValidationError(WorkflowError):
-    """The workflow graph is invalid; the message names the executors involved."""
+    """The workflow graph is invalid; the message names the executors involved.
+
+    Attributes:
+        message: The message without the ``[TYPE]`` prefix ``str()`` adds when the check is known.
+        validation_type: The check that refused the graph, when it is one of :class:`ValidationTypeEnum`'s.
+    """
+
+    validation_type: ValidationTypeEnum | None = None
+
+    def __init__(self, message: str = "", validation_type: ValidationTypeEnum | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if validation_type is not None:
+            self.validation_type = validation_type
+
+    def __str__(self) -> str:
+        kind = self.validation_type
+        return f"[{kind.value}] {self.message}" if kind is not None else self.message
 
 
 class EdgeDuplicationError(WorkflowValidationError):
@@ -394,11 +425,23 @@ class EdgeDuplicationError(WorkflowValidationError):
         edge_id: The duplicated edge, ``"source->target"``.
     """
 
-    validation_type = "EDGE_DUPLICATION"
+    validation_type = ValidationTypeEnum.EDGE_DUPLICATION
 
     def __init__(self, edge_id: str, detail: str = "") -> None:
         super().__init__(f"Duplicate edge detected: {edge_id}. Each edge in the workflow must be unique{detail}.")
         self.edge_id = edge_id
+
+
+class ExecutorDuplicationError(WorkflowValidationError, ValueError):
+    """Two different executors share one id in a graph.
+
+    Also a ``ValueError``, which the reference raises here; like it, ``str()`` is the bare message.
+    """
+
+    validation_type = ValidationTypeEnum.EXECUTOR_DUPLICATION
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class TypeCompatibilityError(WorkflowValidationError):
@@ -411,7 +454,7 @@ class TypeCompatibilityError(WorkflowValidationError):
         target_types: What the target accepts.
     """
 
-    validation_type = "TYPE_COMPATIBILITY"
+    validation_type = ValidationTypeEnum.TYPE_COMPATIBILITY
 
     def __init__(
         self,
@@ -442,7 +485,10 @@ class TypeCompatibilityError(WorkflowValidationError):
 class GraphConnectivityError(WorkflowValidationError):
     """Executors the start executor cannot reach (they would never run)."""
 
-    validation_type = "GRAPH_CONNECTIVITY"
+    validation_type = ValidationTypeEnum.GRAPH_CONNECTIVITY
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 class WorkflowRunError(WorkflowError):

@@ -195,15 +195,14 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "release keeps the name only as a deprecated shim that does nothing",
     ),
     (
-        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^ValidationTypeEnum$|^create_edge_runner$",
+        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^create_edge_runner$",
         "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
         "`agentnb.exceptions.WorkflowValidationError`",
     ),
     (
-        r"^Runner|^InProcRunnerContext$|^WorkflowMessage$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
+        r"^Runner|^InProcRunnerContext$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
         "not yet: the workflow runner's internals; run workflows with `Workflow.run`",
     ),
-    (r"^resolve_agent_id$", "not yet: an agent executor's id is the agent's name"),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),

@@ -404,14 +404,14 @@ class WorkflowFactory:
             data.get("name") or body.get("id") or (Path(source).parent.name if source else "declarative_workflow")
         )
         max_turns = data.get("maxTurns")
+        start = StartExecutor(_START_ID, first, self.configuration)
         builder = WorkflowBuilder(
+            start,
             name=name,
             description=cast("str | None", data.get("description")),
             checkpoint_storage=self.checkpoint_storage,
             max_iterations=self.max_iterations or (max_turns if isinstance(max_turns, int) else 100),
         )
-        start = StartExecutor(_START_ID, first, self.configuration)
-        builder.set_start_executor(start)
         if first is not None:
             builder.add_edge(start, compiler.executors[first])
         for executor in compiler.executors.values():

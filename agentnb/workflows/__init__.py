@@ -68,6 +68,9 @@ from ._edges import (
     FanOutEdgeGroup,
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
+    SwitchCaseEdgeGroupCase,
+    SwitchCaseEdgeGroupDefault,
+    WorkflowMessage,
 )
 from ._events import (
     WorkflowErrorDetails,
@@ -84,7 +87,7 @@ from ._validation import validate_workflow_graph
 from ._workflow import Workflow
 
 if TYPE_CHECKING:
-    from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse
+    from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse, resolve_agent_id
     from ._functional import FunctionalWorkflow, FunctionalWorkflowDefinition, StepWrapper, step, workflow
     from ._functional_agent import FunctionalWorkflowAgent
     from ._functional_run import RunContext, get_run_context
@@ -203,6 +206,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "get_run_context": "agentnb.workflows._functional_run",
     "parse_fork_edits": "agentnb.workflows._timetravel",
     "parse_rerun_input": "agentnb.workflows._rerun",
+    "resolve_agent_id": "agentnb.workflows._agent_executor",
     "step": "agentnb.workflows._functional",
     "step_timeline": "agentnb.workflows._functional_view",
     "workflow": "agentnb.workflows._functional",
@@ -276,6 +280,8 @@ __all__ = [
     "SubWorkflowRequestMessage",
     "SubWorkflowResponseMessage",
     "SwitchCaseEdgeGroup",
+    "SwitchCaseEdgeGroupCase",
+    "SwitchCaseEdgeGroupDefault",
     "TerminationCondition",
     "Workflow",
     "WorkflowAgent",
@@ -287,6 +293,7 @@ __all__ = [
     "WorkflowEventSource",
     "WorkflowEventType",
     "WorkflowExecutor",
+    "WorkflowMessage",
     "WorkflowRunResult",
     "WorkflowRunState",
     "WorkflowViz",
@@ -301,6 +308,7 @@ __all__ = [
     "merge_streamed_outputs",
     "parse_fork_edits",
     "parse_rerun_input",
+    "resolve_agent_id",
     "response_handler",
     "step",
     "step_timeline",

@@ -37,7 +37,19 @@ from ._events import WorkflowEvent
 from ._executor import Executor
 from ._handlers import handler, response_handler
 
-__all__ = ["AgentExecutor", "AgentExecutorRequest", "AgentExecutorResponse"]
+__all__ = ["AgentExecutor", "AgentExecutorRequest", "AgentExecutorResponse", "resolve_agent_id"]
+
+
+def resolve_agent_id(agent: SupportsAgentRun) -> str:
+    """The executor id an agent gets in a workflow: its ``name`` when it has one, else its ``id``.
+
+    Example:
+        >>> from agentnb import Agent
+        >>> from agentnb.local import ScriptedChatClient
+        >>> resolve_agent_id(Agent(ScriptedChatClient([]), name="writer"))
+        'writer'
+    """
+    return getattr(agent, "name", None) or agent.id
 
 
 @dataclass
@@ -134,7 +146,7 @@ class AgentExecutor(Executor):
         context_mode: Literal["full", "last_agent", "custom"] | None = None,
         context_filter: Callable[[list[Message]], list[Message]] | None = None,
     ) -> None:
-        super().__init__(id or getattr(agent, "name", None) or agent.id)
+        super().__init__(id or resolve_agent_id(agent))
         mode = context_mode or "full"
         if mode not in ("full", "last_agent", "custom"):
             raise ValueError(f"context_mode must be one of 'full', 'last_agent' or 'custom', got {context_mode!r}.")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._serialization import type_id
-from ..exceptions import WorkflowValidationError
+from ..exceptions import ExecutorDuplicationError, ValidationTypeEnum, WorkflowValidationError
 from ._checkpoints import CheckpointStorage
 from ._edges import (
     Case,
@@ -25,6 +26,8 @@ from ._edges import (
     FanOutEdgeGroup,
     SingleEdgeGroup,
     SwitchCaseEdgeGroup,
+    SwitchCaseEdgeGroupCase,
+    SwitchCaseEdgeGroupDefault,
     graph_signature,
 )
 from ._executor import Executor, FunctionExecutor
@@ -70,7 +73,7 @@ class WorkflowBuilder:
 
     def __init__(
         self,
-        start_executor: Node | None = None,
+        start_executor: Node,
         *,
         checkpoint_storage: CheckpointStorage | None = None,
         max_iterations: int = 100,
@@ -80,7 +83,27 @@ class WorkflowBuilder:
         output_from: Sequence[Node] | Literal["all"] | None = None,
         intermediate_output_from: Sequence[Node] | Literal["all", "all_other"] | None = None,
         run_store: Store | None = None,
+        output_executors: Sequence[Node] | None = None,
     ) -> None:
+        if output_executors is not None:
+            if output_from is not None:
+                raise TypeError(
+                    "Cannot pass multiple workflow output selection parameters (`output_from`, `output_executors`); "
+                    "use `output_from`."
+                )
+            warnings.warn(
+                "`output_executors` is deprecated and will be removed in a future version; use `output_from` instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            output_from = output_executors
+        if isinstance(output_from, str) and output_from != "all":
+            raise ValueError(f"Unsupported output_from literal {output_from!r}; use 'all' or a list of executors.")
+        if isinstance(intermediate_output_from, str) and intermediate_output_from not in ("all", "all_other"):
+            raise ValueError(
+                f"Unsupported intermediate_output_from literal {intermediate_output_from!r}; use 'all', 'all_other', "
+                "or a list of executors."
+            )
         # Checked at run time too: notebooks pass whatever is at hand.
         if not isinstance(cast(object, max_iterations), int) or max_iterations < 1:
             raise ValueError(f"max_iterations must be an int >= 1, got {max_iterations!r}.")
@@ -98,8 +121,7 @@ class WorkflowBuilder:
         self._output_from = output_from
         self._intermediate_output_from = intermediate_output_from
         self._run_store = run_store
-        if start_executor is not None:
-            self.set_start_executor(start_executor)
+        self.set_start_executor(start_executor)
 
     # -- nodes --------------------------------------------------------------------------------------------
     def _node(self, node: Node) -> str:
@@ -128,13 +150,10 @@ class WorkflowBuilder:
             raise TypeError(
                 f"{type(executor).__name__}.__init__ did not call super().__init__(id); the executor is not set up."
             )
-        executor.handler_specs  # noqa: B018  # resolve handler hints now, so mistakes surface at build time
+        executor.discover_handlers()  # resolve handler hints now, so mistakes surface at build time
         existing = self._executors.get(executor.id)
         if existing is not None and existing is not executor:
-            raise WorkflowValidationError(
-                f"Two different executors share the id {executor.id!r} ({existing!r} and {executor!r}); "
-                "give each a unique id."
-            )
+            raise ExecutorDuplicationError(f"Duplicate executor ID '{executor.id}' detected in workflow.")
         self._executors[executor.id] = executor
         return executor.id
 
@@ -155,7 +174,7 @@ class WorkflowBuilder:
     def add_edge(self, source: Node, target: Node, condition: Callable[[Any], bool] | None = None) -> WorkflowBuilder:
         """Connect ``source`` to ``target``; with ``condition``, only messages for which it holds pass."""
         s, t = self._node(source), self._node(target)
-        self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t, condition))
+        self._groups.append(SingleEdgeGroup(s, t, condition, id=self._next_id("single")))
         return self
 
     def add_chain(self, executors: Sequence[Node]) -> WorkflowBuilder:
@@ -164,7 +183,7 @@ class WorkflowBuilder:
             raise ValueError(f"add_chain needs at least two executors, got {len(executors)}.")
         ids = [self._node(e) for e in executors]
         for s, t in itertools.pairwise(ids):
-            self._groups.append(SingleEdgeGroup(self._next_id("single"), s, t))
+            self._groups.append(SingleEdgeGroup(s, t, id=self._next_id("single")))
         return self
 
     def add_fan_out_edges(self, source: Node, targets: Sequence[Node]) -> WorkflowBuilder:
@@ -172,7 +191,7 @@ class WorkflowBuilder:
         if not targets:
             raise ValueError("add_fan_out_edges needs at least one target.")
         s = self._node(source)
-        self._groups.append(FanOutEdgeGroup(self._next_id("fan_out"), s, [self._node(t) for t in targets]))
+        self._groups.append(FanOutEdgeGroup(s, [self._node(t) for t in targets], id=self._next_id("fan_out")))
         return self
 
     def add_fan_in_edges(self, sources: Sequence[Node], target: Node) -> WorkflowBuilder:
@@ -182,7 +201,7 @@ class WorkflowBuilder:
         ids = [self._node(s) for s in sources]
         if len(set(ids)) != len(ids):
             raise WorkflowValidationError(f"add_fan_in_edges lists a source twice: {ids}.")
-        self._groups.append(FanInEdgeGroup(self._next_id("fan_in"), ids, self._node(target)))
+        self._groups.append(FanInEdgeGroup(ids, self._node(target), id=self._next_id("fan_in")))
         return self
 
     def add_switch_case_edge_group(self, source: Node, cases: Sequence[Case | Default]) -> WorkflowBuilder:
@@ -190,18 +209,20 @@ class WorkflowBuilder:
         if not cases:
             raise ValueError("add_switch_case_edge_group needs at least one Case.")
         s = self._node(source)
-        pairs: list[tuple[str, Callable[[Any], Any]]] = []
-        default: str | None = None
+        entries: list[SwitchCaseEdgeGroupCase | SwitchCaseEdgeGroupDefault] = []
         for i, case in enumerate(cast("Sequence[object]", cases)):  # untyped callers may pass anything
             if isinstance(case, Default):
                 if i != len(cases) - 1:
                     raise ValueError("The Default of a switch-case edge group must come last.")
-                default = self._node(case.target)
+                entries.append(SwitchCaseEdgeGroupDefault(self._node(case.target)))
             elif isinstance(case, Case):
-                pairs.append((self._node(case.target), case.condition))
+                entries.append(SwitchCaseEdgeGroupCase(case.condition, self._node(case.target)))
+            elif isinstance(case, SwitchCaseEdgeGroupCase | SwitchCaseEdgeGroupDefault):
+                self._node(case.target_id)
+                entries.append(case)
             else:
                 raise TypeError(f"Switch-case entries must be Case(...) or Default(...), got {case!r}.")
-        self._groups.append(SwitchCaseEdgeGroup(self._next_id("switch_case"), s, pairs, default))
+        self._groups.append(SwitchCaseEdgeGroup(s, entries, id=self._next_id("switch_case")))
         return self
 
     def add_multi_selection_edge_group(
@@ -215,7 +236,7 @@ class WorkflowBuilder:
             raise ValueError("add_multi_selection_edge_group needs at least one target.")
         s = self._node(source)
         ids = [self._node(t) for t in targets]
-        self._groups.append(FanOutEdgeGroup(self._next_id("multi_selection"), s, ids, selection_func))
+        self._groups.append(FanOutEdgeGroup(s, ids, selection_func, id=self._next_id("multi_selection")))
         return self
 
     # -- build --------------------------------------------------------------------------------------------
@@ -228,32 +249,35 @@ class WorkflowBuilder:
         chosen, progress = self._output_from, self._intermediate_output_from
         if chosen is None and progress is None:
             return None, None
-        everyone = set(self._executors)
-        outputs = everyone if chosen == "all" else self._ids(chosen, "output_from") or set()
+        # "all" and "all_other" name the executors that declare what they yield, as the reference's do.
+        yielding = [k for k, v in self._executors.items() if v.workflow_output_types]
+        outputs = yielding if chosen == "all" else self._ids(chosen, "output_from")
         if progress == "all_other":
-            intermediate = everyone - outputs
+            intermediate = [k for k in yielding if k not in outputs]
         elif progress == "all":
-            intermediate = set(everyone)
+            intermediate = list(yielding)
         else:
-            intermediate = self._ids(progress, "intermediate_output_from") or set()
+            intermediate = self._ids(progress, "intermediate_output_from")
         if not outputs and not intermediate:
             raise WorkflowValidationError(
-                "output_from and intermediate_output_from select no executor; name at least one, or pass neither "
-                "to publish every executor's outputs."
+                "Explicit workflow output designation must include at least one output or intermediate executor "
+                "(or pass neither output_from nor intermediate_output_from to publish every executor's outputs).",
+                ValidationTypeEnum.OUTPUT_VALIDATION,
             )
-        overlap = outputs & intermediate
-        if overlap:
-            raise WorkflowValidationError(
-                f"Executors cannot be in both output_from and intermediate_output_from: {sorted(overlap)}."
-            )
-        return outputs, intermediate
+        for kind, ids in (("output", outputs), ("intermediate", intermediate)):
+            repeated = sorted({i for i in ids if ids.count(i) > 1})
+            if repeated:
+                raise WorkflowValidationError(
+                    f"Duplicate {kind} executor designation(s): {repeated}", ValidationTypeEnum.OUTPUT_VALIDATION
+                )
+        return set(outputs), set(intermediate)
 
-    def _ids(self, nodes: Sequence[Node] | str | None, what: str) -> set[str] | None:
-        if nodes is None or nodes == "all":
-            return None
+    def _ids(self, nodes: Sequence[Node] | str | None, what: str) -> list[str]:
+        if nodes is None:
+            return []
         if isinstance(nodes, str):
             raise ValueError(f"{what} must be a list of executors or 'all'/'all_other', got {nodes!r}.")
-        return {self._known(n, what) for n in nodes}
+        return [self._known(n, what) for n in nodes]
 
     def _known(self, node: Node, what: str) -> str:
         """The id of an executor already in the graph; naming one that is not is an error (as the reference)."""
@@ -272,7 +296,8 @@ class WorkflowBuilder:
             kind = "Output" if what == "output_from" else "Intermediate"
             raise WorkflowValidationError(
                 f"{kind} executor {executor_id!r} is not present in the workflow graph (named in {what}; "
-                f"executors: {sorted(self._executors)})."
+                f"executors: {sorted(self._executors)}).",
+                ValidationTypeEnum.OUTPUT_VALIDATION,
             )
         return executor_id
 
@@ -282,7 +307,7 @@ class WorkflowBuilder:
         Raises:
             WorkflowValidationError: The graph is invalid; the message names the executors involved.
         """
-        if self._start is None:
+        if self._start is None:  # pragma: no cover - the constructor sets it
             raise WorkflowValidationError(
                 "The workflow has no start executor; pass WorkflowBuilder(start_executor=...)."
             )

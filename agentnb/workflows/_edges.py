@@ -3,13 +3,14 @@
 Every edge belongs to an *edge group*, the unit the builder creates and the runner routes through:
 
 - :class:`SingleEdgeGroup` — one source, one target, an optional ``condition(message) -> bool``.
-- :class:`FanOutEdgeGroup` — one source, many targets; every target that can handle the message gets
+- :class:`FanOutEdgeGroup` — one source, two or more targets; every target that can handle the message gets
   it, or only those a ``selection_func(message, target_ids) -> list[str]`` picks (multi-selection).
-- :class:`FanInEdgeGroup` — many sources, one target; messages are buffered until every source has
+- :class:`FanInEdgeGroup` — two or more sources, one target; messages are buffered until every source has
   sent at least one, then the target receives them all as one ``list`` (in source order). The buffer is
   part of the run state and is saved in checkpoints.
-- :class:`SwitchCaseEdgeGroup` — one source; the first :class:`Case` whose condition holds picks the
-  target, else the :class:`Default`.
+- :class:`SwitchCaseEdgeGroup` — one source; the first :class:`SwitchCaseEdgeGroupCase` whose condition
+  holds picks the target, else the :class:`SwitchCaseEdgeGroupDefault` (the builder takes :class:`Case` and
+  :class:`Default`, which name executor objects).
 
 Conditions and selection functions may be sync or async. They must be pure: the runner may evaluate
 them again when a run resumes from a checkpoint.
@@ -24,9 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import logging
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 from ..exceptions import WorkflowRunError
 
@@ -41,7 +44,12 @@ __all__ = [
     "Router",
     "SingleEdgeGroup",
     "SwitchCaseEdgeGroup",
+    "SwitchCaseEdgeGroupCase",
+    "SwitchCaseEdgeGroupDefault",
+    "WorkflowMessage",
 ]
+
+logger = logging.getLogger("agentnb.workflows")
 
 Condition = Callable[[Any], Any]
 #: A condition on an edge: takes the message, returns a bool (or an awaitable of one). The reference's name.
@@ -107,6 +115,13 @@ class Edge:
             verdict = await verdict
         return bool(verdict)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``source_id``, ``target_id`` and, when there is a condition, its ``condition_name`` (never the callable)."""
+        payload = {"source_id": self.source_id, "target_id": self.target_id}
+        if self.condition_name is not None:
+            payload["condition_name"] = self.condition_name
+        return payload
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Edge):
             return NotImplemented
@@ -121,6 +136,66 @@ class Edge:
 
     def __repr__(self) -> str:
         return f"Edge({self.source_id!r} -> {self.target_id!r}, condition_name={self.condition_name!r})"
+
+
+@dataclass
+class WorkflowMessage:
+    """A message sent from ``source_id`` (to ``target_id`` only, when set) carrying ``data``.
+
+    agentnb's runner routes plain values; this envelope, the reference's, is for code written against it: an
+    executor's ``can_handle`` and ``Workflow.run`` accept one and use its ``data``.
+
+    Example:
+        >>> WorkflowMessage(data="hi", source_id="writer").to_dict()["source_id"]
+        'writer'
+    """
+
+    data: Any
+    source_id: str
+    target_id: str | None = None
+    type: Literal["standard", "response"] = "standard"
+    trace_contexts: list[dict[str, str]] | None = None
+    source_span_ids: list[str] | None = None
+
+    @property
+    def trace_context(self) -> dict[str, str] | None:
+        """The first of ``trace_contexts``, if any."""
+        return self.trace_contexts[0] if self.trace_contexts else None
+
+    @property
+    def source_span_id(self) -> str | None:
+        """The first of ``source_span_ids``, if any."""
+        return self.source_span_ids[0] if self.source_span_ids else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (``data`` as is)."""
+        return {
+            "data": self.data,
+            "source_id": self.source_id,
+            "target_id": self.target_id,
+            "type": self.type,
+            "trace_contexts": self.trace_contexts,
+            "source_span_ids": self.source_span_ids,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkflowMessage:
+        """The message :meth:`to_dict` described.
+
+        Raises:
+            KeyError: ``data`` or ``source_id`` is missing.
+        """
+        for key in ("data", "source_id"):
+            if key not in data:
+                raise KeyError(f"Missing '{key}' field in WorkflowMessage dictionary.")
+        return cls(
+            data=data["data"],
+            source_id=data["source_id"],
+            target_id=data.get("target_id"),
+            type=data.get("type", "standard"),
+            trace_contexts=data.get("trace_contexts"),
+            source_span_ids=data.get("source_span_ids"),
+        )
 
 
 @dataclass(frozen=True)
@@ -174,23 +249,43 @@ Routed: TypeAlias = "bool | Awaitable[bool]"
 
 
 class EdgeGroup:
-    """A set of edges the runner routes through as one unit (see the module docstring for the kinds)."""
+    """A set of edges the runner routes through as one unit (see the module docstring for the kinds).
+
+    Without an ``id``, a group gets ``"<ClassName>/<uuid>"`` as the reference's do; the builder gives its groups
+    stable ids instead (a fan-in buffer is saved in checkpoints under its group's id).
+    """
 
     kind: str = "edge"
     __slots__ = ("id", "sources", "targets")
 
-    def __init__(self, id: str, sources: Sequence[str], targets: Sequence[str]) -> None:
-        self.id = id
+    def __init__(self, sources: Sequence[str], targets: Sequence[str], *, id: str | None = None) -> None:
+        self.id = id or f"{type(self).__name__}/{uuid.uuid4()}"
         self.sources = list(sources)
         self.targets = list(targets)
 
-    def edges(self) -> list[tuple[str, str]]:
+    @property
+    def type(self) -> str:
+        """The group's class name (the reference's ``type`` field)."""
+        return type(self).__name__
+
+    @property
+    def source_executor_ids(self) -> list[str]:
+        """The ids of the executors whose messages this group routes."""
+        return list(self.sources)
+
+    @property
+    def target_executor_ids(self) -> list[str]:
+        """The ids of the executors this group may deliver to."""
+        return list(self.targets)
+
+    def pairs(self) -> list[tuple[str, str]]:
         """Every (source, target) pair this group connects."""
         return [(s, t) for s in self.sources for t in self.targets]
 
-    def edge_list(self) -> list[Edge]:
-        """This group's edges as :class:`Edge` objects (the reference's ``EdgeGroup.edges``)."""
-        return [Edge(s, t) for s, t in self.edges()]
+    @property
+    def edges(self) -> list[Edge]:
+        """This group's edges as :class:`Edge` objects (what graph validation reads)."""
+        return [Edge(s, t) for s, t in self.pairs()]
 
     @property
     def conditional(self) -> bool:
@@ -204,6 +299,10 @@ class EdgeGroup:
     def describe(self) -> dict[str, Any]:
         """A stable description used for the graph signature and for visualization."""
         return {"kind": self.kind, "sources": self.sources, "targets": self.targets}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe description in the reference's shape: ``id``, ``type`` and ``edges`` (no callables)."""
+        return {"id": self.id, "type": self.type, "edges": [edge.to_dict() for edge in self.edges]}
 
     def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
         """Route one message sent by ``source`` (to ``target`` only, when set): whether this group took it.
@@ -222,18 +321,20 @@ class EdgeGroup:
 
 
 class SingleEdgeGroup(EdgeGroup):
-    """One edge from ``source`` to ``target``, taken when ``condition`` (if any) holds.
+    """One edge from ``source_id`` to ``target_id``, taken when ``condition`` (if any) holds.
 
     Example:
-        >>> SingleEdgeGroup("e0", "a", "b").edges()
+        >>> SingleEdgeGroup("a", "b").pairs()
         [('a', 'b')]
     """
 
     kind = "single"
     __slots__ = ("condition",)
 
-    def __init__(self, id: str, source: str, target: str, condition: Condition | None = None) -> None:
-        super().__init__(id, [source], [target])
+    def __init__(
+        self, source_id: str, target_id: str, condition: Condition | None = None, *, id: str | None = None
+    ) -> None:
+        super().__init__([source_id], [target_id], id=id)
         self.condition = condition
 
     @property
@@ -246,7 +347,8 @@ class SingleEdgeGroup(EdgeGroup):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "condition": self.condition is not None}
 
-    def edge_list(self) -> list[Edge]:
+    @property
+    def edges(self) -> list[Edge]:
         return [Edge(self.sources[0], self.targets[0], self.condition)]
 
     def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
@@ -269,20 +371,31 @@ class SingleEdgeGroup(EdgeGroup):
 
 
 class FanOutEdgeGroup(EdgeGroup):
-    """Edges from one source to many targets, optionally narrowed per message by ``selection_func``.
+    """Edges from one source to two or more targets, optionally narrowed per message by ``selection_func``.
 
     Example:
-        >>> FanOutEdgeGroup("f0", "split", ["a", "b"]).edges()
+        >>> FanOutEdgeGroup("split", ["a", "b"]).pairs()
         [('split', 'a'), ('split', 'b')]
     """
 
-    __slots__ = ("selection_func",)
+    __slots__ = ("selection_func", "selection_func_name")
 
     def __init__(
-        self, id: str, source: str, targets: Sequence[str], selection_func: SelectionFunc | None = None
+        self,
+        source_id: str,
+        target_ids: Sequence[str],
+        selection_func: SelectionFunc | None = None,
+        *,
+        selection_func_name: str | None = None,
+        id: str | None = None,
     ) -> None:
-        super().__init__(id, [source], targets)
+        if len(target_ids) <= 1:
+            raise ValueError("FanOutEdgeGroup must contain at least two targets.")
+        super().__init__([source_id], target_ids, id=id)
         self.selection_func = selection_func
+        if selection_func_name is None and selection_func is not None:
+            selection_func_name = getattr(selection_func, "__name__", None) or "<callable>"
+        self.selection_func_name = selection_func_name
 
     @property
     def kind(self) -> str:  # type: ignore[override]  # pyright: ignore[reportIncompatibleVariableOverride]
@@ -298,6 +411,9 @@ class FanOutEdgeGroup(EdgeGroup):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "kind": self.kind}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "selection_func_name": self.selection_func_name}
 
     def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
         if self.selection_func is None:
@@ -326,18 +442,20 @@ class FanOutEdgeGroup(EdgeGroup):
 
 
 class FanInEdgeGroup(EdgeGroup):
-    """Edges from many sources into one target, which receives a ``list`` once every source has sent.
+    """Edges from two or more sources into one target, which receives a ``list`` once every source has sent.
 
     Example:
-        >>> FanInEdgeGroup("j0", ["a", "b"], "join").edges()
+        >>> FanInEdgeGroup(["a", "b"], "join").pairs()
         [('a', 'join'), ('b', 'join')]
     """
 
     kind = "fan_in"
     __slots__ = ()
 
-    def __init__(self, id: str, sources: Sequence[str], target: str) -> None:
-        super().__init__(id, sources, [target])
+    def __init__(self, source_ids: Sequence[str], target_id: str, *, id: str | None = None) -> None:
+        if len(source_ids) <= 1:
+            raise ValueError("FanInEdgeGroup must contain at least two sources.")
+        super().__init__(source_ids, [target_id], id=id)
 
     @property
     def target(self) -> str:
@@ -363,43 +481,115 @@ class FanInEdgeGroup(EdgeGroup):
         return target is None or target == self.target  # buffered; the joined list is checked on delivery
 
 
-class SwitchCaseEdgeGroup(EdgeGroup):
-    """Edges from one source where the first matching :class:`Case` (else the :class:`Default`) gets the message.
+class SwitchCaseEdgeGroupCase:
+    """One branch of a :class:`SwitchCaseEdgeGroup` by executor id: ``target_id`` gets the message when
+    ``condition(message)`` holds. (:class:`Case` is the builder's form, with the executor object.)
 
     Example:
-        >>> g = SwitchCaseEdgeGroup("s0", "route", [("pos", lambda n: n > 0)], "neg")
+        >>> SwitchCaseEdgeGroupCase(lambda n: n > 0, target_id="pos").to_dict()
+        {'target_id': 'pos', 'type': 'Case', 'condition_name': '<lambda>'}
+    """
+
+    __slots__ = ("condition", "condition_name", "target_id", "type")
+
+    def __init__(self, condition: Condition, target_id: str, *, condition_name: str | None = None) -> None:
+        if not target_id:
+            raise ValueError("SwitchCaseEdgeGroupCase requires a target_id")
+        self.condition = condition
+        self.target_id = target_id
+        self.type = "Case"
+        self.condition_name = condition_name or getattr(condition, "__name__", None) or "<callable>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The case without its callable: ``target_id``, ``type`` and ``condition_name``."""
+        return {"target_id": self.target_id, "type": self.type, "condition_name": self.condition_name}
+
+    def __repr__(self) -> str:
+        return f"SwitchCaseEdgeGroupCase(target_id={self.target_id!r}, condition_name={self.condition_name!r})"
+
+
+class SwitchCaseEdgeGroupDefault:
+    """The fallback branch of a :class:`SwitchCaseEdgeGroup`, by executor id.
+
+    Example:
+        >>> SwitchCaseEdgeGroupDefault("fallback").to_dict()
+        {'target_id': 'fallback', 'type': 'Default'}
+    """
+
+    __slots__ = ("target_id", "type")
+
+    def __init__(self, target_id: str) -> None:
+        if not target_id:
+            raise ValueError("SwitchCaseEdgeGroupDefault requires a target_id")
+        self.target_id = target_id
+        self.type = "Default"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``target_id`` and ``type``."""
+        return {"target_id": self.target_id, "type": self.type}
+
+    def __repr__(self) -> str:
+        return f"SwitchCaseEdgeGroupDefault(target_id={self.target_id!r})"
+
+
+class SwitchCaseEdgeGroup(EdgeGroup):
+    """Edges from one source where the first matching case (else the one default) gets the message.
+
+    Example:
+        >>> g = SwitchCaseEdgeGroup(
+        ...     "route", [SwitchCaseEdgeGroupCase(lambda n: n > 0, "pos"), SwitchCaseEdgeGroupDefault("neg")]
+        ... )
         >>> g.targets
         ['pos', 'neg']
     """
 
     kind = "switch_case"
-    __slots__ = ("cases", "default")
+    __slots__ = ("_branches", "cases", "default")
 
     def __init__(
-        self, id: str, source: str, cases: Sequence[tuple[str, Condition]], default: str | None = None
+        self,
+        source_id: str,
+        cases: Sequence[SwitchCaseEdgeGroupCase | SwitchCaseEdgeGroupDefault],
+        *,
+        id: str | None = None,
     ) -> None:
-        targets = [t for t, _ in cases] + ([default] if default is not None else [])
-        super().__init__(id, [source], targets)
+        if len(cases) < 2:
+            raise ValueError("SwitchCaseEdgeGroup must contain at least two cases (including the default case).")
+        defaults = [c for c in cases if isinstance(c, SwitchCaseEdgeGroupDefault)]
+        if len(defaults) != 1:
+            raise ValueError("SwitchCaseEdgeGroup must contain exactly one default case.")
+        at = cases.index(defaults[0])
+        if at != len(cases) - 1:
+            logger.warning(
+                "Default case in the switch-case edge group from %r is not the last case; the cases after it are "
+                "never tried.",
+                source_id,
+            )
+        super().__init__([source_id], list(dict.fromkeys(c.target_id for c in cases)), id=id)
         self.cases = list(cases)
-        self.default = default
+        self.default = defaults[0].target_id
+        self._branches = [(c.target_id, c.condition) for c in cases[:at] if isinstance(c, SwitchCaseEdgeGroupCase)]
 
     @property
     def conditional(self) -> bool:
         return True
 
     def edge_label(self, source: str, target: str) -> str | None:
-        if target == self.default and all(t != target for t, _ in self.cases):
+        if target == self.default and all(t != target for t, _ in self._branches):
             return "default"
-        for i, (t, cond) in enumerate(self.cases):
+        for i, (t, cond) in enumerate(self._branches):
             if t == target:
                 return _callable_name(cond, f"case {i}")
         return None
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "cases": [t for t, _ in self.cases], "default": self.default}
+        return {**super().describe(), "cases": [t for t, _ in self._branches], "default": self.default}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "cases": [case.to_dict() for case in self.cases]}
 
     def route(self, data: Any, source: str, target: str | None, router: Router) -> Routed:
-        for index, (candidate, condition) in enumerate(self.cases):
+        for index, (candidate, condition) in enumerate(self._branches):
             verdict = condition(data)
             if inspect.isawaitable(verdict):
                 return self._route_after(index, verdict, data, source, target, router)
@@ -412,8 +602,8 @@ class SwitchCaseEdgeGroup(EdgeGroup):
     ) -> bool:
         # Cases are tried in order: an async one is awaited before the next is asked.
         if await verdict:
-            return self._deliver_case(self.cases[index][0], data, source, target, router)
-        for candidate, condition in self.cases[index + 1 :]:
+            return self._deliver_case(self._branches[index][0], data, source, target, router)
+        for candidate, condition in self._branches[index + 1 :]:
             verdict = condition(data)
             if inspect.isawaitable(verdict):
                 verdict = await verdict

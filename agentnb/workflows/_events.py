@@ -349,6 +349,10 @@ class WorkflowRunResult(list[WorkflowEvent]):
         """The outside-input requests raised in this run that are still to be answered by the caller."""
         return [e for e in self if e.type == "request_info"]
 
+    def status_timeline(self) -> list[WorkflowEvent]:
+        """The run's ``status`` events, in order (the last is the state it ended in)."""
+        return [e for e in self if e.type == "status"]
+
     def get_events(self, type: str) -> list[WorkflowEvent]:
         """All events of one ``type``."""
         return [e for e in self if e.type == type]

@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, cast, overload
 
+from ..exceptions import HandlerSignatureError
+from ._edges import WorkflowMessage
 from ._handlers import HandlerSpec, is_marked, resolve_handler
 from ._typing_utils import describe, flatten, is_compatible, matches
 
@@ -27,6 +29,8 @@ class Executor:
 
     Args:
         id: A unique id within the workflow (defaults to the class name).
+        defer_discovery: Resolve the handlers' type hints when the executor is first used rather than now (for
+            hints that name types defined later).
 
     Example:
         >>> from agentnb.workflows import Executor, WorkflowBuilder, WorkflowContext, handler
@@ -39,12 +43,25 @@ class Executor:
         ['HELLO']
     """
 
-    def __init__(self, id: str | None = None) -> None:
+    def __init__(self, id: str | None = None, *, defer_discovery: bool = False) -> None:
         if id is not None and (not isinstance(cast(object, id), str) or not id):
             raise ValueError(f"Executor id must be a non-empty str, got {id!r}.")
         self.id: str = id or type(self).__name__
         self._extra_specs: list[HandlerSpec] = []
         self._dispatch: dict[type, HandlerSpec | None] = {}
+        self._discovered = False
+        if not defer_discovery:
+            self.discover_handlers()
+
+    def discover_handlers(self) -> None:
+        """Resolve the handlers' type hints now, so a mistake in them surfaces here (the builder calls this).
+
+        Raises:
+            HandlerSignatureError: A handler's hints cannot be used, or two response handlers take the same
+                request and response types.
+        """
+        self._class_specs()
+        self._discovered = True
 
     # -- handler discovery -----------------------------------------------------------------------------
     @classmethod
@@ -66,6 +83,13 @@ class Executor:
                 kind, options = mark
                 spec = resolve_handler(attr, kind=kind, options=options, bound=False)
                 (responses if spec.is_response else handlers).append(spec)
+        pairs = [(spec.input_type, spec.response_type) for spec in responses]
+        for i, pair in enumerate(pairs):
+            if pair in pairs[:i]:
+                raise HandlerSignatureError(
+                    f"Duplicate response handler for request type {pair[0]} and response type {pair[1]} in "
+                    f"{cls.__qualname__}."
+                )
         result = (handlers, responses)
         type.__setattr__(cls, "_agentnb_specs", result)
         return result
@@ -121,7 +145,9 @@ class Executor:
         return any(is_compatible(hint, s.input_type) for s in self.handler_specs)
 
     def can_handle(self, message: Any) -> bool:
-        """Whether some handler accepts ``message``."""
+        """Whether some handler accepts ``message`` (a :class:`WorkflowMessage`'s ``data``)."""
+        if isinstance(message, WorkflowMessage):
+            message = message.data
         return self.find_handler(message) is not None
 
     def find_handler(self, message: Any) -> HandlerSpec | None:
@@ -138,6 +164,18 @@ class Executor:
         if all(_is_plain(s.input_type) for s in specs):
             self._dispatch[cls] = found
         return found
+
+    def is_request_supported(self, request_type: Any, response_type: Any) -> bool:
+        """Whether a response handler takes requests of ``request_type`` answered with ``response_type``.
+
+        ``False`` before the handlers are discovered (``defer_discovery=True`` and not used yet).
+        """
+        if not self._discovered:
+            return False
+        return any(
+            is_compatible(request_type, spec.input_type) and is_compatible(response_type, spec.response_type)
+            for spec in self.response_handler_specs
+        )
 
     def find_response_handler(self, request_data: Any, response: Any) -> HandlerSpec | None:
         """The ``@response_handler`` for a request/response pair."""
@@ -268,6 +306,12 @@ def executor(
     """
 
     def wrap(f: Callable[..., Any]) -> FunctionExecutor:
+        for kind in (staticmethod, classmethod):
+            if isinstance(cast(object, f), kind):
+                raise HandlerSignatureError(
+                    f"@executor cannot be used with @{kind.__name__}; use @executor on module-level functions or "
+                    "@handler on instance methods of an Executor subclass."
+                )
         return FunctionExecutor(f, id=id, input=input, output=output, workflow_output=workflow_output)
 
     return wrap(func) if func is not None else wrap

@@ -8,8 +8,10 @@ them explicitly: ``@handler(input=Order, output=Invoice, workflow_output=str)``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,8 +53,16 @@ class HandlerSpec:
 def _mark(func: Any, kind: str, options: dict[str, Any]) -> Any:
     if not inspect.iscoroutinefunction(func):
         raise TypeError(f"@{kind} needs an async function; {getattr(func, '__qualname__', func)!r} is not async.")
+    # A signature mistake surfaces where the class is written, as in the reference, unless a hint names a type
+    # not defined yet: the executor resolves that when first used.
+    with contextlib.suppress(HintResolutionError):
+        resolve_handler(func, kind=kind, options=options, bound=False)
     setattr(func, _MARK, (kind, options))
     return func
+
+
+class HintResolutionError(TypeError):
+    """A handler's type hints name something that cannot be resolved (yet)."""
 
 
 @overload
@@ -175,8 +185,21 @@ def check_type_hint(hint: Any, where: str) -> None:
     invalid = [h for h in flatten(hint) if not _is_type_like(h)] if hint is not None else []
     if invalid:
         raise HandlerSignatureError(
-            f"{where} contains invalid type entries: {invalid!r}. Use proper types or typing generics."
+            f"{where} contains an invalid type entry: {invalid!r}. Use proper types or typing generics."
         )
+
+
+def _resolve_string(value: Any, func: Callable[..., Any]) -> Any:
+    """A decorator's type given as a string (``input="Order"``), resolved in the handler's module."""
+    if not isinstance(value, str):
+        return value
+    holder = types.SimpleNamespace(__annotations__={"hint": value})
+    try:
+        return typing.get_type_hints(holder, globalns=getattr(func, "__globals__", None))["hint"]
+    except Exception as e:
+        raise HintResolutionError(
+            f"Cannot resolve the type {value!r} given to the decorator of {getattr(func, '__qualname__', func)}: {e}."
+        ) from e
 
 
 def _types_or_any(hint: Any) -> tuple[Any, ...] | None:
@@ -204,42 +227,64 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
     if not bound:
         params = params[1:]
     needed = 2 if kind == "response_handler" else 1
-    if len(params) < needed:
-        shape = "(original_request, response, ctx)" if needed == 2 else "(message, ctx)"
-        raise TypeError(f"Handler {name} must take {shape}.")
+    if len(params) < needed or (kind == "function" and len(params) > 2):
+        shape = {
+            "response_handler": "(original_request, response, ctx)",
+            "function": "(message: T) or (message: T, ctx: WorkflowContext[U])",
+        }.get(kind, "(message, ctx)")
+        raise HandlerSignatureError(f"Handler {name} must have {shape}. Got {len(params)} parameters.")
+    if kind == "handler" and len(params) > 2:
+        raise HandlerSignatureError(
+            f"Handler {name} must have (self, message: T, ctx: WorkflowContext[U, V]). Got {len(params) + 1} "
+            "parameters."
+        )
+    options = {k: _resolve_string(v, func) for k, v in options.items()}
     try:
         hints = typing.get_type_hints(func)
     except Exception as e:
         hints = {}
         missing_ok = all(options.get(k, _UNSET) is not _UNSET for k in ("input", "output", "workflow_output"))
         if not missing_ok:
-            raise TypeError(
+            raise HintResolutionError(
                 f"Cannot resolve the type hints of handler {name}: {e}. Define the types at module level, or pass "
                 "them explicitly, e.g. @handler(input=Order, output=Invoice, workflow_output=str)."
             ) from e
+    explicit = any(options.get(k, _UNSET) is not _UNSET for k in ("input", "output", "workflow_output"))
+    if kind == "response_handler" and (explicit or options.get("response", _UNSET) is not _UNSET):
+        for key, what in (("input", "request"), ("response", "response")):
+            if options.get(key, _UNSET) is _UNSET:
+                raise HandlerSignatureError(f"Response handler {name} with explicit types must specify '{what}' type.")
+    elif kind == "handler" and explicit and options.get("input", _UNSET) is _UNSET:
+        raise HandlerSignatureError(f"Handler {name} with explicit type parameters must specify 'input' type.")
     msg_param = params[0]
     input_type = options.get("input", _UNSET)
     if input_type is _UNSET:
         if msg_param.name not in hints:
-            raise TypeError(
+            raise HandlerSignatureError(
                 f"Handler {name} has no type hint on {msg_param.name!r}; the hint says which messages it accepts "
                 "(or pass input=... to the decorator)."
             )
         input_type = hints[msg_param.name]
+    if has_typevar(input_type):
+        decorator = "@executor" if kind == "function" else "@handler"
+        raise HandlerSignatureError(
+            f"Handler {name} has an unresolved TypeVar {input_type!r} as its message type. Generic TypeVar "
+            f"annotations are not supported for workflow type validation. Use {decorator}(input=<concrete_type>, "
+            "output=<concrete_type>) to specify explicit types."
+        )
     response_type: Any = None
     if kind == "response_handler":
         response_type = options.get("response", _UNSET)
         if response_type is _UNSET:
             resp_param = params[1]
             if resp_param.name not in hints:
-                raise TypeError(f"Response handler {name} has no type hint on {resp_param.name!r}.")
+                raise HandlerSignatureError(f"Response handler {name} has no type hint on {resp_param.name!r}.")
             response_type = hints[resp_param.name]
     ctx_index = needed
     takes_ctx = len(params) > ctx_index
     output_types: tuple[Any, ...] | None
     workflow_output_types: tuple[Any, ...] | None
     returns_message = False
-    explicit = any(options.get(k, _UNSET) is not _UNSET for k in ("input", "output", "workflow_output"))
     undeclared = False
     if takes_ctx:
         ctx_name = params[ctx_index].name
@@ -262,18 +307,13 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
         output_types = () if ret is None or ret is type(None) else _types_or_any(ret)
         workflow_output_types = ()
     else:
-        raise TypeError(f"Handler {name} must take a WorkflowContext parameter after the message.")
+        raise HandlerSignatureError(f"Handler {name} must take a WorkflowContext parameter after the message.")
     if options.get("output", _UNSET) is not _UNSET:
         check_type_hint(options["output"], f"Handler {name} output")
         output_types = _explicit(options["output"])
     if options.get("workflow_output", _UNSET) is not _UNSET:
         check_type_hint(options["workflow_output"], f"Handler {name} workflow_output")
         workflow_output_types = _explicit(options["workflow_output"])
-    if has_typevar(input_type):
-        raise HandlerSignatureError(
-            f"Handler {name} has an unresolved TypeVar {input_type!r} as its message type. Use "
-            "@handler(input=ConcreteType, output=ConcreteType) with concrete types for parameterized executors."
-        )
     if kind == "response_handler" and has_typevar(response_type):
         raise HandlerSignatureError(
             f"Response handler {name} has an unresolved TypeVar {response_type!r} as its response type; pass "

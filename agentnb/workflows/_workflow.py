@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 from .._serialization import type_id
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
-from ._edges import EdgeGroup
+from ._edges import EdgeGroup, WorkflowMessage
 from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
 from ._executor import Executor, FunctionExecutor
 from ._runner import RunContext
@@ -87,6 +87,7 @@ class Workflow:
             for source in group.sources:
                 self.groups_by_source.setdefault(source, []).append(group)
         self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
+        self._all_output = output_from is None and intermediate_output_from is None
         self._output_kinds: dict[str, str | None] = {}
         for executor_id in executors:
             if output_from is None or executor_id in output_from:
@@ -116,6 +117,16 @@ class Workflow:
     def get_output_executors(self) -> list[Executor]:
         """The executors whose ``yield_output`` values are workflow outputs (all, unless ``output_from`` chose)."""
         return [e for k, e in self.executors.items() if self._output_kinds[k] == "output"]
+
+    def is_terminal_executor(self, executor_id: str) -> bool:
+        """Whether ``executor_id``'s yields are ``output`` events (any id, when no output selection was made)."""
+        if self._all_output:
+            return True
+        return self._output_kinds.get(executor_id) == "output"
+
+    def is_intermediate_executor(self, executor_id: str) -> bool:
+        """Whether ``executor_id``'s yields are ``intermediate`` events."""
+        return self._output_kinds.get(executor_id) == "intermediate"
 
     def get_intermediate_executors(self) -> list[Executor]:
         """The executors whose yields are ``intermediate`` events (chosen by ``intermediate_output_from``)."""
@@ -172,7 +183,7 @@ class Workflow:
         for group in self.edge_groups:
             desc = group.describe()
             desc["id"] = group.id
-            desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.edges() if group.edge_label(s, t)}
+            desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.pairs() if group.edge_label(s, t)}
             desc["conditional"] = group.conditional
             groups.append(desc)
         return {
@@ -262,6 +273,8 @@ class Workflow:
             CheckpointMismatchError: The checkpoint was written by a different graph.
             CheckpointNotFoundError: No such checkpoint.
         """
+        if isinstance(message, WorkflowMessage):
+            message = message.data
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
             return self._stream(*args)
@@ -289,7 +302,8 @@ class Workflow:
                 raise ValueError("Pass either a message (fresh run) or checkpoint_id (resume), not both.")
             if storage is None:
                 raise ValueError(
-                    "Resuming from a checkpoint needs a storage: pass checkpoint_storage=... to run() or the builder."
+                    "Cannot restore from checkpoint: either provide checkpoint_storage parameter to run() or build "
+                    "the workflow with WorkflowBuilder(checkpoint_storage=...)."
                 )
             checkpoint = await storage.load(checkpoint_id)
             if checkpoint.graph_signature != self.graph_signature:
@@ -435,6 +449,12 @@ class Workflow:
     def is_running(self) -> bool:
         """Whether a run of this workflow is going on in this process (its executors hold that run's state)."""
         return self._running
+
+    @property
+    def status(self) -> WorkflowRunState:
+        """The state of the current or last run in this process, as its latest ``status`` event (``IDLE`` before
+        the first run)."""
+        return WorkflowRunState.IDLE if self._last is None else self._last.state
 
     @property
     def state(self) -> WorkflowRunState | None:

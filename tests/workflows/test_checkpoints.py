@@ -245,7 +245,7 @@ async def test_checkpoint_every_and_final_checkpoint() -> None:
 
 async def test_run_level_storage_overrides_and_missing_storage() -> None:
     workflow = build(None)
-    with pytest.raises(ValueError, match="needs a storage"):
+    with pytest.raises(ValueError, match="Cannot restore from checkpoint"):
         await workflow.run(checkpoint_id="x")
     storage = InMemoryCheckpointStorage()
     result = await workflow.run(TICKET, checkpoint_storage=storage)

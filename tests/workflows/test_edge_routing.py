@@ -5,7 +5,14 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from agentnb.workflows import FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
+from agentnb.workflows import (
+    FanInEdgeGroup,
+    FanOutEdgeGroup,
+    SingleEdgeGroup,
+    SwitchCaseEdgeGroup,
+)
+from agentnb.workflows import SwitchCaseEdgeGroupCase as Case
+from agentnb.workflows import SwitchCaseEdgeGroupDefault as Default
 from agentnb.workflows._edges import EdgeGroup, Routed, Router
 
 
@@ -46,12 +53,12 @@ async def awaited(routed: Routed) -> bool:
 def test_each_kind_routes_by_its_own_rule() -> None:
     rec = Recorder({"a": int, "b": str, "j": list})
     router: Router = rec  # what the runner passes: the group needs nothing else
-    assert sync(SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(1, "x", None, router))
-    assert not sync(SingleEdgeGroup("s", "x", "a", lambda n: n > 0).route(-1, "x", None, router))
-    assert sync(FanOutEdgeGroup("f", "x", ["a", "b"]).route("hi", "x", None, router))  # only b takes a str
-    switch = SwitchCaseEdgeGroup("w", "x", [("a", lambda v: isinstance(v, int))], "b")
+    assert sync(SingleEdgeGroup("x", "a", lambda n: n > 0).route(1, "x", None, router))
+    assert not sync(SingleEdgeGroup("x", "a", lambda n: n > 0).route(-1, "x", None, router))
+    assert sync(FanOutEdgeGroup("x", ["a", "b"]).route("hi", "x", None, router))  # only b takes a str
+    switch = SwitchCaseEdgeGroup("x", [Case(lambda v: isinstance(v, int), "a"), Default("b")])
     assert sync(switch.route("text", "x", None, router))
-    join = FanInEdgeGroup("j", ["x", "y"], "j")
+    join = FanInEdgeGroup(["x", "y"], "j", id="j")
     assert sync(join.route(1, "x", None, router)) and sync(join.route(2, "y", None, router))
     assert rec.delivered == [("a", "x", 1), ("b", "x", "hi"), ("b", "x", "text"), ("j", None, [1, 2])]
     assert rec.buffers["j"] == {}  # emptied on delivery
@@ -72,16 +79,16 @@ async def test_async_conditions_and_selection_are_awaited_in_order() -> None:
     async def pick(n: int, targets: list[str]) -> list[str]:
         return [t for t in targets if t != "a"]
 
-    assert await awaited(SingleEdgeGroup("s", "x", "a", positive).route(1, "x", None, rec))
-    assert not await awaited(SingleEdgeGroup("s", "x", "a", positive).route(-1, "x", None, rec))
+    assert await awaited(SingleEdgeGroup("x", "a", positive).route(1, "x", None, rec))
+    assert not await awaited(SingleEdgeGroup("x", "a", positive).route(-1, "x", None, rec))
     # A target the message is not meant for is refused before its condition is asked.
-    assert not sync(SingleEdgeGroup("s", "x", "a", positive).route(1, "x", "b", rec))
-    switch = SwitchCaseEdgeGroup("w", "x", [("a", positive), ("b", even)], "c")
+    assert not sync(SingleEdgeGroup("x", "a", positive).route(1, "x", "b", rec))
+    switch = SwitchCaseEdgeGroup("x", [Case(positive, "a"), Case(even, "b"), Default("c")])
     asked.clear()
     assert await awaited(switch.route(-2, "x", None, rec))  # not positive, even: b
     assert await awaited(switch.route(-3, "x", None, rec))  # neither: the default c
     assert asked == ["positive", "even", "positive", "even"]  # cases are asked in order, after the await
-    assert await awaited(FanOutEdgeGroup("f", "x", ["a", "b", "c"], pick).route(5, "x", None, rec))
+    assert await awaited(FanOutEdgeGroup("x", ["a", "b", "c"], pick).route(5, "x", None, rec))
     assert rec.delivered == [("a", "x", 1), ("b", "x", -2), ("c", "x", -3), ("b", "x", 5), ("c", "x", 5)]
 
 
@@ -93,7 +100,7 @@ async def test_a_new_edge_kind_is_a_subclass() -> None:
         __slots__ = ("turn",)
 
         def __init__(self, id: str, source: str, targets: list[str]) -> None:
-            super().__init__(id, [source], targets)
+            super().__init__([source], targets, id=id)
             self.turn = 0
 
         async def route(self, data: Any, source: str, target: str | None, router: Router) -> bool:
@@ -115,7 +122,7 @@ def test_may_take_is_the_static_check_for_edited_messages() -> None:
     def can(target: str, data: Any) -> bool:
         return isinstance(data, accepts[target])
 
-    assert SingleEdgeGroup("s", "x", "a", lambda n: False).may_take(1, None, can)  # conditions aside
-    assert not FanOutEdgeGroup("f", "x", ["a"]).may_take("text", None, can)
-    assert FanInEdgeGroup("j", ["x", "y"], "j").may_take(1, None, can)  # buffered, joined later
-    assert not FanInEdgeGroup("j", ["x", "y"], "j").may_take(1, "a", can)
+    assert SingleEdgeGroup("x", "a", lambda n: False).may_take(1, None, can)  # conditions aside
+    assert not FanOutEdgeGroup("x", ["a", "j"]).may_take("text", None, can)
+    assert FanInEdgeGroup(["x", "y"], "j", id="j").may_take(1, None, can)  # buffered, joined later
+    assert not FanInEdgeGroup(["x", "y"], "j", id="j").may_take(1, "a", can)

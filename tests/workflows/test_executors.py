@@ -104,21 +104,20 @@ def test_handler_definition_errors() -> None:
             def go(self, text: str, ctx: WorkflowContext) -> None:  # type: ignore[misc]
                 return None
 
-    class NoHint(Executor):
-        @handler
-        async def go(self, text, ctx: WorkflowContext) -> None:  # type: ignore[no-untyped-def]
-            return None
-
+    # Signature mistakes surface where the class is written, as in the reference.
     with pytest.raises(TypeError, match="no type hint on 'text'"):
-        WorkflowBuilder(start_executor=NoHint())
 
-    class NoCtx(Executor):
-        @handler
-        async def go(self, text: str) -> None:
-            return None
+        class NoHint(Executor):
+            @handler
+            async def go(self, text, ctx: WorkflowContext) -> None:  # type: ignore[no-untyped-def]
+                return None
 
     with pytest.raises(TypeError, match="must take a WorkflowContext"):
-        WorkflowBuilder(start_executor=NoCtx())
+
+        class NoCtx(Executor):
+            @handler
+            async def go(self, text: str) -> None:
+                return None
 
     with pytest.raises(TypeError, match="must be async"):
 

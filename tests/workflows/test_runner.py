@@ -380,9 +380,9 @@ async def test_output_from_and_intermediate_outputs() -> None:
         .run("t")
     )
     assert (result.get_outputs(), result.get_intermediate_outputs()) == ([], ["first:t", "last:t"])
-    with pytest.raises(WorkflowValidationError, match="select no executor"):
+    with pytest.raises(WorkflowValidationError, match="at least one output or intermediate executor"):
         WorkflowBuilder(start_executor=Both("first"), output_from=[]).add_edge("first", last).build()
-    with pytest.raises(WorkflowValidationError, match="both output_from and intermediate_output_from"):
+    with pytest.raises(WorkflowValidationError, match="both output and intermediate designated"):
         WorkflowBuilder(start_executor=first, output_from=[last], intermediate_output_from=[last]).add_edge(
             first, last
         ).build()

@@ -101,7 +101,7 @@ class SequentialBuilder(OrchestrationBuilder):
             executors.append(self._participant(p, send_conversation=as_list))
         last = executors[-1]
         chain: list[Executor] = [start, *executors]
-        default_outputs = [last]
+        default_outputs = [last] if last.workflow_output_types else []  # only what declares that it yields
         if isinstance(self.participants[-1], Executor) and last.output_types:
             end = _SequentialEnd(END_ID)  # a custom last participant that sends: its conversation ends here
             chain.append(end)

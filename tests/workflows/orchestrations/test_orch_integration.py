@@ -31,7 +31,7 @@ def test_builders_are_exported_from_agentnb_workflows_with_a_sorted_all() -> Non
 def test_star_graph_and_its_drawing() -> None:
     workflow = handoff()
     assert workflow.start_executor_id == "handoff_coordinator"
-    edges = {(s, t) for g in workflow.edge_groups for s, t in g.edges()}
+    edges = {(s, t) for g in workflow.edge_groups for s, t in g.pairs()}
     for agent in ("triage", "billing", "tech"):
         assert ("handoff_coordinator", agent) in edges and (agent, "handoff_coordinator") in edges
     mermaid = WorkflowViz(workflow).to_mermaid()
