@@ -2374,8 +2374,7 @@ async def test_persist_only_history_provider_still_injects_inmemory(
 
 async def test_as_tool_raises_on_user_input_request(client: SupportsChatGetResponse) -> None:
     """Test that as_tool raises when the wrapped sub-agent requests user input."""
-    from tests.parity.core.missing import missing
-    UserInputRequiredException = missing("agentnb.exceptions.UserInputRequiredException")
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     consent_content = Content.from_oauth_consent_request(
         consent_link="https://login.microsoftonline.com/consent",

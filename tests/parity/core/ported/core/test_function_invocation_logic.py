@@ -4177,8 +4177,7 @@ async def test_approval_resume_separates_terminal_results_from_follow_up_request
     streaming: bool,
 ) -> None:
     """A successful sibling stays tool-role when another approved call pauses for user input."""
-    from tests.parity.core.missing import missing
-    UserInputRequiredException = missing("agentnb.exceptions.UserInputRequiredException")
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     completed_calls = 0
     paused_calls = 0
@@ -4604,8 +4603,7 @@ class TestUpdateConversationId:
 # endregion
 async def test_user_input_request_propagates_through_as_tool(chat_client_base: SupportsChatGetResponse):
     """Test that user_input_request content from a sub-agent wrapped as a tool propagates to the parent response."""
-    from tests.parity.core.missing import missing
-    UserInputRequiredException = missing("agentnb.exceptions.UserInputRequiredException")
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     @tool(name="delegate_agent", approval_mode="never_require")
     def delegate_tool(task: str) -> str:
@@ -4650,8 +4648,7 @@ async def test_user_input_request_propagates_through_as_tool(chat_client_base: S
 
 async def test_user_input_request_empty_contents_returns_fallback(chat_client_base: SupportsChatGetResponse):
     """Test that UserInputRequiredException with empty contents produces a fallback function_result."""
-    from tests.parity.core.missing import missing
-    UserInputRequiredException = missing("agentnb.exceptions.UserInputRequiredException")
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     @tool(name="empty_request_tool", approval_mode="never_require")
     def empty_request(task: str) -> str:

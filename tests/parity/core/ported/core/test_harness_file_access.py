@@ -12,9 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentnb import Agent, AgentFileStore, AgentSession, Content, FileAccessProvider, FileSearchMatch, FileSearchResult, FileStoreEntry, FileSystemAgentFileStore, FunctionTool, InMemoryAgentFileStore, Message, SupportsChatGetResponse
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import Agent, AgentFileStore, AgentSession, Content, ExperimentalFeature, FileAccessProvider, FileSearchMatch, FileSearchResult, FileStoreEntry, FileSystemAgentFileStore, FunctionTool, InMemoryAgentFileStore, Message, SupportsChatGetResponse
 from agentnb import DEFAULT_FILE_ACCESS_INSTRUCTIONS, DEFAULT_FILE_ACCESS_SOURCE_ID
 
 from .conftest import create_junction_or_skip

@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentnb import DEFAULT_MEMORY_SOURCE_ID, Agent, AgentSession, ChatOptions, ChatResponse, Content, FileHistoryProvider, MemoryContextProvider, MemoryFileStore, MemoryIndexEntry, MemoryStore, MemoryTopicRecord, Message
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import DEFAULT_MEMORY_SOURCE_ID, Agent, AgentSession, ChatOptions, ChatResponse, Content, ExperimentalFeature, FileHistoryProvider, MemoryContextProvider, MemoryFileStore, MemoryIndexEntry, MemoryStore, MemoryTopicRecord, Message
 
 
 def _no_store_options() -> ChatOptions:

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentnb import Agent, AgentSession, Message, SupportsChatGetResponse, TodoFileStore, TodoItem, TodoProvider, TodoSessionStore, TodoStore
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import Agent, AgentSession, ExperimentalFeature, Message, SupportsChatGetResponse, TodoFileStore, TodoItem, TodoProvider, TodoSessionStore, TodoStore
 
 
 def _tool_by_name(tools: list[object], name: str) -> object:

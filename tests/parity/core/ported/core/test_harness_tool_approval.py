@@ -9,9 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentnb import Agent, AgentSession, ChatResponse, ChatResponseUpdate, Content, FileHistoryProvider, Message, ToolApprovalMiddleware, ToolApprovalState, create_always_approve_tool_response, create_always_approve_tool_with_arguments_response, tool
-from tests.parity.core.missing import missing
-DEFAULT_TOOL_APPROVAL_SOURCE_ID = missing("agentnb.DEFAULT_TOOL_APPROVAL_SOURCE_ID")
+from agentnb import DEFAULT_TOOL_APPROVAL_SOURCE_ID, Agent, AgentSession, ChatResponse, ChatResponseUpdate, Content, FileHistoryProvider, Message, ToolApprovalMiddleware, ToolApprovalState, create_always_approve_tool_response, create_always_approve_tool_with_arguments_response, tool
 
 from .conftest import MockBaseChatClient
 
@@ -216,8 +214,7 @@ async def test_approval_resume_returns_all_user_input_requests_without_another_m
     streaming: bool,
 ) -> None:
     """All user input requested during approved execution should return before another model call."""
-    from tests.parity.core.missing import missing
-    UserInputRequiredException = missing("agentnb.exceptions.UserInputRequiredException")
+    from agentnb.exceptions import UserInputRequiredError as UserInputRequiredException
 
     calls = 0
 

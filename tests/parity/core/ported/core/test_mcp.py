@@ -19,11 +19,8 @@ from mcp.shared.exceptions import MCPError as McpError
 from pydantic import AnyUrl, BaseModel
 
 from agentnb import Content, FunctionInvocationContext, FunctionMiddleware, FunctionTool, Message
-from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool
-from tests.parity.core.missing import missing
-MCPWebsocketTool = missing("agentnb.MCPWebsocketTool")
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool, MCPWebsocketTool
+from agentnb import ExperimentalFeature
 from agentnb.exceptions import ToolException, ToolExecutionException
 
 # Integration test skip condition

@@ -17,9 +17,7 @@ from mcp.types import ErrorData
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool
-from tests.parity.core.missing import missing
-MCPWebsocketTool = missing("agentnb.MCPWebsocketTool")
+from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool, MCPWebsocketTool
 from agentnb.exceptions import ToolExecutionException
 from agentnb.observability import OtelAttr
 

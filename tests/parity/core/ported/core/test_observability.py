@@ -12,11 +12,9 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import Self
 
 from agentnb import AGENT_FRAMEWORK_USER_AGENT, Agent, AgentResponse, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, ContextProvider, Message, BaseAgent as RawAgent, ResponseStream, SupportsAgentRun, UsageDetails, prepend_agent_framework_to_user_agent, tool
-from agentnb.observability import AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr
+from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr, get_function_span
 from tests.parity.core.missing import missing
-ROLE_EVENT_MAP = missing("agentnb.observability.ROLE_EVENT_MAP")
 MessageListTimestampFilter = missing("agentnb.observability.MessageListTimestampFilter")
-get_function_span = missing("agentnb.observability.get_function_span")
 
 # region Test constants
 
@@ -1185,8 +1183,7 @@ def test_configure_otel_providers_without_views(monkeypatch):
 
 def test_console_exporters_opt_in_false(monkeypatch):
     """Test console exporters are not added when ENABLE_CONSOLE_EXPORTERS is false."""
-    from tests.parity.core.missing import missing
-    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
+    from agentnb.observability import ObservabilitySettings
 
     monkeypatch.setenv("ENABLE_CONSOLE_EXPORTERS", "false")
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
@@ -1197,8 +1194,7 @@ def test_console_exporters_opt_in_false(monkeypatch):
 
 def test_console_exporters_opt_in_true(monkeypatch):
     """Test console exporters are added when ENABLE_CONSOLE_EXPORTERS is true."""
-    from tests.parity.core.missing import missing
-    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
+    from agentnb.observability import ObservabilitySettings
 
     monkeypatch.setenv("ENABLE_CONSOLE_EXPORTERS", "true")
 
@@ -1208,8 +1204,7 @@ def test_console_exporters_opt_in_true(monkeypatch):
 
 def test_console_exporters_default_false(monkeypatch):
     """Test console exporters default to False when not set."""
-    from tests.parity.core.missing import missing
-    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
+    from agentnb.observability import ObservabilitySettings
 
     monkeypatch.delenv("ENABLE_CONSOLE_EXPORTERS", raising=False)
 
@@ -1281,8 +1276,7 @@ def test_create_metric_views():
 
 def test_observability_settings_is_setup_initial(monkeypatch):
     """Test is_setup returns False initially."""
-    from tests.parity.core.missing import missing
-    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
+    from agentnb.observability import ObservabilitySettings
 
     monkeypatch.delenv("ENABLE_INSTRUMENTATION", raising=False)
     settings = ObservabilitySettings()
@@ -1666,8 +1660,7 @@ def test_configure_otel_providers_explicit_console_exporters_overrides_env(monke
 
 def test_observability_settings_defaults_instrumentation_true(monkeypatch):
     """ENABLE_INSTRUMENTATION unset → ObservabilitySettings defaults to True."""
-    from tests.parity.core.missing import missing
-    ObservabilitySettings = missing("agentnb.observability.ObservabilitySettings")
+    from agentnb.observability import ObservabilitySettings
 
     monkeypatch.delenv("ENABLE_INSTRUMENTATION", raising=False)
     settings = ObservabilitySettings()
@@ -2970,9 +2963,7 @@ def test_capture_exception(span_exporter: InMemorySpanExporter):
 
     from opentelemetry.trace import StatusCode
 
-    from agentnb.observability import get_tracer
-    from tests.parity.core.missing import missing
-    capture_exception = missing("agentnb.observability.capture_exception")
+    from agentnb.observability import capture_exception, get_tracer
 
     span_exporter.clear()
     tracer = get_tracer()

@@ -15,9 +15,7 @@ import msgspec
 import pytest
 from typing_extensions import Self
 
-from agentnb import AgentContext, AgentSession, ChatContext, Content, ContextProvider, FileHistoryProvider, FileSessionStore, HistoryProvider, InMemoryHistoryProvider, Message, SessionContext, SessionStore, agent_middleware, chat_middleware, register_state_type
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import AgentContext, AgentSession, ChatContext, Content, ContextProvider, ExperimentalFeature, FileHistoryProvider, FileSessionStore, HistoryProvider, InMemoryHistoryProvider, Message, SessionContext, SessionStore, agent_middleware, chat_middleware, register_state_type
 from agentnb.exceptions import AgentnbError as MiddlewareException
 
 # ---------------------------------------------------------------------------

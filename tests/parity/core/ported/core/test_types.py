@@ -13,9 +13,7 @@ from pytest import fixture, mark, raises
 
 from agentnb import AgentResponse, AgentResponseUpdate, Annotation, ChatOptions, ChatResponse, ChatResponseUpdate, Content, FunctionTool, Message, ResponseStream, TextSpanRegion, ToolMode, UsageDetails, detect_media_type_from_base64, merge_chat_options, tool
 from agentnb import GROUP_ANNOTATION_KEY, GROUP_HAS_REASONING_KEY, GROUP_ID_KEY, GROUP_TOKEN_COUNT_KEY
-from agentnb import add_usage_details, validate_tool_mode
-from tests.parity.core.missing import missing
-map_chat_to_agent_update = missing("agentnb.map_chat_to_agent_update")
+from agentnb import add_usage_details, map_chat_to_agent_update, validate_tool_mode
 from agentnb.exceptions import ChatClientError as AdditionItemMismatch, ChatClientError as ContentError
 
 

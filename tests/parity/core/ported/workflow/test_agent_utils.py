@@ -4,8 +4,7 @@ from collections.abc import Awaitable
 from typing import Any, Literal, overload
 
 from agentnb import AgentResponse, AgentResponseUpdate, AgentRunInputs, AgentSession, ResponseStream, ServiceSessionId
-from tests.parity.core.missing import missing
-resolve_agent_id = missing("agentnb.resolve_agent_id")
+from agentnb import resolve_agent_id
 
 
 class MockAgent:

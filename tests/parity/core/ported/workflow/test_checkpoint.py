@@ -11,8 +11,7 @@ import pytest
 
 from agentnb import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowCheckpoint, WorkflowEvent
 from agentnb.exceptions import WorkflowCheckpointException
-from tests.parity.core.missing import missing
-WorkflowMessage = missing("agentnb.WorkflowMessage")
+from agentnb import WorkflowMessage
 
 
 # Module-level dataclasses for pickle serialization in roundtrip tests

@@ -7,14 +7,10 @@ from unittest.mock import patch
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentnb import Executor, WorkflowContext, handler
+from agentnb import Executor, WorkflowContext, WorkflowMessage, handler
 from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
-WorkflowMessage = missing("agentnb.WorkflowMessage")
-from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
-from tests.parity.core.missing import missing
-SwitchCaseEdgeGroupCase = missing("agentnb.SwitchCaseEdgeGroupCase")
-SwitchCaseEdgeGroupDefault = missing("agentnb.SwitchCaseEdgeGroupDefault")
+from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup, SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
 from tests.parity.core.missing import missing
 create_edge_runner = missing("agentnb.create_edge_runner")
 from tests.parity.core.missing import missing

@@ -6,9 +6,7 @@ from typing import Generic, TypeVar
 import pytest
 from typing_extensions import Never
 
-from agentnb import Executor, Message, WorkflowBuilder, WorkflowContext, WorkflowEvent, executor, handler, response_handler
-from tests.parity.core.missing import missing
-WorkflowMessage = missing("agentnb.WorkflowMessage")
+from agentnb import Executor, Message, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowMessage, executor, handler, response_handler
 
 
 # Module-level types for string forward reference tests

@@ -6,10 +6,8 @@ from typing import Any, TypeVar
 import pytest
 from typing_extensions import Never
 
-from agentnb import WorkflowBuilder, WorkflowContext, executor
+from agentnb import WorkflowBuilder, WorkflowContext, WorkflowMessage, executor
 from agentnb.workflows import FunctionExecutor
-from tests.parity.core.missing import missing
-WorkflowMessage = missing("agentnb.WorkflowMessage")
 
 
 # Module-level types for string forward reference tests

@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from agentnb import AgentResponseUpdate, FunctionalWorkflow, FunctionalWorkflowAgent, InMemoryCheckpointStorage, RunContext, StepWrapper, WorkflowEvent, WorkflowRunResult, WorkflowRunState, get_run_context, step, workflow
-from tests.parity.core.missing import missing
-ExperimentalFeature = missing("agentnb.ExperimentalFeature")
+from agentnb import AgentResponseUpdate, ExperimentalFeature, FunctionalWorkflow, FunctionalWorkflowAgent, InMemoryCheckpointStorage, RunContext, StepWrapper, WorkflowEvent, WorkflowRunResult, WorkflowRunState, get_run_context, step, workflow
 from agentnb import RunContext as _RunContext
 
 # ---------------------------------------------------------------------------

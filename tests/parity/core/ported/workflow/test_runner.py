@@ -12,10 +12,10 @@ from agentnb.exceptions import WorkflowCheckpointException, WorkflowRunError as 
 from agentnb.workflows import FanOutEdgeGroup, SingleEdgeGroup
 from tests.parity.core.missing import missing
 Runner = missing("agentnb.Runner")
+from agentnb import WorkflowMessage
 from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 RunnerContext = missing("agentnb.RunnerContext")
-WorkflowMessage = missing("agentnb.WorkflowMessage")
 
 
 @dataclass

@@ -9,10 +9,7 @@ from agentnb import Executor, WorkflowBuilder, WorkflowContext, handler
 from tests.parity.core.missing import missing
 INTERNAL_SOURCE_ID = missing("agentnb.INTERNAL_SOURCE_ID")
 from agentnb import Case, Default
-from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup
-from tests.parity.core.missing import missing
-SwitchCaseEdgeGroupCase = missing("agentnb.SwitchCaseEdgeGroupCase")
-SwitchCaseEdgeGroupDefault = missing("agentnb.SwitchCaseEdgeGroupDefault")
+from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup, SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
 from agentnb import WorkflowExecutor
 
 

@@ -5,11 +5,9 @@ from typing import Any
 
 import pytest
 
-from agentnb import Executor, WorkflowBuilder, WorkflowContext, handler
+from agentnb import Executor, ValidationTypeEnum, WorkflowBuilder, WorkflowContext, handler
 from agentnb.exceptions import EdgeDuplicationError, GraphConnectivityError, TypeCompatibilityError, WorkflowValidationError
 from agentnb.workflows import validate_workflow_graph
-from tests.parity.core.missing import missing
-ValidationTypeEnum = missing("agentnb.ValidationTypeEnum")
 from agentnb.workflows import SingleEdgeGroup
 
 

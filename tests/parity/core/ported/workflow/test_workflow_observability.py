@@ -8,9 +8,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentnb import InMemoryCheckpointStorage, WorkflowBuilder
 from agentnb import Executor, handler
+from agentnb import WorkflowMessage
 from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
-WorkflowMessage = missing("agentnb.WorkflowMessage")
 from agentnb import Workflow
 from agentnb import WorkflowContext
 from agentnb.observability import OtelAttr
