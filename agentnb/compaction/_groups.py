@@ -691,9 +691,14 @@ def _annotate_simple(
     pass (which rewrites whatever this one wrote: ids it assigned are the ones that pass would assign).
     """
     assign = not any(map(_MESSAGE_ID, tail))  # no message has an id: each gets msg_<its index>
-    if (assign and reserved_ids) or (not assign and not all(map(_MESSAGE_ID, tail))):
-        _assign_ids(tail, start, reserved_ids)  # some ids taken: the careful numbering
-        assign = False
+    if assign and reserved_ids:  # unless an id used before the tail is one of those
+        for number in range(start, start + len(tail)):
+            if f"msg_{number}" in reserved_ids:
+                _assign_ids(tail, start, reserved_ids)  # the careful numbering
+                assign = False
+                break
+    elif not assign and not all(map(_MESSAGE_ID, tail)):
+        _assign_ids(tail, start, reserved_ids)
     group_ids: list[str] = []
     add_group = group_ids.append
     index = offset - 1
@@ -706,6 +711,7 @@ def _annotate_simple(
     crossing = False
     pending: list[int] = []  # a run of reasoning-only messages waiting to see whether a call follows
     annotation_key, excluded_key = GROUP_ANNOTATION_KEY, EXCLUDED_KEY
+    text_kind = _TEXT_KINDS.get
     position = -1
     for message in tail:
         position += 1
@@ -717,7 +723,7 @@ def _annotate_simple(
         if usual == "text" and role != "tool":
             # The usual message, a text of a system, a user or an assistant: a group of its own.
             phase = 0
-            kind = _TEXT_KINDS.get(role, "assistant_text")
+            kind = text_kind(role, "assistant_text")
             reasoning = False
         elif usual == "function_call" and role == "assistant":  # one call: a tool-call group of its own
             phase = 1

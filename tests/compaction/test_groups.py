@@ -286,3 +286,21 @@ def plain_json(message: Message) -> str:
 def test_a_message_serializes_as_its_json(contents: list[Content], message_id: str | None, role: str) -> None:
     message = Message(role, contents, message_id=message_id)
     assert serialize_message(message) == plain_json(message)
+
+
+@given(st.lists(st.integers(0, 8) | st.none(), min_size=1, max_size=6), st.integers(1, 4))
+def test_new_messages_get_ids_not_used_before_them(prefix_ids: list[int | None], new: int) -> None:
+    """Ids given to appended messages skip the earlier ones, numbered as grouping the new ones alone says."""
+    messages = [Message("user", [f"q{i}"]) for i in range(len(prefix_ids))]
+    for message, number in zip(messages, prefix_ids, strict=True):
+        if number is not None:
+            message.message_id = f"msg_{number}"
+    annotate_message_groups(messages)
+    earlier = {m.message_id for m in messages if m.message_id}
+    added = [Message("assistant", [f"a{i}"]) for i in range(new)]
+    alone = [Message("assistant", [f"a{i}"]) for i in range(new)]
+    extend_compaction_messages(messages, added)
+    group_messages(alone, id_offset=len(prefix_ids), reserved_ids=earlier)
+    assert [m.message_id for m in added] == [m.message_id for m in alone]
+    new_ids = {m.message_id for m in added}
+    assert len(new_ids) == new and not new_ids & earlier
