@@ -35,8 +35,6 @@ def _split_evaluators(evaluators: Any) -> tuple[list[Any], list[Scorer]]:
     given: list[Any] = [evaluators] if one else list(cast("Iterable[Any]", evaluators))
     native = [e for e in given if isinstance(e, Scorer)]
     others = [e for e in given if not isinstance(e, Scorer)]
-    if not others and not native:
-        raise ValueError("Provide at least one evaluator.")
     return (resolve_evaluators(others) if others else []), native
 
 
