@@ -69,6 +69,9 @@ RATE_WORKLOADS = (
     ("10", "harness_turn", "10. harness agent turn (todo, mode, file memory in RAM), fresh session", "turns/s"),
     ("11", "served_turn", "11. served request: POST /v1/responses, one turn (ASGI, in process)", "requests/s"),
 )
+ISOLATED = {"served_turn"}
+"""Workloads measured in a worker of their own: DevUI's server sets a global OpenTelemetry tracer provider,
+which would make every later workload of its process record spans."""
 
 
 # ---------------------------------------------------------------------------------------------- environment
@@ -466,15 +469,19 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> list[str]:
         print(
             f"workloads {', '.join(w[0] for w in selected)}: {args.rounds} rounds of {args.seconds} s ...", flush=True
         )
+    isolated: dict[str, Worker] = {}
+    if any(w[1] in ISOLATED for w in selected):
+        isolated = {key: Worker(column.framework, column.pythonpath) for key, column in columns.items()}
     for round_ in range(args.rounds):
         for number, workload, _, _ in selected:
+            pool = isolated if workload in ISOLATED else workers
             for key in rotated(keys, round_ + int(number)):
-                if workload not in workers[key].workloads:
+                if workload not in pool[key].workloads:
                     continue
                 cell = rate_samples.setdefault(workload, {}).setdefault(key, {"cpu": [], "wall": []})
                 if len(cell["wall"]) >= 3 and min(cell["wall"]) < 1 / (4 * args.seconds):
                     continue  # one run takes over 4 samples' time (Agent Framework checkpoints): 3 samples do
-                sample = workers[key].ask({"op": "measure", "workload": workload, "seconds": args.seconds})
+                sample = pool[key].ask({"op": "measure", "workload": workload, "seconds": args.seconds})
                 cell["cpu"].append(sample["n"] / sample["cpu"])
                 cell["wall"].append(sample["n"] / sample["wall"])
         print(f"  round {round_ + 1}/{args.rounds} done ({time.perf_counter() - started:.0f} s)", flush=True)
@@ -508,7 +515,7 @@ def run(args: argparse.Namespace, columns: dict[str, Column]) -> list[str]:
         title = "8. 200-turn session: CPU time per turn"
         cpu_rows.append((title, "µs/turn", {key: g["mean_us"] for key, g in growth.items() if g["mean_us"]}, True))
 
-    for worker in workers.values():
+    for worker in [*workers.values(), *isolated.values()]:
         worker.close()
 
     if "9" in chosen:
