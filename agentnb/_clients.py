@@ -809,7 +809,8 @@ class _FunctionInvocationLoop:
             if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
                 "include_detailed_errors", False
             ):
-                return Content.from_function_result(call_id, exception=detail), context.terminate
+                told = f"Error: tool {tool.name!r} failed. Exception: {type(e).__name__}: {e}"
+                return Content.from_function_result(call_id, result=told, exception=detail), context.terminate
             # What the tool raised may hold its internals (paths, queries, secrets): the model is told only
             # that it failed (the result's text); the caller keeps the detail in ``exception``.
             return Content.from_function_result(
