@@ -352,7 +352,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             middleware: Extra chat/function middleware for this request (runs inside the client's own).
             session: The agent session, visible to tools through ``FunctionInvocationContext``.
             function_invocation_kwargs: Values passed to tools that accept ``**kwargs``.
-            client_kwargs: Keywords for the provider call itself (``_inner_get_response``), not the tools.
+            client_kwargs: Keywords for the provider call itself (``_inner_get_response``), not the tools;
+                a ``"middleware"`` entry is taken as more middleware for this request.
             compaction_strategy: Compact what each model call of this request is sent (instead of the
                 client's own ``compaction_strategy``).
             tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
@@ -360,6 +361,10 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         options = dict(options or {})
         if client_kwargs:
             kwargs = {**kwargs, **client_kwargs}
+            run_middleware = kwargs.pop("middleware", None)  # the reference's run-level middleware travels here
+            if run_middleware:
+                listed = run_middleware if is_list_or_tuple(run_middleware) else [run_middleware]
+                middleware = [*(middleware or []), *listed]
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
@@ -832,7 +837,8 @@ class _FunctionInvocationLoop:
             if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
                 "include_detailed_errors", False
             ):
-                return Content.from_function_result(call_id, exception=detail), context.terminate
+                told = f"Error: tool {tool.name!r} failed. Exception: {type(e).__name__}: {e}"
+                return Content.from_function_result(call_id, result=told, exception=detail), context.terminate
             # What the tool raised may hold its internals (paths, queries, secrets): the model is told only
             # that it failed (the result's text); the caller keeps the detail in ``exception``.
             return Content.from_function_result(

@@ -446,8 +446,10 @@ async def test_the_model_sees_a_tools_exception_only_with_include_detailed_error
     assert "hunter2" in (failed.exception or "")  # the caller keeps the detail
     assert function_result_text(failed) == "Error: tool 'connect' failed."
     # agentnb's own errors (here the model's invalid arguments) always reach the model: they say how to fix it.
-    assert invalid.result is None and "Invalid arguments for tool 'add'" in function_result_text(invalid)
+    assert "Invalid arguments for tool 'add'" in (invalid.result or "") == function_result_text(invalid)
 
     detailed = ScriptedChatClient(list(script), function_invocation_configuration={"include_detailed_errors": True})
     failed, _ = results_of(await detailed.get_response("go", tools=[connect, add]))
-    assert failed.result is None and "hunter2" in function_result_text(failed)
+    # Told as the reference words it: "... failed. Exception: <the error>", the detail kept in ``exception``.
+    assert "failed. Exception: ConnectionError" in (failed.result or "") == function_result_text(failed)
+    assert "hunter2" in (failed.result or "") and "hunter2" in (failed.exception or "")
