@@ -705,11 +705,7 @@ def _still_ported(nodeid: str) -> bool:
 
 
 # Reasons written by hand where the classification cannot say why (a deliberate difference).
-MANUAL: dict[str, str] = {
-    "core/test_sessions.py::<import>": "a deliberate difference: `FileSessionStore` has no `MAX_SESSION_ID_LENGTH`; "
-    "agentnb's file store takes ids of any length (a long id is hashed into its file name) and saves and loads "
-    "snapshots (`save`/`load`) rather than the reference's async `get`/`set`/`delete`",
-}
+MANUAL: dict[str, str] = {}
 
 # Tests whose outcome depends on what ran earlier in the same process, by node id prefix. Recorded with a reason
 # that starts with ORDER_DEPENDENT_PREFIX, which core/conftest.py marks xfail without strict: they fail when run
