@@ -89,6 +89,19 @@ class AgentExecutorResponse:
     agent_response: AgentResponse
     full_conversation: list[Message] | None = None
 
+    def with_text(self, text: str) -> AgentExecutorResponse:
+        """The same turn with its reply replaced by one assistant message ``text``, keeping the prior conversation.
+
+        A custom executor that rewrites an agent's reply sends this on (rather than a ``str``), so the next agent
+        still receives the whole conversation.
+        """
+        message = Message("assistant", [text])
+        turn = len(self.agent_response.messages)
+        prior = list(self.full_conversation or [])
+        if turn:
+            prior = prior[:-turn]
+        return AgentExecutorResponse(self.executor_id, AgentResponse(messages=[message]), [*prior, message])
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form."""
         return {

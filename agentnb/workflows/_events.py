@@ -34,6 +34,7 @@ from __future__ import annotations
 import enum
 import time
 import traceback
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, cast
@@ -198,6 +199,20 @@ class WorkflowEvent(Generic[DataT]):
         self.response_type = response_type
         self.state = state
         self.timestamp = time.time() if timestamp is None else timestamp
+
+    @classmethod
+    def emit(cls, executor_id: str, data: Any) -> WorkflowEvent:
+        """A ``data`` event from ``executor_id`` (deprecated, as in the reference: yield outputs instead).
+
+        Deprecated: use ``ctx.yield_output(...)`` from an executor named in ``intermediate_output_from``.
+        """
+        warnings.warn(
+            "WorkflowEvent.emit() / type='data' are deprecated; use ctx.yield_output() from an "
+            "intermediate-designated executor.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return cls("data", data, executor_id=executor_id)
 
     @property
     def source_executor_id(self) -> str | None:
