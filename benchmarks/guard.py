@@ -120,9 +120,13 @@ def instructions(tree: Tree, workload: str, n: int) -> int:
 
 
 def compile_bytecode(tree: Tree) -> None:
-    """Write the checkout's bytecode caches first, as an installed package has them; else imports compile."""
+    """Write the checkout's bytecode caches first, as an installed package has them; else imports compile.
+
+    Run from the checkout itself: ``python -c`` puts its working folder first on the path, so from another
+    folder it would compile that folder's agentnb instead.
+    """
     statement = "; ".join(IMPORTS.values())
-    subprocess.run([sys.executable, "-c", statement], cwd=REPO, env=_environment(tree), check=True)
+    subprocess.run([sys.executable, "-c", statement], cwd=tree.path, env=_environment(tree), check=True)
 
 
 def per_iteration(tree: Tree, workload: str, pool: ThreadPoolExecutor) -> float:
