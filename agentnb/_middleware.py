@@ -137,14 +137,29 @@ class FunctionInvocationContext:
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
         self.terminate = False
 
-    def add_tools(self, *tools: FunctionTool) -> None:
-        """Offer more tools to the model from the next iteration of this run."""
-        for t in tools:
-            if all(existing.name != t.name for existing in self.tools):
-                self.tools.append(t)
+    def add_tools(self, *tools: FunctionTool | Callable[..., Any] | Sequence[Any]) -> None:
+        """Offer more tools (``FunctionTool``s, functions, or lists of them) from the next iteration of this run.
 
-    def remove_tools(self, *names: str) -> None:
-        """Stop offering the named tools from the next iteration of this run."""
+        A tool already offered is skipped; another tool with the same name raises ``ValueError`` and then
+        none of the batch is added.
+        """
+        from ._chat_options import normalize_tools  # the tools layer builds on this module
+
+        offered = {t.name: t for t in self.tools}
+        added: list[FunctionTool] = []
+        for new in normalize_tools(list(tools)):
+            known = offered.get(new.name)
+            if known is new:
+                continue
+            if known is not None:
+                raise ValueError(f"A different tool named {new.name!r} is already offered in this run.")
+            offered[new.name] = new
+            added.append(new)
+        self.tools.extend(added)
+
+    def remove_tools(self, *tools: str | FunctionTool) -> None:
+        """Stop offering these tools (by name or object) from the next iteration of this run."""
+        names = {t if isinstance(t, str) else t.name for t in tools}
         self.tools[:] = [t for t in self.tools if t.name not in names]
 
 
