@@ -42,4 +42,4 @@ def _instrumentation_switches_restored() -> Iterator[None]:
     after = sys.modules.get("agentnb.observability")
     if after is not None and saved_settings is not None and after.OBSERVABILITY_SETTINGS is not saved_settings:
         after.OBSERVABILITY_SETTINGS = saved_settings  # makes them the active settings again
-    _telemetry._state.update(saved_state)  # pyright: ignore[reportPrivateUsage]
+        _telemetry._state.update(saved_state)  # pyright: ignore[reportPrivateUsage]
