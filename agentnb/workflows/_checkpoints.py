@@ -490,7 +490,9 @@ class InMemoryCheckpointStorage(CheckpointStorage):
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         text = self._data.get(checkpoint_id)
         if text is None:
-            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in this InMemoryCheckpointStorage.")
+            raise CheckpointNotFoundError(
+                f"No checkpoint found with ID {checkpoint_id} in this InMemoryCheckpointStorage."
+            )
         return _parse(text, repr(checkpoint_id))
 
     async def list_checkpoint_infos(
@@ -565,7 +567,9 @@ class FileCheckpointStorage(CheckpointStorage):
         try:
             data = path.read_bytes()
         except FileNotFoundError:
-            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in {self.storage_path}.") from None
+            raise CheckpointNotFoundError(
+                f"No checkpoint found with ID {checkpoint_id} in {self.storage_path}."
+            ) from None
         return _parse(data, f"file {path}")
 
     async def list_checkpoint_infos(
@@ -638,7 +642,7 @@ class RunStoreCheckpointStorage(CheckpointStorage):
     async def load(self, checkpoint_id: str) -> WorkflowCheckpoint:
         text = await self.store.aget_checkpoint(checkpoint_id)
         if text is None:
-            raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in the run store.")
+            raise CheckpointNotFoundError(f"No checkpoint found with ID {checkpoint_id} in the run store.")
         return _parse(text, f"{checkpoint_id!r} in the run store")
 
     async def list_checkpoint_infos(

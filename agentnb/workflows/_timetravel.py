@@ -397,7 +397,7 @@ class CheckpointHistory:
             assert checkpoint_id is not None
             current = by_id.get(checkpoint_id)
             if current is None:
-                raise CheckpointNotFoundError(f"No checkpoint {checkpoint_id!r} in this storage.")
+                raise CheckpointNotFoundError(f"No checkpoint found with ID {checkpoint_id} in this storage.")
         chain: list[CheckpointInfo] = []
         seen: set[str] = set()
         while current is not None and current.checkpoint_id not in seen:

@@ -299,7 +299,10 @@ class Workflow:
         fresh = False
         if checkpoint_id is not None:
             if message is not None:
-                raise ValueError("Pass either a message (fresh run) or checkpoint_id (resume), not both.")
+                raise ValueError(
+                    "Cannot provide both 'message' and 'checkpoint_id'. Use one or the other: a message starts a "
+                    "fresh run, checkpoint_id resumes (not both)."
+                )
             if storage is None:
                 raise ValueError(
                     "Cannot restore from checkpoint: either provide checkpoint_storage parameter to run() or build "
@@ -343,8 +346,8 @@ class Workflow:
             run.start_fresh(message)
         else:
             raise ValueError(
-                "Nothing to run: pass a message to start, responses={request_id: value} to answer requests, "
-                "or checkpoint_id=... to resume."
+                "Must provide at least one of: 'message' (new run), 'responses' (send responses), or "
+                "'checkpoint_id' (resume from checkpoint). Nothing to run."
             )
         if responses:
             run.apply_responses(responses)
