@@ -118,14 +118,15 @@ async def test_a_case_without_model_spans_keeps_the_trace_of_its_conversation(tr
 @pytest.fixture
 def traced_in_memory() -> Iterator[Any]:
     """Instrumentation on with a memory-only span store: no run store behind the tracing."""
-    from agentnb.observability import configure_otel_providers, disable_instrumentation
+    from agentnb import observability
+    from agentnb.observability import configure_otel_providers
 
     span_store = configure_otel_providers(store=None)
     assert span_store is not None and not span_store.persistent
     try:
         yield span_store
     finally:
-        disable_instrumentation()
+        observability.OBSERVABILITY_SETTINGS.enable_instrumentation = False  # not the sticky opt-out
 
 
 async def test_trace_scorers_read_the_spans_kept_in_memory_when_no_store_holds_them(
