@@ -324,7 +324,7 @@ CASES: dict[str, Case] = {
         expected=[
             "User: Hello! My name is Alice and I love pizza.",
             "Agent: Nice to meet you, Alice!",
-            "Serialized session: {'type': 'agent_session'",
+            "Serialized session: {'type': 'session'",
             "User: What do you remember about me?",
             "Agent: You are Alice and you love pizza.",
         ],
@@ -342,7 +342,7 @@ CASES: dict[str, Case] = {
             "Agent: You are Alice; you love pizza.",
             "=== Suspend-Resume In-Memory Session ===",
             "Agent: Hello again, Alice!",
-            "Serialized session: {'type': 'agent_session'",
+            "Serialized session: {'type': 'session'",
             "Agent: Alice, pizza lover.",
         ],
     ),
