@@ -339,7 +339,8 @@ class RunContext:
                 else:
                     batch.append(d)
         self.emit(step_event("superstep_started", list(batches), None, step))
-        invocations = await self._invoke_all(batches)
+        done = await self._invoke_all(batches)
+        invocations = [done] if isinstance(done, Invocation) else done
         for inv in invocations:
             if inv.error is not None:
                 raise run_failure(
@@ -395,12 +396,13 @@ class RunContext:
             self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e), step=self.step))
 
     @traced_superstep
-    async def _invoke_all(self, batches: dict[str, list[Delivery]]) -> list[Invocation]:
+    def _invoke_all(self, batches: dict[str, list[Delivery]]) -> Awaitable[Invocation | list[Invocation]]:
+        """What to await for the superstep's invocations: with one executor to run, its own ``_invoke``."""
         executors = self.workflow.executors
         if len(batches) == 1:
             ((target, items),) = batches.items()
-            return [await self._invoke(executors[target], items)]
-        return await gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
+            return self._invoke(executors[target], items)
+        return gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
 
     async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
         inv = Invocation(self, executor)

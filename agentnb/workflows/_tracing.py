@@ -5,8 +5,8 @@ of a runner from outside, so the runners hold no telemetry of their own:
 
 - :func:`traced_workflow_run` on ``RunContext.execute`` and ``FunctionalRun.execute``: a ``workflow.run``
   span around the whole run (recording it in the store included), current while the run's events are made;
-- :func:`traced_superstep` on ``RunContext._invoke_all``: a ``workflow.superstep`` span around one step's
-  executor invocations;
+- :func:`traced_superstep` on ``RunContext._invoke_all`` (a plain call returning what to await): a
+  ``workflow.superstep`` span around one step's executor invocations;
 - :func:`traced_executor_call` on ``RunContext._call`` (a plain call returning the handler's awaitable): an
   ``executor.process`` span per delivered message;
 - :func:`traced_step_call` on a functional workflow step's call: an ``executor.process`` span per call.
