@@ -281,9 +281,21 @@ class Content:
     message: str | None = None
     error_code: str | None = None
     details: str | None = None
-    additional_properties: dict[str, Any]
     raw_representation: Any = None
     _hosted: dict[str, Any] | None = None  # the hosted-tool fields a content holds (see _HostedField)
+    _properties: dict[str, Any] | None = None  # additional_properties, once given or read
+
+    @property
+    def additional_properties(self) -> dict[str, Any]:
+        """Extra provider-specific fields; made on first read, so a streamed chunk carries no empty dict."""
+        properties = self._properties
+        if properties is None:
+            properties = self._properties = {}
+        return properties
+
+    @additional_properties.setter
+    def additional_properties(self, value: dict[str, Any]) -> None:
+        self._properties = value
 
     def __init__(
         self,
@@ -315,7 +327,8 @@ class Content:
         if type not in _CONTENT_TYPES:
             raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
         self.type = type
-        self.additional_properties = additional_properties or {}
+        if additional_properties:
+            self._properties = additional_properties
         # Only what is given is stored (see the class attributes).
         if text is not None:
             self.text = text
@@ -421,7 +434,6 @@ class Content:
         content = object.__new__(cls)  # the per-chunk path of every stream: two writes
         content.type = "text"
         content.text = text
-        content.additional_properties = {}
         return content
 
     @classmethod
@@ -462,7 +474,6 @@ class Content:
             return cls("function_call", call_id=call_id, name=name, arguments=arguments, **kwargs)
         content = object.__new__(cls)  # every tool call a provider parses: only the fields given are written
         content.type = "function_call"
-        content.additional_properties = {}
         content.call_id = call_id
         content.name = name
         if arguments is not None:
@@ -478,7 +489,6 @@ class Content:
             return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
         content = object.__new__(cls)  # every tool call's result: only the fields given are written
         content.type = "function_result"
-        content.additional_properties = {}
         content.call_id = call_id
         if result is not None:
             content.result = result
@@ -706,7 +716,7 @@ class Content:
                 out[field] = _encode(value)
         if self.informational_only and self.type == "function_call":
             out["informational_only"] = True
-        if self.additional_properties:
+        if self._properties:
             out["additional_properties"] = _encode(self.additional_properties)
         return out
 
@@ -1118,9 +1128,21 @@ class _UpdateBase(_JsonForm):
     model_id: str | None = None
     created_at: float | None = None
     finish_reason: str | None = None
-    additional_properties: dict[str, Any]
     raw_representation: Any = None
     continuation_token: Mapping[str, Any] | None = None
+    _properties: dict[str, Any] | None = None  # additional_properties, once given or read
+
+    @property
+    def additional_properties(self) -> dict[str, Any]:
+        """Extra provider-specific fields; made on first read, so a streamed chunk carries no empty dict."""
+        properties = self._properties
+        if properties is None:
+            properties = self._properties = {}
+        return properties
+
+    @additional_properties.setter
+    def additional_properties(self, value: dict[str, Any]) -> None:
+        self._properties = value
 
     def __init__(
         self,
@@ -1144,7 +1166,8 @@ class _UpdateBase(_JsonForm):
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
         self.role = role
-        self.additional_properties = additional_properties or {}
+        if additional_properties:
+            self._properties = additional_properties
         # Only what is given is stored (see the class attributes): a stream makes one update per chunk.
         if author_name is not None:
             self.author_name = author_name
@@ -1203,7 +1226,7 @@ class _UpdateBase(_JsonForm):
             value = getattr(self, field)
             if value is not None:
                 out[field] = value
-        if self.additional_properties:
+        if self._properties:
             out["additional_properties"] = _encode(self.additional_properties)
         if self.continuation_token is not None:
             out["continuation_token"] = dict(self.continuation_token)
@@ -1279,7 +1302,8 @@ def relabel_chat_update(
     relabelled = object.__new__(AgentResponseUpdate)
     relabelled.contents = list(update.contents)
     relabelled.role = role = update.role
-    relabelled.additional_properties = update.additional_properties or {}
+    if properties := update._properties:  # pyright: ignore[reportPrivateUsage]
+        relabelled._properties = properties  # pyright: ignore[reportPrivateUsage]
     relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
     relabelled.agent_id = agent_id
     relabelled.raw_representation = update
@@ -1481,7 +1505,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
                 current = messages[-1]
                 if (
                     content.type == "text"
-                    and not content.additional_properties
+                    and not content._properties
                     and content.protected_data is None
                     and content._hosted is None
                     and (update.role is None or update.role == current.role)
@@ -1511,7 +1535,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
         created: Callable[[Any], float | None] = attrgetter("created_at")
         first = next(filter(bool, map(created, updates)), None)
         self.created_at = self.created_at or first
-        for properties in filter(None, map(attrgetter("additional_properties"), updates)):
+        for properties in filter(None, map(attrgetter("_properties"), updates)):
             self.additional_properties.update(properties)
         self.usage_details = _usage_of(merged)
         self.raw_representation = list(map(attrgetter("raw_representation"), updates))

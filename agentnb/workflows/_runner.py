@@ -327,15 +327,20 @@ class RunContext:
         self.steps_this_run += 1
         self.step += 1
         step = self.step
-        batches: dict[str, list[Delivery]] = {}
-        for d in deliveries:
-            batch = batches.get(d.target_id)
-            if batch is None:
-                batches[d.target_id] = [d]
-            else:
-                batch.append(d)
+        batches: dict[str, list[Delivery]]
+        if len(deliveries) == 1:  # a chain's step: the routed list is the one batch
+            batches = {deliveries[0].target_id: deliveries}
+        else:
+            batches = {}
+            for d in deliveries:
+                batch = batches.get(d.target_id)
+                if batch is None:
+                    batches[d.target_id] = [d]
+                else:
+                    batch.append(d)
         self.emit(step_event("superstep_started", list(batches), None, step))
-        invocations = await self._invoke_all(batches)
+        done = await self._invoke_all(batches)
+        invocations = [done] if isinstance(done, Invocation) else done
         for inv in invocations:
             if inv.error is not None:
                 raise run_failure(
@@ -391,12 +396,13 @@ class RunContext:
             self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e), step=self.step))
 
     @traced_superstep
-    async def _invoke_all(self, batches: dict[str, list[Delivery]]) -> list[Invocation]:
+    def _invoke_all(self, batches: dict[str, list[Delivery]]) -> Awaitable[Invocation | list[Invocation]]:
+        """What to await for the superstep's invocations: with one executor to run, its own ``_invoke``."""
         executors = self.workflow.executors
         if len(batches) == 1:
             ((target, items),) = batches.items()
-            return [await self._invoke(executors[target], items)]
-        return await gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
+            return self._invoke(executors[target], items)
+        return gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
 
     async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
         inv = Invocation(self, executor)
@@ -406,7 +412,9 @@ class RunContext:
         for d in items:
             emit(step_event("executor_invoked", d.payload, eid, step))
             try:
-                await self._call(executor, inv, d)
+                pending = self._call(executor, inv, d)
+                if pending is not None:
+                    await pending
             except Exception as e:
                 inv.error = e
                 emit(
@@ -422,11 +430,24 @@ class RunContext:
         return inv
 
     @traced_executor_call
-    async def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> None:
+    def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> Awaitable[object] | None:
+        """Handle ``d``: ``None`` when that is done, else what the caller awaits to finish it.
+
+        A plain call, so a delivery costs no coroutine of the runner's own: an async handler whose return
+        value is not a message hands back its own coroutine.
+        """
         spec, result = self._dispatch(executor, inv, d)
         if result.__class__ is CoroutineType or inspect.isawaitable(result):
-            result = await result
+            return self._send_returned(executor, inv, spec, result) if spec.returns_message else result
         if spec.returns_message and result is not None:
+            self._returned(executor, inv, spec, result)
+        return None
+
+    async def _send_returned(
+        self, executor: Executor, inv: Invocation, spec: HandlerSpec, pending: Awaitable[Any]
+    ) -> None:
+        result = await pending
+        if result is not None:
             self._returned(executor, inv, spec, result)
 
     def _dispatch(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:

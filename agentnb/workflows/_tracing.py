@@ -5,9 +5,10 @@ of a runner from outside, so the runners hold no telemetry of their own:
 
 - :func:`traced_workflow_run` on ``RunContext.execute`` and ``FunctionalRun.execute``: a ``workflow.run``
   span around the whole run (recording it in the store included), current while the run's events are made;
-- :func:`traced_superstep` on ``RunContext._invoke_all``: a ``workflow.superstep`` span around one step's
-  executor invocations;
-- :func:`traced_executor_call` on ``RunContext._call``: an ``executor.process`` span per delivered message;
+- :func:`traced_superstep` on ``RunContext._invoke_all`` (a plain call returning what to await): a
+  ``workflow.superstep`` span around one step's executor invocations;
+- :func:`traced_executor_call` on ``RunContext._call`` (a plain call returning the handler's awaitable): an
+  ``executor.process`` span per delivered message;
 - :func:`traced_step_call` on a functional workflow step's call: an ``executor.process`` span per call.
 
 With instrumentation off, the superstep and executor layers cost one check and a direct call (they hand back
@@ -99,7 +100,7 @@ def traced_superstep(invoke_all: _F) -> _F:
 
 
 async def _executor_call(
-    call: Callable[..., Awaitable[None]], run: TracedSteps, executor: Executor, invocation: Any, delivery: Any
+    call: Callable[..., Awaitable[object] | None], run: TracedSteps, executor: Executor, invocation: Any, delivery: Any
 ) -> None:
     span = tel.start_span(
         "executor.process",
@@ -107,7 +108,9 @@ async def _executor_call(
     )
     try:
         with tel.use_span(span):
-            await call(run, executor, invocation, delivery)
+            pending = call(run, executor, invocation, delivery)
+            if pending is not None:
+                await pending
     except BaseException as e:
         tel.end_span(span, error=e)
         raise
@@ -115,10 +118,14 @@ async def _executor_call(
 
 
 def traced_executor_call(call: _F) -> _F:
-    """Wrap the handling of one delivered message by one executor in an ``executor.process`` span."""
+    """Wrap the handling of one delivered message by one executor in an ``executor.process`` span.
+
+    ``call`` is a plain function returning ``None`` when the delivery is handled or an awaitable that finishes
+    it; untraced, the wrapper hands that straight back, so a delivery costs the runner no extra coroutine.
+    """
 
     @functools.wraps(call)
-    def call_traced(self: TracedSteps, executor: Executor, invocation: Any, delivery: Any) -> Awaitable[None]:
+    def call_traced(self: TracedSteps, executor: Executor, invocation: Any, delivery: Any) -> Awaitable[object] | None:
         if not tel.is_enabled():
             return call(self, executor, invocation, delivery)
         return _executor_call(call, self, executor, invocation, delivery)
