@@ -58,6 +58,9 @@ def test_add_one_run_then_several_selected_runs_to_a_dataset(server: DevUIServer
     page.locator(".anb-dataset-note").get_by_text("picked v1: 1 rows").wait_for(timeout=WAIT)
     # Two more at once: Ctrl-click adds rows to the selection; the button says how many it adds.
     _row(page, by_question["beta"]).click()
+    # Wait until the server has taken the first pick (its events show), or a busy server's echo of it can
+    # overwrite the Ctrl-click's selection.
+    page.locator(".anb-run-events").get_by_text("beta").first.wait_for(timeout=WAIT)
     _row(page, by_question["<b>gamma</b>"]).click(modifiers=["Control"])
     page.get_by_role("button", name="Add 2 to dataset").click()
     page.locator(".anb-dataset-note").get_by_text("picked v2: 3 rows").wait_for(timeout=WAIT)
