@@ -244,7 +244,26 @@ class _HostedField(Generic[_FieldT]):
         hosted[self.name] = value
 
 
-class Content:
+class _LazyProperties:
+    """Holds ``additional_properties`` for a content or an update, made on first read, so a streamed chunk carries
+    no empty dict."""
+
+    _properties: dict[str, Any] | None = None
+
+    @property
+    def additional_properties(self) -> dict[str, Any]:
+        """Extra provider-specific fields."""
+        properties = self._properties
+        if properties is None:
+            properties = self._properties = {}
+        return properties
+
+    @additional_properties.setter
+    def additional_properties(self, value: dict[str, Any]) -> None:
+        self._properties = value
+
+
+class Content(_LazyProperties):
     """One piece of a message: text, reasoning, an image or file, a tool call or result, an approval, usage.
 
     Build contents with the ``from_*`` factories; read the fields that belong to ``type``.
@@ -283,19 +302,6 @@ class Content:
     details: str | None = None
     raw_representation: Any = None
     _hosted: dict[str, Any] | None = None  # the hosted-tool fields a content holds (see _HostedField)
-    _properties: dict[str, Any] | None = None  # additional_properties, once given or read
-
-    @property
-    def additional_properties(self) -> dict[str, Any]:
-        """Extra provider-specific fields; made on first read, so a streamed chunk carries no empty dict."""
-        properties = self._properties
-        if properties is None:
-            properties = self._properties = {}
-        return properties
-
-    @additional_properties.setter
-    def additional_properties(self, value: dict[str, Any]) -> None:
-        self._properties = value
 
     def __init__(
         self,
@@ -1116,7 +1122,7 @@ OuterUpdateT = _OuterUpdateT
 OuterFinalT = _OuterFinalT
 
 
-class _UpdateBase(_JsonForm):
+class _UpdateBase(_LazyProperties, _JsonForm):
     """What chat and agent streaming updates share."""
 
     contents: list[Content]
@@ -1130,19 +1136,6 @@ class _UpdateBase(_JsonForm):
     finish_reason: str | None = None
     raw_representation: Any = None
     continuation_token: Mapping[str, Any] | None = None
-    _properties: dict[str, Any] | None = None  # additional_properties, once given or read
-
-    @property
-    def additional_properties(self) -> dict[str, Any]:
-        """Extra provider-specific fields; made on first read, so a streamed chunk carries no empty dict."""
-        properties = self._properties
-        if properties is None:
-            properties = self._properties = {}
-        return properties
-
-    @additional_properties.setter
-    def additional_properties(self, value: dict[str, Any]) -> None:
-        self._properties = value
 
     def __init__(
         self,

@@ -68,14 +68,12 @@ async def test_both_views_render_the_one_model(front_end: str) -> None:
     store = RunStore(":memory:")
     workflow = _workflow(store)
     if front_end == "notebook":
-        pytest.importorskip("ipywidgets")
         from agentnb.notebook import WorkflowView
 
         view: Any = WorkflowView(workflow, run_store=store)
         view.run("hi", display=False)
         await view.wait()
     else:
-        pytest.importorskip("panel")
         from agentnb.devui import Entity
         from agentnb.devui._workflow import WorkflowView as DevUIWorkflowView
 
