@@ -8,6 +8,9 @@ frameworks export the same compaction names, so one workload code serves both. T
 Rows:
 1. grouping, cold: ``annotate_message_groups`` over 10,000 fresh messages (a tool-using conversation:
    per turn a user message, a call, its result and an answer).
+1b. the floor under row 1: writing the reference's per-message layout (a message id, a group id, the five-key
+   annotation dict, two entries in ``additional_properties``) on the same messages with no grouping logic at
+   all. Any grouping that keeps the reference's layout costs at least this.
 2. composed strategy, cold: ``apply_compaction`` with a ``TokenBudgetComposedStrategy`` (tool-result
    summaries, then a sliding window) over 1,000 and over 10,000 fresh messages, token counting included.
    The reference's 10,000-message run did not finish within 25 minutes (it recounts the whole history
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import json
 import os
@@ -95,6 +99,36 @@ def composed_cold(fw: Any, size: int, rounds: int) -> float:
     return statistics.median(samples) * 1e3
 
 
+def layout_floor(fw: Any, rounds: int) -> float:
+    """Median CPU ms of writing the reference's per-message annotation layout alone, with no grouping logic.
+
+    What any grouping that keeps the reference's layout must at least spend on 10,000 fresh messages: an id
+    per message, a group id, the five-key annotation dict and the two entries in ``additional_properties``
+    (with the collector paused, as the grouping pauses it).
+    """
+    group_key, excluded_key = fw.GROUP_ANNOTATION_KEY, fw.EXCLUDED_KEY
+    samples: list[float] = []
+    for _ in range(rounds):
+        messages = conversation(fw, N_MESSAGES)
+        start = time.process_time()
+        gc.disable()
+        for number, message in enumerate(messages):
+            message.message_id = message_id = f"msg_{number}"
+            properties = message.additional_properties
+            properties[group_key] = {
+                "id": f"group_{message_id}",
+                "kind": "user",
+                "index": number,
+                "has_reasoning": False,
+                "token_count": None,
+            }
+            properties[excluded_key] = False
+        gc.enable()
+        samples.append(time.process_time() - start)
+        del messages
+    return statistics.median(samples) * 1e3
+
+
 def measure(framework: str, rounds: int, *, large_composed: bool = True) -> dict[str, float]:
     fw = load(framework)
     results: dict[str, float] = {}
@@ -111,6 +145,7 @@ def measure(framework: str, rounds: int, *, large_composed: bool = True) -> dict
     for _ in range(rounds):
         grouping()
     results["grouping_cold_ms"] = statistics.median(samples) * 1e3
+    results["layout_floor_ms"] = layout_floor(fw, rounds)
 
     results["composed_1k_cold_ms"] = composed_cold(fw, 1_000, rounds)
     if large_composed:
@@ -179,6 +214,7 @@ def reference_results(rounds: int) -> dict[str, float] | None:
 
 ROWS = (
     ("grouping_cold_ms", "1. grouping, 10,000 messages, cold", "ms"),
+    ("layout_floor_ms", "1b. the reference's annotation layout alone (no grouping), 10,000 messages", "ms"),
     ("composed_1k_cold_ms", "2. composed strategy, 1,000 messages, cold", "ms"),
     ("composed_cold_ms", "2. composed strategy, 10,000 messages, cold", "ms"),
     ("per_turn_incremental_us", "3. per turn, incremental (10,000 messages annotated)", "µs"),
