@@ -190,11 +190,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     (r"ContinuationToken", "not yet: background responses and continuation tokens"),
     (
-        r"MCPTask",
-        "not yet: MCP tasks, blocked on the mcp 2.x SDK (it leaves the tasks/* methods out); the reference's own "
-        "release keeps the name only as a deprecated shim that does nothing",
-    ),
-    (
         r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^create_edge_runner$",
         "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
         "`agentnb.exceptions.WorkflowValidationError`",

@@ -5,7 +5,8 @@ and can go straight into ``Agent(tools=[...])``: it connects on first use and ex
 as :class:`~agentnb.FunctionTool` objects with the server's own JSON schemas.
 
 The SDK (2.x) ships stdio and streamable HTTP client transports and no websocket client: ``MCPWebsocketTool``
-exists, as in the reference's release, only so code that names it imports; it cannot connect.
+exists, as in the reference's release, only so code that names it imports; it cannot connect. Nor has it the
+task lifecycle: ``MCPTaskOptions`` and ``task_options=`` are accepted and ignored with a warning, as there.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ._http import MCPStreamableHTTPTool
 from ._sampling import SamplingApprovalCallback, SamplingRequest
 from ._server import MCPHTTPServer, agent_mcp_server, mcp_http_app, serve_stdio
 from ._stdio import MCPStdioTool
+from ._tasks import MCPTaskOptions
 from ._tool import ApprovalModeSetting, MCPTool
 from ._websocket import MCPWebsocketTool
 
@@ -29,6 +31,7 @@ __all__ = [
     "MCPHTTPServer",
     "MCPStdioTool",
     "MCPStreamableHTTPTool",
+    "MCPTaskOptions",
     "MCPTool",
     "MCPWebsocketTool",
     "SamplingApprovalCallback",

@@ -25,6 +25,7 @@ from ._content import (
 )
 from ._disclosure import ProgressiveDisclosure
 from ._sampling import SamplingApprovalCallback, SamplingGate
+from ._tasks import warn_task_options_ignored
 
 if TYPE_CHECKING:
     import mcp_types
@@ -91,6 +92,8 @@ class MCPTool:
             model lists the server's tools (names, descriptions, schemas) and loads the ones it needs, which
             it can call from its next iteration on. Keeps a large server's schemas out of every request.
         always_load: Tool names (remote or local) offered from the start under progressive disclosure.
+        task_options: Accepted for the reference's signature and ignored with a ``DeprecationWarning``: MCP 2.x
+            has no task lifecycle (see :class:`~agentnb.mcp.MCPTaskOptions`).
 
     Example:
         ```python
@@ -123,7 +126,9 @@ class MCPTool:
         description: str | None = None,
         use_progressive_disclosure: bool = False,
         always_load: Collection[str] | None = None,
+        task_options: object = None,
     ) -> None:
+        warn_task_options_ignored(task_options)
         if not name or not isinstance(cast(object, name), str):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if request_timeout <= 0 or connect_timeout <= 0:

@@ -2397,8 +2397,7 @@ def _send_request_dispatcher(*responses_by_method: tuple[str, Any]) -> Any:
 
 
 async def test_task_options_defaults_are_sane() -> None:
-    from tests.parity.core.missing import missing
-    MCPTaskOptions = missing("agentnb.MCPTaskOptions")
+    from agentnb.mcp import MCPTaskOptions
 
     opts = MCPTaskOptions()
     assert opts.default_ttl is None
@@ -2408,8 +2407,7 @@ async def test_task_options_defaults_are_sane() -> None:
 async def test_task_options_rejects_non_positive_default_ttl() -> None:
     from datetime import timedelta
 
-    from tests.parity.core.missing import missing
-    MCPTaskOptions = missing("agentnb.MCPTaskOptions")
+    from agentnb.mcp import MCPTaskOptions
 
     with pytest.raises(ValueError, match="positive"):
         MCPTaskOptions(default_ttl=timedelta(seconds=-1))
@@ -2478,8 +2476,7 @@ async def test_task_options_rejects_non_positive_default_ttl() -> None:
 async def test_mcp_task_options_is_frozen() -> None:
     from dataclasses import FrozenInstanceError
 
-    from tests.parity.core.missing import missing
-    MCPTaskOptions = missing("agentnb.MCPTaskOptions")
+    from agentnb.mcp import MCPTaskOptions
 
     opts = MCPTaskOptions()
     with pytest.raises(FrozenInstanceError):
@@ -2487,8 +2484,7 @@ async def test_mcp_task_options_is_frozen() -> None:
 
 
 async def test_mcp_task_options_max_task_wait_rejects_non_positive() -> None:
-    from tests.parity.core.missing import missing
-    MCPTaskOptions = missing("agentnb.MCPTaskOptions")
+    from agentnb.mcp import MCPTaskOptions
 
     with pytest.raises(ValueError, match="positive"):
         MCPTaskOptions(max_task_wait=timedelta(0))
