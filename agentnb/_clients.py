@@ -823,13 +823,13 @@ class _FunctionInvocationLoop:
         )
 
         async def invoke(ctx: FunctionInvocationContext) -> None:
-            ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
+            ctx.result = await ctx.function.invoke_raw(arguments=ctx.arguments, context=ctx)
 
         try:
             if self.function_middleware:
                 await run_pipeline(self.function_middleware, context, invoke)
             else:  # most requests have none: no pipeline coroutine per tool call
-                context.result = await tool.invoke(arguments=arguments, context=context, **context.kwargs)
+                context.result = await tool.invoke_raw(arguments=arguments, context=context)
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)

@@ -66,12 +66,15 @@ async def test_arguments_are_validated_and_coerced_before_the_call() -> None:
         seen.append(address)
         return f"{address.street} x{nights}"
 
-    assert await book.invoke(arguments={"address": {"street": "Main", "zip_code": "1"}, "nights": "2"}) == "Main x2"
+    assert (
+        await book.invoke(arguments={"address": {"street": "Main", "zip_code": "1"}, "nights": "2"}, skip_parsing=True)
+        == "Main x2"
+    )
     assert isinstance(seen[0], Address)
     with pytest.raises(ValueError, match=r"Invalid arguments for tool 'book': nights: Input should be a valid integer"):
-        await book.invoke(arguments={"address": {"street": "x", "zip_code": "1"}, "nights": "many"})
+        await book.invoke(arguments={"address": {"street": "x", "zip_code": "1"}, "nights": "many"}, skip_parsing=True)
     with pytest.raises(ValueError, match="address: Field required"):
-        await book.invoke(arguments={"nights": 1})
+        await book.invoke(arguments={"nights": 1}, skip_parsing=True)
     assert len(seen) == 1
 
 
@@ -82,7 +85,7 @@ async def test_async_tools_and_context_injection() -> None:
 
     assert fetch.name == "lookup" and fetch.approval_mode == "always_require"
     ctx = FunctionInvocationContext(function=fetch, arguments={"key": "k"}, call_id="c9")
-    assert await fetch.invoke(arguments={"key": "k"}, context=ctx) == "k:c9"
+    assert await fetch.invoke(arguments={"key": "k"}, context=ctx, skip_parsing=True) == "k:c9"
 
 
 async def test_max_invocations_is_enforced() -> None:
@@ -90,10 +93,10 @@ async def test_max_invocations_is_enforced() -> None:
     def ping() -> str:
         return "pong"
 
-    await ping.invoke()
-    await ping.invoke()
+    await ping.invoke(skip_parsing=True)
+    await ping.invoke(skip_parsing=True)
     with pytest.raises(ToolError, match="limit of 2 invocation"):
-        await ping.invoke()
+        await ping.invoke(skip_parsing=True)
     assert ping.invocation_count == 2
 
 
@@ -120,7 +123,7 @@ async def test_schema_only_tools_check_required_arguments_and_cannot_run() -> No
     with pytest.raises(ValueError, match="Missing required argument"):
         declared.validate_arguments({})
     with pytest.raises(ToolError, match="declaration only"):
-        await declared.invoke(arguments={"q": "x"})
+        await declared.invoke(arguments={"q": "x"}, skip_parsing=True)
 
 
 async def test_resolve_tools_wraps_functions_and_refuses_duplicates() -> None:
@@ -172,7 +175,7 @@ async def test_a_tool_definition_round_trips_through_dict_and_json_with_the_func
     for deps in ({"function_tool": {"func": add.func}}, {"function_tool": {"name:add": {"func": add.func}}}):
         rebuilt = FunctionTool.from_json(add.to_json(), dependencies=deps)
         assert rebuilt.approval_mode == "always_require" and rebuilt.max_invocations == 3
-        assert await rebuilt.invoke(arguments={"a": 2, "b": 3}) == 5
+        assert await rebuilt.invoke(arguments={"a": 2, "b": 3}, skip_parsing=True) == 5
     other = FunctionTool.from_dict(data, dependencies={"function_tool": {"name:sub": {"func": add.func}}})
     assert other.func is None  # an instance-specific dependency for another tool is not applied
 
