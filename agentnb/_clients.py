@@ -59,7 +59,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError, ToolError, UnknownToolError
+from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError
 
 if TYPE_CHECKING:
     from ._agents import Agent
@@ -798,7 +798,7 @@ class _FunctionInvocationLoop:
         if tool is None:
             available = ", ".join(sorted(tools_by_name)) or "none"
             return Content.from_function_result(
-                call_id, exception=f"Error: there is no tool named {call.name!r}. Available tools: {available}."
+                call_id, exception=f'Error: Requested function "{call.name}" not found. Available tools: {available}.'
             ), False
         # Deny unless the answer approves this very call (the check is repeated here as the last line of defence).
         approved = answer is not None and answer.approved is True and same_call(answer.function_call, call)
@@ -812,7 +812,7 @@ class _FunctionInvocationLoop:
         try:
             arguments = call.parse_arguments()
         except ValueError as e:
-            return Content.from_function_result(call_id, exception=f"Error: {e}"), False
+            return self._arguments_failed(call_id, e), False
         context = FunctionInvocationContext(
             function=tool,
             arguments=arguments,
@@ -833,6 +833,8 @@ class _FunctionInvocationLoop:
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
+            if isinstance(e, ToolArgumentsError):
+                return self._arguments_failed(call_id, e), context.terminate
             detail = f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
                 "include_detailed_errors", False
@@ -845,3 +847,15 @@ class _FunctionInvocationLoop:
                 call_id, result=f"Error: tool {tool.name!r} failed.", exception=detail
             ), context.terminate
         return Content.from_function_result(call_id, result=context.result), context.terminate
+
+    def _arguments_failed(self, call_id: str, error: Exception) -> Content:
+        """The result of a call whose arguments do not fit: the reference's words, then what to fix.
+
+        What is wrong is agentnb's own text (argument names and what they should be, never the values), so the
+        model can correct its call; with ``include_detailed_errors`` it is told as the reference tells it.
+        """
+        if self.client.function_invocation_configuration.get("include_detailed_errors", False):
+            told = f"Error: Argument parsing failed. Exception: {error}"
+        else:
+            told = f"Error: Argument parsing failed. {error}"
+        return Content.from_function_result(call_id, result=told, exception=str(error))
