@@ -751,7 +751,13 @@ class _FunctionInvocationLoop:
             if self.instructions is not None:
                 sent = [self.instructions, *sent]
         context = ChatContext(
-            client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs, session=self.session
+            client=self.client,
+            messages=sent,
+            options=options,
+            stream=stream,
+            kwargs=self.kwargs,
+            session=self.session,
+            function_invocation_kwargs=self.function_kwargs,
         )
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
