@@ -619,13 +619,15 @@ class _FunctionInvocationLoop:
         for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
             over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
             result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
+            # Over budget, tools were not offered: calls the model makes anyway are dropped (see below).
+            dropped = (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES
             if isinstance(result, ResponseStream):
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
                 try:
                     async for update in updates:
                         for content in update.contents:  # _drop_update_contents's test, inline: per chunk
-                            if content.type in CONTROL_TYPES:
-                                _drop_update_contents(update, CONTROL_TYPES)
+                            if content.type in dropped:
+                                _drop_update_contents(update, dropped)
                                 break
                         yield update
                 finally:
@@ -645,7 +647,7 @@ class _FunctionInvocationLoop:
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
             # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
             # linger as a pending batch that a later turn would execute (or ask approval for).
-            _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
+            _drop_contents(response, dropped)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
             if not enabled or response.continuation_token is not None:
