@@ -59,7 +59,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError
+from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError, UserInputRequiredError
 
 if TYPE_CHECKING:
     from ._agents import Agent
@@ -497,6 +497,22 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     response.messages = [m for m in response.messages if m.contents]
 
 
+def _input_required(call_id: str, error: UserInputRequiredError) -> Content | list[Content]:
+    """What a tool that needs the person's input asks (its requests, tied to the call), or a result saying so."""
+    asked = [c for c in error.contents if isinstance(c, Content)]
+    for request in asked:
+        request.call_id = call_id
+        if not request.id:
+            request.id = call_id
+    if asked:
+        return asked
+    return Content.from_function_result(
+        call_id,
+        result="Tool requires user input but no request details were provided.",
+        exception="UserInputRequiredError",
+    )
+
+
 def _is_required(tool_choice: object) -> bool:
     """Whether ``tool_choice`` forces a tool call (``"required"`` or ``{"mode": "required", ...}``)."""
     if isinstance(tool_choice, Mapping):
@@ -793,14 +809,24 @@ class _FunctionInvocationLoop:
             outcomes = await asyncio.gather(
                 *(self._invoke(c, tools_by_name, a) for c, a in zip(calls, answers, strict=True))
             )
-        message = Message("tool", [content for content, _ in outcomes])
+        contents: list[Content] = []
+        for content, _ in outcomes:
+            if isinstance(content, list):  # a tool that needs the person's input: what it asks for
+                contents.extend(content)
+            else:
+                contents.append(content)
+        message = Message("tool", contents)
         if any(terminate for _, terminate in outcomes):
             message.additional_properties["terminate"] = True
         return message
 
     async def _invoke(
         self, call: Content, tools_by_name: dict[str, FunctionTool], answer: Content | None
-    ) -> tuple[Content, bool]:
+    ) -> tuple[Content | list[Content], bool]:
+        """Run one call: its result and whether the run ends after this batch.
+
+        A tool that needs the person's input (``UserInputRequiredError``) gives what it asks for instead.
+        """
         call_id = call.call_id or ""
         tool = tools_by_name.get(call.name or "")
         if tool is None:
@@ -843,6 +869,9 @@ class _FunctionInvocationLoop:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
             if isinstance(e, ToolArgumentsError):
                 return self._arguments_failed(call_id, e), context.terminate
+            if isinstance(e, UserInputRequiredError):
+                asked = _input_required(call_id, e)
+                return asked, isinstance(asked, list)  # the run stops to ask the person
             detail = f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
                 "include_detailed_errors", False
