@@ -520,6 +520,9 @@ def _is_required(tool_choice: object) -> bool:
     return tool_choice == "required"
 
 
+#: What the model is told of a call the person rejected (the reference's words; a given reason follows).
+_REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
+
 _VISIBLE_TYPES = frozenset({"text", "data", "uri", "error", "hosted_file", "hosted_vector_store"})
 
 
@@ -840,7 +843,7 @@ class _FunctionInvocationLoop:
             reason = f" Reason: {answer.reason}" if answer is not None and answer.reason else ""
             return Content.from_function_result(
                 call_id,
-                result=f"The user denied the call to {tool.name!r}; do not retry it.{reason}",
+                result=f"{_REJECTED_TEXT}{reason}",
                 additional_properties={"approval": "rejected"},
             ), False
         try:

@@ -67,7 +67,7 @@ async def test_rejected_call_becomes_a_denial_result_with_the_reason(tools: Tool
     assert tools.ran == []
     result = response.messages[0].contents[0]
     assert result.type == "function_result" and result.call_id == "c1"
-    assert "denied" in result.result and "it is my thesis" in result.result
+    assert result.result == "Error: Tool call invocation was rejected by user. Reason: it is my thesis"
     assert result.additional_properties["approval"] == "rejected"
     assert response.text == "OK, I left it."
     # The model continued after seeing the denial.

@@ -82,7 +82,7 @@ async def test_rejected_approval_never_reaches_the_server(http_server: HTTPServe
     finally:
         await server.close()
     [result] = [c for m in done.messages for c in m.contents if c.type == "function_result"]
-    assert "denied" in str(result.result)
+    assert "rejected by user" in str(result.result)
     assert "rm -rf" not in str(result.result)
 
 
