@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -445,8 +445,11 @@ class FunctionTool:
             values.update({k: v for k, v in context.kwargs.items() if k not in values})
         return values
 
-    def _count_call(self) -> None:
-        """Enforce the invocation limits and count the call."""
+    async def _call(self, values: dict[str, Any], *, in_thread: bool) -> Any:
+        """Enforce the invocation limits, count the call and call the function with ``values``.
+
+        A sync function runs in a worker thread when ``in_thread`` (unless it must stay on the loop).
+        """
         if self.max_invocations is not None and self.invocation_count >= self.max_invocations:
             raise ToolError(
                 f"Tool {self.name!r} has reached its limit of {self.max_invocations} invocation(s); "
@@ -461,17 +464,16 @@ class FunctionTool:
                 "answer without calling it again."
             )
         self.invocation_count += 1
-
-    async def _call(self, values: dict[str, Any], *, in_thread: bool) -> Any:
-        """Call the function with ``values``; a sync one in a worker thread when ``in_thread``."""
-        self._count_call()
-        func = cast("Callable[..., Any]", self.func)
+        func = self.func
+        assert func is not None  # _prepare refused declaration-only tools
         args = () if self._instance is None else (self._instance,)
         try:
             if in_thread and not self._is_async and not self._invoke_sync_on_event_loop:
                 result = await asyncio.to_thread(func, *args, **values)
+            elif self._instance is None:  # the common case: no argument tuple to unpack
+                result = func(**values)
             else:
-                result = func(*args, **values)
+                result = func(self._instance, **values)
             if self._is_async or (result is not None and type(result) is not str and inspect.isawaitable(result)):
                 result = await result
         except Exception:
@@ -538,18 +540,19 @@ class FunctionTool:
         return self._parse(result)
 
     @traced_tool_invoke
-    async def invoke_raw(
+    def invoke_raw(
         self,
         *,
         arguments: Mapping[str, Any] | BaseModel | None = None,
         context: FunctionInvocationContext | None = None,
-    ) -> Any:
-        """Validate the arguments and call the function on the running loop; what the function returns.
+    ) -> Awaitable[Any]:
+        """Validate the arguments and call the function on the running loop; await it for what the function returns.
 
         The function loop's way to run a tool: no result parsing (the function result keeps the value) and
-        no thread hop for a sync function. Raises as :meth:`invoke`.
+        no thread hop for a sync function. Raises as :meth:`invoke` (argument errors already on the call, not
+        the await: it hands out the call's coroutine, one frame less per tool call).
         """
-        return await self._call(self._prepare(arguments, context), in_thread=False)
+        return self._call(self._prepare(arguments, context), in_thread=False)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, as if it were not a tool."""
