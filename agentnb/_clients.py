@@ -30,6 +30,7 @@ from ._conversation import (
     check_answers,
     for_model,
     has_new_answers,
+    is_hosted_approval,
     iterations_used,
     same_call,
     standalone_answers,
@@ -470,11 +471,22 @@ async def _as_response(result: object) -> ChatResponse:
     return cast("ChatResponse", value)
 
 
+def _kept(content: Content, types: tuple[str, ...]) -> bool:
+    """Whether a content of the model's output stays when ``types`` are dropped from it.
+
+    A call kept only for the transcript (``informational_only``) is a record, not a request; a hosted tool's
+    approval request is the provider's to settle (see ``is_hosted_approval``).
+    """
+    if content.type not in types or content.informational_only:
+        return True
+    return content.type == "function_approval_request" and is_hosted_approval(content)
+
+
 def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a streamed update (called per chunk: a loop, no generator)."""
     for content in update.contents:
-        if content.type in types and not content.informational_only:
-            update.contents = [c for c in update.contents if c.type not in types or c.informational_only]
+        if not _kept(content, types):
+            update.contents = [c for c in update.contents if _kept(c, types)]
             return
 
 
@@ -492,8 +504,8 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     for message in response.messages:
         if known and not tool_kinds(message) & flags:
             continue
-        if any(c.type in types and not c.informational_only for c in message.contents):
-            message.contents = [c for c in message.contents if c.type not in types or c.informational_only]
+        if not all(_kept(c, types) for c in message.contents):
+            message.contents = [c for c in message.contents if _kept(c, types)]
     response.messages = [m for m in response.messages if m.contents]
 
 
@@ -673,7 +685,11 @@ class _FunctionInvocationLoop:
                 return  # a background response still running: the caller polls or resumes with the token
             calls = [c for m in response.messages for c in calls_in(m)]
             if over_budget:
-                if not any(c.type in _VISIBLE_TYPES for m in response.messages for c in m.contents):
+                if not any(
+                    c.type in _VISIBLE_TYPES or c.type == "function_approval_request"  # kept: a hosted tool's
+                    for m in response.messages
+                    for c in m.contents
+                ):
                     # The calls it made anyway were dropped: say why there is no answer.
                     fallback = self._add(Message("assistant", [LIMIT_REACHED_TEXT]))
                     if stream:

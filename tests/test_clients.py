@@ -455,3 +455,33 @@ async def test_the_model_sees_a_tools_exception_only_with_include_detailed_error
     # Told as the reference words it: "... failed. Exception: <the error>", the detail kept in ``exception``.
     assert "failed. Exception: ConnectionError" in (failed.result or "") == function_result_text(failed)
     assert "hunter2" in (failed.result or "") and "hunter2" in (failed.exception or "")
+
+
+async def test_a_hosted_tools_approval_is_the_providers_to_settle() -> None:
+    """An approval request for a tool the provider runs (its call names a server) reaches the caller, and the
+    answer goes back to the model call as it is: nothing runs locally, even for a local tool of that name."""
+    ran: list[str] = []
+
+    @tool
+    def search(query: str) -> str:
+        ran.append(query)
+        return "local"
+
+    hosted_call = Content.from_function_call(
+        "mcpr_1", "search", '{"query": "x"}', additional_properties={"server_label": "docs"}
+    )
+    request = Content.from_function_approval_request("mcpr_1", hosted_call)
+    seen: list[list[str]] = []
+
+    def model(messages: list[Message], options: dict[str, object]) -> object:
+        seen.append([c.type for m in messages for c in m.contents])
+        return [request] if len(seen) == 1 else "searched"
+
+    client = FunctionChatClient(model)
+    first = await client.get_response("find x", tools=[search])
+    assert first.user_input_requests == [request]
+    answer = request.to_function_approval_response(True)
+    messages = [Message("user", ["find x"]), *first.messages, Message("user", [answer])]
+    second = await client.get_response(messages, tools=[search])
+    assert second.text == "searched" and ran == []
+    assert seen[1] == ["text", "function_approval_request", "function_approval_response"]
