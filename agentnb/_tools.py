@@ -147,7 +147,7 @@ class FunctionTool:
             return a + b
 
         adder = FunctionTool(add)
-        await adder.invoke(arguments={"a": 1, "b": 2})  # [Content(text='3')]
+        await adder.invoke(arguments={"a": 1, "b": 2})  # [Content('text', text='3')]
         await adder.invoke(arguments={"a": 1, "b": 2}, skip_parsing=True)  # 3
         ```
     """

@@ -187,3 +187,58 @@ def test_from_dict_refuses_another_type_and_unknown_keys() -> None:
         FunctionTool.from_dict({"name": "x", "colour": "red"})
     # What the reference writes about a tool's past is accepted and dropped.
     assert FunctionTool.from_dict({"name": "x", "invocation_count": 4, "kind": None}).invocation_count == 0
+
+
+async def test_invoke_gives_contents_and_the_raw_value_on_request() -> None:
+    import threading
+
+    from agentnb import SKIP_PARSING, Content
+
+    threads: list[int] = []
+
+    @tool
+    def weather(city: str) -> dict[str, object]:
+        threads.append(threading.get_ident())
+        return {"city": city, "temp": 21}
+
+    parsed = await weather.invoke(city="Oslo")  # a parameter may be passed as a keyword
+    assert [c.text for c in parsed] == ['{"city": "Oslo", "temp": 21}'] and isinstance(parsed[0], Content)
+    assert await weather.invoke(arguments={"city": "Oslo"}, skip_parsing=True) == {"city": "Oslo", "temp": 21}
+    # invoke() keeps a sync function off the event loop; the function loop's invoke_raw() runs it on the loop.
+    assert await weather.invoke_raw(arguments={"city": "Oslo"}) == {"city": "Oslo", "temp": 21}
+    assert threads[0] != threading.get_ident() and threads[-1] == threading.get_ident()
+
+    shouting = FunctionTool(lambda city: city.upper(), name="shout", result_parser=lambda value: f"<{value}>")
+    assert [c.text for c in await shouting.invoke(arguments={"city": "oslo"})] == ["<OSLO>"]
+    raw = FunctionTool(lambda: [1, 2], name="raw", result_parser=SKIP_PARSING)
+    assert await raw.invoke() == [1, 2]
+
+
+async def test_invoke_takes_runtime_values_only_through_the_context() -> None:
+    @tool
+    def greet(name: str, **kwargs: object) -> str:
+        return f"{name} for {kwargs.get('user', 'nobody')}"
+
+    with pytest.raises(TypeError, match="Unexpected keyword argument"):
+        await greet.invoke(arguments={"name": "a"}, user="u1")
+    context = FunctionInvocationContext(function=greet, arguments={"name": "a"}, kwargs={"user": "u1"})
+    assert await greet.invoke_raw(context=context) == "a for u1"  # **kwargs still receives the run's values
+    with pytest.raises(TypeError, match="Invalid arguments"):  # a ToolArgumentsError is a TypeError too
+        await greet.invoke(arguments={"name": 3.5j})
+
+
+async def test_a_tool_defined_in_a_class_is_bound_to_its_instance() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.total = 0
+
+        @tool
+        def add(self, amount: int) -> int:
+            """Add to the total."""
+            self.total += amount
+            return self.total
+
+    counter = Counter()
+    assert "self" not in counter.add.parameters()["properties"]
+    assert await counter.add.invoke_raw(arguments={"amount": 2}) == 2
+    assert counter.add(3) == 5 and counter.total == 5
