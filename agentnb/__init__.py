@@ -65,7 +65,7 @@ from ._middleware import (
 from ._serialization import register_state_type, register_type
 from ._session_store import FileHistoryProvider, FileSessionStore, ServiceSessionId, SessionStore
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
-from ._tools import FunctionTool, SupportsToolExpansion, tool
+from ._tools import SKIP_PARSING, FunctionTool, SupportsToolExpansion, tool
 from ._types import (
     AgentResponse,
     AgentResponseUpdate,
@@ -558,6 +558,7 @@ __all__ = [
     "GROUP_KIND_KEY",
     "GROUP_TOKEN_COUNT_KEY",
     "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY",
+    "SKIP_PARSING",
     "SUMMARIZED_BY_SUMMARY_ID_KEY",
     "SUMMARY_OF_GROUP_IDS_KEY",
     "SUMMARY_OF_MESSAGE_IDS_KEY",

@@ -30,6 +30,7 @@ from ._conversation import (
     check_answers,
     for_model,
     has_new_answers,
+    is_hosted_approval,
     iterations_used,
     same_call,
     standalone_answers,
@@ -59,7 +60,7 @@ from ._types import (
     add_usage_details,
     normalize_messages,
 )
-from .exceptions import AgentnbError, ToolError, UnknownToolError
+from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError, UserInputRequiredError
 
 if TYPE_CHECKING:
     from ._agents import Agent
@@ -470,11 +471,22 @@ async def _as_response(result: object) -> ChatResponse:
     return cast("ChatResponse", value)
 
 
+def _kept(content: Content, types: tuple[str, ...]) -> bool:
+    """Whether a content of the model's output stays when ``types`` are dropped from it.
+
+    A call kept only for the transcript (``informational_only``) is a record, not a request; a hosted tool's
+    approval request is the provider's to settle (see ``is_hosted_approval``).
+    """
+    if content.type not in types or content.informational_only:
+        return True
+    return content.type == "function_approval_request" and is_hosted_approval(content)
+
+
 def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a streamed update (called per chunk: a loop, no generator)."""
     for content in update.contents:
-        if content.type in types and not content.informational_only:
-            update.contents = [c for c in update.contents if c.type not in types or c.informational_only]
+        if not _kept(content, types):
+            update.contents = [c for c in update.contents if _kept(c, types)]
             return
 
 
@@ -492,9 +504,25 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
     for message in response.messages:
         if known and not tool_kinds(message) & flags:
             continue
-        if any(c.type in types and not c.informational_only for c in message.contents):
-            message.contents = [c for c in message.contents if c.type not in types or c.informational_only]
+        if not all(_kept(c, types) for c in message.contents):
+            message.contents = [c for c in message.contents if _kept(c, types)]
     response.messages = [m for m in response.messages if m.contents]
+
+
+def _input_required(call_id: str, error: UserInputRequiredError) -> Content | list[Content]:
+    """What a tool that needs the person's input asks (its requests, tied to the call), or a result saying so."""
+    asked = [c for c in error.contents if isinstance(c, Content)]
+    for request in asked:
+        request.call_id = call_id
+        if not request.id:
+            request.id = call_id
+    if asked:
+        return asked
+    return Content.from_function_result(
+        call_id,
+        result="Tool requires user input but no request details were provided.",
+        exception="UserInputRequiredError",
+    )
 
 
 def _is_required(tool_choice: object) -> bool:
@@ -503,6 +531,9 @@ def _is_required(tool_choice: object) -> bool:
         return cast("Mapping[str, object]", tool_choice).get("mode") == "required"
     return tool_choice == "required"
 
+
+#: What the model is told of a call the person rejected (the reference's words; a given reason follows).
+_REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
 
 _VISIBLE_TYPES = frozenset({"text", "data", "uri", "error", "hosted_file", "hosted_vector_store"})
 
@@ -619,13 +650,15 @@ class _FunctionInvocationLoop:
         for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
             over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
             result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
+            # Over budget, tools were not offered: calls the model makes anyway are dropped (see below).
+            dropped = (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES
             if isinstance(result, ResponseStream):
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
                 try:
                     async for update in updates:
                         for content in update.contents:  # _drop_update_contents's test, inline: per chunk
-                            if content.type in CONTROL_TYPES:
-                                _drop_update_contents(update, CONTROL_TYPES)
+                            if content.type in dropped:
+                                _drop_update_contents(update, dropped)
                                 break
                         yield update
                 finally:
@@ -645,14 +678,18 @@ class _FunctionInvocationLoop:
             # Approval requests come from this loop and answers from the person: a model's output (untrusted)
             # may carry neither. Over budget, tools were not offered: calls the model makes anyway must not
             # linger as a pending batch that a later turn would execute (or ask approval for).
-            _drop_contents(response, (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES)
+            _drop_contents(response, dropped)
             conversation.extend(response.messages)
             self.new_messages.extend(response.messages)
             if not enabled or response.continuation_token is not None:
                 return  # a background response still running: the caller polls or resumes with the token
             calls = [c for m in response.messages for c in calls_in(m)]
             if over_budget:
-                if not any(c.type in _VISIBLE_TYPES for m in response.messages for c in m.contents):
+                if not any(
+                    c.type in _VISIBLE_TYPES or c.type == "function_approval_request"  # kept: a hosted tool's
+                    for m in response.messages
+                    for c in m.contents
+                ):
                     # The calls it made anyway were dropped: say why there is no answer.
                     fallback = self._add(Message("assistant", [LIMIT_REACHED_TEXT]))
                     if stream:
@@ -751,7 +788,13 @@ class _FunctionInvocationLoop:
             if self.instructions is not None:
                 sent = [self.instructions, *sent]
         context = ChatContext(
-            client=self.client, messages=sent, options=options, stream=stream, kwargs=self.kwargs, session=self.session
+            client=self.client,
+            messages=sent,
+            options=options,
+            stream=stream,
+            kwargs=self.kwargs,
+            session=self.session,
+            function_invocation_kwargs=self.function_kwargs,
         )
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
@@ -785,20 +828,30 @@ class _FunctionInvocationLoop:
             outcomes = await asyncio.gather(
                 *(self._invoke(c, tools_by_name, a) for c, a in zip(calls, answers, strict=True))
             )
-        message = Message("tool", [content for content, _ in outcomes])
+        contents: list[Content] = []
+        for content, _ in outcomes:
+            if isinstance(content, list):  # a tool that needs the person's input: what it asks for
+                contents.extend(content)
+            else:
+                contents.append(content)
+        message = Message("tool", contents)
         if any(terminate for _, terminate in outcomes):
             message.additional_properties["terminate"] = True
         return message
 
     async def _invoke(
         self, call: Content, tools_by_name: dict[str, FunctionTool], answer: Content | None
-    ) -> tuple[Content, bool]:
+    ) -> tuple[Content | list[Content], bool]:
+        """Run one call: its result and whether the run ends after this batch.
+
+        A tool that needs the person's input (``UserInputRequiredError``) gives what it asks for instead.
+        """
         call_id = call.call_id or ""
         tool = tools_by_name.get(call.name or "")
         if tool is None:
             available = ", ".join(sorted(tools_by_name)) or "none"
             return Content.from_function_result(
-                call_id, exception=f"Error: there is no tool named {call.name!r}. Available tools: {available}."
+                call_id, exception=f'Error: Requested function "{call.name}" not found. Available tools: {available}.'
             ), False
         # Deny unless the answer approves this very call (the check is repeated here as the last line of defence).
         approved = answer is not None and answer.approved is True and same_call(answer.function_call, call)
@@ -806,13 +859,13 @@ class _FunctionInvocationLoop:
             reason = f" Reason: {answer.reason}" if answer is not None and answer.reason else ""
             return Content.from_function_result(
                 call_id,
-                result=f"The user denied the call to {tool.name!r}; do not retry it.{reason}",
+                result=f"{_REJECTED_TEXT}{reason}",
                 additional_properties={"approval": "rejected"},
             ), False
         try:
             arguments = call.parse_arguments()
         except ValueError as e:
-            return Content.from_function_result(call_id, exception=f"Error: {e}"), False
+            return self._arguments_failed(call_id, e), False
         context = FunctionInvocationContext(
             function=tool,
             arguments=arguments,
@@ -823,16 +876,21 @@ class _FunctionInvocationLoop:
         )
 
         async def invoke(ctx: FunctionInvocationContext) -> None:
-            ctx.result = await ctx.function.invoke(arguments=ctx.arguments, context=ctx, **ctx.kwargs)
+            ctx.result = await ctx.function.invoke_raw(arguments=ctx.arguments, context=ctx)
 
         try:
             if self.function_middleware:
                 await run_pipeline(self.function_middleware, context, invoke)
             else:  # most requests have none: no pipeline coroutine per tool call
-                context.result = await tool.invoke(arguments=arguments, context=context, **context.kwargs)
+                context.result = await tool.invoke_raw(arguments=arguments, context=context)
         except Exception as e:
             if isinstance(e, AgentnbError) and e.end_run:
                 raise  # the tool asked for this failure to end the run (see AgentnbError.end_run)
+            if isinstance(e, ToolArgumentsError):
+                return self._arguments_failed(call_id, e), context.terminate
+            if isinstance(e, UserInputRequiredError):
+                asked = _input_required(call_id, e)
+                return asked, isinstance(asked, list)  # the run stops to ask the person
             detail = f"Error: tool {tool.name!r} failed: {type(e).__name__}: {e}"
             if isinstance(e, ToolError) or self.client.function_invocation_configuration.get(
                 "include_detailed_errors", False
@@ -845,3 +903,15 @@ class _FunctionInvocationLoop:
                 call_id, result=f"Error: tool {tool.name!r} failed.", exception=detail
             ), context.terminate
         return Content.from_function_result(call_id, result=context.result), context.terminate
+
+    def _arguments_failed(self, call_id: str, error: Exception) -> Content:
+        """The result of a call whose arguments do not fit: the reference's words, then what to fix.
+
+        What is wrong is agentnb's own text (argument names and what they should be, never the values), so the
+        model can correct its call; with ``include_detailed_errors`` it is told as the reference tells it.
+        """
+        if self.client.function_invocation_configuration.get("include_detailed_errors", False):
+            told = f"Error: Argument parsing failed. Exception: {error}"
+        else:
+            told = f"Error: Argument parsing failed. {error}"
+        return Content.from_function_result(call_id, result=told, exception=str(error))

@@ -55,6 +55,7 @@ __all__ = [
     "check_answers",
     "for_model",
     "has_new_answers",
+    "is_hosted_approval",
     "iterations_used",
     "pending_requests",
     "same_call",
@@ -75,6 +76,16 @@ ApprovalState = Literal["pending", "approved", "denied"]
 # -- what a message holds (cached) ---------------------------------------------------------------------------
 
 
+def is_hosted_approval(content: Content) -> bool:
+    """Whether an approval request or answer is for a tool the provider runs (its call names a ``server_label``).
+
+    The provider asked for it and takes the answer, so agentnb never settles or runs it: it is neither pending
+    bookkeeping nor an answer for this loop, and goes to the model call as it is.
+    """
+    call = content.function_call
+    return call is not None and "server_label" in call.additional_properties
+
+
 def tool_kinds(message: Message) -> int:
     """Which kinds of tool content a message holds (``HAS_CALL | HAS_RESULT | HAS_CONTROL``), cached on it.
 
@@ -91,7 +102,7 @@ def tool_kinds(message: Message) -> int:
             kinds |= HAS_CALL
         elif kind == "function_result":
             kinds |= HAS_RESULT
-        elif kind in CONTROL_TYPES:
+        elif kind in CONTROL_TYPES and not is_hosted_approval(content):
             kinds |= HAS_CONTROL
     message._kinds_cache = (contents, len(contents), kinds)  # pyright: ignore[reportPrivateUsage]
     return kinds
@@ -201,7 +212,7 @@ class PendingBatch:
                 c.id: c
                 for m in conversation[index:]
                 for c in m.contents
-                if c.type == "function_approval_request" and c.id is not None
+                if c.type == "function_approval_request" and c.id is not None and not is_hosted_approval(c)
             }
             return cls(index, calls, requests)
         return None
@@ -220,7 +231,11 @@ class PendingBatch:
         answers: dict[str, Content] = {}
         for message in conversation[self.index + 1 :]:
             for content in message.contents:
-                if content.type == "function_approval_response" and content.id is not None:
+                if (
+                    content.type == "function_approval_response"
+                    and content.id is not None
+                    and not is_hosted_approval(content)
+                ):
                     answers[content.id] = content
         unclaimed = list(self.requests.values())
         paired: list[Content | None] = []
@@ -299,7 +314,7 @@ def check_answers(conversation: Sequence[Message], batch: PendingBatch | None, *
         if not tool_kinds(message) & HAS_CONTROL:
             continue
         for content in message.contents:
-            if content.type != "function_approval_response":
+            if content.type != "function_approval_response" or is_hosted_approval(content):
                 continue
             rid = content.id or ""
             if rid in seen:
@@ -364,7 +379,7 @@ def standalone_answers(conversation: Sequence[Message]) -> list[Content]:
         for m in conversation[start + 1 :]
         if tool_kinds(m) & HAS_CONTROL
         for c in m.contents
-        if c.type == "function_approval_response"
+        if c.type == "function_approval_response" and not is_hosted_approval(c)
     ]
 
 
@@ -546,7 +561,8 @@ def for_model(conversation: list[Message]) -> list[Message]:
         kept = [
             c
             for c in message.contents
-            if c.type not in CONTROL_TYPES and not (c.type == "function_call" and c.call_id not in answered)
+            if (c.type not in CONTROL_TYPES or is_hosted_approval(c))
+            and not (c.type == "function_call" and c.call_id not in answered)
         ]
         if not kept:
             continue

@@ -96,6 +96,7 @@ class ChatContext:
         kwargs: dict[str, Any] | None = None,
         session: AgentSession | None = None,
         metadata: dict[str, Any] | None = None,
+        function_invocation_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.client = client
         self.session = session
@@ -103,6 +104,8 @@ class ChatContext:
         self.options = options
         self.stream = stream
         self.kwargs: dict[str, Any] = kwargs or {}
+        # The run's values for its tools (``function_invocation_kwargs``): seen here, never sent to the provider.
+        self.function_invocation_kwargs: dict[str, Any] = function_invocation_kwargs or {}
         self.result: Any = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
@@ -130,7 +133,8 @@ class FunctionInvocationContext:
         self.arguments = arguments
         self.call_id = call_id
         self.session = session
-        self.tools: list[FunctionTool] = tools if tools is not None else []
+        # None outside a run's loop (a context made by hand): there is no tool list to add to or remove from.
+        self.tools: list[FunctionTool] | None = tools
         self.kwargs: dict[str, Any] = kwargs or {}
         self.result: Any = None
         self.exception: BaseException | None = None
@@ -145,7 +149,8 @@ class FunctionInvocationContext:
         """
         from ._chat_options import normalize_tools  # the tools layer builds on this module
 
-        offered = {t.name: t for t in self.tools}
+        live = self._live_tools()
+        offered = {t.name: t for t in live}
         added: list[FunctionTool] = []
         for new in normalize_tools(list(tools)):
             known = offered.get(new.name)
@@ -155,12 +160,18 @@ class FunctionInvocationContext:
                 raise ValueError(f"A different tool named {new.name!r} is already offered in this run.")
             offered[new.name] = new
             added.append(new)
-        self.tools.extend(added)
+        live.extend(added)
 
     def remove_tools(self, *tools: str | FunctionTool) -> None:
         """Stop offering these tools (by name or object) from the next iteration of this run."""
+        live = self._live_tools()
         names = {t if isinstance(t, str) else t.name for t in tools}
-        self.tools[:] = [t for t in self.tools if t.name not in names]
+        live[:] = [t for t in live if t.name not in names]
+
+    def _live_tools(self) -> list[FunctionTool]:
+        if self.tools is None:
+            raise RuntimeError("This context has no live tool list: tools can be added or removed only in a run.")
+        return self.tools
 
 
 _ContextT = TypeVar("_ContextT")

@@ -41,6 +41,8 @@ __all__ = [
     "ERROR_TYPE",
     "EXECUTOR_ID",
     "EXECUTOR_TYPE",
+    "FUNCTION_INVOCATION_DURATION",
+    "FUNCTION_NAME",
     "GEN_AI_AGENT_DESCRIPTION",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
@@ -129,6 +131,9 @@ WORKFLOW_RUN_ID = "workflow.run_id"
 COMPACTION_GROUPS_EXCLUDED = "agentnb.compaction.groups_excluded"
 COMPACTION_TOKENS_SENT = "agentnb.compaction.tokens_sent"
 COMPACTION_TOKEN_BUDGET = "agentnb.compaction.token_budget"
+# agentnb's own: the tool a tool-duration measurement is of, and that measurement (a tool's own histogram).
+FUNCTION_NAME = "agentnb.function.name"
+FUNCTION_INVOCATION_DURATION = "agentnb.function.invocation.duration"
 WORKFLOW_NAME = "workflow.name"
 WORKFLOW_ID = "workflow.id"
 WORKFLOW_STEP = "workflow.step"

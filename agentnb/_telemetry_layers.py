@@ -20,6 +20,7 @@ plus OpenInference's span kind so that viewers such as Phoenix show agent, LLM a
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -293,8 +294,36 @@ def traced_model_call(call: _F) -> _F:
 # --- tool calls -------------------------------------------------------------------------------------------
 
 
+def _tool_arguments(arguments: Any, context: FunctionInvocationContext | None, kwargs: Mapping[str, Any]) -> Any:
+    """The arguments a tool call was given, for the span (a model instance as its fields)."""
+    if arguments is None:
+        arguments = (
+            context.arguments
+            if context is not None
+            else {k: v for k, v in kwargs.items() if k not in ("tool_call_id", "skip_parsing")}
+        )
+    dump = getattr(arguments, "model_dump", None)
+    return dump() if callable(dump) else arguments
+
+
+def _tool_result_text(result: Any, *, raw_as_str: bool) -> str | None:
+    """A tool's result for the span: parsed contents as their text; a raw value as ``str`` or JSON."""
+    from ._types import Content
+
+    items = cast("list[Any]", result) if isinstance(result, list) else None
+    if items is not None and all(isinstance(c, Content) for c in items):
+        contents = cast("list[Content]", items)
+        return "\n".join(c.text or "" for c in contents if c.type == "text") or str(contents)
+    return str(cast(object, result)) if raw_as_str else None
+
+
 def traced_tool_invoke(invoke: _F) -> _F:
-    """Wrap ``FunctionTool.invoke`` in an ``execute_tool`` span; a failure marks the span and propagates."""
+    """Wrap ``FunctionTool.invoke`` (or ``invoke_raw``) in an ``execute_tool`` span.
+
+    A failure marks the span and propagates. A tool's own duration histogram (``_invocation_duration_histogram``,
+    as the reference's tests set it) records each traced call.
+    """
+    raw_as_str = invoke.__name__ == "invoke"  # the public invoke's unparsed value is shown as str(), as the reference
 
     @functools.wraps(invoke)
     def invoke_traced(
@@ -308,26 +337,50 @@ def traced_tool_invoke(invoke: _F) -> _F:
     async def traced(
         self: FunctionTool, *, arguments: Any = None, context: FunctionInvocationContext | None = None, **kwargs: Any
     ) -> Any:
+        call_id = kwargs.get("tool_call_id") or (context.call_id if context is not None else None)
         span = tel.start_span(
             f"execute_tool {self.name}",
             {
                 tel.GEN_AI_OPERATION_NAME: tel.OP_EXECUTE_TOOL,
                 tel.GEN_AI_TOOL_NAME: self.name,
-                tel.GEN_AI_TOOL_CALL_ID: context.call_id if context is not None else None,
+                tel.GEN_AI_TOOL_CALL_ID: call_id,
                 tel.GEN_AI_TOOL_TYPE: "function",
                 tel.GEN_AI_TOOL_DESCRIPTION: self.description or None,
                 tel.OPENINFERENCE_SPAN_KIND: _TOOL,
             },
         )
-        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_ARGUMENTS, arguments)
+        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_ARGUMENTS, _tool_arguments(arguments, context, kwargs))
+        histogram = getattr(self, "_invocation_duration_histogram", None)
+        started = time.perf_counter()
         try:
             with tel.use_span(span):
                 result = await invoke(self, arguments=arguments, context=context, **kwargs)
         except BaseException as e:
+            _record_duration(histogram, self.name, call_id, started, e)
             tel.end_span(span, error=e)
             raise
-        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_RESULT, result)
+        _record_duration(histogram, self.name, call_id, started, None)
+        text = _tool_result_text(result, raw_as_str=raw_as_str)
+        tel.record_sensitive(span, tel.GEN_AI_TOOL_CALL_RESULT, result if text is None else text)
         tel.end_span(span)
         return result
 
     return cast(_F, invoke_traced)  # the wrapper keeps the wrapped method's signature
+
+
+def _record_duration(
+    histogram: Any, name: str, call_id: str | None, started: float, error: BaseException | None
+) -> None:
+    if histogram is None:
+        return
+    attributes: dict[str, Any] = {
+        tel.GEN_AI_OPERATION_NAME: tel.OP_EXECUTE_TOOL,
+        tel.GEN_AI_TOOL_NAME: name,
+        tel.GEN_AI_TOOL_TYPE: "function",
+        tel.FUNCTION_NAME: name,
+    }
+    if call_id is not None:
+        attributes[tel.GEN_AI_TOOL_CALL_ID] = call_id
+    if error is not None:
+        attributes[tel.ERROR_TYPE] = type(error).__name__
+    histogram.record(time.perf_counter() - started, attributes=attributes)

@@ -7,14 +7,17 @@ function-invocation loop turns them into a ``function_result`` with an error tex
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import dataclasses
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Annotated,
     Any,
+    Final,
     Literal,
     Protocol,
     cast,
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
     from ._types import Content
 
 __all__ = [
+    "SKIP_PARSING",
     "ApprovalMode",
     "FunctionTool",
     "SupportsToolExpansion",
@@ -62,6 +66,26 @@ class SupportsToolExpansion(Protocol):
 
 
 ToolLike = "FunctionTool | Callable[..., Any] | SupportsToolExpansion"
+
+
+class _SkipParsing:
+    """The type of :data:`SKIP_PARSING` (one instance only)."""
+
+    _instance: _SkipParsing | None = None
+
+    def __new__(cls) -> _SkipParsing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "SKIP_PARSING"
+
+
+SKIP_PARSING: Final[_SkipParsing] = _SkipParsing()
+"""``result_parser=SKIP_PARSING``: :meth:`FunctionTool.invoke` returns what the function returns, unparsed."""
+
+ResultParser = Callable[[Any], "str | list[Content]"]
 
 
 def _is_context_annotation(annotation: Any) -> bool:
@@ -108,6 +132,11 @@ class FunctionTool:
         input_model: A pydantic model or a JSON schema dict for the arguments (derived from ``func``
             when omitted).
         additional_properties: Metadata such as ``server_label`` for tools that come from a server.
+        result_parser: Turns the function's return value into text or contents for :meth:`invoke` (default
+            :meth:`parse_result`); :data:`SKIP_PARSING` makes :meth:`invoke` return the value unparsed.
+
+    A sync function runs in a worker thread when called through :meth:`invoke`, so it never blocks the event
+    loop; the function loop runs it on the loop (:meth:`invoke_raw`), as agentnb always has.
 
     Example:
         ```python
@@ -118,7 +147,8 @@ class FunctionTool:
             return a + b
 
         adder = FunctionTool(add)
-        await adder.invoke(arguments={"a": 1, "b": 2})  # 3
+        await adder.invoke(arguments={"a": 1, "b": 2})  # [Content('text', text='3')]
+        await adder.invoke(arguments={"a": 1, "b": 2}, skip_parsing=True)  # 3
         ```
     """
 
@@ -133,6 +163,7 @@ class FunctionTool:
         max_invocation_exceptions: int | None = None,
         input_model: type[BaseModel] | dict[str, Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
+        result_parser: ResultParser | _SkipParsing | None = None,
     ) -> None:
         if func is None and name is None:
             raise ValueError("A FunctionTool needs a function or at least a name.")
@@ -152,23 +183,60 @@ class FunctionTool:
         self.max_invocation_exceptions = max_invocation_exceptions
         self.invocation_exception_count = 0
         self.additional_properties: dict[str, Any] = additional_properties or {}
+        self.result_parser: ResultParser | _SkipParsing | None = result_parser
         self._input_model = input_model
         self._schema: dict[str, Any] | None = input_model if isinstance(input_model, dict) else None
         self._context_param: str | None = None
         self._accepts_kwargs = False
         self._is_async = False
+        self._instance: Any = None  # the object a method-tool is bound to (see __get__)
+        self._invoke_sync_on_event_loop = False  # see sync_on_event_loop
+        # A histogram of this tool's invocation durations (None: agentnb's process-wide tool metrics only).
+        self._invocation_duration_histogram: Any = None
         if func is not None:
-            self._inspect_function(func)
+            self._inspect_function(func, explicit_schema=input_model is not None)
 
-    def _inspect_function(self, func: Callable[..., Any]) -> None:
+    def _inspect_function(self, func: Callable[..., Any], *, explicit_schema: bool) -> None:
         target = func.__call__ if not inspect.isroutine(func) and callable(func) else func  # type: ignore[operator]
         self._is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func)
         signature = inspect.signature(func)
         for param in signature.parameters.values():
             if param.kind is param.VAR_KEYWORD:
                 self._accepts_kwargs = True
-            elif _is_context_annotation(param.annotation):
+            elif param.name in ("self", "cls") or param.kind is param.VAR_POSITIONAL:
+                continue
+            elif _is_context_annotation(param.annotation) or (
+                # With a schema of its own, an unannotated ``ctx`` is the context (as in the reference).
+                explicit_schema and param.name == "ctx" and param.annotation is inspect.Parameter.empty
+            ):
+                if self._context_param is not None:
+                    raise ValueError(f"Function '{self.name}' defines multiple FunctionInvocationContext parameters.")
                 self._context_param = param.name
+
+    def __get__(self, obj: object, objtype: type | None = None) -> FunctionTool:
+        """A tool defined in a class, read from an instance, is bound to that instance (as a method is)."""
+        if obj is None or self.func is None:
+            return self
+        first = next(iter(inspect.signature(self.func).parameters), None)
+        if first not in ("self", "cls"):
+            return self
+        bound = copy.copy(self)
+        bound._instance = obj
+        return bound
+
+    @property
+    def sync_on_event_loop(self) -> bool:
+        """Whether a sync function runs on the event loop through :meth:`invoke` too (for one that needs the loop)."""
+        return self._invoke_sync_on_event_loop
+
+    @sync_on_event_loop.setter
+    def sync_on_event_loop(self, value: bool) -> None:
+        self._invoke_sync_on_event_loop = value
+
+    @property
+    def declaration_only(self) -> bool:
+        """Whether the tool has no function: the caller executes its calls (the loop returns them unexecuted)."""
+        return self.func is None
 
     # -- schema ------------------------------------------------------------------------------------------
     @property
@@ -319,23 +387,30 @@ class FunctionTool:
         return [Content.from_text(result_to_text(result))]
 
     # -- invocation --------------------------------------------------------------------------------------
-    def validate_arguments(self, arguments: dict[str, Any] | BaseModel | None) -> dict[str, Any]:
-        """Check the model's arguments against the schema; raise ``ValueError`` with a readable reason."""
+    def validate_arguments(self, arguments: Mapping[str, Any] | BaseModel | None) -> dict[str, Any]:
+        """Check the model's arguments against the schema; the function's keyword arguments.
+
+        Raises:
+            ToolArgumentsError: The arguments do not fit (a ``TypeError`` and a ``ValueError`` too).
+        """
         model = self.input_model
         # Pydantic is imported here only off the common path (a dict of arguments that validates): a
         # ``from pydantic import ...`` on every call costs more than the validation of a small dict.
         if arguments is not None and not isinstance(arguments, dict):
             from pydantic import BaseModel
 
-            given = cast(object, arguments)  # untyped callers pass other mappings too: dict() below takes them
+            given = cast(object, arguments)
             if isinstance(given, BaseModel):
-                arguments = {k: getattr(given, k) for k in type(given).model_fields}
+                if model is not None and not isinstance(given, model):
+                    raise ToolArgumentsError(f"Expected {model.__name__}, got {type(given).__name__}")
+                arguments = {k: getattr(given, k) for k in type(given).model_fields if k in given.model_fields_set}
+            elif not isinstance(given, Mapping):
+                raise ToolArgumentsError(
+                    f"Expected mapping-like arguments for tool '{self.name}', got {type(given).__name__}"
+                )
         arguments = dict(arguments or {})
         if model is None:
-            missing = [k for k in self.parameters().get("required", []) if k not in arguments]
-            if missing:
-                raise ToolArgumentsError(f"Missing required argument(s) {missing} for tool {self.name!r}.")
-            return arguments
+            return _check_against_schema(arguments, self.parameters(), self.name)
         try:
             validated = model.model_validate(arguments)
         except Exception as e:
@@ -354,21 +429,27 @@ class FunctionTool:
             values.update({k: v for k, v in arguments.items() if k not in values})
         return values
 
-    @traced_tool_invoke
-    async def invoke(
-        self,
-        *,
-        arguments: dict[str, Any] | BaseModel | None = None,
-        context: FunctionInvocationContext | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """Validate ``arguments`` and call the function; returns what the function returns.
-
-        Raises:
-            ToolArgumentsError: The arguments do not fit the schema (a ``ValueError`` too).
-        """
+    def _prepare(
+        self, arguments: Mapping[str, Any] | BaseModel | None, context: FunctionInvocationContext | None
+    ) -> dict[str, Any]:
+        """The function's keyword arguments: validated arguments, the context, and the run's kwargs."""
         if self.func is None:
-            raise ToolError(f"Tool {self.name!r} is a declaration only; the caller must execute it.")
+            raise ToolError(f"Function '{self.name}' is declaration only and cannot be invoked.")
+        if arguments is None and context is not None:
+            arguments = context.arguments  # a context built for this call carries its arguments
+        values = self.validate_arguments(arguments)
+        if self._context_param is not None:
+            values[self._context_param] = context  # None outside a run: the function can tell it has no run
+        if self._accepts_kwargs and context is not None and context.kwargs:
+            # Runtime values (``function_invocation_kwargs``) reach a function that takes ``**kwargs``.
+            values.update({k: v for k, v in context.kwargs.items() if k not in values})
+        return values
+
+    async def _call(self, values: dict[str, Any], *, in_thread: bool) -> Any:
+        """Enforce the invocation limits, count the call and call the function with ``values``.
+
+        A sync function runs in a worker thread when ``in_thread`` (unless it must stay on the loop).
+        """
         if self.max_invocations is not None and self.invocation_count >= self.max_invocations:
             raise ToolError(
                 f"Tool {self.name!r} has reached its limit of {self.max_invocations} invocation(s); "
@@ -382,16 +463,17 @@ class FunctionTool:
                 f"Tool {self.name!r} has failed {self.invocation_exception_count} time(s), its limit; "
                 "answer without calling it again."
             )
-        if arguments is None and context is not None:
-            arguments = context.arguments  # a context built for this call carries its arguments
-        values = self.validate_arguments(arguments)
-        if self._context_param is not None:
-            values[self._context_param] = context
-        if self._accepts_kwargs and kwargs:
-            values.update({k: v for k, v in kwargs.items() if k not in values})
         self.invocation_count += 1
+        func = self.func
+        assert func is not None  # _prepare refused declaration-only tools
+        args = () if self._instance is None else (self._instance,)
         try:
-            result = self.func(**values)
+            if in_thread and not self._is_async and not self._invoke_sync_on_event_loop:
+                result = await asyncio.to_thread(func, *args, **values)
+            elif self._instance is None:  # the common case: no argument tuple to unpack
+                result = func(**values)
+            else:
+                result = func(self._instance, **values)
             if self._is_async or (result is not None and type(result) is not str and inspect.isawaitable(result)):
                 result = await result
         except Exception:
@@ -399,10 +481,85 @@ class FunctionTool:
             raise
         return result
 
+    def _parse(self, result: Any) -> list[Content]:
+        """``result`` as contents, through the tool's ``result_parser`` or :meth:`parse_result`."""
+        parser = self.result_parser
+        if callable(parser):
+            try:
+                parsed = parser(result)
+            except Exception:
+                self.invocation_exception_count += 1
+                raise
+        else:
+            try:
+                parsed = self.parse_result(result)
+            except Exception:
+                from ._types import Content
+
+                parsed = [Content.from_text(str(result))]
+        if isinstance(parsed, str):
+            from ._types import Content
+
+            return [Content.from_text(parsed)]
+        return parsed
+
+    @traced_tool_invoke
+    async def invoke(
+        self,
+        *,
+        arguments: Mapping[str, Any] | BaseModel | None = None,
+        context: FunctionInvocationContext | None = None,
+        tool_call_id: str | None = None,
+        skip_parsing: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """Validate the arguments and call the function; its result as contents (``list[Content]``).
+
+        Arguments come as ``arguments`` (a mapping or the input model), as keywords named after the tool's
+        parameters, or from ``context.arguments``. Runtime values reach the function through ``context``
+        (its ``kwargs``), never as keywords here. ``skip_parsing=True`` (or ``result_parser=SKIP_PARSING``)
+        returns what the function returns. ``tool_call_id`` names the call in telemetry.
+
+        Raises:
+            ToolArgumentsError: The arguments do not fit the schema (a ``TypeError`` and ``ValueError`` too).
+            TypeError: A keyword is neither a parameter of the tool nor one of these.
+            ToolError: The tool is a declaration only, or has reached an invocation limit.
+        """
+        if kwargs:
+            names: Mapping[str, Any] = self.parameters().get("properties") or {} if arguments is None else {}
+            unexpected = sorted(k for k in kwargs if k not in names)
+            if unexpected:
+                raise TypeError(
+                    f"Unexpected keyword argument(s) for tool '{self.name}': {', '.join(unexpected)}. "
+                    "Pass runtime data via FunctionInvocationContext instead."
+                )
+            arguments = kwargs
+        result = await self._call(self._prepare(arguments, context), in_thread=True)
+        if skip_parsing or self.result_parser is SKIP_PARSING:
+            return result
+        return self._parse(result)
+
+    @traced_tool_invoke
+    def invoke_raw(
+        self,
+        *,
+        arguments: Mapping[str, Any] | BaseModel | None = None,
+        context: FunctionInvocationContext | None = None,
+    ) -> Awaitable[Any]:
+        """Validate the arguments and call the function on the running loop; await it for what the function returns.
+
+        The function loop's way to run a tool: no result parsing (the function result keeps the value) and
+        no thread hop for a sync function. Raises as :meth:`invoke` (argument errors already on the call, not
+        the await: it hands out the call's coroutine, one frame less per tool call).
+        """
+        return self._call(self._prepare(arguments, context), in_thread=False)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly, as if it were not a tool."""
         if self.func is None:
-            raise ToolError(f"Tool {self.name!r} is a declaration only and cannot be called.")
+            raise ToolError(f"Function '{self.name}' is declaration only and cannot be invoked.")
+        if self._instance is not None:
+            return self.func(self._instance, *args, **kwargs)
         return self.func(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -426,6 +583,7 @@ def tool(
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
     additional_properties: dict[str, Any] | None = None,
+    result_parser: ResultParser | _SkipParsing | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -440,10 +598,12 @@ def tool(
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
     additional_properties: dict[str, Any] | None = None,
+    result_parser: ResultParser | _SkipParsing | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a function into a :class:`FunctionTool`; use bare (``@tool``) or with options.
 
-    ``schema`` (a pydantic model or a JSON schema dict) replaces the schema derived from the signature.
+    ``schema`` (a pydantic model or a JSON schema dict) replaces the schema derived from the signature;
+    ``result_parser`` is :class:`FunctionTool`'s.
 
     Example:
         ```python
@@ -467,6 +627,7 @@ def tool(
             max_invocation_exceptions=max_invocation_exceptions,
             input_model=schema,
             additional_properties=additional_properties,
+            result_parser=result_parser,
         )
 
     return wrap(func) if func is not None else wrap
@@ -558,3 +719,52 @@ def _json_default(value: Any) -> Any:
     if callable(to_dict):
         return to_dict()
     return str(value)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def _check_against_schema(arguments: dict[str, Any], schema: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
+    """Check arguments against a JSON-schema-only tool's top level: required names, primitive types, enums.
+
+    Nested constraints are not checked (a pydantic model is the way to full validation).
+    """
+    missing = [k for k in schema.get("required", []) if k not in arguments]
+    if missing:
+        raise ToolArgumentsError(f"Missing required argument(s) {missing} for tool {tool_name!r}.")
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    if schema.get("additionalProperties") is False:
+        extra = sorted(k for k in arguments if k not in properties)
+        if extra:
+            raise ToolArgumentsError(f"Unexpected argument(s) {extra} for tool {tool_name!r}.")
+    for key, value in arguments.items():
+        spec = properties.get(key)
+        if not isinstance(spec, Mapping):
+            continue
+        spec = cast("Mapping[str, Any]", spec)
+        enum = spec.get("enum")
+        if isinstance(enum, list) and value not in enum:
+            raise ToolArgumentsError(
+                f"Invalid value for '{key}' of tool {tool_name!r}: {value!r} is not one of {enum}."
+            )
+        declared = spec.get("type")
+        listed = cast("list[Any]", declared) if isinstance(declared, list) else []
+        names = [str(n) for n in ([declared] if isinstance(declared, str) else listed)]
+        kinds = [_JSON_TYPES[n] for n in names if n in _JSON_TYPES]
+        if not kinds:
+            continue
+        is_bool = isinstance(value, bool)
+        if not any(isinstance(value, k) and (not is_bool or bool in k) for k in kinds):
+            raise ToolArgumentsError(
+                f"Invalid type for '{key}' of tool {tool_name!r}: expected {' or '.join(names)}, "
+                f"got {type(value).__name__}."
+            )
+    return arguments

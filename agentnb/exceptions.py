@@ -283,8 +283,11 @@ class ShellTimeoutError(ShellExecutionError):
     """A shell command ran past its time limit (raised by executors that report a time-out as an error)."""
 
 
-class ToolArgumentsError(ToolError, ValueError):
-    """The model's arguments for a tool do not fit its schema (a ``ValueError`` too, as it was before)."""
+class ToolArgumentsError(ToolError, ValueError, TypeError):
+    """The model's arguments for a tool do not fit its schema.
+
+    A ``TypeError`` as the reference raises for invalid arguments, and a ``ValueError`` as agentnb did before.
+    """
 
 
 class UnknownToolError(ToolError, KeyError):

@@ -96,7 +96,7 @@ async def test_tool_errors_go_back_to_the_model_and_the_run_continues() -> None:
     errors = {r.call_id: r.exception for r in results_of(response)}
     assert "ZeroDivisionError" in errors["c1"]
     assert "Invalid arguments for tool 'divide': a:" in errors["c2"]
-    assert "there is no tool named 'nope'. Available tools: divide" in errors["c3"]
+    assert 'Requested function "nope" not found. Available tools: divide' in errors["c3"]
     assert "not valid JSON" in errors["c4"]
     assert response.text == "sorry"
 
@@ -405,7 +405,7 @@ async def test_terminate_on_unknown_calls_raises_before_anything_runs() -> None:
     assert isinstance(raised.value, KeyError) and ran == []
     # Without it the model hears of its mistake and the run goes on.
     response = await ScriptedChatClient(script).get_response("go", tools=[known])
-    assert ran == ["known"] and "there is no tool named 'missing'" in (results_of(response)[1].exception or "")
+    assert ran == ["known"] and 'Requested function "missing" not found' in (results_of(response)[1].exception or "")
 
 
 async def test_additional_tools_run_but_are_not_offered() -> None:
@@ -445,11 +445,43 @@ async def test_the_model_sees_a_tools_exception_only_with_include_detailed_error
     assert failed.result == "Error: tool 'connect' failed."  # what the model is sent
     assert "hunter2" in (failed.exception or "")  # the caller keeps the detail
     assert function_result_text(failed) == "Error: tool 'connect' failed."
-    # agentnb's own errors (here the model's invalid arguments) always reach the model: they say how to fix it.
-    assert "Invalid arguments for tool 'add'" in (invalid.result or "") == function_result_text(invalid)
+    # The model's invalid arguments: the reference's words, then what to fix (names and rules, never values).
+    assert (invalid.result or "").startswith("Error: Argument parsing failed. Invalid arguments for tool 'add': a:")
+    assert "Exception:" not in (invalid.result or "") and invalid.result == function_result_text(invalid)
 
     detailed = ScriptedChatClient(list(script), function_invocation_configuration={"include_detailed_errors": True})
-    failed, _ = results_of(await detailed.get_response("go", tools=[connect, add]))
+    failed, invalid = results_of(await detailed.get_response("go", tools=[connect, add]))
+    assert (invalid.result or "").startswith("Error: Argument parsing failed. Exception: Invalid arguments")
     # Told as the reference words it: "... failed. Exception: <the error>", the detail kept in ``exception``.
     assert "failed. Exception: ConnectionError" in (failed.result or "") == function_result_text(failed)
     assert "hunter2" in (failed.result or "") and "hunter2" in (failed.exception or "")
+
+
+async def test_a_hosted_tools_approval_is_the_providers_to_settle() -> None:
+    """An approval request for a tool the provider runs (its call names a server) reaches the caller, and the
+    answer goes back to the model call as it is: nothing runs locally, even for a local tool of that name."""
+    ran: list[str] = []
+
+    @tool
+    def search(query: str) -> str:
+        ran.append(query)
+        return "local"
+
+    hosted_call = Content.from_function_call(
+        "mcpr_1", "search", '{"query": "x"}', additional_properties={"server_label": "docs"}
+    )
+    request = Content.from_function_approval_request("mcpr_1", hosted_call)
+    seen: list[list[str]] = []
+
+    def model(messages: list[Message], options: dict[str, object]) -> object:
+        seen.append([c.type for m in messages for c in m.contents])
+        return [request] if len(seen) == 1 else "searched"
+
+    client = FunctionChatClient(model)
+    first = await client.get_response("find x", tools=[search])
+    assert first.user_input_requests == [request]
+    answer = request.to_function_approval_response(True)
+    messages = [Message("user", ["find x"]), *first.messages, Message("user", [answer])]
+    second = await client.get_response(messages, tools=[search])
+    assert second.text == "searched" and ran == []
+    assert seen[1] == ["text", "function_approval_request", "function_approval_response"]

@@ -66,12 +66,15 @@ async def test_arguments_are_validated_and_coerced_before_the_call() -> None:
         seen.append(address)
         return f"{address.street} x{nights}"
 
-    assert await book.invoke(arguments={"address": {"street": "Main", "zip_code": "1"}, "nights": "2"}) == "Main x2"
+    assert (
+        await book.invoke(arguments={"address": {"street": "Main", "zip_code": "1"}, "nights": "2"}, skip_parsing=True)
+        == "Main x2"
+    )
     assert isinstance(seen[0], Address)
     with pytest.raises(ValueError, match=r"Invalid arguments for tool 'book': nights: Input should be a valid integer"):
-        await book.invoke(arguments={"address": {"street": "x", "zip_code": "1"}, "nights": "many"})
+        await book.invoke(arguments={"address": {"street": "x", "zip_code": "1"}, "nights": "many"}, skip_parsing=True)
     with pytest.raises(ValueError, match="address: Field required"):
-        await book.invoke(arguments={"nights": 1})
+        await book.invoke(arguments={"nights": 1}, skip_parsing=True)
     assert len(seen) == 1
 
 
@@ -82,7 +85,7 @@ async def test_async_tools_and_context_injection() -> None:
 
     assert fetch.name == "lookup" and fetch.approval_mode == "always_require"
     ctx = FunctionInvocationContext(function=fetch, arguments={"key": "k"}, call_id="c9")
-    assert await fetch.invoke(arguments={"key": "k"}, context=ctx) == "k:c9"
+    assert await fetch.invoke(arguments={"key": "k"}, context=ctx, skip_parsing=True) == "k:c9"
 
 
 async def test_max_invocations_is_enforced() -> None:
@@ -90,10 +93,10 @@ async def test_max_invocations_is_enforced() -> None:
     def ping() -> str:
         return "pong"
 
-    await ping.invoke()
-    await ping.invoke()
+    await ping.invoke(skip_parsing=True)
+    await ping.invoke(skip_parsing=True)
     with pytest.raises(ToolError, match="limit of 2 invocation"):
-        await ping.invoke()
+        await ping.invoke(skip_parsing=True)
     assert ping.invocation_count == 2
 
 
@@ -120,7 +123,7 @@ async def test_schema_only_tools_check_required_arguments_and_cannot_run() -> No
     with pytest.raises(ValueError, match="Missing required argument"):
         declared.validate_arguments({})
     with pytest.raises(ToolError, match="declaration only"):
-        await declared.invoke(arguments={"q": "x"})
+        await declared.invoke(arguments={"q": "x"}, skip_parsing=True)
 
 
 async def test_resolve_tools_wraps_functions_and_refuses_duplicates() -> None:
@@ -172,7 +175,7 @@ async def test_a_tool_definition_round_trips_through_dict_and_json_with_the_func
     for deps in ({"function_tool": {"func": add.func}}, {"function_tool": {"name:add": {"func": add.func}}}):
         rebuilt = FunctionTool.from_json(add.to_json(), dependencies=deps)
         assert rebuilt.approval_mode == "always_require" and rebuilt.max_invocations == 3
-        assert await rebuilt.invoke(arguments={"a": 2, "b": 3}) == 5
+        assert await rebuilt.invoke(arguments={"a": 2, "b": 3}, skip_parsing=True) == 5
     other = FunctionTool.from_dict(data, dependencies={"function_tool": {"name:sub": {"func": add.func}}})
     assert other.func is None  # an instance-specific dependency for another tool is not applied
 
@@ -184,3 +187,58 @@ def test_from_dict_refuses_another_type_and_unknown_keys() -> None:
         FunctionTool.from_dict({"name": "x", "colour": "red"})
     # What the reference writes about a tool's past is accepted and dropped.
     assert FunctionTool.from_dict({"name": "x", "invocation_count": 4, "kind": None}).invocation_count == 0
+
+
+async def test_invoke_gives_contents_and_the_raw_value_on_request() -> None:
+    import threading
+
+    from agentnb import SKIP_PARSING, Content
+
+    threads: list[int] = []
+
+    @tool
+    def weather(city: str) -> dict[str, object]:
+        threads.append(threading.get_ident())
+        return {"city": city, "temp": 21}
+
+    parsed = await weather.invoke(city="Oslo")  # a parameter may be passed as a keyword
+    assert [c.text for c in parsed] == ['{"city": "Oslo", "temp": 21}'] and isinstance(parsed[0], Content)
+    assert await weather.invoke(arguments={"city": "Oslo"}, skip_parsing=True) == {"city": "Oslo", "temp": 21}
+    # invoke() keeps a sync function off the event loop; the function loop's invoke_raw() runs it on the loop.
+    assert await weather.invoke_raw(arguments={"city": "Oslo"}) == {"city": "Oslo", "temp": 21}
+    assert threads[0] != threading.get_ident() and threads[-1] == threading.get_ident()
+
+    shouting = FunctionTool(lambda city: city.upper(), name="shout", result_parser=lambda value: f"<{value}>")
+    assert [c.text for c in await shouting.invoke(arguments={"city": "oslo"})] == ["<OSLO>"]
+    raw = FunctionTool(lambda: [1, 2], name="raw", result_parser=SKIP_PARSING)
+    assert await raw.invoke() == [1, 2]
+
+
+async def test_invoke_takes_runtime_values_only_through_the_context() -> None:
+    @tool
+    def greet(name: str, **kwargs: object) -> str:
+        return f"{name} for {kwargs.get('user', 'nobody')}"
+
+    with pytest.raises(TypeError, match="Unexpected keyword argument"):
+        await greet.invoke(arguments={"name": "a"}, user="u1")
+    context = FunctionInvocationContext(function=greet, arguments={"name": "a"}, kwargs={"user": "u1"})
+    assert await greet.invoke_raw(context=context) == "a for u1"  # **kwargs still receives the run's values
+    with pytest.raises(TypeError, match="Invalid arguments"):  # a ToolArgumentsError is a TypeError too
+        await greet.invoke(arguments={"name": 3.5j})
+
+
+async def test_a_tool_defined_in_a_class_is_bound_to_its_instance() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.total = 0
+
+        @tool
+        def add(self, amount: int) -> int:
+            """Add to the total."""
+            self.total += amount
+            return self.total
+
+    counter = Counter()
+    assert "self" not in counter.add.parameters()["properties"]
+    assert await counter.add.invoke_raw(arguments={"amount": 2}) == 2
+    assert counter.add(3) == 5 and counter.total == 5

@@ -190,9 +190,10 @@ class FileMemoryProvider(ContextProvider):
         except ValueError as e:
             return None, f"Could not {verb} '{file_name}': {e}"
         if "/" in name:
-            if writing:
+            if writing and verb != "delete file":  # a nested file cannot exist: deleting one finds nothing
                 return None, (
-                    f"Could not {verb} '{file_name}': memory files are flat; choose a name without path separators."
+                    f"Could not {verb} '{file_name}': memory files cannot live in a subdirectory; choose a flat "
+                    "name without path separators."
                 )
             return None, f"File '{file_name}' not found."
         if writing and is_internal_file(name):

@@ -60,7 +60,7 @@ def _requested(tool: str | Sequence[str]) -> list[str]:
 
 
 def _live(ctx: FunctionInvocationContext | None, loader: str) -> FunctionInvocationContext:
-    if ctx is None:
+    if ctx is None or ctx.tools is None:
         raise ToolExecutionError(f"{loader} can only be used inside an agent's function-calling run.")
     return ctx
 
@@ -159,7 +159,7 @@ class ProgressiveDisclosure:
     # -- the loader tools ---------------------------------------------------------------------------------
     def list_tools(self, ctx: FunctionInvocationContext | None = None) -> list[dict[str, Any]]:
         """The index of the server's tools the model can load."""
-        live = {t.name for t in ctx.tools} if ctx is not None else set[str]()
+        live = {t.name for t in ctx.tools or []} if ctx is not None else set[str]()
         return [
             {
                 "name": f.name,
@@ -178,7 +178,7 @@ class ProgressiveDisclosure:
         ctx = _live(ctx, LOAD_TOOL)
         messages: list[str] = []
         to_add: list[FunctionTool] = []
-        live = {t.name for t in ctx.tools}
+        live = {t.name for t in ctx.tools or []}
         for name in _requested(tool):
             found = self._resolve(name)
             if isinstance(found, str):
@@ -200,7 +200,7 @@ class ProgressiveDisclosure:
         ctx = _live(ctx, UNLOAD_TOOL)
         messages: list[str] = []
         to_remove: list[str] = []
-        live = {t.name for t in ctx.tools}
+        live = {t.name for t in ctx.tools or []}
         for name in _requested(tool):
             if name in self.loader_names():
                 messages.append(f"MCP loader tool '{name}' cannot be unloaded.")

@@ -108,7 +108,7 @@ def agent_mcp_server(
         if tool is None:
             return _error(f"Unknown tool {params.name!r}; this server has {sorted(tools)}.")
         try:
-            result = await tool.invoke(arguments=dict(params.arguments or {}))
+            result = await tool.invoke_raw(arguments=dict(params.arguments or {}))
         except _ApprovalNeeded as e:
             return _error(str(e))
         except Exception as e:

@@ -67,7 +67,7 @@ async def test_rejected_call_becomes_a_denial_result_with_the_reason(tools: Tool
     assert tools.ran == []
     result = response.messages[0].contents[0]
     assert result.type == "function_result" and result.call_id == "c1"
-    assert "denied" in result.result and "it is my thesis" in result.result
+    assert result.result == "Error: Tool call invocation was rejected by user. Reason: it is my thesis"
     assert result.additional_properties["approval"] == "rejected"
     assert response.text == "OK, I left it."
     # The model continued after seeing the denial.
@@ -359,7 +359,7 @@ async def test_with_a_session_a_mixed_batch_asks_only_about_calls_that_need_appr
     assert [name for name, _ in tools.ran] == ["delete", "lookup"]
     results = [c for m in client.calls[-1] for c in m.contents if c.type == "function_result"]
     assert [c.call_id for c in results] == ["c1", "c2", "c3"]  # every call's result reaches the model
-    assert "no tool named 'nope'" in (results[2].exception or "")
+    assert 'Requested function "nope" not found' in (results[2].exception or "")
 
 
 async def test_chat_client_level_approval_without_an_agent(tools: Tools) -> None:

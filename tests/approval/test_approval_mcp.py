@@ -91,7 +91,7 @@ async def test_a_rule_for_one_servers_tool_does_not_approve_another_servers_tool
         response = await beta_agent.run(
             Message("user", [request.to_function_approval_response(False, reason="not beta")]), session=session
         )
-        assert "denied" in _results(response.messages)[0].result
+        assert "rejected by user" in _results(response.messages)[0].result
 
         # alpha's next call is approved by the rule, without asking.
         response = await alpha_agent.run("Add 2 and 2", session=session)

@@ -179,7 +179,7 @@ async def test_import_strings_resolve_only_when_allowed() -> None:
 
     factory = AgentFactory(client=ToolCallingChatClient(), allowed_imports=["tests.declarative.sample_tools:shout"])
     (shout,) = factory.create_agent_from_yaml(yaml_text).tools
-    assert await shout.invoke(arguments={"text": "hi"}) == "HI"
+    assert await shout.invoke(arguments={"text": "hi"}, skip_parsing=True) == "HI"
 
     private = yaml_text.replace(":shout", ":_hidden")
     with pytest.raises(DeclarativeLoaderError, match="must name a public function"):

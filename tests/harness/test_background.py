@@ -56,7 +56,7 @@ async def test_a_crashing_agent_is_a_failed_task_with_its_error() -> None:
     assert finished is not None and finished.status is BackgroundTaskStatus.FAILED
     assert finished.error_text is not None and "disk on fire" in finished.error_text
     results = {t.name: t for t in provider.tools(session)}
-    assert "Task failed" in await results["background_agents_get_task_results"].invoke(arguments={"task_id": 1})
+    assert "Task failed" in await results["background_agents_get_task_results"].invoke_raw(arguments={"task_id": 1})
 
 
 async def test_cancel_and_state_that_survives_a_save_and_load() -> None:
@@ -89,12 +89,12 @@ async def test_cancel_and_state_that_survives_a_save_and_load() -> None:
         (BackgroundTaskStatus.COMPLETED, "quick answer"),
     ]
     tools = {t.name: t for t in elsewhere.tools(reloaded)}
-    assert "continued" in await tools["background_agents_continue_task"].invoke(
+    assert "continued" in await tools["background_agents_continue_task"].invoke_raw(
         arguments={"task_id": 2, "text": "more"}
     )
     again = await elsewhere.wait(reloaded, [2])
     assert again is not None and again.result_text == "continued elsewhere"
-    assert "lost" in await tools["background_agents_continue_task"].invoke(arguments={"task_id": 1, "text": "x"})
+    assert "lost" in await tools["background_agents_continue_task"].invoke_raw(arguments={"task_id": 1, "text": "x"})
 
     assert await provider.cancel_task(session, 1) is True
     cancelled = provider.get_tasks(session)[0]
@@ -106,15 +106,17 @@ async def test_tools_report_unknown_agents_running_tasks_and_clearing() -> None:
     provider = BackgroundAgentsProvider([_helper("a", ["done"])])
     session = AgentSession()
     tools = {t.name: t for t in provider.tools(session)}
-    assert "No background agent" in await tools["background_agents_start_task"].invoke(
+    assert "No background agent" in await tools["background_agents_start_task"].invoke_raw(
         arguments={"agent_name": "zed", "input": "x", "description": "y"}
     )
-    await tools["background_agents_start_task"].invoke(arguments={"agent_name": "a", "input": "x", "description": "y"})
-    assert "[running]" in await tools["background_agents_get_all_tasks"].invoke(arguments={})
-    assert "still running" in await tools["background_agents_clear_completed_task"].invoke(arguments={"task_id": 1})
+    await tools["background_agents_start_task"].invoke_raw(
+        arguments={"agent_name": "a", "input": "x", "description": "y"}
+    )
+    assert "[running]" in await tools["background_agents_get_all_tasks"].invoke_raw(arguments={})
+    assert "still running" in await tools["background_agents_clear_completed_task"].invoke_raw(arguments={"task_id": 1})
     await provider.wait(session)
-    assert "cleared" in await tools["background_agents_clear_completed_task"].invoke(arguments={"task_id": 1})
-    assert await tools["background_agents_get_all_tasks"].invoke(arguments={}) == "No tasks."
+    assert "cleared" in await tools["background_agents_clear_completed_task"].invoke_raw(arguments={"task_id": 1})
+    assert await tools["background_agents_get_all_tasks"].invoke_raw(arguments={}) == "No tasks."
 
 
 def test_agents_need_unique_names() -> None:

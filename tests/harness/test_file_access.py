@@ -113,7 +113,9 @@ def test_disable_write_tools_and_approval_switches() -> None:
 async def test_the_tools_edit_search_and_refuse_escapes() -> None:
     store = InMemoryAgentFileStore({"notes/a.md": "one\ntwo\nthree\n", "b.txt": "two two"})
     tools = {t.name: t for t in FileAccessProvider(store).tools()}
-    grep = await tools["file_access_grep"].invoke(arguments={"regex_pattern": "two", "directory": "notes"})
+    grep = await tools["file_access_grep"].invoke(
+        arguments={"regex_pattern": "two", "directory": "notes"}, skip_parsing=True
+    )
     assert grep == [
         {
             "file_name": "notes/a.md",
@@ -121,27 +123,37 @@ async def test_the_tools_edit_search_and_refuse_escapes() -> None:
             "matching_lines": [{"line_number": 2, "line": "two"}],
         }
     ]
-    listing = await tools["file_access_ls"].invoke(arguments={"glob_pattern": "*.txt"})
+    listing = await tools["file_access_ls"].invoke(arguments={"glob_pattern": "*.txt"}, skip_parsing=True)
     assert listing == [{"name": "b.txt", "type": "file"}]
     many = await tools["file_access_replace"].invoke(
-        arguments={"file_name": "b.txt", "old_string": "two", "new_string": "2"}
+        arguments={"file_name": "b.txt", "old_string": "two", "new_string": "2"}, skip_parsing=True
     )
     assert "occurs 2 times" in many and await store.read("b.txt") == "two two"
     assert "Replaced 2" in await tools["file_access_replace"].invoke(
-        arguments={"file_name": "b.txt", "old_string": "two", "new_string": "2", "replace_all": True}
+        arguments={"file_name": "b.txt", "old_string": "two", "new_string": "2", "replace_all": True}, skip_parsing=True
     )
     edits = [{"line_number": 2, "new_line": "TWO\n"}, {"line_number": 3, "new_line": ""}]
-    await tools["file_access_replace_lines"].invoke(arguments={"file_name": "notes/a.md", "edits": edits})
+    await tools["file_access_replace_lines"].invoke(
+        arguments={"file_name": "notes/a.md", "edits": edits}, skip_parsing=True
+    )
     assert await store.read("notes/a.md") == "one\nTWO\n"
     bad = await tools["file_access_replace_lines"].invoke(
-        arguments={"file_name": "notes/a.md", "edits": [{"line_number": 9, "new_line": "x"}]}
+        arguments={"file_name": "notes/a.md", "edits": [{"line_number": 9, "new_line": "x"}]}, skip_parsing=True
     )
     assert "out of range" in bad
     for path in ("../x", "/etc/passwd", "C:\\x"):
-        assert "Invalid path" in await tools["file_access_read"].invoke(arguments={"file_name": path})
-        assert "Invalid path" in await tools["file_access_write"].invoke(arguments={"file_name": path, "content": "x"})
-    assert "already exists" in await tools["file_access_write"].invoke(arguments={"file_name": "b.txt", "content": "x"})
-    assert "invalid pattern" in json.dumps(await tools["file_access_grep"].invoke(arguments={"regex_pattern": "(("}))
+        assert "Invalid path" in await tools["file_access_read"].invoke(
+            arguments={"file_name": path}, skip_parsing=True
+        )
+        assert "Invalid path" in await tools["file_access_write"].invoke(
+            arguments={"file_name": path, "content": "x"}, skip_parsing=True
+        )
+    assert "already exists" in await tools["file_access_write"].invoke(
+        arguments={"file_name": "b.txt", "content": "x"}, skip_parsing=True
+    )
+    assert "invalid pattern" in json.dumps(
+        await tools["file_access_grep"].invoke(arguments={"regex_pattern": "(("}, skip_parsing=True)
+    )
 
 
 def test_a_store_is_required() -> None:

@@ -71,7 +71,7 @@ async def test_transcripts_are_kept_searchable_and_recent_turns_come_back(tmp_pa
     await agent.run("What did I ask?", session=session)
     assert [m.text for m in client.calls[1][1:3]] == ["Tell me about Paris.", "Paris is lovely."]  # after the system
     search = {t.name: t for t in memory.tools(session)}["search_memory_transcripts"]
-    found = json.loads(await search.invoke(arguments={"query": "PARIS"}))
+    found = json.loads(await search.invoke(arguments={"query": "PARIS"}, skip_parsing=True))
     assert [(f["role"], f["text"]) for f in found][:2] == [
         ("user", "Tell me about Paris."),
         ("assistant", "Paris is lovely."),
@@ -83,22 +83,28 @@ async def test_the_tools_write_read_list_delete_and_consolidate(tmp_path: Path) 
     memory = _provider(tmp_path)
     session = AgentSession(state={"user_id": "ada"})
     tools = {t.name: t for t in memory.tools(session)}
-    await tools["write_memory"].invoke(arguments={"topic": "Travel  plans", "memory": "Going to Oslo in May."})
-    await tools["write_memory"].invoke(arguments={"topic": "travel plans", "memory": "going to oslo in may."})
-    await tools["write_memory"].invoke(arguments={"topic": "Travel plans", "memory": "# Not a heading"})
-    text = await tools["read_memory_topic"].invoke(arguments={"topic": "travel-plans"})
+    await tools["write_memory"].invoke(
+        arguments={"topic": "Travel  plans", "memory": "Going to Oslo in May."}, skip_parsing=True
+    )
+    await tools["write_memory"].invoke(
+        arguments={"topic": "travel plans", "memory": "going to oslo in may."}, skip_parsing=True
+    )
+    await tools["write_memory"].invoke(
+        arguments={"topic": "Travel plans", "memory": "# Not a heading"}, skip_parsing=True
+    )
+    text = await tools["read_memory_topic"].invoke(arguments={"topic": "travel-plans"}, skip_parsing=True)
     memories = text.split("## Memories\n")[1]
     assert memories.lower().count("oslo") == 1  # duplicates (by case) are merged
     assert "- \\# Not a heading" in text  # a memory cannot pose as a section
     assert MemoryTopicRecord.from_markdown(text).memories == ["Going to Oslo in May.", "# Not a heading"]
-    listed = json.loads(await tools["list_memory_topics"].invoke(arguments={}))
+    listed = json.loads(await tools["list_memory_topics"].invoke(arguments={}, skip_parsing=True))
     assert [e["slug"] for e in listed] == ["travel-plans"]
     judge = ScriptedChatClient([json.dumps({"summary": "Oslo trip.", "memories": ["Oslo, May."]})])
     assert await memory.consolidate(session, client=judge) == 1
     assert memory.store.get_topic(session, source_id="memory", topic="travel plans").memories == ["Oslo, May."]
     index = (memory.store._root_for(session, "memory") / "MEMORY.md").read_text()  # type: ignore[attr-defined]
     assert "- [Travel plans](topics/travel-plans.md): Oslo trip." in index
-    await tools["delete_memory_topic"].invoke(arguments={"topic": "Travel plans"})
+    await tools["delete_memory_topic"].invoke(arguments={"topic": "Travel plans"}, skip_parsing=True)
     assert memory.store.list_topics(session, source_id="memory") == []
 
 
@@ -144,10 +150,14 @@ async def test_owners_are_required_and_cannot_steer_paths(tmp_path: Path) -> Non
         await agent.run("Hi", session=AgentSession())
     evil = AgentSession(state={"user_id": "../../etc"})
     with pytest.raises(ValueError, match="path traversal"):
-        await {t.name: t for t in memory.tools(evil)}["write_memory"].invoke(arguments={"topic": "x", "memory": "y"})
+        await {t.name: t for t in memory.tools(evil)}["write_memory"].invoke(
+            arguments={"topic": "x", "memory": "y"}, skip_parsing=True
+        )
     assert not list(tmp_path.rglob("*.md"))
     slashed = AgentSession(state={"user_id": "team/alice"})  # a separator alone is encoded, not followed
-    await {t.name: t for t in memory.tools(slashed)}["write_memory"].invoke(arguments={"topic": "x", "memory": "y"})
+    await {t.name: t for t in memory.tools(slashed)}["write_memory"].invoke(
+        arguments={"topic": "x", "memory": "y"}, skip_parsing=True
+    )
     written = list(tmp_path.rglob("*.md"))
     assert written and all(p.resolve().is_relative_to((tmp_path / "mem").resolve()) for p in written)
     with pytest.raises(ValueError, match="plain path segment"):
@@ -226,7 +236,10 @@ async def test_transcripts_use_the_given_line_format(tmp_path: Path) -> None:
     await agent.run("What did I ask?", session=session)
     assert [m.text for m in client.calls[1][1:3]] == ["Tell me about Paris.", "Paris is lovely."]  # read back
     search = {t.name: t for t in memory.tools(session)}["search_memory_transcripts"]
-    assert json.loads(await search.invoke(arguments={"query": "lovely"}))[0]["text"] == "Paris is lovely."
+    assert (
+        json.loads(await search.invoke(arguments={"query": "lovely"}, skip_parsing=True))[0]["text"]
+        == "Paris is lovely."
+    )
 
     broken = _provider(tmp_path, max_extractions=0, history_dumps=lambda data: json.dumps(data, indent=1))
     with pytest.raises(ValueError, match="one line"):

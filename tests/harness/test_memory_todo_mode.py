@@ -61,7 +61,9 @@ async def test_the_index_and_sidecars_cannot_be_written_replaced_or_deleted(name
     store = InMemoryAgentFileStore()
     memory = FileMemoryProvider(store, scope="u1")
     tools = {t.name: t for t in memory.tools("u1")}
-    await tools["file_memory_write"].invoke(arguments={"file_name": "prefs.md", "content": "tea", "description": "d"})
+    await tools["file_memory_write"].invoke(
+        arguments={"file_name": "prefs.md", "content": "tea", "description": "d"}, skip_parsing=True
+    )
     index_before = await store.read("u1/memories.md")
     for tool_name, args in (
         ("file_memory_write", {"file_name": name, "content": "pwned"}),
@@ -69,7 +71,7 @@ async def test_the_index_and_sidecars_cannot_be_written_replaced_or_deleted(name
         ("file_memory_replace_lines", {"file_name": name, "edits": [{"line_number": 1, "new_line": "pwned"}]}),
         ("file_memory_delete", {"file_name": name}),
     ):
-        assert "reserved" in await tools[tool_name].invoke(arguments=args)
+        assert "reserved" in await tools[tool_name].invoke(arguments=args, skip_parsing=True)
     assert await store.read("u1/memories.md") == index_before
     assert await store.read("u1/prefs_description.md") == "d"
 
@@ -79,17 +81,21 @@ async def test_internal_files_are_hidden_and_names_are_flat() -> None:
     memory = FileMemoryProvider(store, scope="s")
     tools = {t.name: t for t in memory.tools("s")}
     await tools["file_memory_write"].invoke(
-        arguments={"file_name": "plan.md", "content": "step one", "description": "the plan"}
+        arguments={"file_name": "plan.md", "content": "step one", "description": "the plan"}, skip_parsing=True
     )
-    assert await tools["file_memory_ls"].invoke(arguments={}) == [
+    assert await tools["file_memory_ls"].invoke(arguments={}, skip_parsing=True) == [
         {"name": "plan.md", "type": "file", "description": "the plan"}
     ]
-    grep = await tools["file_memory_grep"].invoke(arguments={"regex_pattern": "step|plan|memory"})
+    grep = await tools["file_memory_grep"].invoke(arguments={"regex_pattern": "step|plan|memory"}, skip_parsing=True)
     assert [r["file_name"] for r in grep] == ["plan.md"]
-    assert "flat" in await tools["file_memory_write"].invoke(arguments={"file_name": "a/b.md", "content": "x"})
-    assert "Invalid path" in await tools["file_memory_write"].invoke(arguments={"file_name": "../x.md", "content": "x"})
+    assert "flat" in await tools["file_memory_write"].invoke(
+        arguments={"file_name": "a/b.md", "content": "x"}, skip_parsing=True
+    )
+    assert "Invalid path" in await tools["file_memory_write"].invoke(
+        arguments={"file_name": "../x.md", "content": "x"}, skip_parsing=True
+    )
     assert await memory.read_memory("s", "memories.md") is None
-    await tools["file_memory_delete"].invoke(arguments={"file_name": "plan.md"})
+    await tools["file_memory_delete"].invoke(arguments={"file_name": "plan.md"}, skip_parsing=True)
     assert await store.read("s/plan_description.md") is None
     assert await store.read("s/memories.md") == "# Memory Index\n\n"
 
@@ -98,7 +104,7 @@ async def test_the_index_is_capped() -> None:
     memory = FileMemoryProvider(InMemoryAgentFileStore(), scope="s")
     write = {t.name: t for t in memory.tools("s")}["file_memory_write"]
     for i in range(55):
-        await write.invoke(arguments={"file_name": f"m{i:02}.md", "content": "x"})
+        await write.invoke(arguments={"file_name": f"m{i:02}.md", "content": "x"}, skip_parsing=True)
     index = await memory.store.read("s/memories.md")
     assert index is not None and index.count("- **") == 50
 
@@ -139,7 +145,7 @@ async def test_todo_tools_refuse_empty_input_and_corrupt_state() -> None:
     session = AgentSession()
     tools = {t.name: t for t in todos.tools(session)}
     with pytest.raises(ValueError):
-        await tools["todos_complete"].invoke(arguments={"items": [{"id": 1, "reason": " "}]})
+        await tools["todos_complete"].invoke(arguments={"items": [{"id": 1, "reason": " "}]}, skip_parsing=True)
     with pytest.raises(ValueError, match="non-empty title"):
         await todos.add_items(session, [{"title": "  "}])
     session.state["todo"] = {"items": [{"id": "x", "title": "t"}]}

@@ -159,10 +159,10 @@ async def test_the_policy_refuses_before_anything_runs_and_the_model_is_told_why
         await shell.run("   ")
     tool = shell.as_function()
     assert (
-        await tool.invoke(arguments={"command": "RM x"})
+        await tool.invoke(arguments={"command": "RM x"}, skip_parsing=True)
         == "Command rejected by policy: matches denylist pattern: \\brm\\b"
     )
-    assert await tool.invoke(arguments={"command": "echo fine"}) == "fine\n\nexit_code: 0"
+    assert await tool.invoke(arguments={"command": "echo fine"}, skip_parsing=True) == "fine\n\nexit_code: 0"
     assert seen == ["echo fine"]
     allow = ShellPolicy(allowlist=[r"^git "])
     assert allow.evaluate_command("git status").decision == "allow"

@@ -147,7 +147,7 @@ async def test_the_loaders_need_a_run_and_the_settings_are_checked() -> None:
     try:
         load = next(t for t in await server.get_tools() if t.name == "load_tool")
         with pytest.raises(ToolExecutionError, match="inside an agent"):
-            await load.invoke(arguments={"tool": "add"})
+            await load.invoke(arguments={"tool": "add"}, skip_parsing=True)
     finally:
         await server.close()
     with pytest.raises(TypeError, match="always_load"):

@@ -65,7 +65,7 @@ async def test_lazy_connection_and_close_end_the_subprocess() -> None:
     before = set(child_processes())
     [pid_tool] = await server.get_tools()
     assert server.is_connected
-    pid = int(await pid_tool.invoke(arguments={}))
+    pid = int(await pid_tool.invoke(arguments={}, skip_parsing=True))
     assert pid in child_processes() and pid not in before
     await server.close()
     assert not server.is_connected
@@ -112,7 +112,9 @@ async def test_arguments_are_filtered_to_declared_properties(shared: MCPStdioToo
 
 async def test_additional_argument_names_are_forwarded(shared: MCPStdioTool) -> None:
     echo = next(t for t in await shared.get_tools() if t.name == "echo_args")
-    received = json.loads(await echo.invoke(arguments={"text": "x", "trace_id": "t1", "tenant": "acme", "other": 1}))
+    received = json.loads(
+        await echo.invoke(arguments={"text": "x", "trace_id": "t1", "tenant": "acme", "other": 1}, skip_parsing=True)
+    )
     assert received == {"text": "x", "trace_id": "t1", "tenant": "acme"}
 
 

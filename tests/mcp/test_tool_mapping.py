@@ -23,7 +23,7 @@ async def test_colliding_local_names_are_an_error_not_first_one_wins() -> None:
         tools = {t.name: t for t in await server.get_tools()}
         assert set(tools) == {"lookup_user", "add"}
         assert tools["lookup_user"].additional_properties["mcp_tool_name"] == "lookup.user"
-        assert await tools["lookup_user"].invoke(arguments={"user": "ada"}) == "dot:ada"
+        assert await tools["lookup_user"].invoke(arguments={"user": "ada"}, skip_parsing=True) == "dot:ada"
         assert server.connect_count == 1
     finally:
         await server.close()
@@ -82,7 +82,7 @@ async def test_rejected_approval_never_reaches_the_server(http_server: HTTPServe
     finally:
         await server.close()
     [result] = [c for m in done.messages for c in m.contents if c.type == "function_result"]
-    assert "denied" in str(result.result)
+    assert "rejected by user" in str(result.result)
     assert "rm -rf" not in str(result.result)
 
 

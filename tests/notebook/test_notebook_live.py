@@ -84,7 +84,7 @@ def test_a_response_without_a_session_continues_its_own_conversation(kernel: Ker
     out = text(kernel.run("v = last_view()\nprint(v.response.text)\nprint([m.role for m in v.session.messages])"))
     # The new session holds the whole conversation: the first turn's input and reply, the answer, the rest.
     assert out.splitlines() == [
-        "delete_file: The user denied the call to 'delete_file'; do not retry it.",
+        "delete_file: Error: Tool call invocation was rejected by user.",
         "['user', 'assistant', 'user', 'tool', 'assistant']",
     ]
 

@@ -60,7 +60,7 @@ async def test_denied_call_never_runs() -> None:
     run.answer(run.pending[0].id, False, reason="no")
     response = await run.wait()
     assert calls == []
-    assert "denied" in response.text
+    assert "rejected by user" in response.text
 
 
 async def test_answer_to_unknown_request_is_a_typed_error() -> None:
@@ -73,7 +73,7 @@ async def test_answer_to_unknown_request_is_a_typed_error() -> None:
 
 @pytest.mark.parametrize(
     ("policy", "expected"),
-    [(True, "deleted Notes"), (False, "denied"), (["delete_file"], "deleted Notes")],
+    [(True, "deleted Notes"), (False, "rejected by user"), (["delete_file"], "deleted Notes")],
 )
 async def test_policies_answer_without_a_person(policy: object, expected: str) -> None:
     run = AgentRun(ops_agent(), auto_approve=policy)  # type: ignore[arg-type]
@@ -164,7 +164,7 @@ async def test_non_streaming_mode_uses_the_plain_run() -> None:
     assert delete_file.name == "delete_file"
 
 
-@pytest.mark.parametrize(("method", "expected"), [("approve_all", "deleted Notes"), ("deny_all", "denied")])
+@pytest.mark.parametrize(("method", "expected"), [("approve_all", "deleted Notes"), ("deny_all", "rejected by user")])
 async def test_answer_every_pending_request_at_once(method: str, expected: str) -> None:
     run = AgentRun(ops_agent())
     await run.run("Delete Notes")

@@ -77,7 +77,7 @@ async def test_deny_with_always_checkbox_does_not_always_allow(no_leaks: None) -
     card.always.value = True
     card.deny_button.click()
     response = await view.wait()
-    assert "denied" in response.text
+    assert "rejected by user" in response.text
     assert view.controller.always_allowed == []
     view.close()
 

@@ -808,13 +808,13 @@ CASES: dict[str, Case] = {
             re.compile(
                 r"WeatherAgent: Summary: The weather in Los Angeles, CA is \w+ and -?\d+°C\. \| "
                 r"The weather in Portland, OR is \w+ and -?\d+°C\. \| "
-                r"The user denied the call to 'get_weather_detail'; do not retry it\."
+                r"Error: Tool call invocation was rejected by user\."
             ),
             "=== Weather Agent with Approval Required (Streaming) ===",
             '  Arguments: {"location":"Portland, OR"}',
             re.compile(
                 r"Summary: The weather in Los Angeles, CA is \w+ and -?\d+°C\. \| "
-                r"The user denied the call to 'get_weather'; do not retry it\. \| "
+                r"Error: Tool call invocation was rejected by user\. \| "
                 r"The weather in Seattle, WA is \w+ and -?\d+°C, with a humidity of 88%\."
             ),
         ],
@@ -1696,7 +1696,7 @@ CASES.update(
                 call("file_access_read", file_name="north_region_totals.csv"),
                 lambda m, o: "Totals:\n" + last_tool_result(m),
                 call("file_access_delete", file_name="sales.csv"),
-                _saw("The user denied the call to 'file_access_delete'", "Understood, sales.csv stays."),
+                _saw("Error: Tool call invocation was rejected by user.", "Understood, sales.csv stays."),
             ],
             expected=[
                 "📊 Data Analyst",

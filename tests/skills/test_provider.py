@@ -109,7 +109,7 @@ async def test_a_denied_script_never_runs() -> None:
     session = agent.create_session()
     (request,) = (await agent.run("go", session=session)).user_input_requests
     response = await agent.run(Message("user", [request.to_function_approval_response(False)]), session=session)
-    assert log == [] and "denied" in str(results(response)[0])
+    assert log == [] and "rejected by user" in str(results(response)[0])
 
 
 async def test_read_only_rule_approves_reads_but_scripts_still_ask() -> None:

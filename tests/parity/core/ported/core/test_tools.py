@@ -9,9 +9,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic import BaseModel
 
-from agentnb import Content, FunctionTool, tool
-from tests.parity.core.missing import missing
-SKIP_PARSING = missing("agentnb.SKIP_PARSING")
+from agentnb import SKIP_PARSING, Content, FunctionTool, tool
 from agentnb import FunctionInvocationContext
 from agentnb import normalize_function_invocation_configuration
 from agentnb.observability import OtelAttr
