@@ -68,7 +68,7 @@ class AgentSession:
             "type": "session",
             "session_id": self.session_id,
             "service_session_id": self.service_session_id,
-            "state": encode(self.state),
+            "state": encode(self.state, lenient=True),
         }
 
     @classmethod
