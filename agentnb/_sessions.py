@@ -63,7 +63,13 @@ class AgentSession:
         self.state: dict[str, Any] = state if state is not None else {}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe snapshot of the session (history and pending approvals included)."""
+        """A snapshot of the session (history and pending approvals included) in agentnb's tagged JSON.
+
+        What agentnb cannot restore follows the reference's rules instead of raising (see ``encode(...,
+        lenient=True)``): an object with ``to_dict()`` but no ``from_dict()`` is written as its mapping, a
+        non-finite float stays a float, and another unsupported value is left as it is with a ``RuntimeWarning``;
+        :class:`~agentnb.FileSessionStore` refuses the last two.
+        """
         return {
             "type": "session",
             "session_id": self.session_id,
