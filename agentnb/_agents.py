@@ -246,10 +246,18 @@ class _Turn:
         self.agent = agent
         self.context = context
         self.tools = tools
-        self.chat_middleware = chat_middleware
+        self.run_chat_middleware = chat_middleware
         self.providers = providers
         self.session_context: SessionContext | None = None
         self.compaction: dict[str, Any] = {}
+
+    @property
+    def chat_middleware(self) -> list[Any]:
+        """The run's chat and function middleware, then (inside them) what the context providers added."""
+        sc = self.session_context
+        if sc is None or not sc.middleware:
+            return self.run_chat_middleware
+        return [*self.run_chat_middleware, *sc.get_middleware()]
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session

@@ -23,7 +23,9 @@ import importlib
 import json
 import sys
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 from ._json import is_list_or_tuple
@@ -173,8 +175,25 @@ _type_of: Callable[[object], type[Any]] = type
 """``type()``, typed for the checker as returning a class of Any (no ``cast()`` call on the hot path)."""
 
 
-def encode(value: Any) -> Any:
-    """Turn ``value`` into JSON-compatible data with type tags where plain JSON would lose the type."""
+_LENIENT: ContextVar[bool] = ContextVar("agentnb_lenient_encode", default=False)
+
+
+def encode(value: Any, *, lenient: bool = False) -> Any:
+    """Turn ``value`` into JSON-compatible data with type tags where plain JSON would lose the type.
+
+    ``lenient`` applies the reference's ``AgentSession.to_dict`` rules to what agentnb cannot restore, instead of
+    raising :class:`SerializationError`: an object with ``to_dict()`` but no ``from_dict()`` (or a dict subclass
+    with ``to_dict()``) is written as its ``to_dict()`` mapping and comes back as that mapping; a non-finite float
+    stays a float; a pydantic model defined inside a function is registered, with a ``DeprecationWarning`` (it
+    cannot be found by its import path after a restart); anything else is left as it is, with a
+    ``RuntimeWarning`` (a durable store refuses it).
+    """
+    if lenient and not _LENIENT.get():
+        token = _LENIENT.set(True)
+        try:
+            return encode(value)
+        finally:
+            _LENIENT.reset(token)
     cls = _type_of(value)
     if cls is str or cls is int or cls is bool or value is None:
         return value  # a JSON scalar, without the nested call
@@ -200,7 +219,7 @@ def _encode(value: Any, depth: int) -> Any:
         if isinstance(value, (bool, int, str)):
             return value
         if isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
+            if (value != value or value in (float("inf"), float("-inf"))) and not _LENIENT.get():
                 return {TAG: "float", "value": repr(value)}
             return value
     depth += 1
@@ -219,6 +238,8 @@ def _encode(value: Any, depth: int) -> Any:
         return {TAG: "enum", "type": type_id(cls), "value": _encode(value.value, depth)}
     if isinstance(value, dict):
         mapping = cast("dict[Any, Any]", value)
+        if _LENIENT.get() and callable(getattr(mapping, "to_dict", None)):  # a dict subclass that says how to save it
+            return _encode_by_to_dict(mapping, cls, depth)
         if all(isinstance(k, str) for k in mapping) and TAG not in mapping:
             return {k: _encode(v, depth) for k, v in mapping.items()}
         return {TAG: "dict", "items": [[_encode(k, depth), _encode(v, depth)] for k, v in mapping.items()]}
@@ -241,15 +262,50 @@ def _encode(value: Any, depth: int) -> Any:
     if callable(to_dict) and callable(getattr(cls, "from_dict", None)):
         return {TAG: "object", "type": type_id(cls), "data": _encode(to_dict(), depth)}
     if _is_pydantic_model(value):
+        if _LENIENT.get() and "<locals>" in cls.__qualname__ and cls not in _REGISTERED_IDS:
+            _register_local_model(cls)
         return {TAG: "pydantic", "type": type_id(cls), "data": value.model_dump(mode="json")}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: _encode(getattr(value, f.name), depth) for f in dataclasses.fields(value)}
         return {TAG: "dataclass", "type": type_id(cls), "fields": fields}
+    if _LENIENT.get():
+        if callable(to_dict):
+            return _encode_by_to_dict(value, cls, depth)
+        warnings.warn(
+            f"AgentSession state holds a value of unsupported type {cls.__qualname__!r}; AgentSession.to_dict() is "
+            "leaving it unchanged for compatibility, but durable session stores will reject it. Call "
+            "register_state_type() with an encoder and decoder.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return value
     raise SerializationError(
         f"Cannot serialize a value of type {cls.__module__}.{cls.__qualname__}; use JSON types, "
         "a pydantic model, a dataclass, an Enum, a class with to_dict()/from_dict(), "
         "or register_type(cls, encoder=..., decoder=...)."
     )
+
+
+def _encode_by_to_dict(value: Any, cls: type[Any], depth: int) -> Any:
+    """``value`` by its ``to_dict()``: tagged when ``from_dict()`` restores it, else the plain mapping (lenient)."""
+    payload: object = value.to_dict()
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"{cls.__qualname__}.to_dict() must return a mapping.")
+    if callable(getattr(cls, "from_dict", None)):
+        return {TAG: "object", "type": type_id(cls), "data": _encode(dict(cast("Mapping[Any, Any]", payload)), depth)}
+    return {str(k): _encode(v, depth) for k, v in cast("Mapping[Any, Any]", payload).items()}
+
+
+def _register_local_model(cls: type[Any]) -> None:
+    """Register a pydantic model defined in a function, which loading could not find by its import path."""
+    warnings.warn(
+        f"Implicit registration of pydantic AgentSession state type {cls.__qualname__!r} is deprecated; call "
+        "register_state_type() at module import time. Cold-start deserialization is not guaranteed without "
+        "explicit registration.",
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    register_type(cls)
 
 
 def _decode_tagged(data: dict[str, Any], depth: int) -> Any:

@@ -14,9 +14,10 @@ from collections.abc import Collection, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
+from ._json import is_list_or_tuple
 from ._serialization import decode, encode
 from ._types import Message
-from .exceptions import SessionError
+from .exceptions import MiddlewareError, SessionError
 
 if TYPE_CHECKING:
     from ._types import AgentResponse
@@ -62,12 +63,18 @@ class AgentSession:
         self.state: dict[str, Any] = state if state is not None else {}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-safe snapshot of the session (history and pending approvals included)."""
+        """A snapshot of the session (history and pending approvals included) in agentnb's tagged JSON.
+
+        What agentnb cannot restore follows the reference's rules instead of raising (see ``encode(...,
+        lenient=True)``): an object with ``to_dict()`` but no ``from_dict()`` is written as its mapping, a
+        non-finite float stays a float, and another unsupported value is left as it is with a ``RuntimeWarning``;
+        :class:`~agentnb.FileSessionStore` refuses the last two.
+        """
         return {
             "type": "session",
             "session_id": self.session_id,
             "service_session_id": self.service_session_id,
-            "state": encode(self.state),
+            "state": encode(self.state, lenient=True),
         }
 
     @classmethod
@@ -127,6 +134,7 @@ class SessionContext:
         context_messages: dict[str, list[Message]] | None = None,
         instructions: list[str] | None = None,
         tools: list[Any] | None = None,
+        middleware: dict[str, list[Any]] | None = None,
         options: dict[str, Any] | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> None:
@@ -136,6 +144,9 @@ class SessionContext:
         self.context_messages: dict[str, list[Message]] = context_messages if context_messages is not None else {}
         self.instructions: list[str] = instructions if instructions is not None else []
         self.tools: list[Any] = tools if tools is not None else []
+        self.middleware: dict[str, list[Any]] = {}
+        for source_id, items in (middleware or {}).items():
+            self.extend_middleware(source_id, items)
         self.options: dict[str, Any] = options if options is not None else {}
         self._response: AgentResponse | None = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
@@ -158,34 +169,39 @@ class SessionContext:
     ) -> None:
         """Add messages (history, retrieved documents, memories) ahead of the input.
 
-        ``source`` is a source id or a provider (its ``source_id`` is used), as in the reference.
-        ``origin_session_ids`` names the other sessions the messages came from (memory kept across sessions),
-        so an observer can tell injected content from this session's own: each message is copied with
-        ``additional_properties["_attribution"] = {"source_id": ..., "origin_session_ids": [...]}`` (plus
-        ``source_type``, the provider's class name, when a provider was passed); an attribution the message
-        already carries keeps its keys and gains the new origins. The caller's messages are left as they are.
+        ``source`` is a source id or a provider (its ``source_id`` is used), as in the reference. Each message
+        is stored as a copy marked ``additional_properties["_attribution"] = {"source_id": ...}`` (plus
+        ``source_type``, the provider's class name, when a provider was passed), so an observer can tell
+        added context from the caller's input; the caller's messages are left as they are. A message that
+        already carries an attribution keeps it. ``origin_session_ids`` names the other sessions the messages
+        came from (memory kept across sessions); they are added to the attribution's ``origin_session_ids``
+        (merged with any already there), and the key is absent when none are given.
         """
         source_id = source if isinstance(source, str) else source.source_id
-        if origin_session_ids:
-            added: dict[str, Any] = {"source_id": source_id}
-            if not isinstance(source, str):
-                added["source_type"] = type(source).__name__
-            attributed: list[Message] = []
-            for message in messages:
-                copied = copy.copy(message)
-                existing = message.additional_properties.get("_attribution")
-                attribution = dict(cast("dict[str, Any]", existing)) if isinstance(existing, dict) else {}
+        added: dict[str, Any] = {"source_id": source_id}
+        if not isinstance(source, str):
+            added["source_type"] = type(source).__name__
+        origins = list(dict.fromkeys(origin_session_ids)) if origin_session_ids else None
+        stored = self.context_messages.setdefault(source_id, [])
+        for message in messages:
+            copied = copy.copy(message)
+            properties = dict(message.additional_properties)
+            existing = properties.get("_attribution")
+            if isinstance(existing, dict):
+                attribution = dict(cast("dict[str, Any]", existing))
                 for key, value in added.items():
                     attribution.setdefault(key, value)
+            else:
+                attribution = dict(added)
+            if origins is not None:
                 earlier = attribution.get("origin_session_ids")
                 earlier_ids = (
                     [o for o in cast("list[Any]", earlier) if isinstance(o, str)] if isinstance(earlier, list) else []
                 )
-                attribution["origin_session_ids"] = list(dict.fromkeys([*earlier_ids, *origin_session_ids]))
-                copied.additional_properties = {**message.additional_properties, "_attribution": attribution}
-                attributed.append(copied)
-            messages = attributed
-        self.context_messages.setdefault(source_id, []).extend(messages)
+                attribution["origin_session_ids"] = list(dict.fromkeys([*earlier_ids, *origins]))
+            properties["_attribution"] = attribution
+            copied.additional_properties = properties
+            stored.append(copied)
 
     def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
         """Add instructions for this run."""
@@ -194,6 +210,30 @@ class SessionContext:
     def extend_tools(self, source_id: str, tools: Sequence[Any]) -> None:
         """Offer more tools for this run."""
         self.tools.extend(tools)
+
+    def extend_middleware(self, source_id: str, middleware: Any) -> None:
+        """Wrap this run's model calls (chat middleware) or tool calls (function middleware) in ``middleware``.
+
+        One middleware or a list; the agent adds them inside its own and the run's, in provider order.
+
+        Raises:
+            MiddlewareError: ``middleware`` holds agent middleware (a provider runs inside the agent turn, too
+                late to wrap it) or something that is not middleware.
+        """
+        from ._middleware import split_middleware
+
+        items: list[Any] = list(cast("Sequence[Any]", middleware)) if is_list_or_tuple(middleware) else [middleware]
+        agent_level, _, _ = split_middleware(items)
+        if agent_level:
+            raise MiddlewareError(
+                "Context providers may only add chat or function middleware; agent middleware wraps the turn the "
+                "providers run in."
+            )
+        self.middleware.setdefault(source_id, []).extend(items)
+
+    def get_middleware(self) -> list[Any]:
+        """The middleware providers added for this run, in provider order."""
+        return [item for items in self.middleware.values() for item in items]
 
     def get_messages(
         self,
@@ -305,7 +345,10 @@ class HistoryProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
     ) -> None:
         if self.load_messages:
-            context.extend_messages(self.source_id, await self.get_messages(context.session_id, state=state))
+            # The stored messages themselves, not attributed copies (unlike ``extend_messages``): the history is
+            # the conversation, and compaction keeps its marks on these objects from turn to turn.
+            history = await self.get_messages(context.session_id, state=state)
+            context.context_messages.setdefault(self.source_id, []).extend(history)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]

@@ -336,8 +336,9 @@ class SessionError(AgentnbError):
     """A session is missing where one is required (message injection), or cannot be loaded or saved."""
 
 
-class SessionCorruptError(SessionError):
-    """A stored session is unreadable; the file is left in place for inspection."""
+class SessionCorruptError(SessionError, ValueError):
+    """A stored session is unreadable; the file is left in place for inspection (moved aside by the keyed
+    ``FileSessionStore.get``). A ``ValueError``, as the reference raises for an unreadable snapshot."""
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)

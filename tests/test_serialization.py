@@ -89,3 +89,34 @@ def test_registered_ids_are_stable_and_unique() -> None:
     register_type(Renamed, "tests.Renamed")  # same class again is harmless
     with pytest.raises(ValueError, match="already registered"):
         register_type(Point, "tests.Renamed")
+
+
+def test_lenient_encoding_follows_the_reference_session_rules() -> None:
+    class Legacy:  # to_dict() but no from_dict(): written as its mapping, read back as one
+        def to_dict(self) -> dict[str, object]:
+            return {"value": 1}
+
+    class Mapping(dict[str, object]):
+        def to_dict(self) -> dict[str, object]:
+            return {"saved": True}
+
+    class LocalModel(BaseModel):
+        value: str
+
+    class Opaque:
+        pass
+
+    assert encode({"a": [Legacy()], "m": Mapping(raw=True)}, lenient=True) == {
+        "a": [{"value": 1}],
+        "m": {"saved": True},
+    }
+    assert encode(float("inf"), lenient=True) == float("inf")
+    with pytest.warns(DeprecationWarning, match="Cold-start deserialization"):
+        data = encode({"m": LocalModel(value="x")}, lenient=True)
+    assert decode(json.loads(json.dumps(data))) == {"m": LocalModel(value="x")}
+    opaque = Opaque()
+    with pytest.warns(RuntimeWarning, match="leaving it unchanged"):
+        assert encode([opaque], lenient=True) == [opaque]
+    with pytest.raises(SerializationError):  # strict by default: checkpoints and stores never lose a type
+        encode(Legacy())
+    assert encode(float("nan")) == {"__agentnb__": "float", "value": "nan"}

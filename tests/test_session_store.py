@@ -155,8 +155,8 @@ async def test_sessions_save_load_list_and_delete(tmp_path: Path) -> None:
     store.save(restored)
     assert [m.text for m in store.load("chat").messages] == ["Hello", "Hi!", "Later", "Bye!"]  # type: ignore[union-attr]
 
-    assert store.delete("chat") is True
-    assert store.delete("chat") is False
+    assert await store.delete("chat") is True
+    assert await store.delete("chat") is False
     assert "chat" not in store
     assert not [p for p in (tmp_path / "sessions").iterdir() if p.name.startswith(".")]  # no temp files left
 
@@ -254,7 +254,7 @@ async def test_keyed_get_and_set_store_a_session_under_the_callers_key(tmp_path:
     assert restored is not None and restored is not session
     assert (restored.session_id, restored.service_session_id) == ("inner", "svc")
     assert restored.state["notes"] == ["first"]
-    assert store.delete("tenant/user") and await store.get("tenant/user") is None
+    assert await store.delete("tenant/user") and await store.get("tenant/user") is None
 
 
 async def test_keyed_methods_refuse_empty_or_overlong_keys_and_session_subclasses(tmp_path: Path) -> None:
@@ -273,3 +273,93 @@ async def test_keyed_methods_refuse_empty_or_overlong_keys_and_session_subclasse
         await store.set("custom", Custom())
     store.save(AgentSession(session_id=too_long))  # save/load take ids of any length
     assert store.load(too_long) is not None
+
+
+# -- snapshot layout, formats, durability --------------------------------------------------------------------
+
+
+def test_a_snapshot_is_the_sessions_dict_with_a_version_and_the_earlier_layout_still_loads(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    path = store.save(AgentSession(session_id="s", service_session_id="svc", state={"n": 1}))
+    data = json.loads(path.read_text())
+    assert {k: data[k] for k in ("type", "version", "session_id", "service_session_id", "state")} == {
+        "type": "session",
+        "version": "1.0",
+        "session_id": "s",
+        "service_session_id": "svc",
+        "state": {"n": 1},
+    }
+    path.write_text(json.dumps({"format": "agentnb.session", "version": 1, "session": {**data, "state": {"n": 2}}}))
+    restored = store.load("s")
+    assert restored is not None and restored.state == {"n": 2}
+
+
+async def test_messagepack_snapshots_and_histories_round_trip(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path / "sessions", serialization_format="msgpack")
+    session = AgentSession(session_id="s", state={"history": [Message("user", ["hello"])], "when": b"\x00"})
+    await store.set("key", session)
+    (path,) = (tmp_path / "sessions").iterdir()
+    assert path.suffix == ".msgpack" and not path.read_bytes().startswith(b"{")
+    restored = await store.get("key")
+    assert restored is not None and restored.state["history"][0].text == "hello" and restored.state["when"] == b"\x00"
+
+    history = FileHistoryProvider(tmp_path / "history", serialization_format="msgpack")
+    await history.save_messages("s", [Message("user", ["one"])])
+    await history.save_messages("s", [Message("assistant", ["two"]), Message("user", ["three"])])
+    assert [m.text for m in await history.get_messages("s")] == ["one", "two", "three"]
+    file = history.path_for("s")
+    assert file.suffix == ".msgpack"
+    file.write_bytes(file.read_bytes()[:-3])  # a write cut short
+    with pytest.raises(SessionCorruptError, match="record 3"):
+        await history.get_messages("s")
+    with pytest.raises(ValueError, match="only with serialization_format='json'"):
+        FileHistoryProvider(tmp_path, serialization_format="msgpack", loads=json.loads)
+
+
+async def test_state_a_file_cannot_hold_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    with pytest.raises(ValueError, match=r"state\.scores\[1\] must be a finite float"):
+        store.save(AgentSession(session_id="s", state={"scores": [1.0, float("nan")]}))
+
+    class Opaque:
+        pass
+
+    with pytest.warns(RuntimeWarning, match="leaving it unchanged"), pytest.raises(TypeError, match=r"state\.x"):
+        await store.set("s", AgentSession(state={"x": Opaque()}))
+    assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_keyed_get_moves_an_undecodable_snapshot_aside_so_a_retry_starts_over(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    await store.set("k", AgentSession())
+    path = store.path_for("k")
+    path.write_text("{not json")
+    with pytest.raises(SessionCorruptError, match=r"quarantined .* retry") as info:
+        await store.get("k")
+    assert isinstance(info.value, ValueError)
+    assert not path.exists() and Path(info.value.path or "").read_text() == "{not json"
+    assert await store.get("k") is None
+    with pytest.raises(SessionCorruptError):  # the plain interface reports it and leaves it in place
+        path.write_text("{not json")
+        store.load("k")
+    assert path.exists()
+
+
+async def test_the_keyed_methods_refuse_a_snapshot_file_that_is_a_link(tmp_path: Path) -> None:
+    store = FileSessionStore(tmp_path)
+    (tmp_path / "other.json").write_text("{}")
+    store.path_for("k").symlink_to(tmp_path / "other.json")
+    for call in (store.get("k"), store.set("k", AgentSession()), store.delete("k")):
+        with pytest.raises(ValueError, match="escaped storage directory"):
+            await call
+
+
+async def test_deprecated_custom_codecs_write_one_line_per_message(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        pretty = FileHistoryProvider(tmp_path, dumps=lambda value: json.dumps(value, indent=2))
+    with pytest.raises(ValueError, match="single-line JSON"):
+        await pretty.save_messages("s", [Message("user", ["hi"])])
+    assert not pretty.path_for("s").exists()
+    history = FileHistoryProvider(tmp_path / "made")
+    assert history.storage_path.is_dir()  # made when the provider is
+    assert history.loads(history.dumps({"text": "héllo"})) == {"text": "héllo"}

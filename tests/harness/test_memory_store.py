@@ -206,7 +206,8 @@ async def test_memories_from_other_sessions_name_the_sessions_they_came_from(tmp
     agent = Agent(client, context_providers=[memory])
     first, second = AgentSession(state={"user_id": "ada"}), AgentSession(state={"user_id": "ada"})
     await agent.run("I love green tea.", session=first)
-    assert "_attribution" not in _memory_message(client.calls[0]).additional_properties  # nothing remembered yet
+    # Nothing remembered yet: the memory message is attributed to its provider, with no other session as origin.
+    assert _memory_message(client.calls[0]).additional_properties["_attribution"] == {"source_id": "memory"}
     await agent.run("Which drinks do I like?", session=second)
     attribution = _memory_message(client.calls[2]).additional_properties["_attribution"]
     assert attribution == {"source_id": "memory", "origin_session_ids": [first.session_id]}

@@ -705,7 +705,33 @@ def _still_ported(nodeid: str) -> bool:
 
 
 # Reasons written by hand where the classification cannot say why (a deliberate difference).
-MANUAL: dict[str, str] = {}
+_NO_STAGES = "deliberate: agentnb marks no API with a feature stage (`__feature_stage__`, `__feature_id__`)"
+_APPROVALS_TOGETHER = (
+    "deliberate: the harness ToolApprovalMiddleware returns every approval request of a turn together, "
+    "auto-answered ones shown with their answers"
+)
+_LOST_TASKS = "deliberate: a task saved as running that no process of this provider runs is `lost`, not running"
+MANUAL: dict[str, str] = {
+    "core/test_sessions.py::TestSessionStore::test_is_marked_experimental": _NO_STAGES,
+    "core/test_sessions.py::TestFileHistoryProvider::test_is_marked_experimental": _NO_STAGES,
+    "core/test_harness_memory.py::test_memory_harness_classes_are_marked_experimental": _NO_STAGES,
+    "core/test_harness_file_access.py::test_file_access_harness_classes_are_marked_experimental": _NO_STAGES,
+    "core/test_mcp_skills.py::TestMCPSkillsExperimentalStage::test_docstrings_include_experimental_warning": (
+        _NO_STAGES
+    ),
+    "core/test_mcp_skills.py::TestMCPSkillsExperimentalStage::test_feature_metadata_is_set": _NO_STAGES,
+    "core/test_harness_tool_approval.py::test_tool_approval_middleware_queues_multiple_approval_requests": (
+        _APPROVALS_TOGETHER
+    ),
+    "core/test_harness_tool_approval.py::test_tool_approval_middleware_queues_streamed_approval_requests": (
+        _APPROVALS_TOGETHER
+    ),
+    "core/test_harness_tool_approval.py::test_tool_approval_middleware_auto_approval_rule_receives_function_call": (
+        _APPROVALS_TOGETHER
+    ),
+    "core/test_harness_loop.py::test_background_tasks_running_helper_reflects_state": _LOST_TASKS,
+    "core/test_harness_loop.py::test_background_tasks_running_message_lists_running_tasks": _LOST_TASKS,
+}
 
 # Tests whose outcome depends on what ran earlier in the same process, by node id prefix. Recorded with a reason
 # that starts with ORDER_DEPENDENT_PREFIX, which core/conftest.py marks xfail without strict: they fail when run
