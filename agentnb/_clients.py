@@ -57,6 +57,7 @@ from ._types import (
     ResponseStream,
     UsageDetails,
     add_usage_details,
+    call_arguments,
     normalize_messages,
 )
 from .exceptions import AgentnbError, ToolError, UnknownToolError
@@ -810,7 +811,7 @@ class _FunctionInvocationLoop:
                 additional_properties={"approval": "rejected"},
             ), False
         try:
-            arguments = call.parse_arguments()
+            arguments = call_arguments(call)
         except ValueError as e:
             return Content.from_function_result(call_id, exception=f"Error: {e}"), False
         context = FunctionInvocationContext(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
@@ -79,6 +80,8 @@ ContentType = Literal[
     "shell_tool_call",
     "shell_tool_result",
     "shell_command_output",
+    "computer_tool_call",
+    "computer_tool_result",
     "oauth_consent_request",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
@@ -181,8 +184,12 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "shell_tool_call": ("call_id",),
     "shell_tool_result": ("call_id",),
     "shell_command_output": (),
+    "computer_tool_call": ("call_id",),
+    "computer_tool_result": ("call_id",),
     "oauth_consent_request": (),
 }
+# A content of a type agentnb does not know keeps whichever of the common fields it was given.
+_ANY_FIELDS = tuple(dict.fromkeys(field for fields in _FIELDS.values() for field in fields))
 # Fields only annotated or hosted-tool contents carry. They are kept in one dict slot, so the common contents
 # (text, calls, results) cost no more to build or copy than before these existed.
 _HOSTED_FIELDS = (
@@ -330,8 +337,9 @@ class Content(_LazyProperties):
         raw_representation: Any = None,
         **hosted: Any,
     ) -> None:
-        if type not in _CONTENT_TYPES:
-            raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
+        if type not in _CONTENT_TYPES and (not isinstance(type, str) or not type):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Other names pass, as in the reference: a provider's newer content types round-trip.
+            raise ValueError(f"A content's type is a non-empty string such as 'text', not {type!r}.")
         self.type = type
         if additional_properties:
             self._properties = additional_properties
@@ -668,20 +676,22 @@ class Content(_LazyProperties):
     def __deepcopy__(self, memo: dict[int, Any]) -> Content:
         return cast(Content, _deepcopy_sharing_raw(self, memo))
 
-    def parse_arguments(self) -> dict[str, Any]:
-        """The function call's arguments as a dict; raises ``ValueError`` on JSON that is not an object."""
+    def parse_arguments(self) -> dict[str, Any] | None:
+        """The call's arguments as a dict, as in the reference: ``None`` when there are none, ``{"raw": ...}`` for
+        text that is not a JSON object. agentnb's own code reads them with :func:`call_arguments`, which refuses
+        such text instead of passing it on."""
         args = self.arguments
-        if args is None or args == "":
+        if args is None:
+            return None
+        if not args:
             return {}
         if isinstance(args, dict):
             return args
         try:
             parsed = json.loads(args)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"Arguments of {self.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
-        if not isinstance(parsed, dict):
-            raise ValueError(f"Arguments of {self.name!r} must be a JSON object, got {type(parsed).__name__}")
-        return cast("dict[str, Any]", parsed)
+        except (json.JSONDecodeError, TypeError):
+            return {"raw": args}
+        return cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {"raw": parsed}
 
     def to_function_approval_response(self, approved: bool, reason: str | None = None) -> Content:
         """Answer this approval request; send the result in a user message."""
@@ -703,7 +713,7 @@ class Content(_LazyProperties):
         if not exclude_none or exclude:
             return self._filtered_dict(exclude_none, exclude or set())
         out: dict[str, Any] = {"type": self.type}
-        for field in _FIELDS[self.type]:
+        for field in _FIELDS.get(self.type, _ANY_FIELDS):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -816,9 +826,9 @@ class Content(_LazyProperties):
         """Rebuild a content from :meth:`to_dict` output."""
         kwargs = dict(data)
         type_ = kwargs.pop("type", None)
-        if type_ not in _CONTENT_TYPES:
-            raise ValueError(f"Unknown content type {type_!r} in {data!r}")
-        if "data" in kwargs:
+        if not type_ or not isinstance(type_, str):
+            raise ValueError(f"A content's mapping needs a 'type', not {type_!r}: {data!r}")
+        if isinstance(kwargs.get("data"), str):  # as to_dict writes it (bytes given in a hand-made mapping stay)
             kwargs["data"] = base64.b64decode(kwargs["data"])
         if "function_call" in kwargs:
             kwargs["function_call"] = cls.from_dict(kwargs["function_call"])
@@ -828,7 +838,7 @@ class Content(_LazyProperties):
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
         for field in _HOSTED_SET.intersection(kwargs):
             kwargs[field] = _decode(kwargs[field])
-        return cls(type_, **kwargs)
+        return cls(cast("ContentType", type_), **kwargs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Content):
@@ -849,9 +859,8 @@ class Content(_LazyProperties):
         return f"Content(type={self.type})"
 
     def __repr__(self) -> str:
-        fields = ", ".join(
-            f"{f}={getattr(self, f)!r}" for f in _FIELDS[self.type] if getattr(self, f) is not None and f != "data"
-        )
+        named = _FIELDS.get(self.type, _ANY_FIELDS)
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in named if getattr(self, f) is not None and f != "data")
         if self.type == "data" and self.data is not None:
             fields += f"{', ' if fields else ''}data=<{len(self.data)} bytes>"
         if self._hosted:
@@ -900,11 +909,33 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
     return cast("list[Content]", out)
 
 
-def _joined_text(contents: Sequence[Content]) -> str:
+def call_arguments(call: Content) -> dict[str, Any]:
+    """A function call's arguments as a dict (``{}`` when there are none).
+
+    Raises:
+        ValueError: The arguments are not JSON, or JSON that is not an object: nothing can be run or approved
+            with them (``Content.parse_arguments`` would wrap them as ``{"raw": ...}``).
+    """
+    args = call.arguments
+    if not args:
+        return {}
+    if isinstance(args, dict):
+        return args
+    try:
+        parsed = json.loads(args)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Arguments of {call.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
+    if not isinstance(parsed, dict):
+        raise ValueError(f"Arguments of {call.name!r} must be a JSON object, got {type(parsed).__name__}")
+    return cast("dict[str, Any]", parsed)
+
+
+def _joined_text(contents: Sequence[Content], separator: str = "") -> str:
+    """The text contents' text joined: with nothing for a streamed update, with a space within a message."""
     if len(contents) == 1:  # a streamed chunk
         only = contents[0]
         return (only.text or "") if only.type == "text" else ""
-    return "".join(c.text for c in contents if c.type == "text" and c.text)
+    return separator.join(c.text or "" for c in contents if c.type == "text")
 
 
 _UNCOPIED_CACHES = frozenset(("_compaction_cache", "_kinds_cache", "_scan_cache"))
@@ -994,9 +1025,10 @@ class Message(_JsonForm):
         raw_representation: Any = None,
         text: str | None = None,
     ) -> None:
-        if role not in _ROLES:
-            raise ValueError(f"Unknown role {role!r}; expected one of {list(_ROLES)}.")
-        self.role: Role = role
+        if role not in _ROLES and (not isinstance(role, str) or not role):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Other names pass, as in the reference: providers have their own (OpenAI's "developer").
+            raise ValueError(f"A message's role is a non-empty string such as {list(_ROLES)}, not {role!r}.")
+        self.role: Role = role  # pyright: ignore[reportAttributeAccessIssue]
         self.contents: list[Content] = _to_contents(contents)
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
@@ -1012,8 +1044,11 @@ class Message(_JsonForm):
 
     @property
     def text(self) -> str:
-        """The message's text contents joined (reasoning, tool calls and results are not text)."""
-        return _joined_text(self.contents)
+        """The text contents joined by a space, as in the reference (reasoning, tool calls and results are not text).
+
+        Streamed text is assembled into one content, so the space only separates pieces split by other contents.
+        """
+        return _joined_text(self.contents, " ")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``from_dict`` restores an equal message."""
@@ -1079,14 +1114,26 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
 
 
 def _final_answer_text(messages: Sequence[Message]) -> str:
-    """The text of the last assistant message that has any: what structured output is parsed from."""
+    """The text of the last assistant message that has any: what structured output is parsed from.
+
+    Its text contents are joined with nothing (pieces of one JSON document); a refusal gives "" (no value).
+    """
     for message in reversed(messages):
-        if message.role == "assistant" and message.text.strip():
-            return message.text
+        if message.role != "assistant":
+            continue
+        texts = [c for c in message.contents if c.type == "text"]
+        if any(c.additional_properties.get("refusal") for c in texts):
+            return ""
+        text = "".join([c.text or "" for c in texts])
+        if text.strip():
+            return text
     return ""
 
 
 def _parse_structured(text: str, response_format: Any) -> Any:
+    """The value ``text`` holds in ``response_format``; ``None`` for no text, as in the reference."""
+    if not text:
+        return None
     from pydantic import TypeAdapter, ValidationError
 
     if isinstance(response_format, Mapping):
@@ -1104,11 +1151,26 @@ def _parse_structured(text: str, response_format: Any) -> Any:
         adapter = TypeAdapter(response_format)
         return adapter.validate_json(text)
     except ValidationError as e:
-        raise StructuredOutputError(
-            f"The model's reply does not match the response_format {name}: {e.errors(include_url=False)[:3]}",
-            schema_name=name,
-            text=text,
-        ) from e
+        # pydantic's own error (what the reference raises, with its ``errors()``) that is also agentnb's.
+        error = _schema_mismatch_error().from_exception_data(name, e.errors(), input_type="json")
+        error.schema_name = name
+        error.text = text
+        raise error from None
+
+
+@functools.cache
+def _schema_mismatch_error() -> type[Any]:
+    """A ``StructuredOutputError`` that is a pydantic ``ValidationError`` too (made once pydantic is imported)."""
+    from pydantic import ValidationError
+
+    class SchemaMismatchError(StructuredOutputError, ValidationError):
+        """The model's reply does not validate against a pydantic ``response_format``."""
+
+        def __init__(self, *args: Any) -> None:  # pydantic builds it (``from_exception_data``), with its own args
+            ValueError.__init__(self, *args)
+
+    SchemaMismatchError.__qualname__ = SchemaMismatchError.__name__
+    return SchemaMismatchError
 
 
 _UpdateT = TypeVar("_UpdateT")
@@ -1457,15 +1519,20 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
 
     @property
     def text(self) -> str:
-        """The answer's text: the assistant messages' text, one message a line, without tool chatter or reasoning."""
-        return "\n".join(text for m in self.messages if m.role == "assistant" and (text := m.text))
+        """The messages' text (subclasses join it as the reference does)."""
+        raise NotImplementedError
 
     @property
     def value(self) -> Any:
-        """The structured output parsed with ``response_format`` (``None`` when none was requested).
+        """The structured output parsed with ``response_format``.
 
-        The model's final answer is the last assistant message with text: a preamble such as "Let me check."
-        written before a tool call is not part of it.
+        ``None`` when none was requested, when the model gave no text or refused. The model's final answer is the
+        last assistant message with text: a preamble such as "Let me check." written before a tool call is not
+        part of it.
+
+        Raises:
+            StructuredOutputError: The text does not match ``response_format``; for a pydantic model or another
+                type it is also a pydantic ``ValidationError``, for a JSON schema also a ``ValueError``.
         """
         if self._value is None and self._response_format is not None:
             self._value = _parse_structured(_final_answer_text(self.messages), self._response_format)
@@ -1581,6 +1648,11 @@ class ChatResponse(_ResponseBase[ResponseModelT]):
         ```
     """
 
+    @property
+    def text(self) -> str:
+        """Every message's text, one message a line, as in the reference (tool calls and results have none)."""
+        return "\n".join([m.text for m in self.messages]).strip()
+
     @classmethod
     def from_updates(cls, updates: Iterable[ChatResponseUpdate], *, output_format_type: Any = None) -> ChatResponse:
         """Assemble the response a stream of updates describes."""
@@ -1638,6 +1710,11 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
     """
 
     _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
+
+    @property
+    def text(self) -> str:
+        """Every message's text run together, as in the reference (tool calls and results have none)."""
+        return "".join([m.text for m in self.messages])
 
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any
