@@ -830,6 +830,12 @@ class Content(_LazyProperties):
             raise ValueError(f"A content's mapping needs a 'type', not {type_!r}: {data!r}")
         if isinstance(kwargs.get("data"), str):  # as to_dict writes it (bytes given in a hand-made mapping stay)
             kwargs["data"] = base64.b64decode(kwargs["data"])
+        elif type_ == "data" and isinstance(uri := kwargs.get("uri"), str) and ";base64," in uri:
+            # The reference's form of a data content: its base64 data URI.
+            del kwargs["uri"]
+            header, _, payload = uri.partition(";base64,")
+            kwargs["data"] = base64.b64decode(payload)
+            kwargs.setdefault("media_type", header.removeprefix("data:"))
         if "function_call" in kwargs:
             kwargs["function_call"] = cls.from_dict(kwargs["function_call"])
         if "result" in kwargs:
@@ -1052,7 +1058,7 @@ class Message(_JsonForm):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``from_dict`` restores an equal message."""
-        out: dict[str, Any] = {"role": self.role, "contents": [c.to_dict() for c in self.contents]}
+        out: dict[str, Any] = {"type": "message", "role": self.role, "contents": [c.to_dict() for c in self.contents]}
         if self.author_name is not None:
             out["author_name"] = self.author_name
         if self.message_id is not None:
@@ -1187,6 +1193,7 @@ OuterFinalT = _OuterFinalT
 class _UpdateBase(_LazyProperties, _JsonForm):
     """What chat and agent streaming updates share."""
 
+    _TYPE: ClassVar[str] = "response_update"  # the ``type`` key of the JSON form (the reference's)
     contents: list[Content]
     role: Role | None
     author_name: str | None = None
@@ -1276,11 +1283,11 @@ class _UpdateBase(_LazyProperties, _JsonForm):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``from_dict`` restores an equal update (without its raw representation)."""
-        out: dict[str, Any] = {"contents": [c.to_dict() for c in self.contents]}
+        out: dict[str, Any] = {"type": self._TYPE, "contents": [c.to_dict() for c in self.contents]}
         for field in self._FIELDS:
             value = getattr(self, field)
             if value is not None:
-                out[field] = value
+                out["model" if field == "model_id" else field] = value  # the reference's key
         if self._properties:
             out["additional_properties"] = _encode(self.additional_properties)
         if self.continuation_token is not None:
@@ -1290,7 +1297,7 @@ class _UpdateBase(_LazyProperties, _JsonForm):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Rebuild an update from :meth:`to_dict` output."""
-        kwargs = {k: v for k, v in data.items() if k != "contents"}
+        kwargs = {k: v for k, v in data.items() if k != "contents" and k != "type"}
         kwargs.setdefault("role", None)
         if "additional_properties" in kwargs:
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
@@ -1307,9 +1314,13 @@ class _UpdateBase(_LazyProperties, _JsonForm):
 class ChatResponseUpdate(_UpdateBase):
     """One streamed piece of a chat response."""
 
+    _TYPE: ClassVar[str] = "chat_response_update"
+
 
 class AgentResponseUpdate(_UpdateBase):
     """One streamed piece of an agent's answer."""
+
+    _TYPE: ClassVar[str] = "agent_response_update"
 
     _FIELDS = (*_UpdateBase._FIELDS, "agent_id")
 
@@ -1469,6 +1480,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
     Generic in the structured-output type (``AgentResponse[Weather]``) for type checkers, as in the reference.
     """
 
+    _TYPE: ClassVar[str] = "response"  # the ``type`` key of the JSON form (the reference's)
     _FIELDS: tuple[str, ...] = ("response_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
     def __init__(
@@ -1603,11 +1615,11 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
-        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        out: dict[str, Any] = {"type": self._TYPE, "messages": [m.to_dict() for m in self.messages]}
         for field in self._FIELDS:
             value = getattr(self, field)
             if value is not None:
-                out[field] = value
+                out["model" if field == "model_id" else field] = value  # the reference's key
         if self.usage_details:
             out["usage_details"] = dict(self.usage_details)
         if self._value is not None:
@@ -1621,6 +1633,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
     @staticmethod
     def _kwargs_from_dict(data: dict[str, Any]) -> dict[str, Any]:
         kwargs = dict(data)
+        kwargs.pop("type", None)
         kwargs["messages"] = [Message.from_dict(m) for m in data.get("messages", [])]
         if "value" in kwargs:
             kwargs["value"] = _decode(kwargs["value"])
@@ -1647,6 +1660,8 @@ class ChatResponse(_ResponseBase[ResponseModelT]):
         response.text  # 'Hello!'
         ```
     """
+
+    _TYPE = "chat_response"
 
     @property
     def text(self) -> str:
@@ -1709,6 +1724,7 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         ```
     """
 
+    _TYPE = "agent_response"
     _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
     @property
