@@ -399,7 +399,6 @@ class Content(_LazyProperties):
     tool_name: _HostedField[str] = _HostedField()
     server_name: _HostedField[str] = _HostedField()
     output: _HostedField[Any] = _HostedField()
-    items: _HostedField[list[Content]] = _HostedField()
     status: _HostedField[str] = _HostedField()
     commands: _HostedField[list[str]] = _HostedField()
     stdout: _HostedField[str] = _HostedField()
@@ -420,6 +419,29 @@ class Content(_LazyProperties):
     @uri.setter
     def uri(self, value: str | None) -> None:
         self._uri = value
+
+    @property
+    def items(self) -> list[Content] | None:
+        """A result's contents (a hosted search's, a tool's); a function result given as text reads as one text.
+
+        As in the reference, a function result's ``result`` is the text of its ``items`` when they were given.
+        """
+        hosted = self._hosted
+        if hosted is not None and "items" in hosted:
+            return hosted["items"]
+        if self.type == "function_result" and isinstance(self.result, str):
+            return [Content.from_text(self.result)]
+        return None
+
+    @items.setter
+    def items(self, value: list[Content] | None) -> None:
+        if value is None:
+            if self._hosted is not None:
+                self._hosted.pop("items", None)
+            return
+        if self._hosted is None:
+            self._hosted = {}
+        self._hosted["items"] = value
 
     @property
     def user_input_request(self) -> bool:
@@ -498,7 +520,15 @@ class Content(_LazyProperties):
     def from_function_result(
         cls, call_id: str, result: Any = None, exception: str | None = None, **kwargs: Any
     ) -> Content:
-        """The outcome of a tool call; ``exception`` holds the error text when the call failed."""
+        """The outcome of a tool call; ``exception`` holds the error text when the call failed.
+
+        A list of contents (a tool's text and images) is kept as ``items``, and ``result`` is then their text
+        joined by lines, as in the reference; any other result is kept as it is.
+        """
+        if isinstance(result, list) and result and all(isinstance(c, Content) for c in cast("list[Any]", result)):
+            contents = cast("list[Content]", result)
+            kwargs["items"] = list(contents)
+            result = "\n".join([c.text for c in contents if c.type == "text" and c.text])
         if kwargs:
             return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
         content = object.__new__(cls)  # every tool call's result: only the fields given are written
@@ -729,6 +759,9 @@ class Content(_LazyProperties):
                 if field == "annotations":
                     # The provider's raw annotation objects stay out of the JSON form.
                     value = [{k: v for k, v in a.items() if k != "raw_representation"} for a in value]
+                elif field == "items":  # contents in their own JSON form, as the reference writes them
+                    out[field] = [c.to_dict() if isinstance(c, Content) else _encode(c) for c in value]
+                    continue
                 out[field] = _encode(value)
         if self.informational_only and self.type == "function_call":
             out["informational_only"] = True
@@ -844,6 +877,9 @@ class Content(_LazyProperties):
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
         for field in _HOSTED_SET.intersection(kwargs):
             kwargs[field] = _decode(kwargs[field])
+        if isinstance(items := kwargs.get("items"), list):
+            listed = cast("list[Any]", items)
+            kwargs["items"] = [cls.from_dict(cast("dict[str, Any]", i)) if isinstance(i, dict) else i for i in listed]
         return cls(cast("ContentType", type_), **kwargs)
 
     def __eq__(self, other: object) -> bool:

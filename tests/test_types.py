@@ -489,3 +489,17 @@ def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields
     )
     assert vars(wrapped) == vars(built)  # the fast path writes the same fields, no more, no fewer
     assert wrapped.messages is not chat.messages and wrapped.messages[0].author_name == "Ann"
+
+
+def test_a_function_result_of_contents_keeps_them_as_items_and_their_text_as_result() -> None:
+    image = Content.from_data(b"png", "image/png")
+    result = Content.from_function_result("c1", result=[Content.from_text("Chart drawn."), image])
+    assert result.result == "Chart drawn."  # what a provider sends as the tool's text
+    assert result.items == [Content.from_text("Chart drawn."), image]
+    data = result.to_dict()
+    assert [item["type"] for item in data["items"]] == ["text", "data"]  # plain content dicts, as the reference's
+    assert Content.from_dict(json.loads(json.dumps(data))) == result
+    # Text reads as one text item; any other value is kept as it is (an empty list too).
+    assert Content.from_function_result("c2", result="done").items == [Content.from_text("done")]
+    assert Content.from_function_result("c3", result={"a": 1}).result == {"a": 1}
+    assert Content.from_function_result("c4", result=[]).result == []
