@@ -560,7 +560,9 @@ class _FunctionInvocationLoop:
             if self.session is not None and not self._logged:
                 self.compaction.log_turn(self.session.state)
                 self._logged = True
-        response = ChatResponse(
+        # The structured value is parsed when read (as in the reference): a reply that does not match the schema
+        # still gives its response, to the caller and to context providers, and raises from ``value``.
+        return ChatResponse(
             messages=self.new_messages,
             response_id=last.response_id,
             conversation_id=last.conversation_id,
@@ -573,9 +575,6 @@ class _FunctionInvocationLoop:
             raw_representation=last.raw_representation,
             continuation_token=last.continuation_token,
         )
-        if response_format is not None and not response.user_input_requests and response.text:
-            _ = response.value  # surface schema errors from the run, not later
-        return response
 
     def _add(self, message: Message) -> ChatResponseUpdate:
         self.new_messages.append(message)

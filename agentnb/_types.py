@@ -1186,7 +1186,7 @@ def _parse_structured(text: str, response_format: Any) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as e:
             raise StructuredOutputError(
-                f"The model's reply is not the JSON {name} asks for: {e}", schema_name=name, text=text
+                f"The model's reply is not valid JSON, which {name} asks for: {e}", schema_name=name, text=text
             ) from e
     name = getattr(response_format, "__name__", repr(response_format))
     try:

@@ -79,9 +79,10 @@ async def test_a_final_answer_that_is_not_json_still_fails_clearly(server: OpenA
     )
     client = make(cls, server)
     agent = Agent(client, tools=[get_weather])
-    with pytest.raises(StructuredOutputError) as info:
-        await agent.run("Weather?", options={"response_format": Weather})
+    response = await agent.run("Weather?", options={"response_format": Weather})
     await client.close()
+    with pytest.raises(StructuredOutputError) as info:
+        _ = response.value
     assert info.value.text == "It is sunny in Paris."
 
 
