@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ._conversation import pending_requests
 from ._sessions import HistoryProvider
 from ._tools import FunctionTool, SupportsToolExpansion
-from ._types import Content, Message
+from ._types import Content, Message, call_arguments
 
 if TYPE_CHECKING:
     from ._sessions import AgentSession
@@ -97,7 +97,7 @@ class ToolApprovalRule:
         if self.arguments is None:
             return True
         try:
-            arguments = function_call.parse_arguments()
+            arguments = call_arguments(function_call)
         except ValueError:
             return False
         canonical = _canonical(arguments)
@@ -180,7 +180,7 @@ def _rule_response(request: Content, scope: Literal["tool", "arguments"], reason
     if request.type != "function_approval_request" or request.function_call is None or request.id is None:
         raise ValueError(f"Only a function_approval_request can be answered, not a {request.type!r} content.")
     if scope == "arguments":
-        request.function_call.parse_arguments()  # arguments that are not a JSON object cannot make a rule
+        call_arguments(request.function_call)  # arguments that are not a JSON object cannot make a rule
     response = request.to_function_approval_response(True, reason=reason)
     metadata: dict[str, Any] = {"scope": scope}
     if "server_label" in request.additional_properties:

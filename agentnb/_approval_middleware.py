@@ -30,6 +30,7 @@ from ._types import (
     Message,
     ResponseStream,
     add_usage_details,
+    call_arguments,
 )
 from .exceptions import ApprovalError
 
@@ -190,7 +191,7 @@ class _ApprovalRun:
                     rules.append(ToolApprovalRule(call.name, server_label=label))
                 else:
                     try:
-                        arguments = call.parse_arguments()
+                        arguments = call_arguments(call)
                     except ValueError as e:
                         raise ApprovalError(f"Approval response {content.id!r}: {e}; nothing was executed.") from e
                     rules.append(ToolApprovalRule(call.name, server_label=label, arguments=arguments))

@@ -28,7 +28,7 @@ from ._approval import (
     approval_state,
     tool_labels,
 )
-from ._types import Content
+from ._types import Content, call_arguments
 
 if TYPE_CHECKING:
     from ._sessions import AgentSession
@@ -229,7 +229,7 @@ class ApprovalPolicy:
         if request.type != "function_approval_request" or call is None or not call.name:
             raise ValueError(f"Only a function_approval_request names a tool to remember, not a {request.type!r}.")
         label = request_server_label(request)
-        arguments = call.parse_arguments() if scope == "arguments" else None
+        arguments = call_arguments(call) if scope == "arguments" else None
         rule = ToolApprovalRule(call.name, server_label=label, arguments=arguments)
         self.session_state(session).add(rule)
         return rule

@@ -58,6 +58,7 @@ from ._types import (
     ResponseStream,
     UsageDetails,
     add_usage_details,
+    call_arguments,
     normalize_messages,
 )
 from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError, UserInputRequiredError
@@ -590,7 +591,9 @@ class _FunctionInvocationLoop:
             if self.session is not None and not self._logged:
                 self.compaction.log_turn(self.session.state)
                 self._logged = True
-        response = ChatResponse(
+        # The structured value is parsed when read (as in the reference): a reply that does not match the schema
+        # still gives its response, to the caller and to context providers, and raises from ``value``.
+        return ChatResponse(
             messages=self.new_messages,
             response_id=last.response_id,
             conversation_id=last.conversation_id,
@@ -603,9 +606,6 @@ class _FunctionInvocationLoop:
             raw_representation=last.raw_representation,
             continuation_token=last.continuation_token,
         )
-        if response_format is not None and not response.user_input_requests and response.text:
-            _ = response.value  # surface schema errors from the run, not later
-        return response
 
     def _add(self, message: Message) -> ChatResponseUpdate:
         self.new_messages.append(message)
@@ -863,7 +863,7 @@ class _FunctionInvocationLoop:
                 additional_properties={"approval": "rejected"},
             ), False
         try:
-            arguments = call.parse_arguments()
+            arguments = call_arguments(call)
         except ValueError as e:
             return self._arguments_failed(call_id, e), False
         context = FunctionInvocationContext(

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
-from ._types import Content, Message
+from ._types import Content, Message, call_arguments
 from .exceptions import ApprovalError
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def same_call(a: Content | None, b: Content | None) -> bool:
     if a is None or b is None:
         return False
     try:
-        return a.call_id == b.call_id and a.name == b.name and a.parse_arguments() == b.parse_arguments()
+        return a.call_id == b.call_id and a.name == b.name and call_arguments(a) == call_arguments(b)
     except ValueError:
         return False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Iterable, Mapping, Sequence
@@ -79,6 +80,8 @@ ContentType = Literal[
     "shell_tool_call",
     "shell_tool_result",
     "shell_command_output",
+    "computer_tool_call",
+    "computer_tool_result",
     "oauth_consent_request",
 ]
 FinishReason = Literal["stop", "length", "tool_calls", "content_filter"]
@@ -181,8 +184,12 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "shell_tool_call": ("call_id",),
     "shell_tool_result": ("call_id",),
     "shell_command_output": (),
+    "computer_tool_call": ("call_id",),
+    "computer_tool_result": ("call_id",),
     "oauth_consent_request": (),
 }
+# A content of a type agentnb does not know keeps whichever of the common fields it was given.
+_ANY_FIELDS = tuple(dict.fromkeys(field for fields in _FIELDS.values() for field in fields))
 # Fields only annotated or hosted-tool contents carry. They are kept in one dict slot, so the common contents
 # (text, calls, results) cost no more to build or copy than before these existed.
 _HOSTED_FIELDS = (
@@ -330,8 +337,9 @@ class Content(_LazyProperties):
         raw_representation: Any = None,
         **hosted: Any,
     ) -> None:
-        if type not in _CONTENT_TYPES:
-            raise ValueError(f"Unknown content type {type!r}; expected one of {sorted(_CONTENT_TYPES)}.")
+        if type not in _CONTENT_TYPES and (not isinstance(type, str) or not type):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Other names pass, as in the reference: a provider's newer content types round-trip.
+            raise ValueError(f"A content's type is a non-empty string such as 'text', not {type!r}.")
         self.type = type
         if additional_properties:
             self._properties = additional_properties
@@ -391,7 +399,6 @@ class Content(_LazyProperties):
     tool_name: _HostedField[str] = _HostedField()
     server_name: _HostedField[str] = _HostedField()
     output: _HostedField[Any] = _HostedField()
-    items: _HostedField[list[Content]] = _HostedField()
     status: _HostedField[str] = _HostedField()
     commands: _HostedField[list[str]] = _HostedField()
     stdout: _HostedField[str] = _HostedField()
@@ -412,6 +419,29 @@ class Content(_LazyProperties):
     @uri.setter
     def uri(self, value: str | None) -> None:
         self._uri = value
+
+    @property
+    def items(self) -> list[Content] | None:
+        """A result's contents (a hosted search's, a tool's); a function result given as text reads as one text.
+
+        As in the reference, a function result's ``result`` is the text of its ``items`` when they were given.
+        """
+        hosted = self._hosted
+        if hosted is not None and "items" in hosted:
+            return hosted["items"]
+        if self.type == "function_result" and isinstance(self.result, str):
+            return [Content.from_text(self.result)]
+        return None
+
+    @items.setter
+    def items(self, value: list[Content] | None) -> None:
+        if value is None:
+            if self._hosted is not None:
+                self._hosted.pop("items", None)
+            return
+        if self._hosted is None:
+            self._hosted = {}
+        self._hosted["items"] = value
 
     @property
     def user_input_request(self) -> bool:
@@ -490,7 +520,15 @@ class Content(_LazyProperties):
     def from_function_result(
         cls, call_id: str, result: Any = None, exception: str | None = None, **kwargs: Any
     ) -> Content:
-        """The outcome of a tool call; ``exception`` holds the error text when the call failed."""
+        """The outcome of a tool call; ``exception`` holds the error text when the call failed.
+
+        A list of contents (a tool's text and images) is kept as ``items``, and ``result`` is then their text
+        joined by lines, as in the reference; any other result is kept as it is.
+        """
+        if isinstance(result, list) and result and all(isinstance(c, Content) for c in cast("list[Any]", result)):
+            contents = cast("list[Content]", result)
+            kwargs["items"] = list(contents)
+            result = "\n".join([c.text for c in contents if c.type == "text" and c.text])
         if kwargs:
             return cls("function_result", call_id=call_id, result=result, exception=exception, **kwargs)
         content = object.__new__(cls)  # every tool call's result: only the fields given are written
@@ -668,20 +706,22 @@ class Content(_LazyProperties):
     def __deepcopy__(self, memo: dict[int, Any]) -> Content:
         return cast(Content, _deepcopy_sharing_raw(self, memo))
 
-    def parse_arguments(self) -> dict[str, Any]:
-        """The function call's arguments as a dict; raises ``ValueError`` on JSON that is not an object."""
+    def parse_arguments(self) -> dict[str, Any] | None:
+        """The call's arguments as a dict, as in the reference: ``None`` when there are none, ``{"raw": ...}`` for
+        text that is not a JSON object. agentnb's own code reads them with :func:`call_arguments`, which refuses
+        such text instead of passing it on."""
         args = self.arguments
-        if args is None or args == "":
+        if args is None:
+            return None
+        if not args:
             return {}
         if isinstance(args, dict):
             return args
         try:
             parsed = json.loads(args)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"Arguments of {self.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
-        if not isinstance(parsed, dict):
-            raise ValueError(f"Arguments of {self.name!r} must be a JSON object, got {type(parsed).__name__}")
-        return cast("dict[str, Any]", parsed)
+        except (json.JSONDecodeError, TypeError):
+            return {"raw": args}
+        return cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {"raw": parsed}
 
     def to_function_approval_response(self, approved: bool, reason: str | None = None) -> Content:
         """Answer this approval request; send the result in a user message."""
@@ -703,7 +743,7 @@ class Content(_LazyProperties):
         if not exclude_none or exclude:
             return self._filtered_dict(exclude_none, exclude or set())
         out: dict[str, Any] = {"type": self.type}
-        for field in _FIELDS[self.type]:
+        for field in _FIELDS.get(self.type, _ANY_FIELDS):
             value = getattr(self, field)
             if value is None:
                 continue
@@ -719,6 +759,9 @@ class Content(_LazyProperties):
                 if field == "annotations":
                     # The provider's raw annotation objects stay out of the JSON form.
                     value = [{k: v for k, v in a.items() if k != "raw_representation"} for a in value]
+                elif field == "items":  # contents in their own JSON form, as the reference writes them
+                    out[field] = [c.to_dict() if isinstance(c, Content) else _encode(c) for c in value]
+                    continue
                 out[field] = _encode(value)
         if self.informational_only and self.type == "function_call":
             out["informational_only"] = True
@@ -816,10 +859,16 @@ class Content(_LazyProperties):
         """Rebuild a content from :meth:`to_dict` output."""
         kwargs = dict(data)
         type_ = kwargs.pop("type", None)
-        if type_ not in _CONTENT_TYPES:
-            raise ValueError(f"Unknown content type {type_!r} in {data!r}")
-        if "data" in kwargs:
+        if not type_ or not isinstance(type_, str):
+            raise ValueError(f"A content's mapping needs a 'type', not {type_!r}: {data!r}")
+        if isinstance(kwargs.get("data"), str):  # as to_dict writes it (bytes given in a hand-made mapping stay)
             kwargs["data"] = base64.b64decode(kwargs["data"])
+        elif type_ == "data" and isinstance(uri := kwargs.get("uri"), str) and ";base64," in uri:
+            # The reference's form of a data content: its base64 data URI.
+            del kwargs["uri"]
+            header, _, payload = uri.partition(";base64,")
+            kwargs["data"] = base64.b64decode(payload)
+            kwargs.setdefault("media_type", header.removeprefix("data:"))
         if "function_call" in kwargs:
             kwargs["function_call"] = cls.from_dict(kwargs["function_call"])
         if "result" in kwargs:
@@ -828,7 +877,10 @@ class Content(_LazyProperties):
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
         for field in _HOSTED_SET.intersection(kwargs):
             kwargs[field] = _decode(kwargs[field])
-        return cls(type_, **kwargs)
+        if isinstance(items := kwargs.get("items"), list):
+            listed = cast("list[Any]", items)
+            kwargs["items"] = [cls.from_dict(cast("dict[str, Any]", i)) if isinstance(i, dict) else i for i in listed]
+        return cls(cast("ContentType", type_), **kwargs)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Content):
@@ -849,9 +901,8 @@ class Content(_LazyProperties):
         return f"Content(type={self.type})"
 
     def __repr__(self) -> str:
-        fields = ", ".join(
-            f"{f}={getattr(self, f)!r}" for f in _FIELDS[self.type] if getattr(self, f) is not None and f != "data"
-        )
+        named = _FIELDS.get(self.type, _ANY_FIELDS)
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in named if getattr(self, f) is not None and f != "data")
         if self.type == "data" and self.data is not None:
             fields += f"{', ' if fields else ''}data=<{len(self.data)} bytes>"
         if self._hosted:
@@ -900,11 +951,33 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
     return cast("list[Content]", out)
 
 
-def _joined_text(contents: Sequence[Content]) -> str:
+def call_arguments(call: Content) -> dict[str, Any]:
+    """A function call's arguments as a dict (``{}`` when there are none).
+
+    Raises:
+        ValueError: The arguments are not JSON, or JSON that is not an object: nothing can be run or approved
+            with them (``Content.parse_arguments`` would wrap them as ``{"raw": ...}``).
+    """
+    args = call.arguments
+    if not args:
+        return {}
+    if isinstance(args, dict):
+        return args
+    try:
+        parsed = json.loads(args)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Arguments of {call.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
+    if not isinstance(parsed, dict):
+        raise ValueError(f"Arguments of {call.name!r} must be a JSON object, got {type(parsed).__name__}")
+    return cast("dict[str, Any]", parsed)
+
+
+def _joined_text(contents: Sequence[Content], separator: str = "") -> str:
+    """The text contents' text joined: with nothing for a streamed update, with a space within a message."""
     if len(contents) == 1:  # a streamed chunk
         only = contents[0]
         return (only.text or "") if only.type == "text" else ""
-    return "".join(c.text for c in contents if c.type == "text" and c.text)
+    return separator.join(c.text or "" for c in contents if c.type == "text")
 
 
 _UNCOPIED_CACHES = frozenset(("_compaction_cache", "_kinds_cache", "_scan_cache"))
@@ -994,9 +1067,10 @@ class Message(_JsonForm):
         raw_representation: Any = None,
         text: str | None = None,
     ) -> None:
-        if role not in _ROLES:
-            raise ValueError(f"Unknown role {role!r}; expected one of {list(_ROLES)}.")
-        self.role: Role = role
+        if role not in _ROLES and (not isinstance(role, str) or not role):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Other names pass, as in the reference: providers have their own (OpenAI's "developer").
+            raise ValueError(f"A message's role is a non-empty string such as {list(_ROLES)}, not {role!r}.")
+        self.role: Role = role  # pyright: ignore[reportAttributeAccessIssue]
         self.contents: list[Content] = _to_contents(contents)
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
@@ -1012,12 +1086,15 @@ class Message(_JsonForm):
 
     @property
     def text(self) -> str:
-        """The message's text contents joined (reasoning, tool calls and results are not text)."""
-        return _joined_text(self.contents)
+        """The text contents joined by a space, as in the reference (reasoning, tool calls and results are not text).
+
+        Streamed text is assembled into one content, so the space only separates pieces split by other contents.
+        """
+        return _joined_text(self.contents, " ")
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``from_dict`` restores an equal message."""
-        out: dict[str, Any] = {"role": self.role, "contents": [c.to_dict() for c in self.contents]}
+        out: dict[str, Any] = {"type": "message", "role": self.role, "contents": [c.to_dict() for c in self.contents]}
         if self.author_name is not None:
             out["author_name"] = self.author_name
         if self.message_id is not None:
@@ -1079,14 +1156,26 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
 
 
 def _final_answer_text(messages: Sequence[Message]) -> str:
-    """The text of the last assistant message that has any: what structured output is parsed from."""
+    """The text of the last assistant message that has any: what structured output is parsed from.
+
+    Its text contents are joined with nothing (pieces of one JSON document); a refusal gives "" (no value).
+    """
     for message in reversed(messages):
-        if message.role == "assistant" and message.text.strip():
-            return message.text
+        if message.role != "assistant":
+            continue
+        texts = [c for c in message.contents if c.type == "text"]
+        if any(c.additional_properties.get("refusal") for c in texts):
+            return ""
+        text = "".join([c.text or "" for c in texts])
+        if text.strip():
+            return text
     return ""
 
 
 def _parse_structured(text: str, response_format: Any) -> Any:
+    """The value ``text`` holds in ``response_format``; ``None`` for no text, as in the reference."""
+    if not text:
+        return None
     from pydantic import TypeAdapter, ValidationError
 
     if isinstance(response_format, Mapping):
@@ -1097,18 +1186,33 @@ def _parse_structured(text: str, response_format: Any) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as e:
             raise StructuredOutputError(
-                f"The model's reply is not the JSON {name} asks for: {e}", schema_name=name, text=text
+                f"The model's reply is not valid JSON, which {name} asks for: {e}", schema_name=name, text=text
             ) from e
     name = getattr(response_format, "__name__", repr(response_format))
     try:
         adapter = TypeAdapter(response_format)
         return adapter.validate_json(text)
     except ValidationError as e:
-        raise StructuredOutputError(
-            f"The model's reply does not match the response_format {name}: {e.errors(include_url=False)[:3]}",
-            schema_name=name,
-            text=text,
-        ) from e
+        # pydantic's own error (what the reference raises, with its ``errors()``) that is also agentnb's.
+        error = _schema_mismatch_error().from_exception_data(name, e.errors(), input_type="json")
+        error.schema_name = name
+        error.text = text
+        raise error from None
+
+
+@functools.cache
+def _schema_mismatch_error() -> type[Any]:
+    """A ``StructuredOutputError`` that is a pydantic ``ValidationError`` too (made once pydantic is imported)."""
+    from pydantic import ValidationError
+
+    class SchemaMismatchError(StructuredOutputError, ValidationError):
+        """The model's reply does not validate against a pydantic ``response_format``."""
+
+        def __init__(self, *args: Any) -> None:  # pydantic builds it (``from_exception_data``), with its own args
+            ValueError.__init__(self, *args)
+
+    SchemaMismatchError.__qualname__ = SchemaMismatchError.__name__
+    return SchemaMismatchError
 
 
 _UpdateT = TypeVar("_UpdateT")
@@ -1125,6 +1229,7 @@ OuterFinalT = _OuterFinalT
 class _UpdateBase(_LazyProperties, _JsonForm):
     """What chat and agent streaming updates share."""
 
+    _TYPE: ClassVar[str] = "response_update"  # the ``type`` key of the JSON form (the reference's)
     contents: list[Content]
     role: Role | None
     author_name: str | None = None
@@ -1214,11 +1319,11 @@ class _UpdateBase(_LazyProperties, _JsonForm):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict; ``from_dict`` restores an equal update (without its raw representation)."""
-        out: dict[str, Any] = {"contents": [c.to_dict() for c in self.contents]}
+        out: dict[str, Any] = {"type": self._TYPE, "contents": [c.to_dict() for c in self.contents]}
         for field in self._FIELDS:
             value = getattr(self, field)
             if value is not None:
-                out[field] = value
+                out["model" if field == "model_id" else field] = value  # the reference's key
         if self._properties:
             out["additional_properties"] = _encode(self.additional_properties)
         if self.continuation_token is not None:
@@ -1228,7 +1333,7 @@ class _UpdateBase(_LazyProperties, _JsonForm):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """Rebuild an update from :meth:`to_dict` output."""
-        kwargs = {k: v for k, v in data.items() if k != "contents"}
+        kwargs = {k: v for k, v in data.items() if k != "contents" and k != "type"}
         kwargs.setdefault("role", None)
         if "additional_properties" in kwargs:
             kwargs["additional_properties"] = _decode(kwargs["additional_properties"])
@@ -1245,9 +1350,13 @@ class _UpdateBase(_LazyProperties, _JsonForm):
 class ChatResponseUpdate(_UpdateBase):
     """One streamed piece of a chat response."""
 
+    _TYPE: ClassVar[str] = "chat_response_update"
+
 
 class AgentResponseUpdate(_UpdateBase):
     """One streamed piece of an agent's answer."""
+
+    _TYPE: ClassVar[str] = "agent_response_update"
 
     _FIELDS = (*_UpdateBase._FIELDS, "agent_id")
 
@@ -1407,6 +1516,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
     Generic in the structured-output type (``AgentResponse[Weather]``) for type checkers, as in the reference.
     """
 
+    _TYPE: ClassVar[str] = "response"  # the ``type`` key of the JSON form (the reference's)
     _FIELDS: tuple[str, ...] = ("response_id", "conversation_id", "model_id", "created_at", "finish_reason")
 
     def __init__(
@@ -1457,15 +1567,20 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
 
     @property
     def text(self) -> str:
-        """The answer's text: the assistant messages' text, one message a line, without tool chatter or reasoning."""
-        return "\n".join(text for m in self.messages if m.role == "assistant" and (text := m.text))
+        """The messages' text (subclasses join it as the reference does)."""
+        raise NotImplementedError
 
     @property
     def value(self) -> Any:
-        """The structured output parsed with ``response_format`` (``None`` when none was requested).
+        """The structured output parsed with ``response_format``.
 
-        The model's final answer is the last assistant message with text: a preamble such as "Let me check."
-        written before a tool call is not part of it.
+        ``None`` when none was requested, when the model gave no text or refused. The model's final answer is the
+        last assistant message with text: a preamble such as "Let me check." written before a tool call is not
+        part of it.
+
+        Raises:
+            StructuredOutputError: The text does not match ``response_format``; for a pydantic model or another
+                type it is also a pydantic ``ValidationError``, for a JSON schema also a ``ValueError``.
         """
         if self._value is None and self._response_format is not None:
             self._value = _parse_structured(_final_answer_text(self.messages), self._response_format)
@@ -1536,11 +1651,11 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (the structured ``value`` is kept with its type tag)."""
-        out: dict[str, Any] = {"messages": [m.to_dict() for m in self.messages]}
+        out: dict[str, Any] = {"type": self._TYPE, "messages": [m.to_dict() for m in self.messages]}
         for field in self._FIELDS:
             value = getattr(self, field)
             if value is not None:
-                out[field] = value
+                out["model" if field == "model_id" else field] = value  # the reference's key
         if self.usage_details:
             out["usage_details"] = dict(self.usage_details)
         if self._value is not None:
@@ -1554,6 +1669,7 @@ class _ResponseBase(_JsonForm, Generic[ResponseModelT]):
     @staticmethod
     def _kwargs_from_dict(data: dict[str, Any]) -> dict[str, Any]:
         kwargs = dict(data)
+        kwargs.pop("type", None)
         kwargs["messages"] = [Message.from_dict(m) for m in data.get("messages", [])]
         if "value" in kwargs:
             kwargs["value"] = _decode(kwargs["value"])
@@ -1580,6 +1696,13 @@ class ChatResponse(_ResponseBase[ResponseModelT]):
         response.text  # 'Hello!'
         ```
     """
+
+    _TYPE = "chat_response"
+
+    @property
+    def text(self) -> str:
+        """Every message's text, one message a line, as in the reference (tool calls and results have none)."""
+        return "\n".join([m.text for m in self.messages]).strip()
 
     @classmethod
     def from_updates(cls, updates: Iterable[ChatResponseUpdate], *, output_format_type: Any = None) -> ChatResponse:
@@ -1637,7 +1760,13 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         ```
     """
 
+    _TYPE = "agent_response"
     _FIELDS = ("response_id", "agent_id", "conversation_id", "model_id", "created_at", "finish_reason")
+
+    @property
+    def text(self) -> str:
+        """Every message's text run together, as in the reference (tool calls and results have none)."""
+        return "".join([m.text for m in self.messages])
 
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any

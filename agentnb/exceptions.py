@@ -16,7 +16,7 @@ AgentnbError
 ├── ServiceInitializationError       a client is missing configuration (key, model, base URL)
 │   └── SettingNotFoundError         a required setting is in neither the arguments nor the environment
 ├── ChatClientError                  the model's output cannot be used
-│   └── StructuredOutputError        the reply does not match the requested schema
+│   └── StructuredOutputError        the reply does not match the requested schema (also a ValueError)
 ├── ToolError                        a tool cannot be defined or run
 │   ├── ToolExecutionError           a tool failed while running
 │   │   └── ShellExecutionError      the shell tool could not run a command (no shell, it died)
@@ -237,8 +237,11 @@ class ChatClientError(AgentnbError):
     """The model's output cannot be used."""
 
 
-class StructuredOutputError(ChatClientError):
+class StructuredOutputError(ChatClientError, ValueError):
     """The model's reply does not validate against the requested ``response_format``.
+
+    Also a ``ValueError``, what the reference raises for a reply that is not the JSON a schema asks for; the
+    error for a pydantic model or another type is a pydantic ``ValidationError`` too.
 
     Attributes:
         schema_name: The name of the requested schema.

@@ -154,9 +154,9 @@ async def test_a_json_schema_response_format_gives_the_parsed_json() -> None:
     agent = Agent(FunctionChatClient(lambda m, o: '{"x": 4}'))
     response = await agent.run("where?", options={"response_format": schema})
     assert response.value == {"x": 4}
-    broken = Agent(FunctionChatClient(lambda m, o: "not json"))
-    with pytest.raises(StructuredOutputError, match="not the JSON Point asks for"):
-        await broken.run("where?", options={"response_format": schema})
+    broken = await Agent(FunctionChatClient(lambda m, o: "not json")).run("where?", options={"response_format": schema})
+    with pytest.raises(StructuredOutputError, match="not valid JSON, which Point asks for"):
+        _ = broken.value
 
 
 def test_deepcopy_shares_the_raw_sdk_object_and_copies_the_rest() -> None:

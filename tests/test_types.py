@@ -17,7 +17,7 @@ from agentnb import (
     Message,
     ResponseStream,
 )
-from agentnb._types import add_usage_details, normalize_messages
+from agentnb._types import add_usage_details, call_arguments, normalize_messages
 from agentnb.exceptions import StructuredOutputError
 
 texts = st.text(max_size=40)
@@ -104,12 +104,13 @@ def test_responses_round_trip_through_json(msgs: list[Message], response_id: str
     assert restored_agent.finish_reason == "stop"
 
 
-def test_message_accepts_plain_strings_and_rejects_unknown_roles() -> None:
-    msg = Message("user", ["Hello ", Content.from_text("world")])
-    assert msg.text == "Hello world"
+def test_message_accepts_plain_strings_and_any_named_role() -> None:
+    msg = Message("user", ["Hello", Content.from_text("world")])
+    assert msg.text == "Hello world"  # a message's text contents are joined by a space, as in the reference
     assert Message("user", "hi").contents[0].type == "text"
-    with pytest.raises(ValueError, match="Unknown role 'robot'"):
-        Message("robot", ["x"])
+    assert Message("developer", ["Be brief."]).role == "developer"  # provider roles pass through
+    with pytest.raises(ValueError, match="non-empty string"):
+        Message("", ["x"])
     with pytest.raises(TypeError, match="must be str or Content"):
         Message("user", [42])  # type: ignore[list-item]
 
@@ -128,11 +129,19 @@ def test_text_is_primary_text_only() -> None:
 def test_function_call_arguments_parse_on_demand() -> None:
     assert Content.from_function_call("c", "f", '{"a": 1}').parse_arguments() == {"a": 1}
     assert Content.from_function_call("c", "f", {"a": 2}).parse_arguments() == {"a": 2}
-    assert Content.from_function_call("c", "f").parse_arguments() == {}
+    # As in the reference: no arguments give None, text that is not a JSON object is kept under "raw".
+    assert Content.from_function_call("c", "f").parse_arguments() is None
+    assert Content.from_function_call("c", "f", "{oops").parse_arguments() == {"raw": "{oops"}
+    assert Content.from_function_call("c", "f", "[1]").parse_arguments() == {"raw": [1]}
+
+
+def test_call_arguments_refuses_what_cannot_be_run() -> None:
+    assert call_arguments(Content.from_function_call("c", "f")) == {}
+    assert call_arguments(Content.from_function_call("c", "f", '{"a": 1}')) == {"a": 1}
     with pytest.raises(ValueError, match="not valid JSON"):
-        Content.from_function_call("c", "f", "{oops").parse_arguments()
+        call_arguments(Content.from_function_call("c", "f", "{oops"))
     with pytest.raises(ValueError, match="must be a JSON object"):
-        Content.from_function_call("c", "f", "[1]").parse_arguments()
+        call_arguments(Content.from_function_call("c", "f", "[1]"))
 
 
 def test_data_uri_becomes_data_content() -> None:
@@ -143,11 +152,14 @@ def test_data_uri_becomes_data_content() -> None:
     assert content.uri_or_data_uri == "data:image/png;base64,aGVsbG8="
 
 
-def test_unknown_content_type_is_refused() -> None:
-    with pytest.raises(ValueError, match="Unknown content type"):
-        Content("video")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="Unknown content type"):
-        Content.from_dict({"type": "nope"})
+def test_a_content_type_agentnb_does_not_know_round_trips() -> None:
+    # As in the reference: a provider's newer content types are kept, not refused.
+    video = Content("video", file_id="v1")  # type: ignore[arg-type]
+    assert Content.from_dict(video.to_dict()) == video
+    with pytest.raises(ValueError, match="non-empty string"):
+        Content("")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a 'type'"):
+        Content.from_dict({"text": "no type"})
 
 
 def test_from_updates_coalesces_text_and_argument_deltas_and_sums_usage() -> None:
@@ -477,3 +489,17 @@ def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields
     )
     assert vars(wrapped) == vars(built)  # the fast path writes the same fields, no more, no fewer
     assert wrapped.messages is not chat.messages and wrapped.messages[0].author_name == "Ann"
+
+
+def test_a_function_result_of_contents_keeps_them_as_items_and_their_text_as_result() -> None:
+    image = Content.from_data(b"png", "image/png")
+    result = Content.from_function_result("c1", result=[Content.from_text("Chart drawn."), image])
+    assert result.result == "Chart drawn."  # what a provider sends as the tool's text
+    assert result.items == [Content.from_text("Chart drawn."), image]
+    data = result.to_dict()
+    assert [item["type"] for item in data["items"]] == ["text", "data"]  # plain content dicts, as the reference's
+    assert Content.from_dict(json.loads(json.dumps(data))) == result
+    # Text reads as one text item; any other value is kept as it is (an empty list too).
+    assert Content.from_function_result("c2", result="done").items == [Content.from_text("done")]
+    assert Content.from_function_result("c3", result={"a": 1}).result == {"a": 1}
+    assert Content.from_function_result("c4", result=[]).result == []

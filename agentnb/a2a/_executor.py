@@ -24,7 +24,7 @@ from a2a.types import Part
 
 from .._agents import BaseAgent, SupportsAgentRun
 from .._sessions import AgentSession
-from .._types import AgentResponse, AgentResponseUpdate, Content, Message
+from .._types import AgentResponse, AgentResponseUpdate, Content, Message, call_arguments
 from ._parts import contents_to_parts, parts_to_contents
 
 __all__ = ["A2AExecutor"]
@@ -48,7 +48,7 @@ def _is_workflow_request(request: Content) -> bool:
 def _describe(request: Content) -> str:
     call = request.function_call
     if call is not None and _is_workflow_request(request):
-        data: Any = call.parse_arguments().get("data")
+        data: Any = call_arguments(call).get("data")
         fields: Any = cast("dict[str, Any]", data).get("fields") if isinstance(data, dict) else None
         message: Any = cast("dict[str, Any]", fields).get("message") if isinstance(fields, dict) else None
         return str(message) if message else f"Input needed: {data}"

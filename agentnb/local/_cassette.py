@@ -28,7 +28,7 @@ from .._clients import BaseChatClient
 from .._files import private_dir
 from .._json import is_json_array, is_json_object
 from .._serialization import encode, parse_json
-from .._types import ChatResponse, ChatResponseUpdate, Content, Message
+from .._types import ChatResponse, ChatResponseUpdate, Content, Message, call_arguments
 from ..exceptions import CassetteError, CassetteMissError, SerializationError
 
 __all__ = ["RecordingChatClient", "ReplayChatClient", "normalize_request"]
@@ -92,7 +92,7 @@ def _content_key(content: Content) -> dict[str, Any]:
     if content.type == "function_call":
         # Malformed arguments stay the text they were.
         with contextlib.suppress(ValueError):
-            data["arguments"] = content.parse_arguments()
+            data["arguments"] = call_arguments(content)
     if content.type == "function_approval_response" or content.type == "function_approval_request":
         data.pop("function_call", None)
     return data

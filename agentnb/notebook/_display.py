@@ -30,7 +30,7 @@ from .._conversation import approval_states, unanswered_requests
 from .._hosted_view import citations_html, citations_text, hosted_content_html, hosted_content_text
 from .._json import is_json_object
 from .._plain import value_text
-from .._types import AgentResponse, ChatResponse, Content, Message
+from .._types import AgentResponse, ChatResponse, Content, Message, call_arguments
 from ..exceptions import StructuredOutputError, ToolSchemaError
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def skill_activity(call: Content) -> str | None:
     if verb is None:
         return None
     try:
-        arguments = call.parse_arguments()
+        arguments = call_arguments(call)
     except ValueError:
         return None
     skill = arguments.get("skill_name")

@@ -191,6 +191,8 @@ def turn_activity(messages: Sequence[Message], start: int = 0) -> dict[str, list
     ``denied`` and ``waiting`` list calls a person refused or has not answered yet. Only calls made, or
     answered, from ``messages[start]`` on count (a turn that resumes after an approval ran an earlier call).
     """
+    from .._types import call_arguments  # the display module loads without the core types
+
     results: dict[str, Content] = {}
     answered_here: set[str] = set()
     for position, message in enumerate(messages):
@@ -207,7 +209,7 @@ def turn_activity(messages: Sequence[Message], start: int = 0) -> dict[str, list
             if position < start and (call.call_id or "") not in answered_here:
                 continue
             try:
-                arguments = call.parse_arguments()
+                arguments = call_arguments(call)
             except ValueError:
                 continue
             skill = str(arguments.get("skill_name", "?"))
