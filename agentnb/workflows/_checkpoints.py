@@ -21,25 +21,35 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import importlib
 import json
 import logging
 import os
 import re
 import tempfile
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._files import private_dir
 from .._json import is_json_object
-from .._serialization import decode, encode, parse_json, resolve_type, type_id
-from ..exceptions import CheckpointCorruptError, CheckpointNotFoundError, SerializationError
+from .._serialization import decode, encode, parse_json, register_type
+from ..exceptions import (
+    CheckpointCorruptError,
+    CheckpointNotFoundError,
+    SerializationError,
+    WorkflowCheckpointException,
+)
+from ._edges import INTERNAL_SOURCE_ID, WorkflowMessage
+from ._events import WorkflowEvent, decode_hint, encode_hint
 
 if TYPE_CHECKING:
     from ..store import CheckpointRow, Store
 
 __all__ = [
+    "CheckpointID",
     "CheckpointInfo",
     "CheckpointStorage",
     "FileCheckpointStorage",
@@ -53,7 +63,9 @@ __all__ = [
 
 logger = logging.getLogger("agentnb.workflows")
 
-CHECKPOINT_FORMAT_VERSION = 1
+CHECKPOINT_FORMAT_VERSION = "1.0"
+#: A checkpoint's id (the reference's name for the type; ids are strings).
+CheckpointID: TypeAlias = str
 _ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,200}$")
 
 
@@ -70,22 +82,6 @@ def new_id() -> str:
 def utc_now() -> str:
     """The current UTC time as ISO 8601 (sorts correctly as text)."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
-
-
-def encode_hint(hint: Any) -> Any:
-    """Write a type hint (a response type) as JSON: a class id, ``"Any"``, or a readable fallback."""
-    if hint is Any or hint is None:
-        return "Any"
-    if isinstance(hint, type) and not hasattr(hint, "__origin__"):
-        return {"type": type_id(hint)}
-    return {"repr": repr(hint)}
-
-
-def decode_hint(data: Any) -> Any:
-    """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
-    if is_json_object(data) and "type" in data:
-        return resolve_type(data["type"])
-    return Any
 
 
 @dataclass
@@ -155,7 +151,14 @@ class PendingRequest:
 class WorkflowCheckpoint:
     """The complete state of a run after a superstep (see the module docstring).
 
-    The constructor also takes the reference's names: ``graph_signature_hash`` (for ``graph_signature``),
+    The fields carry the reference's shapes: ``messages`` lists the waiting messages by sender (the workflow's
+    input under :func:`INTERNAL_SOURCE_ID` of its target), ``state`` is the shared state and
+    ``pending_request_info_events`` the unanswered requests by id. agentnb's own views of the same data are
+    ``pending_messages`` (a list of :class:`PendingMessage`), ``shared_state`` and ``pending_requests`` (of
+    :class:`PendingRequest`); executor states and fan-in buffers have fields of their own (the reference keeps
+    them under reserved keys of ``state``), and ``run_state`` says whether the run was going, idle or waiting.
+
+    The constructor also takes the reference's names ``graph_signature_hash`` (for ``graph_signature``),
     ``previous_checkpoint_id`` (``parent_id``), ``iteration_count`` (``step``) and ``timestamp``
     (``created_at``); ``checkpoint_id`` defaults to a new id, as there.
 
@@ -163,8 +166,8 @@ class WorkflowCheckpoint:
         >>> cp = WorkflowCheckpoint(checkpoint_id="c1", workflow_name="demo", graph_signature="abc", run_id="r1")
         >>> WorkflowCheckpoint.from_json(cp.to_json()).checkpoint_id
         'c1'
-        >>> WorkflowCheckpoint(workflow_name="demo", graph_signature_hash="abc").graph_signature
-        'abc'
+        >>> WorkflowCheckpoint(workflow_name="demo", graph_signature_hash="abc", state={"n": 1}).shared_state
+        {'n': 1}
     """
 
     checkpoint_id: str
@@ -174,14 +177,14 @@ class WorkflowCheckpoint:
     parent_id: str | None = None
     step: int = 0
     created_at: str = field(default_factory=utc_now)
-    pending_messages: list[PendingMessage] = field(default_factory=list)
+    messages: dict[str, list[Any]] = field(default_factory=dict)
     executor_states: dict[str, Any] = field(default_factory=dict)
-    shared_state: dict[str, Any] = field(default_factory=dict)
-    pending_requests: dict[str, PendingRequest] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    pending_request_info_events: dict[str, Any] = field(default_factory=dict)
     fan_in_buffers: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
-    state: str = "in_progress"
+    run_state: str = "in_progress"
     metadata: dict[str, Any] = field(default_factory=dict)
-    version: int = CHECKPOINT_FORMAT_VERSION
+    version: str = CHECKPOINT_FORMAT_VERSION
 
     def __init__(
         self,
@@ -192,28 +195,33 @@ class WorkflowCheckpoint:
         parent_id: str | None = None,
         step: int = 0,
         created_at: str | None = None,
-        pending_messages: list[PendingMessage] | None = None,
+        messages: Mapping[str, list[Any]] | None = None,
         executor_states: dict[str, Any] | None = None,
-        shared_state: dict[str, Any] | None = None,
-        pending_requests: dict[str, PendingRequest] | None = None,
+        state: dict[str, Any] | None = None,
+        pending_request_info_events: Mapping[str, Any] | None = None,
         fan_in_buffers: dict[str, dict[str, list[Any]]] | None = None,
-        state: str = "in_progress",
+        run_state: str = "in_progress",
         metadata: dict[str, Any] | None = None,
-        version: int = CHECKPOINT_FORMAT_VERSION,
+        version: str = CHECKPOINT_FORMAT_VERSION,
         *,
         graph_signature_hash: str | None = None,
         previous_checkpoint_id: str | None = None,
         iteration_count: int | None = None,
         timestamp: str | None = None,
+        pending_messages: Iterable[PendingMessage] | None = None,
+        shared_state: dict[str, Any] | None = None,
+        pending_requests: Mapping[str, PendingRequest] | Iterable[PendingRequest] | None = None,
     ) -> None:
-        if graph_signature_hash is not None or previous_checkpoint_id is not None or timestamp is not None:
-            for ours, theirs, label in (
-                (graph_signature, graph_signature_hash, "graph_signature"),
-                (parent_id, previous_checkpoint_id, "parent_id"),
-                (created_at, timestamp, "created_at"),
-            ):
-                if ours is not None and theirs is not None and ours != theirs:
-                    raise ValueError(f"{label} and its reference name were both given, with different values.")
+        for ours, theirs, label in (
+            (graph_signature, graph_signature_hash, "graph_signature"),
+            (parent_id, previous_checkpoint_id, "parent_id"),
+            (created_at, timestamp, "created_at"),
+            (messages, pending_messages, "messages"),
+            (state, shared_state, "state"),
+            (pending_request_info_events, pending_requests, "pending_request_info_events"),
+        ):
+            if ours is not None and theirs is not None and ours is not theirs and ours != theirs:
+                raise ValueError(f"{label} and its other name were both given, with different values.")
         signature = graph_signature if graph_signature is not None else graph_signature_hash
         if signature is None:
             raise TypeError("WorkflowCheckpoint needs graph_signature (or graph_signature_hash).")
@@ -224,12 +232,21 @@ class WorkflowCheckpoint:
         self.parent_id = parent_id if parent_id is not None else previous_checkpoint_id
         self.step = step if iteration_count is None else iteration_count
         self.created_at = created_at or timestamp or utc_now()
-        self.pending_messages = list(pending_messages) if pending_messages is not None else []
+        if messages is not None:
+            self.messages = {key: list(items) for key, items in messages.items()}
+        else:
+            self.messages = by_sender(pending_messages) if pending_messages is not None else {}
         self.executor_states = executor_states if executor_states is not None else {}
-        self.shared_state = shared_state if shared_state is not None else {}
-        self.pending_requests = pending_requests if pending_requests is not None else {}
+        chosen_state = state if state is not None else shared_state
+        self.state = chosen_state if chosen_state is not None else {}
+        if pending_request_info_events is not None:
+            self.pending_request_info_events = dict(pending_request_info_events)
+        elif isinstance(pending_requests, Mapping):
+            self.pending_request_info_events = dict(cast("Mapping[str, PendingRequest]", pending_requests))
+        else:
+            self.pending_request_info_events = {r.request_id: r for r in pending_requests or ()}
         self.fan_in_buffers = fan_in_buffers if fan_in_buffers is not None else {}
-        self.state = state
+        self.run_state = run_state
         self.metadata = metadata if metadata is not None else {}
         self.version = version
 
@@ -254,15 +271,57 @@ class WorkflowCheckpoint:
         return self.graph_signature
 
     @property
-    def messages(self) -> dict[str, list[PendingMessage]]:
-        """The messages waiting for the next superstep, by sending executor (the reference's shape).
+    def shared_state(self) -> dict[str, Any]:
+        """The shared state (``ctx.set_state``); the same dict as ``state``."""
+        return self.state
 
-        The workflow's own input has no sender and is listed under ``""``.
+    @shared_state.setter
+    def shared_state(self, value: dict[str, Any]) -> None:
+        self.state = value
+
+    @property
+    def pending_messages(self) -> list[PendingMessage]:
+        """The messages waiting for the next superstep, in order, as :class:`PendingMessage` s.
+
+        A :class:`WorkflowMessage` becomes the pending message it describes; any other value listed under a
+        sender is data that sender sent (along its edges).
         """
-        out: dict[str, list[PendingMessage]] = {}
-        for message in self.pending_messages:
-            out.setdefault(message.source_id or "", []).append(message)
+        out: list[PendingMessage] = []
+        for key, items in self.messages.items():
+            for item in items:
+                if isinstance(item, PendingMessage):
+                    out.append(item)
+                elif isinstance(item, WorkflowMessage):
+                    source, target = _sender(item.source_id)
+                    out.append(PendingMessage(source, item.data, item.target_id or target))
+                else:
+                    source, target = _sender(key)
+                    out.append(PendingMessage(source, item, target))
         return out
+
+    @pending_messages.setter
+    def pending_messages(self, value: Iterable[PendingMessage]) -> None:
+        self.messages = by_sender(value)
+
+    @property
+    def pending_requests(self) -> dict[str, PendingRequest]:
+        """The unanswered ``request_info`` requests by id, as :class:`PendingRequest` s.
+
+        ``request_info`` events (the reference's form) are read as the requests they announce; other values
+        are not requests and are left out.
+        """
+        out: dict[str, PendingRequest] = {}
+        for key, item in self.pending_request_info_events.items():
+            if isinstance(item, PendingRequest):
+                out[key] = item
+            elif isinstance(item, WorkflowEvent) and item.type == "request_info":
+                response_type = item.response_type if item.response_type is not None else Any
+                out[key] = PendingRequest(item.request_id or key, item.executor_id or "", item.data, response_type)
+        return out
+
+    @pending_requests.setter
+    def pending_requests(self, value: Mapping[str, PendingRequest]) -> None:
+        self.pending_request_info_events = dict(value)
 
     @property
     def info(self) -> CheckpointInfo:
@@ -277,11 +336,55 @@ class WorkflowCheckpoint:
         )
 
     def copy(self, **changes: Any) -> WorkflowCheckpoint:
-        """A deep copy (through JSON) with ``changes`` applied."""
-        return replace(WorkflowCheckpoint.from_json(self.to_json()), **changes)
+        """A deep copy (through JSON) with ``changes`` applied (agentnb's or the reference's field names)."""
+        fields = WorkflowCheckpoint.from_json(self.to_json()).to_dict()
+        for ours, theirs in _OTHER_NAMES.items():
+            if theirs in changes:
+                fields.pop(ours, None)
+            elif ours in changes:
+                fields.pop(theirs, None)
+        fields.update(changes)
+        return WorkflowCheckpoint(**fields)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form with type tags."""
+        """The fields by name, values as they are (shallow, as the reference's); :meth:`to_json_dict` is JSON.
+
+        ``WorkflowCheckpoint(**cp.to_dict())`` (or :meth:`from_dict`) makes an equal checkpoint.
+        """
+        return {
+            "checkpoint_id": self.checkpoint_id,
+            "workflow_name": self.workflow_name,
+            "graph_signature_hash": self.graph_signature,
+            "previous_checkpoint_id": self.parent_id,
+            "timestamp": self.created_at,
+            "messages": self.messages,
+            "state": self.state,
+            "pending_request_info_events": self.pending_request_info_events,
+            "iteration_count": self.step,
+            "metadata": self.metadata,
+            "version": self.version,
+            "run_id": self.run_id,
+            "executor_states": self.executor_states,
+            "fan_in_buffers": self.fan_in_buffers,
+            "run_state": self.run_state,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WorkflowCheckpoint:
+        """A checkpoint from :meth:`to_dict` output (or from :meth:`to_json_dict` output, which it recognises).
+
+        Raises:
+            WorkflowCheckpointException: ``data`` does not describe a checkpoint.
+        """
+        if "graph_signature" in data:  # the JSON form (it names agentnb's fields)
+            return cls.from_json_dict(dict(data))
+        try:
+            return cls(**data)
+        except Exception as e:
+            raise WorkflowCheckpointException(f"Failed to create WorkflowCheckpoint from dict: {e}") from e
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """JSON-safe form with type tags (what storages write)."""
         return {
             "version": self.version,
             "checkpoint_id": self.checkpoint_id,
@@ -291,25 +394,41 @@ class WorkflowCheckpoint:
             "parent_id": self.parent_id,
             "step": self.step,
             "created_at": self.created_at,
-            "state": self.state,
-            "pending_messages": [m.to_dict() for m in self.pending_messages],
+            "run_state": self.run_state,
+            "messages": encode(self.messages),
             "executor_states": encode(self.executor_states),
-            "shared_state": encode(self.shared_state),
-            "pending_requests": [r.to_dict() for r in self.pending_requests.values()],
+            "state": encode(self.state),
+            "pending_request_info_events": encode(self.pending_request_info_events),
             "fan_in_buffers": encode(self.fan_in_buffers),
             "metadata": encode(self.metadata),
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> WorkflowCheckpoint:
-        """Rebuild from :meth:`to_dict` output (custom types come back as their own classes)."""
+    def from_json_dict(cls, data: dict[str, Any]) -> WorkflowCheckpoint:
+        """Rebuild from :meth:`to_json_dict` output (custom types come back as their own classes).
+
+        Checkpoints written before ``messages``, ``state`` and ``pending_request_info_events`` took the
+        reference's shapes load too.
+        """
         version = data.get("version", 1)
-        if version > CHECKPOINT_FORMAT_VERSION:
+        if format_major(version) > format_major(CHECKPOINT_FORMAT_VERSION):
             raise SerializationError(
                 f"Checkpoint format version {version} is newer than this agentnb understands "
                 f"({CHECKPOINT_FORMAT_VERSION}); upgrade agentnb."
             )
-        requests = [PendingRequest.from_dict(r) for r in data.get("pending_requests", [])]
+        state = data.get("state", {})
+        if isinstance(state, str):  # the older form: "state" was the run state, "shared_state" the state
+            run_state, shared = state, data.get("shared_state", {})
+        else:
+            run_state, shared = data.get("run_state", "in_progress"), state
+        if "messages" in data:
+            messages = decode(data["messages"])
+        else:  # the older form: one list of pending messages
+            messages = by_sender(PendingMessage.from_dict(m) for m in data.get("pending_messages", []))
+        if "pending_request_info_events" in data:
+            requests = decode(data["pending_request_info_events"])
+        else:  # the older form: a list of pending requests
+            requests = {r["request_id"]: PendingRequest.from_dict(r) for r in data.get("pending_requests", [])}
         return cls(
             checkpoint_id=data["checkpoint_id"],
             workflow_name=data["workflow_name"],
@@ -318,19 +437,19 @@ class WorkflowCheckpoint:
             parent_id=data.get("parent_id"),
             step=data.get("step", 0),
             created_at=data.get("created_at", ""),
-            state=data.get("state", "in_progress"),
-            pending_messages=[PendingMessage.from_dict(m) for m in data.get("pending_messages", [])],
+            run_state=run_state,
+            messages=messages,
             executor_states=decode(data.get("executor_states", {})),
-            shared_state=decode(data.get("shared_state", {})),
-            pending_requests={r.request_id: r for r in requests},
+            state=decode(shared),
+            pending_request_info_events=requests,
             fan_in_buffers=decode(data.get("fan_in_buffers", {})),
             metadata=decode(data.get("metadata", {})),
-            version=version,
+            version=version if isinstance(version, str) else f"{version}.0",
         )
 
     def to_json(self) -> str:
         """The checkpoint as a JSON string."""
-        return _COMPACT.encode(self.to_dict())
+        return _COMPACT.encode(self.to_json_dict())
 
     @classmethod
     def from_json(cls, text: str | bytes) -> WorkflowCheckpoint:
@@ -342,11 +461,89 @@ class WorkflowCheckpoint:
         if not isinstance(data, dict) or "checkpoint_id" not in data or "graph_signature" not in data:
             raise SerializationError("Checkpoint JSON lacks checkpoint_id/graph_signature; it is not a checkpoint.")
         try:
-            return cls.from_dict(cast("dict[str, Any]", data))
+            return cls.from_json_dict(cast("dict[str, Any]", data))
         except SerializationError:
             raise
         except (KeyError, TypeError, ValueError, AttributeError, RecursionError) as e:
             raise SerializationError(f"Checkpoint JSON has an unexpected shape: {e!r}") from e
+
+
+_OTHER_NAMES = {
+    "graph_signature": "graph_signature_hash",
+    "parent_id": "previous_checkpoint_id",
+    "step": "iteration_count",
+    "created_at": "timestamp",
+    "messages": "pending_messages",
+    "state": "shared_state",
+    "pending_request_info_events": "pending_requests",
+}
+"""Field names of :class:`WorkflowCheckpoint` and the other name its constructor takes for each."""
+
+
+def format_major(version: object) -> int:
+    """The major number of a checkpoint format version (``1``, ``"1.0"``); unreadable versions count as 0."""
+    try:
+        return int(str(version).split(".", 1)[0])
+    except ValueError:
+        return 0
+
+
+def by_sender(messages: Iterable[PendingMessage]) -> dict[str, list[Any]]:
+    """Pending messages grouped by sender, in order (the workflow's input under ``INTERNAL_SOURCE_ID(target)``)."""
+    out: dict[str, list[Any]] = {}
+    for message in messages:
+        source = message.source_id
+        if source is None:
+            source = INTERNAL_SOURCE_ID(message.target_id) if message.target_id is not None else ""
+        bucket = out.get(source)
+        if bucket is None:
+            out[source] = [message]
+        else:
+            bucket.append(message)
+    return out
+
+
+_INTERNAL = INTERNAL_SOURCE_ID("")
+
+
+def _sender(key: str) -> tuple[str | None, str | None]:
+    """The (source, target) a ``messages`` key stands for: internal keys name a target and no source."""
+    if key.startswith(_INTERNAL):
+        return None, key[len(_INTERNAL) :] or None
+    return (key or None), None
+
+
+def _message_fields(message: PendingMessage) -> dict[str, Any]:
+    return {"source_id": message.source_id, "target_id": message.target_id, "data": message.data}
+
+
+def _message_from_fields(fields: Mapping[str, Any]) -> PendingMessage:
+    return PendingMessage(fields["source_id"], fields["data"], fields.get("target_id"))
+
+
+def _request_fields(request: PendingRequest) -> dict[str, Any]:
+    return {
+        "request_id": request.request_id,
+        "executor_id": request.executor_id,
+        "request_data": request.request_data,
+        "response_type": encode_hint(request.response_type),
+        "step": request.step,
+    }
+
+
+def _request_from_fields(fields: Mapping[str, Any]) -> PendingRequest:
+    return PendingRequest(
+        fields["request_id"],
+        fields["executor_id"],
+        fields["request_data"],
+        decode_hint(fields["response_type"]),
+        step=fields.get("step", 0),
+    )
+
+
+# Stable ids and compact forms for the runner's own records inside checkpoints.
+register_type(PendingMessage, "agentnb.PendingMessage", encoder=_message_fields, decoder=_message_from_fields)
+register_type(PendingRequest, "agentnb.PendingRequest", encoder=_request_fields, decoder=_request_from_fields)
 
 
 @dataclass(frozen=True)
@@ -526,9 +723,15 @@ class FileCheckpointStorage(CheckpointStorage):
     whole. A file that is unreadable anyway (edited by hand, disk trouble) raises
     :class:`~agentnb.exceptions.CheckpointCorruptError` naming the path, and is left in place.
 
+    Loading restores custom classes only from modules the program has already imported (it never imports on
+    its own, so a crafted file cannot run import-time code); ``allowed_checkpoint_types`` names classes whose
+    modules this storage may import when it loads, for processes that have not imported them yet.
+
     Args:
         storage_path: The directory (created if missing).
         fsync: Flush each file to disk before renaming (survives power loss, costs a little time).
+        allowed_checkpoint_types: Trusted classes as ``"module:QualName"``; their modules are imported before
+            a load (a module that cannot be found is skipped: values of its classes then fail to load).
 
     Example:
         >>> import tempfile
@@ -536,10 +739,34 @@ class FileCheckpointStorage(CheckpointStorage):
         >>> storage = FileCheckpointStorage(tempfile.mkdtemp())
     """
 
-    def __init__(self, storage_path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        storage_path: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        allowed_checkpoint_types: Iterable[str] | None = None,
+    ) -> None:
         self.storage_path = Path(storage_path)
         private_dir(self.storage_path)  # checkpoints hold conversations and state: 0700, files 0600 (mkstemp)
         self.fsync = fsync
+        self.allowed_checkpoint_types = tuple(allowed_checkpoint_types or ())
+        for name in self.allowed_checkpoint_types:
+            module, _, qualname = name.partition(":")
+            if not module or not qualname:
+                raise ValueError(f"Allowed checkpoint type {name!r} must be written 'module:QualName'.")
+        self._imported = not self.allowed_checkpoint_types
+
+    def _import_allowed(self) -> None:
+        """Import the modules of ``allowed_checkpoint_types`` once, so their classes can be restored."""
+        if self._imported:
+            return
+        self._imported = True
+        for name in self.allowed_checkpoint_types:
+            module = name.partition(":")[0]
+            try:
+                importlib.import_module(module)
+            except ImportError as e:
+                logger.warning("Allowed checkpoint type %s: cannot import %s (%s)", name, module, e)
 
     def path_of(self, checkpoint_id: str) -> Path:
         """The file a checkpoint is stored in."""
@@ -570,6 +797,7 @@ class FileCheckpointStorage(CheckpointStorage):
             raise CheckpointNotFoundError(
                 f"No checkpoint found with ID {checkpoint_id} in {self.storage_path}."
             ) from None
+        self._import_allowed()
         return _parse(data, f"file {path}")
 
     async def list_checkpoint_infos(

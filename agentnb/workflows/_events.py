@@ -35,13 +35,14 @@ import enum
 import time
 import traceback
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, cast
 
 from typing_extensions import TypeVar
 
-from .._serialization import encode, type_id
+from .._json import is_json_object
+from .._serialization import encode, register_type, resolve_type, type_id
 from .._types import AgentResponse, AgentResponseUpdate
 
 __all__ = [
@@ -214,6 +215,24 @@ class WorkflowEvent(Generic[DataT]):
         )
         return cls("data", data, executor_id=executor_id)
 
+    @classmethod
+    def request_info(
+        cls, request_id: str, source_executor_id: str, request_data: Any, response_type: Any
+    ) -> WorkflowEvent:
+        """A ``request_info`` event: ``source_executor_id`` asks for a ``response_type`` answer to ``request_data``.
+
+        Example:
+            >>> WorkflowEvent.request_info("r1", "review", "ok?", bool).request_id
+            'r1'
+        """
+        return cls(
+            "request_info",
+            request_data,
+            executor_id=source_executor_id,
+            request_id=request_id,
+            response_type=response_type,
+        )
+
     @property
     def source_executor_id(self) -> str | None:
         """Alias of ``executor_id`` (the executor that raised a request or yielded an output)."""
@@ -378,3 +397,51 @@ class WorkflowRunResult(list[WorkflowEvent]):
             if event.type == "status" and event.state is not None:
                 return event.state
         return WorkflowRunState.IDLE
+
+
+def encode_hint(hint: Any) -> Any:
+    """Write a type hint (a response type) as JSON: a class id, ``"Any"``, or a readable fallback."""
+    if hint is Any or hint is None:
+        return "Any"
+    if isinstance(hint, type) and not hasattr(hint, "__origin__"):
+        return {"type": type_id(hint)}
+    return {"repr": repr(hint)}
+
+
+def decode_hint(data: Any) -> Any:
+    """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
+    if is_json_object(data) and "type" in data:
+        return resolve_type(data["type"])
+    return Any
+
+
+def _event_fields(event: WorkflowEvent) -> dict[str, Any]:
+    return {
+        "type": event.type,
+        "data": event.data,
+        "executor_id": event.executor_id,
+        "step": event.step,
+        "request_id": event.request_id,
+        "response_type": None if event.response_type is None else encode_hint(event.response_type),
+        "state": None if event.state is None else event.state.value,
+        "timestamp": event.timestamp,
+    }
+
+
+def _event_from_fields(fields: Mapping[str, Any]) -> WorkflowEvent:
+    hint = fields.get("response_type")
+    state = fields.get("state")
+    return WorkflowEvent(
+        fields["type"],
+        fields.get("data"),
+        executor_id=fields.get("executor_id"),
+        step=fields.get("step"),
+        request_id=fields.get("request_id"),
+        response_type=None if hint is None else decode_hint(hint),
+        state=None if state is None else WorkflowRunState(state),
+        timestamp=fields.get("timestamp"),
+    )
+
+
+# Events are saved values too: a checkpoint lists its open requests as ``request_info`` events.
+register_type(WorkflowEvent, "agentnb.WorkflowEvent", encoder=_event_fields, decoder=_event_from_fields)

@@ -216,7 +216,7 @@ class FunctionalRun:
             executor_states={name: {str(i): v for i, v in sorted(calls.items())} for name, calls in self.cache.items()},
             shared_state=self._state_to_save(),
             pending_requests=dict(self.pending),
-            state=state_name,
+            run_state=state_name,
             metadata=dict(self.metadata) if self.last_checkpoint_id is None or self.metadata else {},
         )
 

@@ -23,7 +23,8 @@ BUILDERS = ["ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "Magentic
 
 def test_builders_are_exported_from_agentnb_workflows_with_a_sorted_all() -> None:
     assert set(BUILDERS) <= set(wf.__all__)
-    assert wf.__all__ == sorted(wf.__all__)
+    # Ruff's order (RUF022): CONSTANTS, then Classes, then functions, each alphabetical.
+    assert wf.__all__ == sorted(wf.__all__, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
     for name in BUILDERS:
         assert getattr(wf, name).__module__.startswith("agentnb.workflows._orchestrations")
 
