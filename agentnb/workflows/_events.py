@@ -35,7 +35,7 @@ import enum
 import time
 import traceback
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, cast
 
@@ -354,6 +354,10 @@ def step_event(type: str, data: Any, executor_id: str | None, step: int) -> Work
 class WorkflowRunResult(list[WorkflowEvent]):
     """The events of a finished (or paused) run, with accessors for what callers usually want.
 
+    As in the reference, an awaited run lists what executors did (invocations, outputs, requests, supersteps);
+    its ``status`` events are kept apart, in :meth:`status_timeline` (``Workflow.run(...,
+    include_status_events=True)`` lists them too), and the ``started`` event is only streamed.
+
     Example:
         >>> result = WorkflowRunResult([WorkflowEvent("output", 42)])
         >>> result.get_outputs()
@@ -363,13 +367,31 @@ class WorkflowRunResult(list[WorkflowEvent]):
     def __init__(
         self,
         events: Iterable[WorkflowEvent] = (),
+        status_events: Iterable[WorkflowEvent] | None = None,
         *,
         run_id: str | None = None,
         checkpoint_id: str | None = None,
     ) -> None:
         super().__init__(events)
+        self.status_events: list[WorkflowEvent] = list(status_events) if status_events is not None else []
         self.run_id = run_id
         self.checkpoint_id = checkpoint_id
+
+    def collector(self, *, include_status_events: bool = False) -> Callable[[WorkflowEvent], None]:
+        """The sink a run hands its events to: status events go to the timeline (and the list, if asked)."""
+        append = self.append
+        statuses = self.status_events.append
+
+        def collect(event: WorkflowEvent) -> None:
+            kind = event.type
+            if kind == "status":
+                statuses(event)
+                if include_status_events:
+                    append(event)
+            elif kind != "started":
+                append(event)
+
+        return collect
 
     def get_outputs(self) -> list[Any]:
         """The values executors yielded as workflow outputs, in order."""
@@ -385,7 +407,7 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def status_timeline(self) -> list[WorkflowEvent]:
         """The run's ``status`` events, in order (the last is the state it ended in)."""
-        return [e for e in self if e.type == "status"]
+        return list(self.status_events) or [e for e in self if e.type == "status"]
 
     def get_events(self, type: str) -> list[WorkflowEvent]:
         """All events of one ``type``."""
@@ -393,8 +415,8 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def get_final_state(self) -> WorkflowRunState:
         """The state the run ended in (the last ``status`` event)."""
-        for event in reversed(self):
-            if event.type == "status" and event.state is not None:
+        for event in reversed(self.status_timeline()):
+            if event.state is not None:
                 return event.state
         return WorkflowRunState.IDLE
 

@@ -232,6 +232,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        include_status_events: bool = False,
     ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
     @overload
     def run(
@@ -243,6 +244,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        include_status_events: bool = False,
     ) -> AsyncIterator[WorkflowEvent]: ...
     def run(
         self,
@@ -253,6 +255,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        include_status_events: bool = False,
     ) -> Any:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
 
@@ -263,6 +266,8 @@ class Workflow:
             checkpoint_id: Resume from this checkpoint (from ``checkpoint_storage`` or the builder's).
             checkpoint_storage: Where to load the checkpoint from and write new checkpoints to.
             run_store: Mirror this run and its events into a run store (overrides the builder's).
+            include_status_events: Keep the ``status`` events in the awaited result's list too (they are always
+                in its ``status_timeline()``; the ``started`` event is only streamed). A stream has them all.
 
         Returns:
             A :class:`WorkflowRunResult` when awaited; an async iterator of :class:`WorkflowEvent` with
@@ -278,7 +283,7 @@ class Workflow:
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
             return self._stream(*args)
-        return self._collect(*args)
+        return self._collect(*args, include_status_events=include_status_events)
 
     async def _prepare(
         self,
@@ -311,10 +316,11 @@ class Workflow:
             checkpoint = await storage.load(checkpoint_id)
             if checkpoint.graph_signature != self.graph_signature:
                 raise CheckpointMismatchError(
-                    f"Checkpoint {checkpoint_id!r} was written by workflow {checkpoint.workflow_name!r} with a "
-                    f"different graph (signature {checkpoint.graph_signature[:12]}…, this workflow "
-                    f"{self.name!r} has {self.graph_signature[:12]}…); it cannot be resumed here. Rebuild the same "
-                    "graph (same executor ids, executor classes and edges) to resume it."
+                    f"Workflow graph has changed since the checkpoint was created: checkpoint {checkpoint_id!r} was "
+                    f"written by workflow {checkpoint.workflow_name!r} with a different graph (signature "
+                    f"{checkpoint.graph_signature[:12]}…, this workflow {self.name!r} has "
+                    f"{self.graph_signature[:12]}…); it cannot be resumed here. Rebuild the original graph (same "
+                    "executor ids, executor classes and edges) to resume it."
                 )
             await run.restore(checkpoint)
             run.metadata = {"resumed_from": checkpoint_id}
@@ -360,13 +366,15 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        *,
+        include_status_events: bool = False,
     ) -> WorkflowRunResult:
         await self._claim()
         try:
             run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
             result = WorkflowRunResult(run_id=run.run_id)
             self._last = run
-            await run.execute(result.append, fresh=fresh)
+            await run.execute(result.collector(include_status_events=include_status_events), fresh=fresh)
         finally:
             self._running = False
         result.checkpoint_id = run.last_checkpoint_id
@@ -447,6 +455,11 @@ class Workflow:
             elif task is not None and not task.cancelled():
                 task.exception()  # a failure the consumer stopped listening for is still "retrieved"
             self._running = self._streaming = False
+
+    @property
+    def graph_signature_hash(self) -> str:
+        """The reference's name for ``graph_signature`` (what a checkpoint must carry to resume here)."""
+        return self.graph_signature
 
     @property
     def is_running(self) -> bool:
