@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, cast
 
 from .._files import private_dir
 from .._json import is_json_object
-from .._serialization import decode, encode, parse_json, register_type
+from .._serialization import TAG, decode, encode, parse_json, register_type
 from ..exceptions import (
     CheckpointCorruptError,
     CheckpointNotFoundError,
@@ -147,7 +147,7 @@ class PendingRequest:
         )
 
 
-@dataclass(init=False)
+@dataclass(init=False, eq=False)
 class WorkflowCheckpoint:
     """The complete state of a run after a superstep (see the module docstring).
 
@@ -177,7 +177,6 @@ class WorkflowCheckpoint:
     parent_id: str | None = None
     step: int = 0
     created_at: str = field(default_factory=utc_now)
-    messages: dict[str, list[Any]] = field(default_factory=dict)
     executor_states: dict[str, Any] = field(default_factory=dict)
     state: dict[str, Any] = field(default_factory=dict)
     pending_request_info_events: dict[str, Any] = field(default_factory=dict)
@@ -185,6 +184,9 @@ class WorkflowCheckpoint:
     run_state: str = "in_progress"
     metadata: dict[str, Any] = field(default_factory=dict)
     version: str = CHECKPOINT_FORMAT_VERSION
+    # ``messages`` is kept as the runner's flat list until someone reads it by sender (grouping costs a pass).
+    _messages: dict[str, list[Any]] | None = field(default=None, repr=False)
+    _pending: list[PendingMessage] | None = field(default=None, repr=False)
 
     def __init__(
         self,
@@ -233,9 +235,9 @@ class WorkflowCheckpoint:
         self.step = step if iteration_count is None else iteration_count
         self.created_at = created_at or timestamp or utc_now()
         if messages is not None:
-            self.messages = {key: list(items) for key, items in messages.items()}
+            self._messages, self._pending = {key: list(items) for key, items in messages.items()}, None
         else:
-            self.messages = by_sender(pending_messages) if pending_messages is not None else {}
+            self._messages, self._pending = None, list(pending_messages or ())
         self.executor_states = executor_states if executor_states is not None else {}
         chosen_state = state if state is not None else shared_state
         self.state = chosen_state if chosen_state is not None else {}
@@ -280,12 +282,26 @@ class WorkflowCheckpoint:
         self.state = value
 
     @property
+    def messages(self) -> dict[str, list[Any]]:
+        """The messages waiting for the next superstep, by sender (the workflow's input under
+        ``INTERNAL_SOURCE_ID(target)``); the lists may be changed in place."""
+        if self._messages is None:
+            self._messages, self._pending = by_sender(self._pending or ()), None
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: Mapping[str, list[Any]]) -> None:
+        self._messages, self._pending = {key: list(items) for key, items in value.items()}, None
+
+    @property
     def pending_messages(self) -> list[PendingMessage]:
         """The messages waiting for the next superstep, in order, as :class:`PendingMessage` s.
 
         A :class:`WorkflowMessage` becomes the pending message it describes; any other value listed under a
         sender is data that sender sent (along its edges).
         """
+        if self._pending is not None:
+            return list(self._pending)
         out: list[PendingMessage] = []
         for key, items in self.messages.items():
             for item in items:
@@ -301,7 +317,12 @@ class WorkflowCheckpoint:
 
     @pending_messages.setter
     def pending_messages(self, value: Iterable[PendingMessage]) -> None:
-        self.messages = by_sender(value)
+        self._messages, self._pending = None, list(value)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WorkflowCheckpoint):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
 
     @property
     def pending_requests(self) -> dict[str, PendingRequest]:
@@ -384,8 +405,13 @@ class WorkflowCheckpoint:
             raise WorkflowCheckpointException(f"Failed to create WorkflowCheckpoint from dict: {e}") from e
 
     def to_json_dict(self) -> dict[str, Any]:
-        """JSON-safe form with type tags (what storages write)."""
-        return {
+        """JSON-safe form with type tags (what storages write).
+
+        The runner's own records are written in their compact lists (``pending_messages``, ``pending_requests``);
+        ``messages`` / ``pending_request_info_events`` given other values, or under other keys, are written as
+        mappings instead.
+        """
+        data: dict[str, Any] = {
             "version": self.version,
             "checkpoint_id": self.checkpoint_id,
             "workflow_name": self.workflow_name,
@@ -395,13 +421,22 @@ class WorkflowCheckpoint:
             "step": self.step,
             "created_at": self.created_at,
             "run_state": self.run_state,
-            "messages": encode(self.messages),
             "executor_states": encode(self.executor_states),
             "state": encode(self.state),
-            "pending_request_info_events": encode(self.pending_request_info_events),
             "fan_in_buffers": encode(self.fan_in_buffers),
             "metadata": encode(self.metadata),
         }
+        pending = [m.to_dict() for m in self._pending] if self._pending is not None else _runner_messages(self.messages)
+        if pending is not None:
+            data["pending_messages"] = pending
+        else:
+            data["messages"] = {key: [_message_to_json(m) for m in items] for key, items in self.messages.items()}
+        events = self.pending_request_info_events
+        if all(r.__class__ is PendingRequest and r.request_id == key for key, r in events.items()):
+            data["pending_requests"] = [r.to_dict() for r in events.values()]
+        else:
+            data["pending_request_info_events"] = {key: _request_to_json(r) for key, r in events.items()}
+        return data
 
     @classmethod
     def from_json_dict(cls, data: dict[str, Any]) -> WorkflowCheckpoint:
@@ -421,12 +456,14 @@ class WorkflowCheckpoint:
             run_state, shared = state, data.get("shared_state", {})
         else:
             run_state, shared = data.get("run_state", "in_progress"), state
+        messages: dict[str, list[Any]] | None = None
+        pending: list[PendingMessage] | None = None
         if "messages" in data:
-            messages = decode(data["messages"])
-        else:  # the older form: one list of pending messages
-            messages = by_sender(PendingMessage.from_dict(m) for m in data.get("pending_messages", []))
+            messages = {key: [_message_from_json(m) for m in items] for key, items in data["messages"].items()}
+        else:  # the runner's flat list
+            pending = [PendingMessage.from_dict(m) for m in data.get("pending_messages", [])]
         if "pending_request_info_events" in data:
-            requests = decode(data["pending_request_info_events"])
+            requests = {key: _request_from_json(r) for key, r in data["pending_request_info_events"].items()}
         else:  # the older form: a list of pending requests
             requests = {r["request_id"]: PendingRequest.from_dict(r) for r in data.get("pending_requests", [])}
         return cls(
@@ -439,6 +476,7 @@ class WorkflowCheckpoint:
             created_at=data.get("created_at", ""),
             run_state=run_state,
             messages=messages,
+            pending_messages=pending,
             executor_states=decode(data.get("executor_states", {})),
             state=decode(shared),
             pending_request_info_events=requests,
@@ -511,6 +549,60 @@ def _sender(key: str) -> tuple[str | None, str | None]:
     if key.startswith(_INTERNAL):
         return None, key[len(_INTERNAL) :] or None
     return (key or None), None
+
+
+# The runner's own records are written compactly, marked with a tag the encoder never gives a plain dict (a
+# dict holding the tag key is written as a tagged item list), so any other value listed beside them stays apart.
+_PENDING_MESSAGE = "pending_message"
+_PENDING_REQUEST = "pending_request"
+
+
+def _runner_messages(messages: Mapping[str, list[Any]]) -> list[dict[str, Any]] | None:
+    """``messages`` as the runner's flat list (:meth:`PendingMessage.to_dict`), if that is all they are.
+
+    ``None`` when an item is not a :class:`PendingMessage` or sits under another key than its sender's.
+    """
+    out: list[dict[str, Any]] = []
+    for key, items in messages.items():
+        for m in items:
+            if m.__class__ is not PendingMessage:
+                return None
+            source = m.source_id
+            if source is None:
+                source = INTERNAL_SOURCE_ID(m.target_id) if m.target_id is not None else ""
+            if source != key:
+                return None
+            out.append(m.to_dict())
+    return out
+
+
+def _message_to_json(item: Any) -> Any:
+    if item.__class__ is PendingMessage:
+        return {
+            TAG: _PENDING_MESSAGE,
+            "source_id": item.source_id,
+            "target_id": item.target_id,
+            "data": encode(item.data),
+        }
+    return encode(item)
+
+
+def _message_from_json(data: Any) -> Any:
+    if is_json_object(data) and data.get(TAG) == _PENDING_MESSAGE:
+        return PendingMessage(data["source_id"], decode(data["data"]), data.get("target_id"))
+    return decode(data)
+
+
+def _request_to_json(item: Any) -> Any:
+    if item.__class__ is PendingRequest:
+        return {TAG: _PENDING_REQUEST, **item.to_dict()}
+    return encode(item)
+
+
+def _request_from_json(data: Any) -> Any:
+    if is_json_object(data) and data.get(TAG) == _PENDING_REQUEST:
+        return PendingRequest.from_dict(dict(data))
+    return decode(data)
 
 
 def _message_fields(message: PendingMessage) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import enum
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, cast
 
@@ -377,21 +377,24 @@ class WorkflowRunResult(list[WorkflowEvent]):
         self.run_id = run_id
         self.checkpoint_id = checkpoint_id
 
-    def collector(self, *, include_status_events: bool = False) -> Callable[[WorkflowEvent], None]:
-        """The sink a run hands its events to: status events go to the timeline (and the list, if asked)."""
-        append = self.append
-        statuses = self.status_events.append
+    def separate_status_events(self, *, include_status_events: bool = False) -> None:
+        """Move a finished run's ``status`` events to :meth:`status_timeline` and drop its ``started`` event.
 
-        def collect(event: WorkflowEvent) -> None:
-            kind = event.type
-            if kind == "status":
-                statuses(event)
-                if include_status_events:
-                    append(event)
-            elif kind != "started":
-                append(event)
-
-        return collect
+        A run emits them only first (``started``, then ``in_progress``) and last (the state it ended in), so
+        only the ends of the list are looked at; ``include_status_events`` keeps the status events listed too.
+        """
+        head = 0
+        while head < len(self) and self[head].type in ("started", "status"):
+            head += 1
+        tail = len(self)
+        while tail > head and self[tail - 1].type == "status":
+            tail -= 1
+        leading = [e for e in self[:head] if e.type == "status"]
+        self.status_events = [*leading, *self[tail:]]
+        if not include_status_events:
+            del self[tail:]
+            leading = []
+        self[:head] = leading
 
     def get_outputs(self) -> list[Any]:
         """The values executors yielded as workflow outputs, in order."""

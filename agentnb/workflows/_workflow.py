@@ -16,6 +16,7 @@ run and its events into the SQLite run store so the DevUI can follow it from ano
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -186,15 +187,27 @@ class Workflow:
             desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.pairs() if group.edge_label(s, t)}
             desc["conditional"] = group.conditional
             groups.append(desc)
-        return {
+        kinds = self._output_kinds
+        data: dict[str, Any] = {
             "name": self.name,
-            "description": self.description,
             "start_executor_id": self.start_executor_id,
             "graph_signature": self.graph_signature,
             "max_iterations": self.max_iterations,
             "executors": executors,
             "edge_groups": groups,
+            # The reference's wire keys for output_from / intermediate_output_from (None: every executor outputs).
+            "output_executors": None if self._all_output else sorted(e for e, k in kinds.items() if k == "output"),
+            "intermediate_executors": (
+                None if self._all_output else sorted(e for e, k in kinds.items() if k == "intermediate")
+            ),
         }
+        if self.description is not None:
+            data["description"] = self.description
+        return data
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict())
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, executors={list(self.executors)!r})"
@@ -374,9 +387,10 @@ class Workflow:
             run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
             result = WorkflowRunResult(run_id=run.run_id)
             self._last = run
-            await run.execute(result.collector(include_status_events=include_status_events), fresh=fresh)
+            await run.execute(result.append, fresh=fresh)
         finally:
             self._running = False
+        result.separate_status_events(include_status_events=include_status_events)
         result.checkpoint_id = run.last_checkpoint_id
         return result
 

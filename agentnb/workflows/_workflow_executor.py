@@ -237,6 +237,10 @@ class WorkflowExecutor(Executor):
             request = SubWorkflowRequest(event.request_id or "", event.data, event.executor_id)
             await ctx.request_info(request_data=request, response_type=event.response_type or Any, request_id=None)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The node and, under ``workflow``, the whole sub-workflow it runs (:meth:`Workflow.to_dict`)."""
+        return {**super().to_dict(), "workflow": self.workflow.to_dict()}
+
     def reset(self) -> None:
         self.workflow._last = None  # pyright: ignore[reportPrivateUsage]
 

@@ -36,7 +36,7 @@ def test_star_graph_and_its_drawing() -> None:
     for agent in ("triage", "billing", "tech"):
         assert ("handoff_coordinator", agent) in edges and (agent, "handoff_coordinator") in edges
     mermaid = WorkflowViz(workflow).to_mermaid()
-    assert "handoff_coordinator (start)" in mermaid
+    assert "handoff_coordinator (Start)" in mermaid
     assert workflow._repr_svg_().startswith("<svg")
 
 
