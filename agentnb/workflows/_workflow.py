@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._serialization import type_id
+from .._types import ResponseStream
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
 from ._edges import EdgeGroup, WorkflowMessage
@@ -258,7 +259,7 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
         include_status_events: bool = False,
-    ) -> AsyncIterator[WorkflowEvent]: ...
+    ) -> ResponseStream[WorkflowEvent, WorkflowRunResult]: ...
     def run(
         self,
         message: Any = None,
@@ -283,8 +284,8 @@ class Workflow:
                 in its ``status_timeline()``; the ``started`` event is only streamed). A stream has them all.
 
         Returns:
-            A :class:`WorkflowRunResult` when awaited; an async iterator of :class:`WorkflowEvent` with
-            ``stream=True``.
+            A :class:`WorkflowRunResult` when awaited; with ``stream=True`` a ``ResponseStream`` of
+            :class:`WorkflowEvent` (iterate it; ``await stream.get_final_response()`` gives the result).
 
         Raises:
             WorkflowRunError: An executor failed or the step limit was reached (after a ``failed`` event).
@@ -295,8 +296,19 @@ class Workflow:
             message = message.data
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
-            return self._stream(*args)
+            return ResponseStream(self._stream(*args), self._result_of)
         return self._collect(*args, include_status_events=include_status_events)
+
+    def _result_of(self, events: list[WorkflowEvent]) -> WorkflowRunResult:
+        """A streamed run's events as the result an awaited run returns (``stream.get_final_response()``)."""
+        last = self._last
+        result = WorkflowRunResult(
+            events,
+            run_id=None if last is None else last.run_id,
+            checkpoint_id=None if last is None else last.last_checkpoint_id,
+        )
+        result.separate_status_events()
+        return result
 
     async def _prepare(
         self,
