@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Coroutine, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._serialization import type_id
@@ -102,6 +103,8 @@ class Workflow:
         self._last: RunContext | None = None
         self._running = False
         self._streaming = False
+        # The stream of the streamed run going on (weakly: when its reader drops it, Python closes the run).
+        self._reader: Callable[[], object | None] = _nobody
 
     # -- structure ----------------------------------------------------------------------------------------
     def output_kind(self, executor_id: str) -> str | None:
@@ -296,7 +299,10 @@ class Workflow:
             message = message.data
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
-            return ResponseStream(self._stream(*args), self._result_of)
+            reader: list[Callable[[], object | None]] = []
+            response = ResponseStream(self._stream(*args, reader=reader), self._result_of)
+            reader.append(weakref.ref(response))
+            return response
         return self._collect(*args, include_status_events=include_status_events)
 
     def _result_of(self, events: list[WorkflowEvent]) -> WorkflowRunResult:
@@ -407,17 +413,17 @@ class Workflow:
         return result
 
     async def _claim(self) -> None:
-        if self._running and self._streaming:
-            # A streamed run whose reader broke off finishes its superstep when its stream is closed, which
-            # Python schedules right after the loop is left: give it that moment before refusing.
+        if self._running and self._streaming and self._reader() is None:
+            # A streamed run whose reader dropped its stream finishes its superstep when the stream is closed,
+            # which Python schedules right after the stream is let go: give it that moment before refusing.
             for _ in range(200):
                 await asyncio.sleep(0.005)
                 if not self._running:
                     break
         if self._running:
             raise WorkflowError(
-                f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
-                "runs one run at a time because its executors hold state)."
+                f"Workflow is already running; concurrent runs are not allowed on the same instance (workflow "
+                f"{self.name!r}: wait for the current run to finish; its executors hold that run's state)."
             )
         self._running = True
 
@@ -428,12 +434,15 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        *,
+        reader: Sequence[Callable[[], object | None]] = (),
     ) -> AsyncIterator[WorkflowEvent]:
         # The reader drives the run: between supersteps the run waits until every event so far has been read
         # and the reader asks for more. Leaving the loop (break, an exception, cancellation) lets the current
         # superstep finish and checkpoint, then the run stops there and can be resumed from that checkpoint.
         await self._claim()
         self._streaming = True
+        self._reader = reader[0] if reader else _nobody
         task: asyncio.Future[None] | None = None
         reader_left = False
         reader_waiting = False  # the reader has read every event so far and waits for the next one
@@ -481,6 +490,7 @@ class Workflow:
             elif task is not None and not task.cancelled():
                 task.exception()  # a failure the consumer stopped listening for is still "retrieved"
             self._running = self._streaming = False
+            self._reader = _nobody
 
     @property
     def graph_signature_hash(self) -> str:
@@ -502,3 +512,8 @@ class Workflow:
     def state(self) -> WorkflowRunState | None:
         """The state of the last run in this process (``None`` before the first run)."""
         return None if self._last is None else self._last.state
+
+
+def _nobody() -> None:
+    """The reader of no stream (a dead weak reference's answer)."""
+    return None
