@@ -164,7 +164,7 @@ class StepWrapper(Generic[R]):
 
     async def __call__(self, *args: Any, **kwargs: Any) -> R:
         ctx = ACTIVE_RUN.get()
-        if ctx is None:  # outside a workflow: the plain function
+        if ctx is None or ctx._run is None:  # pyright: ignore[reportPrivateUsage]  # outside a workflow
             return await self._func(*args, **kwargs)
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         name = self.name
