@@ -214,16 +214,24 @@ class WorkflowCheckpoint:
         shared_state: dict[str, Any] | None = None,
         pending_requests: Mapping[str, PendingRequest] | Iterable[PendingRequest] | None = None,
     ) -> None:
-        for ours, theirs, label in (
-            (graph_signature, graph_signature_hash, "graph_signature"),
-            (parent_id, previous_checkpoint_id, "parent_id"),
-            (created_at, timestamp, "created_at"),
-            (messages, pending_messages, "messages"),
-            (state, shared_state, "state"),
-            (pending_request_info_events, pending_requests, "pending_request_info_events"),
-        ):
-            if ours is not None and theirs is not None and ours is not theirs and ours != theirs:
-                raise ValueError(f"{label} and its other name were both given, with different values.")
+        if (
+            (graph_signature is not None and graph_signature_hash is not None)
+            or (parent_id is not None and previous_checkpoint_id is not None)
+            or (created_at is not None and timestamp is not None)
+            or (messages is not None and pending_messages is not None)
+            or (state is not None and shared_state is not None)
+            or (pending_request_info_events is not None and pending_requests is not None)
+        ):  # checked only when both names of a field came (the runner passes one of each)
+            for ours, theirs, label in (
+                (graph_signature, graph_signature_hash, "graph_signature"),
+                (parent_id, previous_checkpoint_id, "parent_id"),
+                (created_at, timestamp, "created_at"),
+                (messages, pending_messages, "messages"),
+                (state, shared_state, "state"),
+                (pending_request_info_events, pending_requests, "pending_request_info_events"),
+            ):
+                if ours is not None and theirs is not None and ours is not theirs and ours != theirs:
+                    raise ValueError(f"{label} and its other name were both given, with different values.")
         signature = graph_signature if graph_signature is not None else graph_signature_hash
         if signature is None:
             raise TypeError("WorkflowCheckpoint needs graph_signature (or graph_signature_hash).")
@@ -243,7 +251,7 @@ class WorkflowCheckpoint:
         self.state = chosen_state if chosen_state is not None else {}
         if pending_request_info_events is not None:
             self.pending_request_info_events = dict(pending_request_info_events)
-        elif isinstance(pending_requests, Mapping):
+        elif pending_requests.__class__ is dict or isinstance(pending_requests, Mapping):
             self.pending_request_info_events = dict(cast("Mapping[str, PendingRequest]", pending_requests))
         else:
             self.pending_request_info_events = {r.request_id: r for r in pending_requests or ()}
@@ -432,7 +440,9 @@ class WorkflowCheckpoint:
         else:
             data["messages"] = {key: [_message_to_json(m) for m in items] for key, items in self.messages.items()}
         events = self.pending_request_info_events
-        if all(r.__class__ is PendingRequest and r.request_id == key for key, r in events.items()):
+        if not events:
+            data["pending_requests"] = []
+        elif all(r.__class__ is PendingRequest and r.request_id == key for key, r in events.items()):
             data["pending_requests"] = [r.to_dict() for r in events.values()]
         else:
             data["pending_request_info_events"] = {key: _request_to_json(r) for key, r in events.items()}
