@@ -190,13 +190,15 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     (r"ContinuationToken", "not yet: background responses and continuation tokens"),
     (
-        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$|^create_edge_runner$",
+        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$",
         "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
         "`agentnb.exceptions.WorkflowValidationError`",
     ),
     (
-        r"^Runner|^InProcRunnerContext$|^WorkflowEventSource$|^INTERNAL_SOURCE_ID$|^CheckpointID$",
-        "not yet: the workflow runner's internals; run workflows with `Workflow.run`",
+        r"^Runner|^InProcRunnerContext$|^create_edge_runner$|^WorkflowEventSource$",
+        "not yet: the workflow runner's internals (runner, runner context, edge runners) are not pluggable in "
+        "agentnb: `Workflow.run` runs supersteps itself and a `Workflow` is made by `WorkflowBuilder`, not from a "
+        "runner context",
     ),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),

@@ -56,7 +56,7 @@ def checkpoint_view(checkpoint: WorkflowCheckpoint) -> dict[str, Any]:
     """A checkpoint's state as plain JSON data for the inspector (models shown by their fields)."""
     return {
         "step": checkpoint.step,
-        "state": checkpoint.state,
+        "state": checkpoint.run_state,
         "run_id": checkpoint.run_id,
         "parent_id": checkpoint.parent_id,
         "created_at": checkpoint.created_at,
@@ -374,7 +374,7 @@ class TimeTravelView:
         can_act = entity is not None
         set_html(
             self.inspect_info,
-            f"{badge(f'step {checkpoint.step}', 'info')} {badge(checkpoint.state)} "
+            f"{badge(f'step {checkpoint.step}', 'info')} {badge(checkpoint.run_state)} "
             f"<span class='anb-muted'>{escape(checkpoint_id)} · <span class='anb-load-ms'>loaded in "
             f"{elapsed:.0f} ms</span></span>",
         )

@@ -219,7 +219,7 @@ def checkpoint_html(checkpoint: WorkflowCheckpoint) -> str:
     """A checkpoint: step, state, pending messages, executor and shared state, pending requests."""
     head = (
         f"<span class='anb-title'>checkpoint</span> <code>{h.escape(checkpoint.checkpoint_id)}</code> "
-        f"{h.badge(f'step {checkpoint.step}')} {h.badge(checkpoint.state)}"
+        f"{h.badge(f'step {checkpoint.step}')} {h.badge(checkpoint.run_state)}"
     )
     rows = [("workflow", h.escape(checkpoint.workflow_name)), ("run", f"<code>{h.escape(checkpoint.run_id)}</code>")]
     if checkpoint.parent_id:
@@ -248,7 +248,7 @@ def checkpoint_text(checkpoint: WorkflowCheckpoint) -> str:
     targets = ", ".join(m.target_id or f"from {m.source_id}" for m in checkpoint.pending_messages) or "none"
     return (
         f"WorkflowCheckpoint {checkpoint.checkpoint_id} · {checkpoint.workflow_name} · step {checkpoint.step} · "
-        f"{checkpoint.state} · next: {targets}"
+        f"{checkpoint.run_state} · next: {targets}"
     )
 
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._builder import WorkflowBuilder
 from ._checkpoints import (
+    CheckpointID,
     CheckpointInfo,
     CheckpointStorage,
     FileCheckpointStorage,
@@ -59,6 +60,7 @@ from ._checkpoints import (
 )
 from ._context import WorkflowContext
 from ._edges import (
+    INTERNAL_SOURCE_ID,
     Case,
     Default,
     Edge,
@@ -213,6 +215,7 @@ _LAZY_EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "INTERNAL_SOURCE_ID",
     "AgentExecutor",
     "AgentExecutorRequest",
     "AgentExecutorResponse",
@@ -220,6 +223,7 @@ __all__ = [
     "Case",
     "CheckpointDiff",
     "CheckpointHistory",
+    "CheckpointID",
     "CheckpointInfo",
     "CheckpointNode",
     "CheckpointStorage",

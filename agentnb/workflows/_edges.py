@@ -34,6 +34,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from ..exceptions import WorkflowRunError
 
 __all__ = [
+    "INTERNAL_SOURCE_ID",
     "Case",
     "Default",
     "Edge",
@@ -196,6 +197,21 @@ class WorkflowMessage:
             trace_contexts=data.get("trace_contexts"),
             source_span_ids=data.get("source_span_ids"),
         )
+
+
+INTERNAL_SOURCE_PREFIX = "internal"
+
+
+def INTERNAL_SOURCE_ID(executor_id: str) -> str:
+    """The sender name of a message the runner itself addressed to ``executor_id`` (the workflow's input).
+
+    A checkpoint lists its waiting messages by sender; the input has none, so it is listed under this name.
+
+    Example:
+        >>> INTERNAL_SOURCE_ID("start")
+        'internal:start'
+    """
+    return f"{INTERNAL_SOURCE_PREFIX}:{executor_id}"
 
 
 @dataclass(frozen=True)

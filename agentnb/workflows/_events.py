@@ -35,13 +35,14 @@ import enum
 import time
 import traceback
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, cast
 
 from typing_extensions import TypeVar
 
-from .._serialization import encode, type_id
+from .._json import is_json_object
+from .._serialization import encode, register_type, resolve_type, type_id
 from .._types import AgentResponse, AgentResponseUpdate
 
 __all__ = [
@@ -214,6 +215,24 @@ class WorkflowEvent(Generic[DataT]):
         )
         return cls("data", data, executor_id=executor_id)
 
+    @classmethod
+    def request_info(
+        cls, request_id: str, source_executor_id: str, request_data: Any, response_type: Any
+    ) -> WorkflowEvent:
+        """A ``request_info`` event: ``source_executor_id`` asks for a ``response_type`` answer to ``request_data``.
+
+        Example:
+            >>> WorkflowEvent.request_info("r1", "review", "ok?", bool).request_id
+            'r1'
+        """
+        return cls(
+            "request_info",
+            request_data,
+            executor_id=source_executor_id,
+            request_id=request_id,
+            response_type=response_type,
+        )
+
     @property
     def source_executor_id(self) -> str | None:
         """Alias of ``executor_id`` (the executor that raised a request or yielded an output)."""
@@ -335,6 +354,10 @@ def step_event(type: str, data: Any, executor_id: str | None, step: int) -> Work
 class WorkflowRunResult(list[WorkflowEvent]):
     """The events of a finished (or paused) run, with accessors for what callers usually want.
 
+    As in the reference, an awaited run lists what executors did (invocations, outputs, requests, supersteps);
+    its ``status`` events are kept apart, in :meth:`status_timeline` (``Workflow.run(...,
+    include_status_events=True)`` lists them too), and the ``started`` event is only streamed.
+
     Example:
         >>> result = WorkflowRunResult([WorkflowEvent("output", 42)])
         >>> result.get_outputs()
@@ -344,13 +367,34 @@ class WorkflowRunResult(list[WorkflowEvent]):
     def __init__(
         self,
         events: Iterable[WorkflowEvent] = (),
+        status_events: Iterable[WorkflowEvent] | None = None,
         *,
         run_id: str | None = None,
         checkpoint_id: str | None = None,
     ) -> None:
         super().__init__(events)
+        self.status_events: list[WorkflowEvent] = list(status_events) if status_events is not None else []
         self.run_id = run_id
         self.checkpoint_id = checkpoint_id
+
+    def separate_status_events(self, *, include_status_events: bool = False) -> None:
+        """Move a finished run's ``status`` events to :meth:`status_timeline` and drop its ``started`` event.
+
+        A run emits them only first (``started``, then ``in_progress``) and last (the state it ended in), so
+        only the ends of the list are looked at; ``include_status_events`` keeps the status events listed too.
+        """
+        head = 0
+        while head < len(self) and self[head].type in ("started", "status"):
+            head += 1
+        tail = len(self)
+        while tail > head and self[tail - 1].type == "status":
+            tail -= 1
+        leading = [e for e in self[:head] if e.type == "status"]
+        self.status_events = [*leading, *self[tail:]]
+        if not include_status_events:
+            del self[tail:]
+            leading = []
+        self[:head] = leading
 
     def get_outputs(self) -> list[Any]:
         """The values executors yielded as workflow outputs, in order."""
@@ -366,7 +410,7 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def status_timeline(self) -> list[WorkflowEvent]:
         """The run's ``status`` events, in order (the last is the state it ended in)."""
-        return [e for e in self if e.type == "status"]
+        return list(self.status_events) or [e for e in self if e.type == "status"]
 
     def get_events(self, type: str) -> list[WorkflowEvent]:
         """All events of one ``type``."""
@@ -374,7 +418,55 @@ class WorkflowRunResult(list[WorkflowEvent]):
 
     def get_final_state(self) -> WorkflowRunState:
         """The state the run ended in (the last ``status`` event)."""
-        for event in reversed(self):
-            if event.type == "status" and event.state is not None:
+        for event in reversed(self.status_timeline()):
+            if event.state is not None:
                 return event.state
         return WorkflowRunState.IDLE
+
+
+def encode_hint(hint: Any) -> Any:
+    """Write a type hint (a response type) as JSON: a class id, ``"Any"``, or a readable fallback."""
+    if hint is Any or hint is None:
+        return "Any"
+    if isinstance(hint, type) and not hasattr(hint, "__origin__"):
+        return {"type": type_id(hint)}
+    return {"repr": repr(hint)}
+
+
+def decode_hint(data: Any) -> Any:
+    """Rebuild a hint written by :func:`encode_hint`; hints that cannot be rebuilt become ``Any``."""
+    if is_json_object(data) and "type" in data:
+        return resolve_type(data["type"])
+    return Any
+
+
+def _event_fields(event: WorkflowEvent) -> dict[str, Any]:
+    return {
+        "type": event.type,
+        "data": event.data,
+        "executor_id": event.executor_id,
+        "step": event.step,
+        "request_id": event.request_id,
+        "response_type": None if event.response_type is None else encode_hint(event.response_type),
+        "state": None if event.state is None else event.state.value,
+        "timestamp": event.timestamp,
+    }
+
+
+def _event_from_fields(fields: Mapping[str, Any]) -> WorkflowEvent:
+    hint = fields.get("response_type")
+    state = fields.get("state")
+    return WorkflowEvent(
+        fields["type"],
+        fields.get("data"),
+        executor_id=fields.get("executor_id"),
+        step=fields.get("step"),
+        request_id=fields.get("request_id"),
+        response_type=None if hint is None else decode_hint(hint),
+        state=None if state is None else WorkflowRunState(state),
+        timestamp=fields.get("timestamp"),
+    )
+
+
+# Events are saved values too: a checkpoint lists its open requests as ``request_info`` events.
+register_type(WorkflowEvent, "agentnb.WorkflowEvent", encoder=_event_fields, decoder=_event_from_fields)

@@ -10,6 +10,7 @@ state must be serializable by ``agentnb._serialization``: JSON values, pydantic 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any, cast, overload
 
@@ -190,6 +191,15 @@ class Executor:
             if matches(request_data, spec.input_type) and is_compatible(response_type, spec.response_type):
                 return spec
         return None
+
+    # -- description -------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The executor as a graph export names it: its ``id`` and its class name as ``type``."""
+        return {"id": self.id, "type": type(self).__name__}
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict())
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> None:

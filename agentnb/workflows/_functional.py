@@ -164,7 +164,7 @@ class StepWrapper(Generic[R]):
 
     async def __call__(self, *args: Any, **kwargs: Any) -> R:
         ctx = ACTIVE_RUN.get()
-        if ctx is None:  # outside a workflow: the plain function
+        if ctx is None or ctx._run is None:  # pyright: ignore[reportPrivateUsage]  # outside a workflow
             return await self._func(*args, **kwargs)
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         name = self.name
@@ -401,8 +401,8 @@ def _define(
         parameters.append((param.name, takes_ctx, param.kind == param.KEYWORD_ONLY))
     if len(inputs) > 1:
         raise ValueError(
-            f"@workflow function {func.__name__!r} takes {len(inputs)} inputs ({inputs}); it takes one (the message "
-            "passed to run()) besides its RunContext. Combine the inputs into one object or dict."
+            f"@workflow function {func.__name__!r} has multiple non-RunContext parameters ({inputs}); it takes one "
+            "(the message passed to run()) besides its RunContext. Combine the inputs into one object or dict."
         )
     steps = _steps_of(func)
     code = getattr(func, "__code__", None)
@@ -651,6 +651,9 @@ class FunctionalWorkflow:
         **kwargs: Any,
     ) -> Coroutine[Any, Any, WorkflowRunResult] | ResponseStream[WorkflowEvent, WorkflowRunResult]:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
+
+        At least one of ``message``, ``responses`` and ``checkpoint_id`` is needed; ``responses`` may come with
+        ``checkpoint_id`` (answer the requests of a checkpoint), ``message`` with neither.
 
         Args:
             message: The workflow function's input (starts a fresh run).

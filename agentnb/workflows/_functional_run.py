@@ -216,7 +216,7 @@ class FunctionalRun:
             executor_states={name: {str(i): v for i, v in sorted(calls.items())} for name, calls in self.cache.items()},
             shared_state=self._state_to_save(),
             pending_requests=dict(self.pending),
-            state=state_name,
+            run_state=state_name,
             metadata=dict(self.metadata) if self.last_checkpoint_id is None or self.metadata else {},
         )
 
@@ -396,29 +396,41 @@ class RunContext:
         paused = await wf.run("text")                          # waits: paused.get_request_info_events()
         done = await wf.run(responses={"review": "approved"})  # done.get_outputs() == ['text (approved)']
         ```
+
+    ``RunContext("name")`` makes a context of no run, for calling a step outside a workflow (as the reference
+    allows): it keeps state and the events added to it (``events``), and ``request_info`` needs a real run.
     """
 
-    def __init__(self, run: FunctionalRun) -> None:
-        self._run = run
+    def __init__(
+        self, run: FunctionalRun | str, *, streaming: bool = False, run_kwargs: dict[str, Any] | None = None
+    ) -> None:
+        self._run: FunctionalRun | None = None if isinstance(run, str) else run
+        self._name = run if isinstance(run, str) else run.workflow.name
+        self._run_id = new_id() if isinstance(run, str) else run.run_id
+        self._streaming = streaming
+        self._kwargs = dict(run_kwargs or {})
+        self._state: dict[str, Any] = {}
+        #: Events added to a context of no run (a run's context publishes them into the run instead).
+        self.events: list[WorkflowEvent] = []
 
     @property
     def workflow_name(self) -> str:
         """The name of the running workflow."""
-        return self._run.workflow.name
+        return self._name
 
     @property
     def run_id(self) -> str:
         """The id of this run (as in its events, checkpoints and run store record)."""
-        return self._run.run_id
+        return self._run_id
 
     @property
     def run_kwargs(self) -> dict[str, Any]:
         """The extra keyword arguments ``run(...)`` was called with."""
-        return dict(self._run.kwargs)
+        return dict(self._run.kwargs if self._run is not None else self._kwargs)
 
     def is_streaming(self) -> bool:
         """Whether the run was started with ``stream=True``."""
-        return self._run.streaming
+        return self._run.streaming if self._run is not None else self._streaming
 
     async def request_info(self, request_data: Any, response_type: Any, *, request_id: str | None = None) -> Any:
         """Ask for outside input: the run pauses here until ``run(responses={request_id: value})`` answers.
@@ -430,6 +442,10 @@ class RunContext:
         the same call gets the same id every time the function runs.
         """
         run = self._run
+        if run is None:
+            raise RuntimeError(
+                f"RunContext({self._name!r}) belongs to no run: request_info needs a running workflow to pause."
+            )
         call = CURRENT_CALL.get()
         if request_id is not None:
             rid = request_id
@@ -461,12 +477,15 @@ class RunContext:
         """Publish a custom event into the run's events (``WorkflowEvent("my_type", data)``)."""
         if event.executor_id is None:
             call = CURRENT_CALL.get()
-            event.executor_id = call.name if call is not None else self._run.workflow.name
-        self._run.emit(event)
+            event.executor_id = call.name if call is not None else self._name
+        if self._run is None:
+            self.events.append(event)
+        else:
+            self._run.emit(event)
 
     def get_state(self, key: str, default: Any = None) -> Any:
         """A value of the run's key/value state (kept across pauses and in checkpoints)."""
-        return self._run.state.get(key, default)
+        return (self._run.state if self._run is not None else self._state).get(key, default)
 
     def set_state(self, key: str, value: Any) -> None:
         """Set a value of the run's key/value state (it must be serializable when checkpoints are written).
@@ -476,7 +495,7 @@ class RunContext:
         """
         if key.startswith("_"):
             raise ValueError(f"State key {key!r} starts with '_', which is reserved; use a name without it.")
-        self._run.state[key] = value
+        (self._run.state if self._run is not None else self._state)[key] = value
 
     def __repr__(self) -> str:
         return f"RunContext(workflow={self.workflow_name!r}, run_id={self.run_id!r})"

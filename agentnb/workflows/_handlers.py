@@ -148,9 +148,9 @@ def context_types(
     if hint is WorkflowContext or origin is None:
         if hint is WorkflowContext or (isinstance(hint, type) and issubclass(hint, WorkflowContext)):
             return (), ()
-        raise HandlerSignatureError(f"{where} must be hinted WorkflowContext[...], got {hint!r}.")
+        raise HandlerSignatureError(f"{where} must be annotated as WorkflowContext[...], got {hint!r}.")
     if not (isinstance(origin, type) and issubclass(origin, WorkflowContext)):
-        raise HandlerSignatureError(f"{where} must be hinted WorkflowContext[...], got {hint!r}.")
+        raise HandlerSignatureError(f"{where} must be annotated as WorkflowContext[...], got {hint!r}.")
     given = typing.get_args(hint)
     for name, arg in zip(("OutT", "W_OutT"), given, strict=False):
         check_type_hint(arg, f"{where} {name}")
@@ -261,8 +261,8 @@ def resolve_handler(func: Callable[..., Any], *, kind: str, options: dict[str, A
     if input_type is _UNSET:
         if msg_param.name not in hints:
             raise HandlerSignatureError(
-                f"Handler {name} has no type hint on {msg_param.name!r}; the hint says which messages it accepts "
-                "(or pass input=... to the decorator)."
+                f"Handler {name} must have a type annotation for the message parameter {msg_param.name!r}; the "
+                "hint says which messages it accepts (or pass input=... to the decorator)."
             )
         input_type = hints[msg_param.name]
     if has_typevar(input_type):

@@ -614,7 +614,7 @@ class RunContext:
             shared_state=dict(self.shared_state),
             pending_requests=dict(self.pending_requests),
             fan_in_buffers={k: {s: list(v) for s, v in b.items()} for k, b in self.fan_in_buffers.items()},
-            state=state_name,
+            run_state=state_name,
             metadata=dict(self.metadata) if self.last_checkpointed_step is None else {},
         )
 

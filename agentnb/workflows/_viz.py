@@ -18,6 +18,7 @@ import contextlib
 import hashlib
 import html
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -98,6 +99,12 @@ class _Edge:
     target: str
     style: str  # "normal" | "conditional" | "fan_in"
     label: str | None = None
+    case: bool = False  # the label names a switch-case or selection case (else it names a condition)
+
+    @property
+    def text_label(self) -> str:
+        """The label Mermaid and DOT show: a case keeps its name, a condition reads ``conditional``."""
+        return (self.label or "conditional") if self.case else "conditional"
 
 
 @dataclass
@@ -156,12 +163,12 @@ class WorkflowViz:
             if ins:
                 tooltip += "\naccepts: " + ", ".join(ins)
             graph.nodes[eid] = _Node(eid, eid, kind, tooltip)
-        for index, group in enumerate(desc.get("edge_groups", [])):
+        for group in desc.get("edge_groups", []):
             kind = group.get("kind", "single")
             sources, targets = group.get("sources", []), group.get("targets", [])
             labels = group.get("labels", {})
             if kind == "fan_in":
-                join_id = f"__fan_in_{index}"
+                join_id = fan_in_node_id(targets[0], sources)
                 graph.nodes[join_id] = _Node(join_id, "", "join", f"fan-in into {targets[0]}")
                 for s in sources:
                     graph.edges.append(_Edge(s, join_id, "fan_in"))
@@ -171,38 +178,24 @@ class WorkflowViz:
             for s in sources:
                 for t in targets:
                     label = labels.get(f"{s}->{t}") if conditional else None
-                    graph.edges.append(_Edge(s, t, "conditional" if conditional else "normal", label))
+                    style = "conditional" if conditional else "normal"
+                    graph.edges.append(_Edge(s, t, style, label, case=kind != "single"))
         return graph
 
     # -- Mermaid ----------------------------------------------------------------------------------------------
     def to_mermaid(self, include_internal_executors: bool = False) -> str:
-        """The graph as a Mermaid ``flowchart`` (conditional edges dotted, fan-in edges thick).
+        """The graph as a Mermaid ``flowchart``, in the reference's layout.
 
-        ``include_internal_executors`` is accepted for the reference's signature: agentnb's graphs have no
-        hidden internal executors, so every executor is always drawn.
+        Node ids are the executor ids (letters, digits and ``_`` kept, the rest ``_``); the start executor reads
+        ``(Start)``; conditional edges are dotted (``-. conditional .->``, a switch-case edge with its case);
+        fan-in edges meet in a ``((fan-in))`` node before their target; a sub-workflow is a ``subgraph`` named
+        after its executor, its node ids prefixed with that name. ``include_internal_executors`` is accepted for
+        the reference's signature: agentnb's graphs have no hidden internal executors.
         """
-        graph = self._graph
-        ids = {nid: f"n{i}" for i, nid in enumerate(graph.nodes)}
         lines = ["flowchart TD"]
-        for nid, node in graph.nodes.items():
-            if node.kind == "join":
-                lines.append(f'  {ids[nid]}(("fan-in"))')
-            else:
-                text = _mermaid_text(node.label + (" (start)" if node.kind == "start" else ""))
-                lines.append(f'  {ids[nid]}["{text}"]')
-        for edge in graph.edges:
-            a, b = ids[edge.source], ids[edge.target]
-            if edge.style == "fan_in":
-                lines.append(f"  {a} ==> {b}")
-            elif edge.style == "conditional":
-                if edge.label:
-                    lines.append(f'  {a} -. "{_mermaid_text(edge.label)}" .-> {b}')
-                else:
-                    lines.append(f"  {a} -.-> {b}")
-            else:
-                lines.append(f"  {a} --> {b}")
-        start_ids = [ids[n] for n, node in graph.nodes.items() if node.kind == "start"]
-        join_ids = [ids[n] for n, node in graph.nodes.items() if node.kind == "join"]
+        ids = self._emit_mermaid(self._graph, self._workflow, lines, indent="  ", prefix="", used=set())
+        start_ids = [ids[n] for n, node in self._graph.nodes.items() if node.kind == "start"]
+        join_ids = [ids[n] for n, node in self._graph.nodes.items() if node.kind == "join"]
         lines.append("  classDef start fill:#e3f2fd,stroke:#1565c0,stroke-width:2px")
         lines.append("  classDef join fill:#f3e5f5,stroke:#6a1b9a")
         if start_ids:
@@ -210,6 +203,46 @@ class WorkflowViz:
         if join_ids:
             lines.append(f"  class {','.join(join_ids)} join")
         return "\n".join(lines) + "\n"
+
+    def _emit_mermaid(
+        self, graph: _Graph, workflow: Workflow | None, lines: list[str], *, indent: str, prefix: str, used: set[str]
+    ) -> dict[str, str]:
+        """Write ``graph``'s nodes, edges and sub-workflows; return the Mermaid id of each node."""
+        ids: dict[str, str] = {}
+        for nid, node in graph.nodes.items():
+            if node.kind == "join":
+                target = node.tooltip.removeprefix("fan-in into ")
+                ids[nid] = _unique_id(f"fan_in__{prefix}{_mermaid_id(target)}__{nid.rsplit('::', 1)[-1]}", used)
+            else:
+                ids[nid] = _unique_id(prefix + _mermaid_id(nid), used)
+        for nid, node in graph.nodes.items():
+            if node.kind == "join":
+                lines.append(f"{indent}{ids[nid]}((fan-in))")
+            else:
+                text = _mermaid_text(node.label + (" (Start)" if node.kind == "start" else ""))
+                lines.append(f'{indent}{ids[nid]}["{text}"]')
+        for edge in graph.edges:
+            a, b = ids[edge.source], ids[edge.target]
+            if edge.style == "conditional":
+                label = edge.text_label
+                arrow = "-. conditional .->" if label == "conditional" else f'-. "{_mermaid_text(label)}" .->'
+                lines.append(f"{indent}{a} {arrow} {b}")
+            else:
+                lines.append(f"{indent}{a} --> {b}")
+        if workflow is None:
+            return ids
+        from ._workflow_executor import WorkflowExecutor
+
+        for executor_id, executor in workflow.executors.items():
+            if isinstance(executor, WorkflowExecutor):
+                lines.append(f"{indent}subgraph {ids[executor_id]}")
+                inner = WorkflowViz(executor.workflow)
+                inner_prefix = f"{ids[executor_id]}__"
+                self._emit_mermaid(
+                    inner._graph, executor.workflow, lines, indent=indent + "  ", prefix=inner_prefix, used=used
+                )
+                lines.append(f"{indent}end")
+        return ids
 
     # -- Graphviz DOT -----------------------------------------------------------------------------------------
     def to_digraph(self, include_internal_executors: bool = False) -> str:
@@ -255,11 +288,7 @@ class WorkflowViz:
             else:
                 lines.append(f"{indent}{node_id(nid)} [label={_dot_quote(node.label)}];")
         for edge in graph.edges:
-            attrs = ""
-            if edge.style == "conditional":
-                attrs = f" [style=dashed, label={_dot_quote(edge.label or 'conditional')}]"
-            elif edge.style == "fan_in":
-                attrs = " [penwidth=2]"
+            attrs = f" [style=dashed, label={_dot_quote(edge.text_label)}]" if edge.style == "conditional" else ""
             lines.append(f"{indent}{node_id(edge.source)} -> {node_id(edge.target)}{attrs};")
 
     @classmethod
@@ -296,7 +325,7 @@ class WorkflowViz:
             ImportError: ``"png"`` / ``"pdf"`` without Graphviz.
         """
         if format not in ("svg", "png", "pdf", "dot"):
-            raise ValueError(f"Unsupported format: {format!r}. Supported formats: svg, png, pdf, dot.")
+            raise ValueError(f"Unsupported format: {format}. Supported formats: svg, png, pdf, dot.")
         import tempfile
         from pathlib import Path
 
@@ -454,6 +483,34 @@ def _write_atomically(target: Path, text: str) -> None:
 def _dot_quote(text: str) -> str:
     """A DOT quoted string: backslashes and quotes escaped, newlines as DOT's centred line break."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def fan_in_node_id(target: str, sources: Sequence[str]) -> str:
+    """The id of the join node drawn for a fan-in into ``target`` (stable: a digest of the group's ends)."""
+    digest = hashlib.sha256((target + "|" + "|".join(sorted(sources))).encode("utf-8")).hexdigest()[:8]
+    return f"fan_in::{target}::{digest}"
+
+
+def _mermaid_id(value: str) -> str:
+    """A Mermaid node id for ``value``: letters, digits and ``_`` kept, anything else ``_``; starts with a letter."""
+    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", value)
+    cleaned = cleaned if cleaned and cleaned[0].isalpha() else f"n_{cleaned}"
+    return f"{cleaned}_" if cleaned.lower() in _MERMAID_KEYWORDS else cleaned
+
+
+# Words Mermaid reads as syntax in a flowchart: a node may not be called this.
+_MERMAID_KEYWORDS = frozenset(
+    {"end", "subgraph", "graph", "flowchart", "style", "class", "classdef", "click", "linkstyle"}
+)
+
+
+def _unique_id(candidate: str, used: set[str]) -> str:
+    """``candidate``, or ``candidate_2``, ``_3``, ... when two nodes clean up to the same id."""
+    alias, n = candidate, 2
+    while alias in used:
+        alias, n = f"{candidate}_{n}", n + 1
+    used.add(alias)
+    return alias
 
 
 def _mermaid_text(text: str) -> str:

@@ -16,11 +16,14 @@ run and its events into the SQLite run store so the DevUI can follow it from ano
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
-from collections.abc import AsyncIterator, Coroutine, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._serialization import type_id
+from .._types import ResponseStream
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
 from ._edges import EdgeGroup, WorkflowMessage
@@ -100,6 +103,8 @@ class Workflow:
         self._last: RunContext | None = None
         self._running = False
         self._streaming = False
+        # The stream of the streamed run going on (weakly: when its reader drops it, Python closes the run).
+        self._reader: Callable[[], object | None] = _nobody
 
     # -- structure ----------------------------------------------------------------------------------------
     def output_kind(self, executor_id: str) -> str | None:
@@ -186,15 +191,27 @@ class Workflow:
             desc["labels"] = {f"{s}->{t}": group.edge_label(s, t) for s, t in group.pairs() if group.edge_label(s, t)}
             desc["conditional"] = group.conditional
             groups.append(desc)
-        return {
+        kinds = self._output_kinds
+        data: dict[str, Any] = {
             "name": self.name,
-            "description": self.description,
             "start_executor_id": self.start_executor_id,
             "graph_signature": self.graph_signature,
             "max_iterations": self.max_iterations,
             "executors": executors,
             "edge_groups": groups,
+            # The reference's wire keys for output_from / intermediate_output_from (None: every executor outputs).
+            "output_executors": None if self._all_output else sorted(e for e, k in kinds.items() if k == "output"),
+            "intermediate_executors": (
+                None if self._all_output else sorted(e for e, k in kinds.items() if k == "intermediate")
+            ),
         }
+        if self.description is not None:
+            data["description"] = self.description
+        return data
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict())
 
     def __repr__(self) -> str:
         return f"Workflow(name={self.name!r}, executors={list(self.executors)!r})"
@@ -232,6 +249,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        include_status_events: bool = False,
     ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
     @overload
     def run(
@@ -243,7 +261,8 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
-    ) -> AsyncIterator[WorkflowEvent]: ...
+        include_status_events: bool = False,
+    ) -> ResponseStream[WorkflowEvent, WorkflowRunResult]: ...
     def run(
         self,
         message: Any = None,
@@ -253,6 +272,7 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        include_status_events: bool = False,
     ) -> Any:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
 
@@ -263,10 +283,12 @@ class Workflow:
             checkpoint_id: Resume from this checkpoint (from ``checkpoint_storage`` or the builder's).
             checkpoint_storage: Where to load the checkpoint from and write new checkpoints to.
             run_store: Mirror this run and its events into a run store (overrides the builder's).
+            include_status_events: Keep the ``status`` events in the awaited result's list too (they are always
+                in its ``status_timeline()``; the ``started`` event is only streamed). A stream has them all.
 
         Returns:
-            A :class:`WorkflowRunResult` when awaited; an async iterator of :class:`WorkflowEvent` with
-            ``stream=True``.
+            A :class:`WorkflowRunResult` when awaited; with ``stream=True`` a ``ResponseStream`` of
+            :class:`WorkflowEvent` (iterate it; ``await stream.get_final_response()`` gives the result).
 
         Raises:
             WorkflowRunError: An executor failed or the step limit was reached (after a ``failed`` event).
@@ -277,8 +299,22 @@ class Workflow:
             message = message.data
         args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
         if stream:
-            return self._stream(*args)
-        return self._collect(*args)
+            reader: list[Callable[[], object | None]] = []
+            response = ResponseStream(self._stream(*args, reader=reader), self._result_of)
+            reader.append(weakref.ref(response))
+            return response
+        return self._collect(*args, include_status_events=include_status_events)
+
+    def _result_of(self, events: list[WorkflowEvent]) -> WorkflowRunResult:
+        """A streamed run's events as the result an awaited run returns (``stream.get_final_response()``)."""
+        last = self._last
+        result = WorkflowRunResult(
+            events,
+            run_id=None if last is None else last.run_id,
+            checkpoint_id=None if last is None else last.last_checkpoint_id,
+        )
+        result.separate_status_events()
+        return result
 
     async def _prepare(
         self,
@@ -311,10 +347,11 @@ class Workflow:
             checkpoint = await storage.load(checkpoint_id)
             if checkpoint.graph_signature != self.graph_signature:
                 raise CheckpointMismatchError(
-                    f"Checkpoint {checkpoint_id!r} was written by workflow {checkpoint.workflow_name!r} with a "
-                    f"different graph (signature {checkpoint.graph_signature[:12]}…, this workflow "
-                    f"{self.name!r} has {self.graph_signature[:12]}…); it cannot be resumed here. Rebuild the same "
-                    "graph (same executor ids, executor classes and edges) to resume it."
+                    f"Workflow graph has changed since the checkpoint was created: checkpoint {checkpoint_id!r} was "
+                    f"written by workflow {checkpoint.workflow_name!r} with a different graph (signature "
+                    f"{checkpoint.graph_signature[:12]}…, this workflow {self.name!r} has "
+                    f"{self.graph_signature[:12]}…); it cannot be resumed here. Rebuild the original graph (same "
+                    "executor ids, executor classes and edges) to resume it."
                 )
             await run.restore(checkpoint)
             run.metadata = {"resumed_from": checkpoint_id}
@@ -360,6 +397,8 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        *,
+        include_status_events: bool = False,
     ) -> WorkflowRunResult:
         await self._claim()
         try:
@@ -369,21 +408,22 @@ class Workflow:
             await run.execute(result.append, fresh=fresh)
         finally:
             self._running = False
+        result.separate_status_events(include_status_events=include_status_events)
         result.checkpoint_id = run.last_checkpoint_id
         return result
 
     async def _claim(self) -> None:
-        if self._running and self._streaming:
-            # A streamed run whose reader broke off finishes its superstep when its stream is closed, which
-            # Python schedules right after the loop is left: give it that moment before refusing.
+        if self._running and self._streaming and self._reader() is None:
+            # A streamed run whose reader dropped its stream finishes its superstep when the stream is closed,
+            # which Python schedules right after the stream is let go: give it that moment before refusing.
             for _ in range(200):
                 await asyncio.sleep(0.005)
                 if not self._running:
                     break
         if self._running:
             raise WorkflowError(
-                f"Workflow {self.name!r} is already running; wait for the current run to finish (a workflow "
-                "runs one run at a time because its executors hold state)."
+                f"Workflow is already running; concurrent runs are not allowed on the same instance (workflow "
+                f"{self.name!r}: wait for the current run to finish; its executors hold that run's state)."
             )
         self._running = True
 
@@ -394,12 +434,15 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        *,
+        reader: Sequence[Callable[[], object | None]] = (),
     ) -> AsyncIterator[WorkflowEvent]:
         # The reader drives the run: between supersteps the run waits until every event so far has been read
         # and the reader asks for more. Leaving the loop (break, an exception, cancellation) lets the current
         # superstep finish and checkpoint, then the run stops there and can be resumed from that checkpoint.
         await self._claim()
         self._streaming = True
+        self._reader = reader[0] if reader else _nobody
         task: asyncio.Future[None] | None = None
         reader_left = False
         reader_waiting = False  # the reader has read every event so far and waits for the next one
@@ -447,6 +490,12 @@ class Workflow:
             elif task is not None and not task.cancelled():
                 task.exception()  # a failure the consumer stopped listening for is still "retrieved"
             self._running = self._streaming = False
+            self._reader = _nobody
+
+    @property
+    def graph_signature_hash(self) -> str:
+        """The reference's name for ``graph_signature`` (what a checkpoint must carry to resume here)."""
+        return self.graph_signature
 
     @property
     def is_running(self) -> bool:
@@ -463,3 +512,8 @@ class Workflow:
     def state(self) -> WorkflowRunState | None:
         """The state of the last run in this process (``None`` before the first run)."""
         return None if self._last is None else self._last.state
+
+
+def _nobody() -> None:
+    """The reader of no stream (a dead weak reference's answer)."""
+    return None

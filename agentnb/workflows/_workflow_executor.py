@@ -26,9 +26,9 @@ from typing import Any, Union
 
 from .._serialization import decode, encode
 from ..exceptions import WorkflowRunError
-from ._checkpoints import WorkflowCheckpoint, decode_hint, encode_hint
+from ._checkpoints import WorkflowCheckpoint
 from ._context import WorkflowContext
-from ._events import WorkflowEvent, WorkflowRunResult
+from ._events import WorkflowEvent, WorkflowRunResult, decode_hint, encode_hint
 from ._executor import Executor
 from ._handlers import response_handler
 from ._typing_utils import describe, is_compatible, matches
@@ -237,6 +237,10 @@ class WorkflowExecutor(Executor):
             request = SubWorkflowRequest(event.request_id or "", event.data, event.executor_id)
             await ctx.request_info(request_data=request, response_type=event.response_type or Any, request_id=None)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The node and, under ``workflow``, the whole sub-workflow it runs (:meth:`Workflow.to_dict`)."""
+        return {**super().to_dict(), "workflow": self.workflow.to_dict()}
+
     def reset(self) -> None:
         self.workflow._last = None  # pyright: ignore[reportPrivateUsage]
 
@@ -244,7 +248,7 @@ class WorkflowExecutor(Executor):
         last = self.workflow._last  # pyright: ignore[reportPrivateUsage]
         if last is None or not last.pending_requests:
             return {}
-        return {"paused": (await last.snapshot()).to_dict()}
+        return {"paused": (await last.snapshot()).to_json_dict()}
 
     async def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
         paused = state.get("paused")
@@ -254,5 +258,5 @@ class WorkflowExecutor(Executor):
         from ._runner import RunContext
 
         run = RunContext(self.workflow, storage=None, store=None, streaming=False)
-        await run.restore(WorkflowCheckpoint.from_dict(paused))
+        await run.restore(WorkflowCheckpoint.from_json_dict(paused))
         self.workflow._last = run  # pyright: ignore[reportPrivateUsage]

@@ -62,7 +62,7 @@ async def test_static_displays_escape_and_summarize() -> None:
     storage = InMemoryCheckpointStorage()
     result = await workflow.run("<b>hi</b>", checkpoint_storage=storage)
     text = to_text(result) or ""
-    assert text.splitlines() == ["WorkflowRunResult · idle · 12 events", "  output: <B>HI</B>!"]
+    assert text.splitlines() == ["WorkflowRunResult · idle · 9 events", "  output: <B>HI</B>!"]
     result_html = to_html(result) or ""
     assert "&lt;B&gt;HI&lt;/B&gt;!" in result_html and "executor_invoked" in result_html
     [first, *_] = await storage.list_checkpoints()

@@ -126,7 +126,7 @@ async def test_checkpoint_holds_the_complete_state(storage: CheckpointStorage) -
     ((rid, request),) = last.pending_requests.items()
     assert request.executor_id == "review" and request.response_type is Priority
     assert request.request_data == Triage(TICKET, 0.5, b"\x00\xff")
-    assert last.state == "idle_with_pending_requests"
+    assert last.run_state == "idle_with_pending_requests"
     assert last.graph_signature == workflow.graph_signature
     assert last.workflow_name == "triage" and last.created_at >= second.created_at
     assert result.checkpoint_id == last.checkpoint_id
@@ -183,8 +183,8 @@ async def test_corrupt_checkpoint_file_gives_a_clear_error_and_is_kept(tmp_path:
     path.write_text(json.dumps({"hello": 1}))
     with pytest.raises(CheckpointCorruptError):
         await storage.load(result.checkpoint_id)
-    data = (await storage.load((await storage.list_checkpoints())[1].checkpoint_id)).to_dict()
-    data["shared_state"] = {"x": {"__agentnb__": "pydantic", "type": "nowhere.module:Gone", "data": {}}}
+    data = (await storage.load((await storage.list_checkpoints())[1].checkpoint_id)).to_json_dict()
+    data["state"] = {"x": {"__agentnb__": "pydantic", "type": "nowhere.module:Gone", "data": {}}}
     path.write_text(json.dumps(data))
     with pytest.raises(CheckpointCorruptError, match=r"nowhere\.module:Gone"):
         await storage.load(result.checkpoint_id)
@@ -258,7 +258,7 @@ async def test_run_level_storage_overrides_and_missing_storage() -> None:
 
 async def test_newer_format_version_is_refused() -> None:
     cp = WorkflowCheckpoint(checkpoint_id="c", workflow_name="w", graph_signature="s", run_id="r")
-    data = cp.to_dict()
+    data = cp.to_json_dict()
     data["version"] = 99
     storage = InMemoryCheckpointStorage()
     storage._data["c"] = json.dumps(data)  # pyright: ignore[reportPrivateUsage]

@@ -105,7 +105,7 @@ def test_handler_definition_errors() -> None:
                 return None
 
     # Signature mistakes surface where the class is written, as in the reference.
-    with pytest.raises(TypeError, match="no type hint on 'text'"):
+    with pytest.raises(TypeError, match="type annotation for the message parameter 'text'"):
 
         class NoHint(Executor):
             @handler

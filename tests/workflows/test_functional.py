@@ -76,7 +76,7 @@ async def test_a_definition_is_stateless_and_each_build_is_its_own_caller() -> N
 def test_workflow_and_step_refuse_what_cannot_work() -> None:
     with pytest.raises(TypeError, match=r"Pass it to build\(\)"):
         workflow(checkpoint_storage=InMemoryCheckpointStorage())  # type: ignore[call-overload]
-    with pytest.raises(ValueError, match=r"takes 2 inputs"):
+    with pytest.raises(ValueError, match=r"multiple non-RunContext parameters"):
 
         @workflow
         async def two(a: int, b: int) -> int:
@@ -339,6 +339,25 @@ async def test_a_checkpoint_of_another_workflow_version_is_refused() -> None:
 
 
 # -- RunContext --------------------------------------------------------------------------------------------
+
+
+async def test_a_step_runs_outside_a_workflow_with_a_context_of_no_run() -> None:
+    @step
+    async def tag(text: str, ctx: RunContext) -> str:
+        await ctx.add_event(WorkflowEvent("seen", text))
+        return f"{text}:{ctx.get_state('key', 'default')}"
+
+    ctx = RunContext("standalone", run_kwargs={"user": "ada"})
+    assert await tag("a", ctx) == "a:default"
+    ctx.set_state("key", "hello")
+    assert await tag("b", ctx) == "b:hello"  # outside a run the step is the plain function
+    assert [(e.type, e.data, e.executor_id) for e in ctx.events] == [
+        ("seen", "a", "standalone"),
+        ("seen", "b", "standalone"),
+    ]
+    assert ctx.workflow_name == "standalone" and ctx.run_kwargs == {"user": "ada"} and not ctx.is_streaming()
+    with pytest.raises(RuntimeError, match="request_info needs a running workflow"):
+        await ctx.request_info("ok?", response_type=bool)
 
 
 async def test_run_context_state_events_and_get_run_context() -> None:

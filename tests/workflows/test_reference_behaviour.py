@@ -281,7 +281,8 @@ async def test_event_origin_says_whether_the_runner_or_an_executor_emitted_it() 
 
     result = await WorkflowBuilder(start_executor=say).build().run("hi")
     origins = {e.type: e.origin for e in result}
-    assert origins["started"] is WorkflowEventSource.FRAMEWORK
+    assert "started" not in origins and "status" not in origins  # streamed only / in status_timeline()
+    assert origins["superstep_started"] is WorkflowEventSource.FRAMEWORK
     assert origins["executor_invoked"] is WorkflowEventSource.FRAMEWORK
     assert origins["note"] is WorkflowEventSource.EXECUTOR
     assert origins["output"] is WorkflowEventSource.EXECUTOR

@@ -493,6 +493,29 @@ async def test_breaking_out_of_a_stream_stops_the_run() -> None:
     assert workflow.state == WorkflowRunState.CANCELLED
 
 
+async def test_a_stream_being_read_refuses_a_second_run_and_a_dropped_one_lets_it_start() -> None:
+    @executor(id="count")
+    async def count(n: int, ctx: WorkflowContext[int, int]) -> None:
+        if n < 3:
+            await ctx.send_message(n + 1)
+        else:
+            await ctx.yield_output(n)
+
+    workflow = WorkflowBuilder(start_executor=count).add_edge(count, count).build()
+    stream = workflow.run(0, stream=True)
+    async for event in stream:
+        if event.type == "superstep_completed":
+            break
+    # Its reader still holds the stream: a second run is refused at once (no waiting for the first to end).
+    with pytest.raises(WorkflowError, match="concurrent runs are not allowed on the same instance"):
+        await workflow.run(0)
+    del stream  # the reader lets go: Python closes the stream and the first run stops after its superstep
+    result = await workflow.run(0)
+    assert result.get_outputs() == [3] and result.get_final_state() == WorkflowRunState.IDLE
+    final = await workflow.run(0, stream=True).get_final_response()  # streamed, then collected
+    assert final.get_outputs() == [3] and [e.state for e in final.status_timeline()][-1] == WorkflowRunState.IDLE
+
+
 async def test_a_streamed_run_is_driven_by_its_reader() -> None:
     storage = InMemoryCheckpointStorage()
     calls: list[int] = []

@@ -54,14 +54,23 @@ def test_mermaid_marks_start_conditional_and_fan_in_edges() -> None:
     text = WorkflowViz(_workflow()).to_mermaid()
     lines = text.splitlines()
     assert lines[0] == "flowchart TD"
-    assert '  n0["start (start)"]' in lines
-    assert '  n0 -. "case 0" .-> n1' in lines  # switch-case edges are dotted and labelled
-    assert '  n0 -. "default" .-> n2' in lines
-    assert "  n1 --> n3" in lines and "  n1 --> n4" in lines  # plain fan-out edges
-    join_node = next(line.split("((")[0].strip() for line in lines if "((" in line)
-    assert f"  n3 ==> {join_node}" in lines and f"  n4 ==> {join_node}" in lines  # fan-in edges are thick
-    assert f"  {join_node} ==> n5" in lines
-    assert "class n0 start" in text
+    assert '  start["start (Start)"]' in lines  # node ids are the executor ids, as in the reference
+    assert '  start -. "case 0" .-> a' in lines  # switch-case edges are dotted and keep their case
+    assert '  start -. "default" .-> b' in lines
+    assert "  b -. conditional .-> e" in lines  # an edge condition reads "conditional"
+    assert "  a --> c" in lines and "  a --> d" in lines  # plain fan-out edges
+    join_node = next(line.split("((")[0].strip() for line in lines if line.endswith("((fan-in))"))
+    assert f"  c --> {join_node}" in lines and f"  d --> {join_node}" in lines  # fan-in edges meet in a node
+    assert f"  {join_node} --> join" in lines
+    assert "class start start" in text
+
+
+def test_mermaid_ids_are_cleaned_unique_and_never_keywords() -> None:
+    first, second, last = _pass("a b"), _pass("a-b"), _pass("end")
+    workflow = WorkflowBuilder(start_executor=first).add_edge(first, second).add_edge(second, last).build()
+    lines = WorkflowViz(workflow).to_mermaid().splitlines()
+    assert '  a_b["a b (Start)"]' in lines and '  a_b_2["a-b"]' in lines
+    assert '  end_["end"]' in lines and "  a_b_2 --> end_" in lines
 
 
 def test_svg_is_valid_and_draws_every_node_and_edge() -> None:
@@ -111,7 +120,7 @@ def test_a_200_executor_graph_draws_quickly_and_from_a_description() -> None:
     elapsed = time.perf_counter() - started
     assert elapsed < 1.0, elapsed
     assert svg.count('class="node') == 201  # 200 executors + the fan-in join
-    assert mermaid.count("==>") == 100
+    assert mermaid.count(" --> fan_in__sink__") == 99 and mermaid.count("((fan-in))") == 1
     assert workflow._repr_svg_().startswith("<svg")  # notebooks display a workflow as its graph
 
 
@@ -131,8 +140,9 @@ def test_digraph_marks_start_conditional_fan_in_and_escapes_ids() -> None:
     fan_in = [line for line in lines if 'label="fan-in"' in line]
     assert len(fan_in) == 1 and "shape=ellipse" in fan_in[0]
     join_id = fan_in[0].split(" [")[0]
-    assert f'"c" -> {join_id} [penwidth=2];' in lines and f'"d" -> {join_id} [penwidth=2];' in lines
-    assert f'{join_id} -> "join" [penwidth=2];' in lines
+    assert f'"c" -> {join_id};' in lines and f'"d" -> {join_id};' in lines
+    assert f'{join_id} -> "join";' in lines
+    assert '"b" -> "e" [style=dashed, label="conditional"];' in lines  # an edge condition reads "conditional"
 
     evil = _pass('a"b\\c')
     quoted = WorkflowViz(WorkflowBuilder(start_executor=evil).build()).to_digraph()

@@ -23,7 +23,8 @@ BUILDERS = ["ConcurrentBuilder", "GroupChatBuilder", "HandoffBuilder", "Magentic
 
 def test_builders_are_exported_from_agentnb_workflows_with_a_sorted_all() -> None:
     assert set(BUILDERS) <= set(wf.__all__)
-    assert wf.__all__ == sorted(wf.__all__)
+    # Ruff's order (RUF022): CONSTANTS, then Classes, then functions, each alphabetical.
+    assert wf.__all__ == sorted(wf.__all__, key=lambda n: (0 if n.isupper() else 1 if n[0].isupper() else 2, n))
     for name in BUILDERS:
         assert getattr(wf, name).__module__.startswith("agentnb.workflows._orchestrations")
 
@@ -35,7 +36,7 @@ def test_star_graph_and_its_drawing() -> None:
     for agent in ("triage", "billing", "tech"):
         assert ("handoff_coordinator", agent) in edges and (agent, "handoff_coordinator") in edges
     mermaid = WorkflowViz(workflow).to_mermaid()
-    assert "handoff_coordinator (start)" in mermaid
+    assert "handoff_coordinator (Start)" in mermaid
     assert workflow._repr_svg_().startswith("<svg")
 
 

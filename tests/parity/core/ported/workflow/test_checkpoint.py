@@ -433,8 +433,7 @@ async def test_workflow_entry_checkpoint_records_input_and_replays():
     from typing_extensions import Never
 
     from agentnb import WorkflowBuilder, WorkflowContext, handler
-    from tests.parity.core.missing import missing
-    INTERNAL_SOURCE_ID = missing("agentnb.INTERNAL_SOURCE_ID")
+    from agentnb import INTERNAL_SOURCE_ID
     from agentnb import Executor
 
     class StartExecutor(Executor):

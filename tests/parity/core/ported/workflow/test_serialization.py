@@ -6,8 +6,7 @@ from typing import Any
 import pytest
 
 from agentnb import Executor, WorkflowBuilder, WorkflowContext, handler
-from tests.parity.core.missing import missing
-INTERNAL_SOURCE_ID = missing("agentnb.INTERNAL_SOURCE_ID")
+from agentnb import INTERNAL_SOURCE_ID
 from agentnb import Case, Default
 from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup, SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
 from agentnb import WorkflowExecutor
