@@ -640,7 +640,9 @@ def _msgspec() -> Any:
     try:
         import msgspec
     except ImportError as e:
-        raise ImportError("serialization_format='msgpack' needs the msgspec package: pip install msgspec") from e
+        raise ImportError(
+            'serialization_format="msgpack" needs the msgspec package: pip install "agentnb[msgpack]"'
+        ) from e
     return msgspec
 
 

@@ -38,7 +38,7 @@ class Weather(BaseModel):
 
 
 def test_responses_and_updates_print_as_their_text() -> None:
-    response = AgentResponse(messages=[Message("assistant", ["Hello ", "there"])])
+    response = AgentResponse(messages=[Message("assistant", ["Hello", "there"])])  # text contents join with a space
     chat = ChatResponse(messages=[Message("assistant", ["Hi"])])
     assert str(response) == "Hello there" and f"{response}" == "Hello there"
     assert str(chat) == "Hi"
