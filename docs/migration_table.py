@@ -211,7 +211,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "not yet: participant executors to subclass; each builder wraps the agents it is given in its own "
         "participant executor",
     ),
-    (r"^MagenticProgressLedgerItem$", "not yet: `MagenticProgressLedger` holds each answer as a plain field"),
     (r"^MagenticResetSignal$", "not yet: a reset signal; the orchestrator replans itself when progress stalls"),
     (
         r"^GroupChatRequestMessage$",

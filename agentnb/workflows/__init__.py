@@ -84,7 +84,7 @@ from ._events import (
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
 from ._validation import validate_workflow_graph
-from ._workflow import Workflow
+from ._workflow import Workflow, WorkflowInvocationKwargs
 
 if TYPE_CHECKING:
     from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse, resolve_agent_id
@@ -116,6 +116,7 @@ if TYPE_CHECKING:
         MagenticPlanReviewRequest,
         MagenticPlanReviewResponse,
         MagenticProgressLedger,
+        MagenticProgressLedgerItem,
         MagenticTaskLedger,
         ParticipantReviewRequest,
         ParticipantReviewResponse,
@@ -181,6 +182,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "MagenticPlanReviewRequest": "agentnb.workflows._orchestrations",
     "MagenticPlanReviewResponse": "agentnb.workflows._orchestrations",
     "MagenticProgressLedger": "agentnb.workflows._orchestrations",
+    "MagenticProgressLedgerItem": "agentnb.workflows._orchestrations",
     "MagenticTaskLedger": "agentnb.workflows._orchestrations",
     "ParticipantReviewRequest": "agentnb.workflows._orchestrations",
     "ParticipantReviewResponse": "agentnb.workflows._orchestrations",
@@ -261,6 +263,7 @@ __all__ = [
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
+    "MagenticProgressLedgerItem",
     "MagenticTaskLedger",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
@@ -293,6 +296,7 @@ __all__ = [
     "WorkflowEventSource",
     "WorkflowEventType",
     "WorkflowExecutor",
+    "WorkflowInvocationKwargs",
     "WorkflowMessage",
     "WorkflowRunResult",
     "WorkflowRunState",

@@ -304,6 +304,9 @@ async def run_agent_turn(
     conversation (it is checkpointed with the executor), so the driver runs without a session. A streamed
     workflow yields the agent's updates as they come (see :func:`yield_update`).
     """
+    given = ctx.agent_run_kwargs()  # Workflow.run's function_invocation_kwargs / client_kwargs for this executor
+    if given:
+        options = {**(options or {}), **given}
     driver = ApprovalDriver(agent, options=options)
     async for event in driver.run(messages, stream=bool(ctx.is_streaming)):
         if isinstance(event, AgentResponseUpdate):

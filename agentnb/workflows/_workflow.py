@@ -11,14 +11,23 @@
 
 Every call is one *run* with its own ``run_id``; ``run_store=`` (or the builder's ``run_store``) mirrors the
 run and its events into the SQLite run store so the DevUI can follow it from another process.
+
+``run(..., function_invocation_kwargs=..., client_kwargs=...)`` hands keyword arguments to the agents of the
+run (their tools' ``**kwargs`` and their chat client calls), as the reference does: a mapping whose keys name
+executors of the workflow (``{"writer": {...}, "critic": {...}}``) goes to those executors only, any other
+mapping to every agent, and :class:`WorkflowInvocationKwargs` combines shared values with per-executor
+overrides. They reach agents inside sub-workflows too. A fresh run forgets the previous run's kwargs;
+``run(responses=...)`` and a resume keep them unless new ones are given. They are never written into
+checkpoints (they often hold secrets or live objects): pass them again when resuming in another process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast, overload
 
 from .._serialization import type_id
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
@@ -34,9 +43,119 @@ if TYPE_CHECKING:
     from ..store import Store
     from ._workflow_agent import WorkflowAgent
 
-__all__ = ["Workflow"]
+__all__ = ["Workflow", "WorkflowInvocationKwargs"]
 
 logger = logging.getLogger(__name__)
+
+#: The key of a mapping's shared part when its other keys name executors (the reference's legacy mixed form).
+GLOBAL_KWARGS_KEY = "__global__"
+
+#: The two keyword arguments ``Workflow.run`` hands to the agents of the run.
+INVOCATION_KWARGS_NAMES = ("function_invocation_kwargs", "client_kwargs")
+
+
+@dataclass(frozen=True)
+class WorkflowInvocationKwargs:
+    """Kwargs for every agent of a run plus overrides for some executors (``Workflow.run(client_kwargs=...)``).
+
+    A plain mapping is either shared (no key names an executor) or per-executor (some key does); use this
+    to have both. Keys of ``executor_kwargs`` are executor ids or the names of the agents they run; an
+    executor's own values override the shared ones of the same name.
+
+    Example:
+        >>> kwargs = WorkflowInvocationKwargs({"temperature": 0.2}, {"critic": {"temperature": 0.9}})
+        >>> kwargs.executor_kwargs["critic"]
+        {'temperature': 0.9}
+    """
+
+    global_kwargs: Mapping[str, Any] = field(default_factory=lambda: dict[str, Any]())
+    executor_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=lambda: dict[str, Mapping[str, Any]]())
+
+
+class RoutedKwargs(NamedTuple):
+    """One of a run's invocation kwargs, resolved against the workflow's executors."""
+
+    shared: dict[str, Any] | None  # for every executor (None: none given)
+    by_executor: dict[str, dict[str, Any]]  # by executor id (keys naming no executor here are kept for children)
+    routed: frozenset[str]  # the keys that named executors of this workflow
+
+    def for_executor(self, executor_id: str) -> dict[str, Any] | None:
+        """What ``executor_id`` is given: its own values over the shared ones (``None`` when neither)."""
+        own = self.by_executor.get(executor_id)
+        if own is None:
+            return None if self.shared is None else dict(self.shared)
+        return {**(self.shared or {}), **own}
+
+    def for_subworkflow(self, executor_id: str) -> WorkflowInvocationKwargs | dict[str, Any] | None:
+        """What the workflow run by node ``executor_id`` is given: the shared values (with the node's own over
+        them) and the entries that named no executor here (they may name the child's executors)."""
+        shared = self.for_executor(executor_id)
+        rest = {k: v for k, v in self.by_executor.items() if k not in self.routed}
+        if not rest:
+            return shared
+        return WorkflowInvocationKwargs(shared or {}, rest)
+
+
+def _as_kwargs(param: str, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"{param}[{key!r}] must be a mapping of keyword arguments for executor {key!r}, got "
+            f"{type(value).__qualname__}; to give every agent values alongside per-executor ones use "
+            "WorkflowInvocationKwargs(global_kwargs=..., executor_kwargs=...)."
+        )
+    return dict(cast("Mapping[str, Any]", value))
+
+
+def resolve_invocation_kwargs(
+    executors: Mapping[str, Executor], kwargs: WorkflowInvocationKwargs | Mapping[str, Any], param: str
+) -> RoutedKwargs:
+    """Resolve ``Workflow.run``'s ``param`` against the executors: shared, per-executor, or both.
+
+    A plain mapping is per-executor when a key is an executor id (a ``"__global__"`` key then holds the
+    shared part), else shared by all. :class:`WorkflowInvocationKwargs` keys may also name an executor's agent.
+    """
+    aliases: dict[str, str] = {}
+    if isinstance(kwargs, WorkflowInvocationKwargs):
+        ambiguous: set[str] = set()
+        for executor_id, executor in executors.items():
+            name = getattr(getattr(executor, "agent", None), "name", None)
+            if not isinstance(name, str) or not name or name in executors:
+                continue
+            if name in aliases:
+                ambiguous.add(name)
+            aliases[name] = executor_id
+        clash = sorted(ambiguous & kwargs.executor_kwargs.keys())
+        if clash:
+            raise ValueError(
+                f"Ambiguous agent name(s) in {param}: {', '.join(clash)}. "
+                "Use the corresponding executor IDs for per-executor kwargs."
+            )
+        logger.info("Explicit global %s provided with executor-specific overrides.", param)
+        shared: dict[str, Any] | None = dict(kwargs.global_kwargs)
+        entries: Mapping[str, Any] = kwargs.executor_kwargs
+    else:
+        if not (kwargs.keys() & executors.keys()):
+            logger.info("No executor IDs found in %s keys; treating as global kwargs for all executors.", param)
+            return RoutedKwargs(dict(kwargs), {}, frozenset())
+        entries = dict(kwargs)
+        shared = None
+        if GLOBAL_KWARGS_KEY in entries and GLOBAL_KWARGS_KEY not in executors:
+            shared = _as_kwargs(param, GLOBAL_KWARGS_KEY, entries.pop(GLOBAL_KWARGS_KEY))
+            logger.info("Detected legacy mixed %s with global values and executor ID(s) %s.", param, sorted(entries))
+        else:
+            logger.info(
+                "Detected per-executor %s: executor ID(s) %s found in keys. All entries will be treated as "
+                "per-executor.",
+                param,
+                sorted(entries.keys() & executors.keys()),
+            )
+    by_executor: dict[str, dict[str, Any]] = {}
+    for key, value in entries.items():
+        executor_id = aliases.get(key, key)
+        if executor_id in by_executor:
+            raise ValueError(f"{param} targets executor '{executor_id}' by both its ID and agent name.")
+        by_executor[executor_id] = _as_kwargs(param, key, value)
+    return RoutedKwargs(shared, by_executor, frozenset(by_executor.keys() & executors.keys()))
 
 
 class Workflow:
@@ -97,6 +216,8 @@ class Workflow:
             else:
                 kind = None
             self._output_kinds[executor_id] = kind
+        #: The current (or last) run's ``function_invocation_kwargs`` / ``client_kwargs``, by parameter name.
+        self.invocation_kwargs: dict[str, RoutedKwargs] = {}
         self._last: RunContext | None = None
         self._running = False
         self._streaming = False
@@ -232,6 +353,8 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
     @overload
     def run(
@@ -243,6 +366,8 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> AsyncIterator[WorkflowEvent]: ...
     def run(
         self,
@@ -253,6 +378,8 @@ class Workflow:
         checkpoint_id: str | None = None,
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> Any:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
 
@@ -263,6 +390,9 @@ class Workflow:
             checkpoint_id: Resume from this checkpoint (from ``checkpoint_storage`` or the builder's).
             checkpoint_storage: Where to load the checkpoint from and write new checkpoints to.
             run_store: Mirror this run and its events into a run store (overrides the builder's).
+            function_invocation_kwargs: Values for the tools of the run's agents (their ``**kwargs``): shared by
+                all agents, or by executor id when keys name executors (see :class:`WorkflowInvocationKwargs`).
+            client_kwargs: Keywords for the chat client calls of the run's agents, routed the same way.
 
         Returns:
             A :class:`WorkflowRunResult` when awaited; an async iterator of :class:`WorkflowEvent` with
@@ -275,7 +405,8 @@ class Workflow:
         """
         if isinstance(message, WorkflowMessage):
             message = message.data
-        args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
+        kwargs = {"function_invocation_kwargs": function_invocation_kwargs, "client_kwargs": client_kwargs}
+        args = (message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs)
         if stream:
             return self._stream(*args)
         return self._collect(*args)
@@ -287,8 +418,14 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
         streaming: bool,
     ) -> tuple[RunContext, bool]:
+        routed = {
+            name: resolve_invocation_kwargs(self.executors, value, name)
+            for name, value in kwargs.items()
+            if value is not None
+        }
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
         run = RunContext(
             self,
@@ -351,7 +488,19 @@ class Workflow:
             )
         if responses:
             run.apply_responses(responses)
+        # A fresh run starts without the previous run's kwargs; a continued one keeps them unless given new ones.
+        if routed or fresh:
+            self.invocation_kwargs = routed
         return run, fresh
+
+    def agent_run_kwargs(self, executor_id: str) -> dict[str, Any]:
+        """The ``function_invocation_kwargs`` / ``client_kwargs`` this run gives ``executor_id``'s agent."""
+        out: dict[str, Any] = {}
+        for name, routed in self.invocation_kwargs.items():
+            value = routed.for_executor(executor_id)
+            if value is not None:
+                out[name] = value
+        return out
 
     async def _collect(
         self,
@@ -360,10 +509,13 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
     ) -> WorkflowRunResult:
         await self._claim()
         try:
-            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
+            run, fresh = await self._prepare(
+                message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs, False
+            )
             result = WorkflowRunResult(run_id=run.run_id)
             self._last = run
             await run.execute(result.append, fresh=fresh)
@@ -394,6 +546,7 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
     ) -> AsyncIterator[WorkflowEvent]:
         # The reader drives the run: between supersteps the run waits until every event so far has been read
         # and the reader asks for more. Leaving the loop (break, an exception, cancellation) lets the current
@@ -405,7 +558,9 @@ class Workflow:
         reader_waiting = False  # the reader has read every event so far and waits for the next one
         wants_more = asyncio.Event()
         try:
-            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
+            run, fresh = await self._prepare(
+                message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs, True
+            )
             queue: asyncio.Queue[Any] = asyncio.Queue()
             end = object()
             self._last = run

@@ -21,7 +21,7 @@ turns followed by the new messages.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from .._agents import BaseAgent
@@ -33,7 +33,7 @@ from ._typing_utils import matches
 
 if TYPE_CHECKING:
     from .._sessions import AgentSession
-    from ._workflow import Workflow
+    from ._workflow import Workflow, WorkflowInvocationKwargs
 
 __all__ = ["WorkflowAgent"]
 
@@ -74,11 +74,18 @@ class WorkflowAgent(BaseAgent):
         *,
         stream: bool = False,
         session: AgentSession | None = None,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Run the workflow on ``messages``; ``stream=True`` returns a ``ResponseStream`` of updates."""
+        """Run the workflow on ``messages``; ``stream=True`` returns a ``ResponseStream`` of updates.
+
+        ``function_invocation_kwargs`` / ``client_kwargs`` go to the workflow's agents as
+        ``Workflow.run`` routes them (shared, or by executor id).
+        """
+        run_kwargs = (function_invocation_kwargs, client_kwargs)
         response_stream: ResponseStream[AgentResponseUpdate, AgentResponse] = ResponseStream(
-            self._updates(messages, streaming=stream, session=session), self._finalize
+            self._updates(messages, streaming=stream, session=session, run_kwargs=run_kwargs), self._finalize
         )
         if stream:
             return response_stream
@@ -134,7 +141,12 @@ class WorkflowAgent(BaseAgent):
         return providers
 
     async def _updates(
-        self, messages: Any, *, streaming: bool, session: AgentSession | None = None
+        self,
+        messages: Any,
+        *,
+        streaming: bool,
+        session: AgentSession | None = None,
+        run_kwargs: tuple[Any, Any] = (None, None),
     ) -> AsyncIterator[AgentResponseUpdate]:
         normalized = normalize_messages(messages)
         responses, rest = self._responses_from(normalized)
@@ -156,13 +168,26 @@ class WorkflowAgent(BaseAgent):
         # that go out as they come; not streamed, each agent yields its whole response.
         message = None if responses else self._input_for([*earlier, *rest])
         produced: list[AgentResponseUpdate] = []
+        tool_kwargs, client_kwargs = run_kwargs
         if streaming:
-            async for event in self.workflow.run(message, stream=True, responses=responses or None):
+            async for event in self.workflow.run(
+                message,
+                stream=True,
+                responses=responses or None,
+                function_invocation_kwargs=tool_kwargs,
+                client_kwargs=client_kwargs,
+            ):
                 for update in self._convert(event):
                     produced.append(update)
                     yield update
         else:
-            for event in await self.workflow.run(message, responses=responses or None):
+            result = await self.workflow.run(
+                message,
+                responses=responses or None,
+                function_invocation_kwargs=tool_kwargs,
+                client_kwargs=client_kwargs,
+            )
+            for event in result:
                 for update in self._convert(event):
                     produced.append(update)
                     yield update

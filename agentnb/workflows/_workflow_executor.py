@@ -191,11 +191,31 @@ class WorkflowExecutor(Executor):
         )
 
     async def _on_input(self, message: Any, ctx: WorkflowContext[Any, Any]) -> None:
-        await self._forward(await self.workflow.run(message), ctx)
+        tool_kwargs, client_kwargs = self._child_kwargs(ctx)
+        result = await self.workflow.run(message, function_invocation_kwargs=tool_kwargs, client_kwargs=client_kwargs)
+        await self._forward(result, ctx)
 
     @response_handler(request=SubWorkflowRequest, response=object, output=Any, workflow_output=Any)
     async def _on_response(self, request: SubWorkflowRequest, response: Any, ctx: WorkflowContext[Any, Any]) -> None:
-        await self._forward(await self.workflow.run(responses={request.request_id: response}), ctx)
+        await self._resume({request.request_id: response}, ctx)
+
+    async def _resume(self, responses: dict[str, Any], ctx: WorkflowContext[Any, Any]) -> None:
+        tool_kwargs, client_kwargs = self._child_kwargs(ctx)
+        result = await self.workflow.run(
+            responses=responses, function_invocation_kwargs=tool_kwargs, client_kwargs=client_kwargs
+        )
+        await self._forward(result, ctx)
+
+    def _child_kwargs(self, ctx: WorkflowContext[Any, Any]) -> tuple[Any, Any]:
+        # The parent run's invocation kwargs reach the child's agents: the shared ones (this node's own over them)
+        # and the per-executor entries that named none of the parent's executors.
+        parent = ctx._inv.run.workflow.invocation_kwargs  # pyright: ignore[reportPrivateUsage]
+        tools = parent.get("function_invocation_kwargs")
+        client = parent.get("client_kwargs")
+        return (
+            None if tools is None else tools.for_subworkflow(self.id),
+            None if client is None else client.for_subworkflow(self.id),
+        )
 
     async def _on_intercepted_answer(self, answer: SubWorkflowResponseMessage, ctx: WorkflowContext[Any, Any]) -> None:
         request_id = answer.source_event.request_id or ""
@@ -205,7 +225,7 @@ class WorkflowExecutor(Executor):
                 f"Sub-workflow {self.id!r} got an answer to request {request_id!r}, which it is not waiting for "
                 "(unknown, or answered already)."
             )
-        await self._forward(await self.workflow.run(responses={request_id: answer.data}), ctx)
+        await self._resume({request_id: answer.data}, ctx)
 
     def _intercepts(self, ctx: WorkflowContext[Any, Any]) -> bool:
         if self.propagate_request is not None:

@@ -51,6 +51,7 @@ from ._magentic import (
     MagenticPlanReviewRequest,
     MagenticPlanReviewResponse,
     MagenticProgressLedger,
+    MagenticProgressLedgerItem,
     MagenticTaskLedger,
     StandardMagenticManager,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
+    "MagenticProgressLedgerItem",
     "MagenticTaskLedger",
     "OrchestrationBuilder",
     "ParticipantExecutor",

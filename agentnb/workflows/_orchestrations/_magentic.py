@@ -40,6 +40,7 @@ from ._magentic_manager import (
     MagenticContext,
     MagenticManagerBase,
     MagenticProgressLedger,
+    MagenticProgressLedgerItem,
     MagenticTaskLedger,
     StandardMagenticManager,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
+    "MagenticProgressLedgerItem",
     "MagenticTaskLedger",
     "StandardMagenticManager",
 ]
