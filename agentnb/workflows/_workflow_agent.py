@@ -14,28 +14,51 @@ itself when the request expects a content), or with ``Content.from_function_resu
 result=value)`` for any other value.
 
 ``run(..., session=session)`` keeps the conversation across turns as an agent does: without a history
-provider of its own the agent keeps it in the session's memory, and each turn's workflow input is the earlier
-turns followed by the new messages.
+provider that loads messages, the first such run adds an ``InMemoryHistoryProvider`` to ``context_providers``
+(as the reference does), and each turn's workflow input is the earlier turns followed by the new messages.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
 from .._agents import BaseAgent
 from .._json import is_json_array
 from .._sessions import ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
-from .._types import AgentResponse, AgentResponseUpdate, Content, Message, ResponseStream, normalize_messages
+from .._types import (
+    AgentResponse,
+    AgentResponseUpdate,
+    Content,
+    Message,
+    ResponseStream,
+    add_usage_details,
+    normalize_messages,
+)
 from ._events import WorkflowEvent, safe_encode
-from ._typing_utils import matches
+from ._typing_utils import describe, is_compatible, matches
 
 if TYPE_CHECKING:
     from .._sessions import AgentSession
+    from ._checkpoints import CheckpointStorage
     from ._workflow import Workflow, WorkflowInvocationKwargs
 
 __all__ = ["WorkflowAgent"]
+
+
+class _RunOptions(NamedTuple):
+    """What one ``WorkflowAgent.run`` passes on to ``Workflow.run`` besides the input."""
+
+    checkpoint_id: str | None
+    checkpoint_storage: CheckpointStorage | None
+    function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
+    client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
+
+
+#: What a workflow's start executor must accept to run as an agent (one is enough).
+_AGENT_INPUTS: tuple[Any, ...] = (list[Message], Message, str)
 
 
 class WorkflowAgent(BaseAgent):
@@ -51,6 +74,9 @@ class WorkflowAgent(BaseAgent):
         'echo: hi'
     """
 
+    #: The function name of the ``function_call`` a ``request_info`` request is shown as.
+    REQUEST_INFO_FUNCTION_NAME: ClassVar[str] = "request_info"
+
     def __init__(
         self,
         workflow: Workflow,
@@ -60,10 +86,11 @@ class WorkflowAgent(BaseAgent):
         id: str | None = None,
         context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
     ) -> None:
+        self._check_input(workflow)
         super().__init__(
             id=id or f"workflow:{workflow.name}",
             name=name or workflow.name,
-            description=description,
+            description=description if description is not None else workflow.description,
             context_providers=context_providers,
         )
         self.workflow = workflow
@@ -74,22 +101,88 @@ class WorkflowAgent(BaseAgent):
         *,
         stream: bool = False,
         session: AgentSession | None = None,
+        checkpoint_id: str | None = None,
+        checkpoint_storage: CheckpointStorage | None = None,
         function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
         client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
         """Run the workflow on ``messages``; ``stream=True`` returns a ``ResponseStream`` of updates.
 
-        ``function_invocation_kwargs`` / ``client_kwargs`` go to the workflow's agents as
-        ``Workflow.run`` routes them (shared, or by executor id).
+        ``checkpoint_id`` resumes the workflow from that checkpoint instead (``messages`` may then answer its
+        pending requests); ``checkpoint_storage`` is where checkpoints are loaded from and written to for this
+        run. ``function_invocation_kwargs`` / ``client_kwargs`` go to the workflow's agents as ``Workflow.run``
+        routes them (shared, or by executor id).
         """
-        run_kwargs = (function_invocation_kwargs, client_kwargs)
+        options = _RunOptions(checkpoint_id, checkpoint_storage, function_invocation_kwargs, client_kwargs)
         response_stream: ResponseStream[AgentResponseUpdate, AgentResponse] = ResponseStream(
-            self._updates(messages, streaming=stream, session=session, run_kwargs=run_kwargs), self._finalize
+            self._updates(messages, streaming=stream, session=session, options=options), self._finalize
         )
         if stream:
             return response_stream
         return response_stream.get_final_response()
+
+    @staticmethod
+    def merge_updates(updates: Sequence[AgentResponseUpdate], response_id: str) -> AgentResponse:
+        """Join the updates of several agents' streams into one response, each response's messages kept together.
+
+        Updates are grouped by ``response_id`` (a tool result without one joins the response that made its call),
+        within a response by ``message_id`` in ``created_at`` order; updates of no response come last. Usage is
+        summed, the latest ``created_at`` kept and ``additional_properties`` merged (later groups win).
+        """
+        call_owner: dict[str, str] = {}
+        for update in updates:
+            if update.response_id:
+                for content in update.contents:
+                    if content.type == "function_call" and content.call_id:
+                        call_owner[content.call_id] = update.response_id
+        groups: dict[str, dict[str | None, list[AgentResponseUpdate]]] = {}
+        unowned: list[AgentResponseUpdate] = []
+        for update in updates:
+            owner = update.response_id or next(
+                (
+                    call_owner[c.call_id]
+                    for c in update.contents
+                    if c.type == "function_result" and c.call_id and c.call_id in call_owner
+                ),
+                None,
+            )
+            if owner is None:
+                unowned.append(update)
+            else:
+                groups.setdefault(owner, {}).setdefault(update.message_id or None, []).append(update)
+        parts: list[AgentResponse] = []
+        for by_message in groups.values():
+            # Updates without a message id form one message after the others (None sorts as the last key).
+            pieces = [AgentResponse.from_updates(u) for k, u in by_message.items() if k is not None]
+            if None in by_message:
+                pieces.append(AgentResponse.from_updates(by_message[None]))
+            pieces.sort(key=lambda r: _timestamp(r.created_at))
+            parts.extend(pieces)
+        if unowned:
+            parts.append(AgentResponse.from_updates(unowned))
+        merged = AgentResponse(messages=[m for r in parts for m in r.messages], response_id=response_id)
+        properties: dict[str, Any] = {}
+        for part in parts:
+            merged.usage_details = add_usage_details(merged.usage_details, part.usage_details)
+            if part.created_at and (
+                not merged.created_at or _timestamp(part.created_at) > _timestamp(merged.created_at)
+            ):
+                merged.created_at = part.created_at
+            properties.update(part.additional_properties)
+        if properties:
+            merged.additional_properties.update(properties)
+        return merged
+
+    def _check_input(self, workflow: Workflow) -> None:
+        # Refused when made, as in the reference: the start executor must take what an agent is given.
+        start = workflow.get_start_executor()
+        if not any(is_compatible(t, accepted) for t in _AGENT_INPUTS for accepted in start.input_types):
+            raise ValueError(
+                f"Workflow's start executor cannot handle list[Message], Message or str: {start.id!r} of workflow "
+                f"{workflow.name!r} accepts {' | '.join(describe(t) for t in start.input_types)}, so the workflow "
+                "cannot run as an agent."
+            )
 
     def _finalize(self, updates: list[AgentResponseUpdate]) -> AgentResponse:
         response = AgentResponse.from_updates(updates)
@@ -134,10 +227,11 @@ class WorkflowAgent(BaseAgent):
         )
 
     def _providers_for(self, session: AgentSession | None) -> list[ContextProvider]:
-        # As an agent does: a session without a history provider keeps its conversation in memory.
+        # As the reference does: the first run with a session and no history provider that loads messages adds an
+        # in-memory one to the agent, which keeps each session's conversation in that session's state.
         providers = self.context_providers
         if session is not None and not any(isinstance(p, HistoryProvider) and p.load_messages for p in providers):
-            return [InMemoryHistoryProvider(), *providers]
+            providers.append(InMemoryHistoryProvider())
         return providers
 
     async def _updates(
@@ -146,7 +240,7 @@ class WorkflowAgent(BaseAgent):
         *,
         streaming: bool,
         session: AgentSession | None = None,
-        run_kwargs: tuple[Any, Any] = (None, None),
+        options: _RunOptions,
     ) -> AsyncIterator[AgentResponseUpdate]:
         normalized = normalize_messages(messages)
         responses, rest = self._responses_from(normalized)
@@ -166,16 +260,18 @@ class WorkflowAgent(BaseAgent):
         earlier = context.get_messages()
         # The workflow runs the way the agent is run, as in the reference: streamed, its agents yield updates
         # that go out as they come; not streamed, each agent yields its whole response.
-        message = None if responses else self._input_for([*earlier, *rest])
+        resuming = options.checkpoint_id is not None
+        message = None if responses or resuming else self._input_for([*earlier, *rest])
         produced: list[AgentResponseUpdate] = []
-        tool_kwargs, client_kwargs = run_kwargs
         if streaming:
             async for event in self.workflow.run(
                 message,
                 stream=True,
                 responses=responses or None,
-                function_invocation_kwargs=tool_kwargs,
-                client_kwargs=client_kwargs,
+                checkpoint_id=options.checkpoint_id,
+                checkpoint_storage=options.checkpoint_storage,
+                function_invocation_kwargs=options.function_invocation_kwargs,
+                client_kwargs=options.client_kwargs,
             ):
                 for update in self._convert(event):
                     produced.append(update)
@@ -184,8 +280,10 @@ class WorkflowAgent(BaseAgent):
             result = await self.workflow.run(
                 message,
                 responses=responses or None,
-                function_invocation_kwargs=tool_kwargs,
-                client_kwargs=client_kwargs,
+                checkpoint_id=options.checkpoint_id,
+                checkpoint_storage=options.checkpoint_storage,
+                function_invocation_kwargs=options.function_invocation_kwargs,
+                client_kwargs=options.client_kwargs,
             )
             for event in result:
                 for update in self._convert(event):
@@ -208,7 +306,9 @@ class WorkflowAgent(BaseAgent):
                 # An inner agent's tool approval: shown as itself (tool name and arguments), as the reference does.
                 return [self._update([event.data], "assistant", self.name, None)]
             call = Content.from_function_call(
-                event.request_id, "request_info", {"executor_id": event.executor_id, "data": safe_encode(event.data)}
+                event.request_id,
+                self.REQUEST_INFO_FUNCTION_NAME,
+                {"executor_id": event.executor_id, "data": safe_encode(event.data)},
             )
             request = Content.from_function_approval_request(event.request_id, call)
             return [self._update([request], "assistant", self.name, None)]
@@ -244,6 +344,18 @@ class WorkflowAgent(BaseAgent):
             message_id=message_id or uuid.uuid4().hex,
             raw_representation=raw,
         )
+
+
+def _timestamp(value: float | str | None) -> tuple[int, float]:
+    """A sort key for ``created_at`` (seconds, or an ISO text): unreadable ones after readable, missing ones last."""
+    if value is None or value == "":
+        return (2, 0.0)
+    if isinstance(value, (int, float)):
+        return (0, float(value))
+    try:
+        return (0, datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return (1, 0.0)
 
 
 def _as_reasoning(update: AgentResponseUpdate) -> AgentResponseUpdate:
