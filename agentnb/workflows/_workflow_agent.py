@@ -5,8 +5,9 @@ whichever the start executor accepts); the workflow's ``output`` events become t
 the reference: an ``AgentResponse`` output contributes its messages, an ``AgentResponseUpdate`` (a streamed
 agent in the workflow) itself, a ``Message`` or ``list[Message]`` themselves, anything else its text. So an
 orchestration whose output is its last agent's reply answers with that reply only. ``intermediate`` events
-arrive as reasoning content (``response.text`` stays the output). Each update names its author (the agent,
-else the executor). An inner agent's tool approval arrives as that agent's own ``function_approval_request``
+(and the deprecated ``data`` ones) are forwarded the same way, as the release does; other events (status,
+orchestration bookkeeping) stay inside. Not streamed, the messages of what was yielded are kept as they are
+(``additional_properties`` included). Each message names its author (the agent, else the executor). An inner agent's tool approval arrives as that agent's own ``function_approval_request``
 (the tool's name and arguments in ``function_call``); any other ``request_info`` request becomes a
 ``function_approval_request`` content whose ``id`` is the request id. Answer either on the next run with
 ``request.to_function_approval_response(True)`` (the response is ``True``/``False``, or the approval content
@@ -20,8 +21,10 @@ provider that loads messages, the first such run adds an ``InMemoryHistoryProvid
 
 from __future__ import annotations
 
+import copy
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
 
@@ -55,6 +58,25 @@ class _RunOptions(NamedTuple):
     checkpoint_storage: CheckpointStorage | None
     function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
     client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
+
+
+#: The workflow events an agent's caller sees: outputs, progress (``data`` is its deprecated name) and requests.
+_FORWARDED = frozenset({"output", "intermediate", "data", "request_info"})
+
+
+@dataclass
+class _Turn:
+    """One run of the agent: its context providers, the session and the workflow input."""
+
+    providers: list[ContextProvider]
+    session: AgentSession | None
+    context: SessionContext
+    responses: dict[str, Any]
+    message: Any = None
+
+    def state(self, provider: ContextProvider) -> dict[str, Any]:
+        """The provider's state in the session (a throwaway dict without a session)."""
+        return self.session.state.setdefault(provider.source_id, {}) if self.session is not None else {}
 
 
 #: What a workflow's start executor must accept to run as an agent (one is enough).
@@ -115,12 +137,11 @@ class WorkflowAgent(BaseAgent):
         routes them (shared, or by executor id).
         """
         options = _RunOptions(checkpoint_id, checkpoint_storage, function_invocation_kwargs, client_kwargs)
-        response_stream: ResponseStream[AgentResponseUpdate, AgentResponse] = ResponseStream(
-            self._updates(messages, streaming=stream, session=session, options=options), self._finalize
+        if not stream:
+            return self._respond(messages, session=session, options=options)
+        return ResponseStream[AgentResponseUpdate, AgentResponse](
+            self._updates(messages, session=session, options=options), self._finalize
         )
-        if stream:
-            return response_stream
-        return response_stream.get_final_response()
 
     @staticmethod
     def merge_updates(updates: Sequence[AgentResponseUpdate], response_id: str) -> AgentResponse:
@@ -234,85 +255,119 @@ class WorkflowAgent(BaseAgent):
             providers.append(InMemoryHistoryProvider())
         return providers
 
-    async def _updates(
-        self,
-        messages: Any,
-        *,
-        streaming: bool,
-        session: AgentSession | None = None,
-        options: _RunOptions,
-    ) -> AsyncIterator[AgentResponseUpdate]:
+    async def _begin(self, messages: Any, session: AgentSession | None, options: _RunOptions) -> _Turn:
         normalized = normalize_messages(messages)
         responses, rest = self._responses_from(normalized)
-        providers = self._providers_for(session)
-        context = SessionContext(
-            session_id=session.session_id if session is not None else None,
-            service_session_id=session.service_session_id if session is not None else None,
-            input_messages=normalized,
+        turn = _Turn(
+            self._providers_for(session),
+            session,
+            SessionContext(
+                session_id=session.session_id if session is not None else None,
+                service_session_id=session.service_session_id if session is not None else None,
+                input_messages=normalized,
+            ),
+            responses,
         )
-
-        def state(provider: ContextProvider) -> dict[str, Any]:
-            return session.state.setdefault(provider.source_id, {}) if session is not None else {}
-
-        for provider in providers:
-            await provider.before_run(agent=self, session=session, context=context, state=state(provider))
+        for provider in turn.providers:
+            await provider.before_run(agent=self, session=session, context=turn.context, state=turn.state(provider))
         # Earlier turns (history providers, other context) come ahead of this turn's input, as for an agent.
-        earlier = context.get_messages()
-        # The workflow runs the way the agent is run, as in the reference: streamed, its agents yield updates
-        # that go out as they come; not streamed, each agent yields its whole response.
-        resuming = options.checkpoint_id is not None
-        message = None if responses or resuming else self._input_for([*earlier, *rest])
+        if not responses and options.checkpoint_id is None:
+            turn.message = self._input_for([*turn.context.get_messages(), *rest])
+        return turn
+
+    async def _end(self, turn: _Turn, response: AgentResponse) -> None:
+        if turn.providers:
+            turn.context.response = response
+            for provider in reversed(turn.providers):
+                await provider.after_run(
+                    agent=self, session=turn.session, context=turn.context, state=turn.state(provider)
+                )
+
+    async def _updates(
+        self, messages: Any, *, session: AgentSession | None = None, options: _RunOptions
+    ) -> AsyncIterator[AgentResponseUpdate]:
+        # Streamed, the workflow's agents yield updates that go out as they come (as in the reference).
+        turn = await self._begin(messages, session, options)
         produced: list[AgentResponseUpdate] = []
-        if streaming:
-            async for event in self.workflow.run(
-                message,
-                stream=True,
-                responses=responses or None,
-                checkpoint_id=options.checkpoint_id,
-                checkpoint_storage=options.checkpoint_storage,
-                function_invocation_kwargs=options.function_invocation_kwargs,
-                client_kwargs=options.client_kwargs,
-            ):
+        async for event in self.workflow.run(
+            turn.message,
+            stream=True,
+            responses=turn.responses or None,
+            checkpoint_id=options.checkpoint_id,
+            checkpoint_storage=options.checkpoint_storage,
+            function_invocation_kwargs=options.function_invocation_kwargs,
+            client_kwargs=options.client_kwargs,
+        ):
+            if event.type in _FORWARDED:
                 for update in self._convert(event):
                     produced.append(update)
                     yield update
-        else:
-            result = await self.workflow.run(
-                message,
-                responses=responses or None,
-                checkpoint_id=options.checkpoint_id,
-                checkpoint_storage=options.checkpoint_storage,
-                function_invocation_kwargs=options.function_invocation_kwargs,
-                client_kwargs=options.client_kwargs,
-            )
-            for event in result:
-                for update in self._convert(event):
-                    produced.append(update)
-                    yield update
-        if providers:
-            context.response = self._finalize(produced)
-            for provider in reversed(providers):
-                await provider.after_run(agent=self, session=session, context=context, state=state(provider))
+        await self._end(turn, self._finalize(produced))
+
+    async def _respond(
+        self, messages: Any, *, session: AgentSession | None = None, options: _RunOptions
+    ) -> AgentResponse:
+        # Not streamed, each agent yields its whole response, whose messages are kept as they are.
+        turn = await self._begin(messages, session, options)
+        result = await self.workflow.run(
+            turn.message,
+            responses=turn.responses or None,
+            checkpoint_id=options.checkpoint_id,
+            checkpoint_storage=options.checkpoint_storage,
+            function_invocation_kwargs=options.function_invocation_kwargs,
+            client_kwargs=options.client_kwargs,
+        )
+        response = AgentResponse(response_id=uuid.uuid4().hex, agent_id=self.id)
+        for event in result:
+            if event.type not in _FORWARDED:
+                continue
+            data: Any = event.data
+            if isinstance(data, AgentResponse):
+                response.usage_details = add_usage_details(response.usage_details, data.usage_details)
+            for message in self._as_messages(event):
+                last = response.messages[-1] if response.messages else None
+                if isinstance(data, AgentResponseUpdate) and last is not None and last.message_id == message.message_id:
+                    last.contents.extend(message.contents)  # pieces of one streamed message join
+                else:
+                    response.messages.append(message)
+        await self._end(turn, response)
+        return response
 
     def _convert(self, event: WorkflowEvent) -> list[AgentResponseUpdate]:
-        """The agent updates one workflow event contributes: outputs as they are, progress as reasoning."""
-        if event.type == "output":
+        """The agent updates one forwarded workflow event contributes (outputs and progress as they are)."""
+        if event.type != "request_info":
             return self._as_updates(event.data, event.executor_id)
-        if event.type == "intermediate":
-            # Progress, not the answer: it travels as reasoning content so ``response.text`` stays the output.
-            return [_as_reasoning(u) for u in self._as_updates(event.data, event.executor_id) if u.text]
-        if event.type == "request_info" and event.request_id:
-            if isinstance(event.data, Content) and event.data.type == "function_approval_request":
-                # An inner agent's tool approval: shown as itself (tool name and arguments), as the reference does.
-                return [self._update([event.data], "assistant", self.name, None)]
-            call = Content.from_function_call(
-                event.request_id,
-                self.REQUEST_INFO_FUNCTION_NAME,
-                {"executor_id": event.executor_id, "data": safe_encode(event.data)},
-            )
-            request = Content.from_function_approval_request(event.request_id, call)
-            return [self._update([request], "assistant", self.name, None)]
-        return []
+        return [self._update([self._request_content(event)], "assistant", self.name, None, event)]
+
+    def _as_messages(self, event: WorkflowEvent) -> list[Message]:
+        """The messages one forwarded workflow event contributes to a response that is not streamed."""
+        if event.type == "request_info":
+            return [Message("assistant", [self._request_content(event)], author_name=self.name)]
+        data: Any = event.data
+        author = event.executor_id or self.name or self.id
+        if isinstance(data, AgentResponse):
+            messages = list(data.messages)
+        elif isinstance(data, Message):
+            messages = [data]
+        elif is_json_array(data) and data and all(isinstance(m, Message) for m in data):
+            messages = list(cast("list[Message]", data))
+        else:
+            return [
+                Message(u.role or "assistant", list(u.contents), author_name=u.author_name, message_id=u.message_id)
+                for u in self._as_updates(data, event.executor_id)
+            ]
+        return [m if m.author_name else _authored(m, author) for m in messages]
+
+    def _request_content(self, event: WorkflowEvent) -> Content:
+        if isinstance(event.data, Content) and event.data.type == "function_approval_request":
+            # An inner agent's tool approval: shown as itself (tool name and arguments), as the reference does.
+            return event.data
+        call = Content.from_function_call(
+            event.request_id or "",
+            self.REQUEST_INFO_FUNCTION_NAME,
+            {"executor_id": event.executor_id, "data": safe_encode(event.data)},
+        )
+        return Content.from_function_approval_request(event.request_id or "", call)
 
     def _as_updates(self, data: Any, executor_id: str | None) -> list[AgentResponseUpdate]:
         author = executor_id or self.name
@@ -358,6 +413,8 @@ def _timestamp(value: float | str | None) -> tuple[int, float]:
         return (1, 0.0)
 
 
-def _as_reasoning(update: AgentResponseUpdate) -> AgentResponseUpdate:
-    update.contents = [Content.from_reasoning(update.text)]
-    return update
+def _authored(message: Message, author: str) -> Message:
+    """A copy of ``message`` naming its author (the executor that yielded it); the original stays as it was."""
+    named = copy.copy(message)
+    named.author_name = author
+    return named

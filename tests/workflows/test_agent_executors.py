@@ -214,8 +214,11 @@ async def test_an_orchestration_as_an_agent_answers_with_the_final_reply_only() 
     updates = [u async for u in stream]
     assert len(updates) > 1 and {u.author_name for u in updates} == {"reviewer"}
     assert (await stream.get_final_response()).text == "Reviewed: fine."
-    # Earlier turns selected as intermediate come as reasoning: the text stays the final reply.
+    # Earlier turns selected as intermediate come first, as they are (the release forwards them as text).
     progress = SequentialBuilder(participants=team(), intermediate_output_from=["writer"]).build().as_agent()
     response = await progress.run("write")
-    assert response.text == "Reviewed: fine."
-    assert [c.text for m in response.messages for c in m.contents if c.type == "text_reasoning"] == ["A draft."]
+    assert [(m.author_name, m.text) for m in response.messages] == [
+        ("writer", "A draft."),
+        ("reviewer", "Reviewed: fine."),
+    ]
+    assert not [c for m in response.messages for c in m.contents if c.type == "text_reasoning"]

@@ -6,6 +6,7 @@ import pytest
 from typing_extensions import Never
 
 from agentnb import (
+    AgentResponse,
     AgentResponseUpdate,
     AgentSession,
     Content,
@@ -17,6 +18,7 @@ from agentnb.workflows import (
     WorkflowAgent,
     WorkflowBuilder,
     WorkflowContext,
+    WorkflowEvent,
     executor,
 )
 
@@ -113,3 +115,29 @@ def test_merge_updates_orders_a_responses_messages_by_time_and_sums_usage() -> N
     assert [m.text for m in merged.messages] == ["earlier", "later"]
     assert merged.usage_details == {"input_token_count": 8, "output_token_count": 2, "total_token_count": 10}
     assert merged.created_at == 20.0
+
+
+async def test_progress_is_forwarded_as_it_is_and_bookkeeping_events_stay_inside() -> None:
+    @executor(id="draft")
+    async def draft(messages: list[Message], ctx: WorkflowContext[str, AgentResponse]) -> None:
+        note = Message("assistant", ["a draft"], additional_properties={"tracking_id": "t-1"})
+        await ctx.yield_output(AgentResponse(messages=[note]))
+        await ctx.add_event(WorkflowEvent("group_chat", {"internal": "bookkeeping"}))
+        await ctx.send_message("go on")
+
+    @executor(id="final")
+    async def final(text: str, ctx: WorkflowContext[Never, str]) -> None:
+        await ctx.yield_output("the answer")
+
+    workflow = (
+        WorkflowBuilder(start_executor=draft, output_from=[final], intermediate_output_from=[draft])
+        .add_edge(draft, final)
+        .build()
+    )
+
+    response = await workflow.as_agent().run("hi")
+
+    assert [(m.author_name, m.text) for m in response.messages] == [("draft", "a draft"), ("final", "the answer")]
+    assert response.messages[0].additional_properties == {"tracking_id": "t-1"}
+    streamed = [u.text async for u in workflow.as_agent().run("hi", stream=True)]
+    assert streamed == ["a draft", "the answer"]
