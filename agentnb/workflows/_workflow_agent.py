@@ -7,9 +7,10 @@ agent in the workflow) itself, a ``Message`` or ``list[Message]`` themselves, an
 orchestration whose output is its last agent's reply answers with that reply only. ``intermediate`` events
 (and the deprecated ``data`` ones) are forwarded the same way, as the release does; other events (status,
 orchestration bookkeeping) stay inside. Not streamed, the messages of what was yielded are kept as they are
-(``additional_properties`` included). Each message names its author (the agent, else the executor). An inner agent's tool approval arrives as that agent's own ``function_approval_request``
-(the tool's name and arguments in ``function_call``); any other ``request_info`` request becomes a
-``function_approval_request`` content whose ``id`` is the request id. Answer either on the next run with
+(``additional_properties`` included). Each message names its author (the agent, else the executor). An
+inner agent's tool approval arrives as that agent's own ``function_approval_request`` (the tool's name and
+arguments in ``function_call``); any other ``request_info`` request becomes a ``function_approval_request``
+content whose ``id`` is the request id. Answer either on the next run with
 ``request.to_function_approval_response(True)`` (the response is ``True``/``False``, or the approval content
 itself when the request expects a content), or with ``Content.from_function_result(call_id=request_id,
 result=value)`` for any other value.

@@ -29,7 +29,7 @@ from typing_extensions import Unpack
 from ..._agents import SupportsAgentRun
 from ..._conversation import ApprovalGate, strip_approvals
 from ..._types import AgentResponse, AgentResponseUpdate, Content, Message
-from .._agent_executor import AgentExecutorResponse, run_agent_turn
+from .._agent_executor import AgentExecutorResponse, ask_approval, run_agent_turn
 from .._builder import WorkflowBuilder
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
@@ -363,7 +363,7 @@ class ParticipantExecutor(Executor):
         if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
             wrong = cast(Content, answer)  # a bool always answers: only a Content can fail to fit
             await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, wrong)))
-            await ctx.request_info(request_data=request, response_type=Content | bool)
+            await ask_approval(ctx, request)
             return
         self._turn.append(Message("user", [taken]))
         if self._approvals.answered(request):  # several calls may wait at once: continue when all are answered
@@ -377,7 +377,7 @@ class ParticipantExecutor(Executor):
         if requests:
             # The agent waits for a person: ask the workflow's caller, continue in on_approval.
             for request in self._approvals.forward(requests):
-                await ctx.request_info(request_data=request, response_type=Content | bool)
+                await ask_approval(ctx, request)
             return
         new_messages = strip_approvals(self._turn)
         result = AgentResponse(
