@@ -47,6 +47,7 @@ __all__ = [
     "ConversationStart",
     "OrchestrationBuilder",
     "OrchestrationOptions",
+    "OrchestrationState",
     "ParticipantExecutor",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
@@ -264,6 +265,58 @@ class ParticipantReviewResponse:
     def revise(cls, feedback: str | Message | list[Message]) -> ParticipantReviewResponse:
         """Send ``feedback`` (user messages) back to the agent, which answers again."""
         return cls(False, to_conversation(feedback))
+
+
+def _new_metadata() -> dict[str, Any]:
+    return {}
+
+
+@dataclass
+class OrchestrationState:
+    """The reference's common shape of an orchestrator's checkpoint state: conversation, round, extras.
+
+    agentnb's orchestrators keep their own state in the workflow checkpoint; this container is for custom
+    orchestrators (and code ported from the reference) that want the shared shape. ``to_dict`` is JSON-safe.
+
+    Example:
+        >>> state = OrchestrationState([Message("user", ["Plan a trip"])], round_index=2, metadata={"stalls": 1})
+        >>> OrchestrationState.from_dict(state.to_dict()).round_index
+        2
+    """
+
+    conversation: list[Message] = field(default_factory=new_conversation)
+    round_index: int = 0
+    orchestrator_name: str = ""
+    metadata: dict[str, Any] = field(default_factory=_new_metadata)
+    task: Message | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as JSON-safe data (``task`` only when there is one, as the reference writes it)."""
+        data: dict[str, Any] = {
+            "conversation": [m.to_dict() for m in self.conversation],
+            "round_index": self.round_index,
+            "orchestrator_name": self.orchestrator_name,
+            "metadata": dict(self.metadata),
+        }
+        if self.task is not None:
+            data["task"] = self.task.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OrchestrationState:
+        """Rebuild from :meth:`to_dict` output (missing fields take their defaults)."""
+        task = data.get("task")
+        return cls(
+            conversation=[_as_message(m) for m in data.get("conversation", [])],
+            round_index=int(data.get("round_index", 0)),
+            orchestrator_name=str(data.get("orchestrator_name", "")),
+            metadata=dict(data.get("metadata", {})),
+            task=None if task is None else _as_message(task),
+        )
+
+
+def _as_message(value: Any) -> Message:
+    return value if isinstance(value, Message) else Message.from_dict(value)
 
 
 @dataclass
