@@ -50,9 +50,6 @@ logger = logging.getLogger(__name__)
 #: The key of a mapping's shared part when its other keys name executors (the reference's legacy mixed form).
 GLOBAL_KWARGS_KEY = "__global__"
 
-#: The two keyword arguments ``Workflow.run`` hands to the agents of the run.
-INVOCATION_KWARGS_NAMES = ("function_invocation_kwargs", "client_kwargs")
-
 
 @dataclass(frozen=True)
 class WorkflowInvocationKwargs:
