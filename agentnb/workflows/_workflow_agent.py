@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, cast
@@ -41,7 +41,7 @@ from .._types import (
     add_usage_details,
     normalize_messages,
 )
-from ._events import WorkflowEvent, safe_encode
+from ._events import WorkflowEvent, WorkflowRunResult, safe_encode
 from ._typing_utils import describe, is_compatible, matches
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ class _RunOptions(NamedTuple):
     checkpoint_storage: CheckpointStorage | None
     function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
     client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None
+
+    def invocation_kwargs(self) -> dict[str, Any]:
+        """The kwargs for the workflow's agents that were given (a functional workflow keeps any it is passed)."""
+        given = {"function_invocation_kwargs": self.function_invocation_kwargs, "client_kwargs": self.client_kwargs}
+        return {name: value for name, value in given.items() if value is not None}
 
 
 #: The workflow events an agent's caller sees: outputs, progress (``data`` is its deprecated name) and requests.
@@ -290,15 +295,16 @@ class WorkflowAgent(BaseAgent):
         # Streamed, the workflow's agents yield updates that go out as they come (as in the reference).
         turn = await self._begin(messages, session, options)
         produced: list[AgentResponseUpdate] = []
-        async for event in self.workflow.run(
+        stream_run = cast("Callable[..., AsyncIterator[WorkflowEvent]]", self.workflow.run)  # kwargs only when given
+        events = stream_run(
             turn.message,
             stream=True,
             responses=turn.responses or None,
             checkpoint_id=options.checkpoint_id,
             checkpoint_storage=options.checkpoint_storage,
-            function_invocation_kwargs=options.function_invocation_kwargs,
-            client_kwargs=options.client_kwargs,
-        ):
+            **options.invocation_kwargs(),
+        )
+        async for event in events:
             if event.type in _FORWARDED:
                 for update in self._convert(event):
                     produced.append(update)
@@ -310,13 +316,13 @@ class WorkflowAgent(BaseAgent):
     ) -> AgentResponse:
         # Not streamed, each agent yields its whole response, whose messages are kept as they are.
         turn = await self._begin(messages, session, options)
-        result = await self.workflow.run(
+        run = cast("Callable[..., Awaitable[WorkflowRunResult]]", self.workflow.run)  # kwargs only when given
+        result = await run(
             turn.message,
             responses=turn.responses or None,
             checkpoint_id=options.checkpoint_id,
             checkpoint_storage=options.checkpoint_storage,
-            function_invocation_kwargs=options.function_invocation_kwargs,
-            client_kwargs=options.client_kwargs,
+            **options.invocation_kwargs(),
         )
         response = AgentResponse(response_id=uuid.uuid4().hex, agent_id=self.id)
         for event in result:

@@ -141,3 +141,20 @@ async def test_progress_is_forwarded_as_it_is_and_bookkeeping_events_stay_inside
     assert response.messages[0].additional_properties == {"tracking_id": "t-1"}
     streamed = [u.text async for u in workflow.as_agent().run("hi", stream=True)]
     assert streamed == ["a draft", "the answer"]
+
+
+async def test_a_functional_workflow_as_agent_is_given_only_the_kwargs_passed() -> None:
+    from agentnb.workflows import get_run_context, workflow
+
+    seen: list[dict[str, object]] = []
+
+    @workflow
+    async def note(text: str) -> str:
+        seen.append(get_run_context().run_kwargs)
+        return text
+
+    agent = note.build().as_agent()
+    await agent.run("a")
+    await agent.run("b", client_kwargs={"seed": 1})
+
+    assert seen == [{}, {"client_kwargs": {"seed": 1}}]
