@@ -84,7 +84,7 @@ from ._events import (
 from ._executor import Executor, FunctionExecutor, executor
 from ._handlers import handler, response_handler
 from ._validation import validate_workflow_graph
-from ._workflow import Workflow, WorkflowInvocationKwargs
+from ._workflow import Workflow
 
 if TYPE_CHECKING:
     from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse, resolve_agent_id
@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from ._functional_agent import FunctionalWorkflowAgent
     from ._functional_run import RunContext, get_run_context
     from ._functional_view import StepCallState, step_timeline
+    from ._invocation_kwargs import WorkflowInvocationKwargs
     from ._orchestrations import (
         AgentRequestInfoResponse,
         ConcurrentBuilder,
@@ -205,6 +206,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "TerminationCondition": "agentnb.workflows._orchestrations",
     "WorkflowAgent": "agentnb.workflows._workflow_agent",
     "WorkflowExecutor": "agentnb.workflows._workflow_executor",
+    "WorkflowInvocationKwargs": "agentnb.workflows._invocation_kwargs",
     "WorkflowViz": "agentnb.workflows._viz",
     "check_pending_message": "agentnb.workflows._timetravel",
     "checkpoint_tree_svg": "agentnb.workflows._viz",

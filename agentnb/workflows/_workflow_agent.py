@@ -47,7 +47,8 @@ from ._typing_utils import describe, is_compatible, matches
 if TYPE_CHECKING:
     from .._sessions import AgentSession
     from ._checkpoints import CheckpointStorage
-    from ._workflow import Workflow, WorkflowInvocationKwargs
+    from ._invocation_kwargs import WorkflowInvocationKwargs
+    from ._workflow import Workflow
 
 __all__ = ["WorkflowAgent"]
 
