@@ -151,6 +151,28 @@ RENAMES: dict[str, tuple[str, str]] = {
         "agentnb.orchestrations.GroupChatOrchestrator",
         "the one group-chat orchestrator (alias of `GroupChatManager`); subclass it",
     ),
+    "MagenticAgentExecutor": (
+        "agentnb.orchestrations.MagenticAgentExecutor",
+        "an `AgentExecutor` that starts over on a `MagenticResetSignal`, for hand-built graphs; `MagenticBuilder`'s "
+        "participants are given the whole conversation each round and need no reset",
+    ),
+    "MagenticResetSignal": (
+        "agentnb.orchestrations.MagenticResetSignal",
+        "handled by `MagenticAgentExecutor`; agentnb's Magentic orchestrator replans without sending it",
+    ),
+    "GroupChatRequestMessage": (
+        "agentnb.orchestrations.GroupChatRequestMessage",
+        "the envelope's shape, for custom orchestrators; agentnb's manager sends the participant the conversation",
+    ),
+    "OrchestrationState": (
+        "agentnb.orchestrations.OrchestrationState",
+        "the shared state shape (JSON-safe `to_dict`), for custom orchestrators; agentnb's orchestrators checkpoint "
+        "their own state",
+    ),
+    "MagenticProgressLedgerItem": (
+        "agentnb.orchestrations.MagenticProgressLedgerItem",
+        "`MagenticProgressLedger` takes these for its fields and keeps the answers (their reasons become `reason`)",
+    ),
     "MCPToolApprovalRequest": (
         "agentnb.declarative.ToolApprovalRequest",
         "InvokeMcpTool asks with the same request as InvokeFunctionTool",
@@ -204,19 +226,9 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
     (
-        r"^MagenticAgentExecutor$|^HandoffAgentExecutor$",
-        "not yet: participant executors to subclass; each builder wraps the agents it is given in its own "
-        "participant executor",
-    ),
-    (r"^MagenticProgressLedgerItem$", "not yet: `MagenticProgressLedger` holds each answer as a plain field"),
-    (r"^MagenticResetSignal$", "not yet: a reset signal; the orchestrator replans itself when progress stalls"),
-    (
-        r"^GroupChatRequestMessage$",
-        "not yet: a request envelope; the group-chat orchestrator sends the participant the conversation",
-    ),
-    (
-        r"^OrchestrationState$",
-        "not yet: a shared checkpoint container; each orchestrator keeps its own state in the workflow checkpoint",
+        r"^HandoffAgentExecutor$",
+        "not yet: a participant executor that intercepts handoff tool calls; `HandoffBuilder` wraps each agent in its "
+        "own participant executor and routes handoffs through its coordinator",
     ),
 )
 OTHER = "not in agentnb"

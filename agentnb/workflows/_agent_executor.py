@@ -187,14 +187,15 @@ class AgentExecutor(Executor):
 
     @handler
     async def from_messages(self, messages: list[Message], ctx: AgentCtx) -> None:
-        """Several messages."""
-        self._conversation.extend(messages)
+        """Several messages (a replay of this executor's conversation followed by new ones adds only the new)."""
+        self._take(messages)
         await self._respond(ctx)
 
     @handler
     async def from_request(self, request: AgentExecutorRequest, ctx: AgentCtx) -> None:
-        """Messages, answered only when ``should_respond``."""
-        self._conversation.extend(request.messages)
+        """Messages, answered only when ``should_respond`` (a replay of this executor's conversation adds only the
+        new ones)."""
+        self._take(request.messages)
         if request.should_respond:
             await self._respond(ctx)
 
@@ -236,11 +237,20 @@ class AgentExecutor(Executor):
         if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
             wrong = cast(Content, answer)  # a bool always answers: only a Content can fail to fit
             await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, wrong)))
-            await ctx.request_info(request_data=request, response_type=Content | bool)
+            await ask_approval(ctx, request)
             return
         self._conversation.append(Message("user", [taken]))
         if self._approvals.answered(request):
             await self._respond(ctx)
+
+    def _take(self, messages: list[Message]) -> None:
+        # A sender that loops back with the whole conversation so far (say, a reviewer adding feedback to
+        # response.full_conversation) starts with what this executor holds: keep it once, as the reference does.
+        held = self._conversation
+        if held and len(messages) >= len(held) and all(a is b or a == b for a, b in zip(held, messages, strict=False)):
+            self._conversation = list(messages)
+        else:
+            held.extend(messages)
 
     # -- extension points ---------------------------------------------------------------------------------
     def prepare_messages(self) -> list[Message]:
@@ -267,7 +277,7 @@ class AgentExecutor(Executor):
         if requests:
             # The agent paused for approval: ask outside the workflow, continue in on_approval.
             for request in self._approvals.forward(requests):
-                await ctx.request_info(request_data=request, response_type=Content | bool)
+                await ask_approval(ctx, request)
             return
         await self.emit_response(response, ctx)
 
@@ -304,6 +314,9 @@ async def run_agent_turn(
     conversation (it is checkpointed with the executor), so the driver runs without a session. A streamed
     workflow yields the agent's updates as they come (see :func:`yield_update`).
     """
+    given = ctx.agent_run_kwargs()  # Workflow.run's function_invocation_kwargs / client_kwargs for this executor
+    if given:
+        options = {**(options or {}), **given}
     driver = ApprovalDriver(agent, options=options)
     async for event in driver.run(messages, stream=bool(ctx.is_streaming)):
         if isinstance(event, AgentResponseUpdate):
@@ -311,6 +324,18 @@ async def run_agent_turn(
     response = driver.response
     assert response is not None  # the driver reports every turn's response
     return response, list(driver.pending)
+
+
+async def ask_approval(ctx: Any, request: Content) -> None:
+    """Ask the workflow's caller to approve a tool call, under the approval request's own id (as the reference).
+
+    The caller's ``function_approval_response`` then answers by the id it carries. When another executor's
+    request already holds that id, the request gets a fresh one.
+    """
+    try:
+        await ctx.request_info(request_data=request, response_type=Content | bool, request_id=request.id or None)
+    except ValueError:  # the one ValueError request_info raises: that id is pending already
+        await ctx.request_info(request_data=request, response_type=Content | bool)
 
 
 async def yield_update(executor: Executor, update: AgentResponseUpdate, ctx: Any, *, output: bool = True) -> None:

@@ -13,6 +13,8 @@ Extension points (used by agent executors and orchestrations):
   deterministic executor order), so executors running concurrently never race.
 - ``ctx.add_event(WorkflowEvent(...))`` publishes custom events; ``ctx.is_streaming`` tells an executor
   whether the caller is streaming (agent executors then stream their agent's updates).
+- ``ctx.agent_run_kwargs()`` is what the run's caller gave this executor's agent
+  (``Workflow.run(function_invocation_kwargs=..., client_kwargs=...)``).
 """
 
 from __future__ import annotations
@@ -88,6 +90,14 @@ class WorkflowContext(Generic[OutT, W_OutT]):
         """The executors this one has edges to (empty for a terminal executor)."""
         groups = self._inv.run.workflow.groups_by_source.get(self.executor_id, ())
         return list(dict.fromkeys(t for g in groups for t in g.targets))
+
+    def agent_run_kwargs(self) -> dict[str, Any]:
+        """The ``function_invocation_kwargs`` / ``client_kwargs`` the run gives this executor's agent.
+
+        An executor that runs an agent itself passes them on: ``await agent.run(messages, **ctx.agent_run_kwargs())``
+        (empty when the caller of ``Workflow.run`` gave none for this executor).
+        """
+        return self._inv.run.workflow.agent_run_kwargs(self._inv.executor_id)
 
     def get_source_executor_id(self) -> str | None:
         """The executor that sent the message being handled (``None`` for the workflow input or a response)."""

@@ -52,6 +52,10 @@ class FunctionalWorkflowAgent(WorkflowAgent):
         )
         self.functional_workflow = workflow
 
+    def _check_input(self, workflow: Workflow) -> None:
+        # A functional workflow's input is checked per run, against its function's parameter (see _input_for).
+        return
+
     def _input_for(self, messages: list[Message]) -> Any:
         input_type = self.functional_workflow.definition.input_type
         text = "\n".join(m.text for m in messages)

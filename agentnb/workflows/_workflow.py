@@ -11,6 +11,14 @@
 
 Every call is one *run* with its own ``run_id``; ``run_store=`` (or the builder's ``run_store``) mirrors the
 run and its events into the SQLite run store so the DevUI can follow it from another process.
+
+``run(..., function_invocation_kwargs=..., client_kwargs=...)`` hands keyword arguments to the agents of the
+run (their tools' ``**kwargs`` and their chat client calls), as the reference does: a mapping whose keys name
+executors of the workflow (``{"writer": {...}, "critic": {...}}``) goes to those executors only, any other
+mapping to every agent, and :class:`WorkflowInvocationKwargs` combines shared values with per-executor
+overrides. They reach agents inside sub-workflows too. A fresh run forgets the previous run's kwargs;
+``run(responses=...)`` and a resume keep them unless new ones are given. They are never written into
+checkpoints (they often hold secrets or live objects): pass them again when resuming in another process.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import asyncio
 import json
 import logging
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from .._serialization import type_id
@@ -35,6 +43,7 @@ from ._typing_utils import describe
 if TYPE_CHECKING:
     from .._sessions import ContextProvider
     from ..store import Store
+    from ._invocation_kwargs import RoutedKwargs, WorkflowInvocationKwargs
     from ._workflow_agent import WorkflowAgent
 
 __all__ = ["Workflow"]
@@ -100,6 +109,8 @@ class Workflow:
             else:
                 kind = None
             self._output_kinds[executor_id] = kind
+        #: The current (or last) run's ``function_invocation_kwargs`` / ``client_kwargs``, by parameter name.
+        self.invocation_kwargs: dict[str, RoutedKwargs] = {}
         self._last: RunContext | None = None
         self._running = False
         self._streaming = False
@@ -250,6 +261,8 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
         include_status_events: bool = False,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> Coroutine[Any, Any, WorkflowRunResult]: ...
     @overload
     def run(
@@ -262,6 +275,8 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
         include_status_events: bool = False,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> ResponseStream[WorkflowEvent, WorkflowRunResult]: ...
     def run(
         self,
@@ -273,6 +288,8 @@ class Workflow:
         checkpoint_storage: CheckpointStorage | None = None,
         run_store: Store | None = None,
         include_status_events: bool = False,
+        function_invocation_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
+        client_kwargs: WorkflowInvocationKwargs | Mapping[str, Any] | None = None,
     ) -> Any:
         """Run the workflow: fresh with ``message``, or continued with ``responses`` and/or ``checkpoint_id``.
 
@@ -285,6 +302,9 @@ class Workflow:
             run_store: Mirror this run and its events into a run store (overrides the builder's).
             include_status_events: Keep the ``status`` events in the awaited result's list too (they are always
                 in its ``status_timeline()``; the ``started`` event is only streamed). A stream has them all.
+            function_invocation_kwargs: Values for the tools of the run's agents (their ``**kwargs``): shared by
+                all agents, or by executor id when keys name executors (see :class:`WorkflowInvocationKwargs`).
+            client_kwargs: Keywords for the chat client calls of the run's agents, routed the same way.
 
         Returns:
             A :class:`WorkflowRunResult` when awaited; with ``stream=True`` a ``ResponseStream`` of
@@ -297,7 +317,8 @@ class Workflow:
         """
         if isinstance(message, WorkflowMessage):
             message = message.data
-        args = (message, responses, checkpoint_id, checkpoint_storage, run_store)
+        kwargs = {"function_invocation_kwargs": function_invocation_kwargs, "client_kwargs": client_kwargs}
+        args = (message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs)
         if stream:
             reader: list[Callable[[], object | None]] = []
             response = ResponseStream(self._stream(*args, reader=reader), self._result_of)
@@ -323,8 +344,15 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
         streaming: bool,
     ) -> tuple[RunContext, bool]:
+        routed: dict[str, RoutedKwargs] = {}
+        for name, value in kwargs.items():
+            if value is not None:
+                from ._invocation_kwargs import resolve_invocation_kwargs  # loaded by the first run that has some
+
+                routed[name] = resolve_invocation_kwargs(self.executors, value, name)
         storage = checkpoint_storage if checkpoint_storage is not None else self.checkpoint_storage
         run = RunContext(
             self,
@@ -388,7 +416,19 @@ class Workflow:
             )
         if responses:
             run.apply_responses(responses)
+        # A fresh run starts without the previous run's kwargs; a continued one keeps them unless given new ones.
+        if routed or fresh:
+            self.invocation_kwargs = routed
         return run, fresh
+
+    def agent_run_kwargs(self, executor_id: str) -> dict[str, Any]:
+        """The ``function_invocation_kwargs`` / ``client_kwargs`` this run gives ``executor_id``'s agent."""
+        out: dict[str, Any] = {}
+        for name, routed in self.invocation_kwargs.items():
+            value = routed.for_executor(executor_id)
+            if value is not None:
+                out[name] = value
+        return out
 
     async def _collect(
         self,
@@ -397,12 +437,15 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
         *,
         include_status_events: bool = False,
     ) -> WorkflowRunResult:
         await self._claim()
         try:
-            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, False)
+            run, fresh = await self._prepare(
+                message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs, False
+            )
             result = WorkflowRunResult(run_id=run.run_id)
             self._last = run
             await run.execute(result.append, fresh=fresh)
@@ -434,6 +477,7 @@ class Workflow:
         checkpoint_id: str | None,
         checkpoint_storage: CheckpointStorage | None,
         run_store: Store | None,
+        kwargs: dict[str, Any],
         *,
         reader: Sequence[Callable[[], object | None]] = (),
     ) -> AsyncIterator[WorkflowEvent]:
@@ -448,7 +492,9 @@ class Workflow:
         reader_waiting = False  # the reader has read every event so far and waits for the next one
         wants_more = asyncio.Event()
         try:
-            run, fresh = await self._prepare(message, responses, checkpoint_id, checkpoint_storage, run_store, True)
+            run, fresh = await self._prepare(
+                message, responses, checkpoint_id, checkpoint_storage, run_store, kwargs, True
+            )
             queue: asyncio.Queue[Any] = asyncio.Queue()
             end = object()
             self._last = run

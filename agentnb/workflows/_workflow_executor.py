@@ -21,8 +21,9 @@ answering works after a restart too.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .._serialization import decode, encode
 from ..exceptions import WorkflowRunError
@@ -34,7 +35,12 @@ from ._handlers import response_handler
 from ._typing_utils import describe, is_compatible, matches
 from ._workflow import Workflow
 
+if TYPE_CHECKING:
+    from ._runner import RunContext
+
 __all__ = ["SubWorkflowRequest", "SubWorkflowRequestMessage", "SubWorkflowResponseMessage", "WorkflowExecutor"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -185,27 +191,63 @@ class WorkflowExecutor(Executor):
         self.propagate_request = propagate_request
         inputs = workflow.input_types
         accepted: Any = inputs[0] if len(inputs) == 1 else Union[tuple(inputs)]  # noqa: UP007
+        # Each inner run that waits for answers, by the id of each request it waits on: several inputs may pause
+        # runs of the (one) inner workflow at once, and each answer continues the run that asked.
+        self._paused: dict[str, RunContext] = {}
         self.register_handler(self._on_input, input=accepted, output=Any, workflow_output=Any)
         self.register_handler(
             self._on_intercepted_answer, input=SubWorkflowResponseMessage, output=Any, workflow_output=Any
         )
 
     async def _on_input(self, message: Any, ctx: WorkflowContext[Any, Any]) -> None:
-        await self._forward(await self.workflow.run(message), ctx)
+        if self._paused:
+            logger.warning(
+                "WorkflowExecutor %s received a new input while %d request(s) of its sub-workflow %s are pending; "
+                "the inner workflow is one instance, so its executors start this run afresh. Keep the sub-workflow's "
+                "executors free of per-run state, or answer the pending requests first.",
+                self.id,
+                len(self._paused),
+                self.workflow.name,
+            )
+        tool_kwargs, client_kwargs = self._child_kwargs(ctx)
+        result = await self.workflow.run(message, function_invocation_kwargs=tool_kwargs, client_kwargs=client_kwargs)
+        await self._forward(result, ctx)
 
     @response_handler(request=SubWorkflowRequest, response=object, output=Any, workflow_output=Any)
     async def _on_response(self, request: SubWorkflowRequest, response: Any, ctx: WorkflowContext[Any, Any]) -> None:
-        await self._forward(await self.workflow.run(responses={request.request_id: response}), ctx)
+        await self._resume({request.request_id: response}, ctx)
+
+    async def _resume(self, responses: dict[str, Any], ctx: WorkflowContext[Any, Any]) -> None:
+        for request_id in responses:
+            paused = self._paused.pop(request_id, None)
+            if paused is not None:
+                self.workflow._last = paused  # pyright: ignore[reportPrivateUsage]
+        tool_kwargs, client_kwargs = self._child_kwargs(ctx)
+        result = await self.workflow.run(
+            responses=responses, function_invocation_kwargs=tool_kwargs, client_kwargs=client_kwargs
+        )
+        await self._forward(result, ctx)
+
+    def _child_kwargs(self, ctx: WorkflowContext[Any, Any]) -> tuple[Any, Any]:
+        # The parent run's invocation kwargs reach the child's agents: the shared ones (this node's own over them)
+        # and the per-executor entries that named none of the parent's executors.
+        parent = ctx._inv.run.workflow.invocation_kwargs  # pyright: ignore[reportPrivateUsage]
+        tools = parent.get("function_invocation_kwargs")
+        client = parent.get("client_kwargs")
+        return (
+            None if tools is None else tools.for_subworkflow(self.id),
+            None if client is None else client.for_subworkflow(self.id),
+        )
 
     async def _on_intercepted_answer(self, answer: SubWorkflowResponseMessage, ctx: WorkflowContext[Any, Any]) -> None:
         request_id = answer.source_event.request_id or ""
         last = self.workflow._last  # pyright: ignore[reportPrivateUsage]
-        if last is None or request_id not in last.pending_requests:
+        if request_id not in self._paused and (last is None or request_id not in last.pending_requests):
             raise WorkflowRunError(
                 f"Sub-workflow {self.id!r} got an answer to request {request_id!r}, which it is not waiting for "
                 "(unknown, or answered already)."
             )
-        await self._forward(await self.workflow.run(responses={request_id: answer.data}), ctx)
+        await self._resume({request_id: answer.data}, ctx)
 
     def _intercepts(self, ctx: WorkflowContext[Any, Any]) -> bool:
         if self.propagate_request is not None:
@@ -217,7 +259,14 @@ class WorkflowExecutor(Executor):
             for accepted in executors[target].input_types
         )
 
+    def _track(self) -> None:
+        run = self.workflow._last  # pyright: ignore[reportPrivateUsage]
+        if run is not None:
+            for request_id in run.pending_requests:
+                self._paused[request_id] = run
+
     async def _forward(self, result: WorkflowRunResult, ctx: WorkflowContext[Any, Any]) -> None:
+        self._track()
         # The child's progress reaches the parent's stream as intermediate output of this node, whatever the
         # parent's output selection: callers see it without knowing the child's executors.
         for value in result.get_intermediate_outputs():
@@ -243,20 +292,26 @@ class WorkflowExecutor(Executor):
 
     def reset(self) -> None:
         self.workflow._last = None  # pyright: ignore[reportPrivateUsage]
+        self._paused = {}
 
     async def on_checkpoint_save(self) -> dict[str, Any]:
-        last = self.workflow._last  # pyright: ignore[reportPrivateUsage]
-        if last is None or not last.pending_requests:
+        self._track()
+        runs = list({id(run): run for run in self._paused.values() if run.pending_requests}.values())
+        if not runs:
             return {}
-        return {"paused": (await last.snapshot()).to_json_dict()}
+        return {"paused": [(await run.snapshot()).to_json_dict() for run in runs]}
 
     async def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self.reset()
         paused = state.get("paused")
         if paused is None:
-            self.workflow._last = None  # pyright: ignore[reportPrivateUsage]
             return
         from ._runner import RunContext
 
-        run = RunContext(self.workflow, storage=None, store=None, streaming=False)
-        await run.restore(WorkflowCheckpoint.from_json_dict(paused))
-        self.workflow._last = run  # pyright: ignore[reportPrivateUsage]
+        # One paused inner run per entry (a single dict in checkpoints written before runs were tracked apart).
+        snapshots: list[Any] = cast("list[Any]", paused) if isinstance(paused, list) else [paused]
+        for snapshot in snapshots:
+            run = RunContext(self.workflow, storage=None, store=None, streaming=False)
+            await run.restore(WorkflowCheckpoint.from_json_dict(cast("dict[str, Any]", snapshot)))
+            self.workflow._last = run  # pyright: ignore[reportPrivateUsage]
+            self._track()

@@ -10,6 +10,7 @@ from agentnb import Agent, AgentResponse, AgentResponseUpdate, Content, Message,
 from agentnb.local import FunctionChatClient, ScriptedChatClient
 from agentnb.workflows import (
     AgentExecutor,
+    AgentExecutorRequest,
     AgentExecutorResponse,
     InMemoryCheckpointStorage,
     WorkflowBuilder,
@@ -128,6 +129,7 @@ async def test_tool_approval_inside_a_workflow_becomes_request_info() -> None:
     (request,) = paused.get_request_info_events()
     assert request.data.type == "function_approval_request"
     assert request.data.function_call.name == "deploy"
+    assert request.request_id == request.data.id  # asked under the approval's own id, as the reference does
     assert calls == []  # nothing ran without an approving answer
     # Answer from a fresh graph (as after a restart) with the approval content.
     agent2 = Agent(ScriptedChatClient(["Done: deployed to prod."]), name="ops", tools=[deploy])
@@ -188,6 +190,31 @@ async def test_workflow_agent_turns_requests_into_approval_requests() -> None:
     assert third.text == "allow files? denied"
 
 
+async def test_a_request_replaying_the_conversation_adds_only_the_new_messages() -> None:
+    writer = Agent(_echo_client("draft"), name="writer")
+    rounds: list[list[str]] = []
+
+    @executor(id="reviewer")
+    async def reviewer(response: AgentExecutorResponse, ctx: WorkflowContext[AgentExecutorRequest, list[str]]) -> None:
+        conversation = list(response.full_conversation or [])
+        rounds.append([m.text for m in conversation])
+        if len(rounds) == 1:  # loop back once with the whole conversation and feedback
+            await ctx.send_message(AgentExecutorRequest([*conversation, Message("user", ["shorter"])]))
+            return
+        await ctx.yield_output(rounds[-1])
+
+    workflow = (
+        WorkflowBuilder(start_executor=writer, output_from=[reviewer])
+        .add_edge(writer, reviewer)
+        .add_edge(reviewer, writer)
+        .build()
+    )
+
+    (conversation,) = (await workflow.run("a poem")).get_outputs()
+
+    assert conversation == ["a poem", "draft(a poem)", "shorter", "draft(shorter)"]
+
+
 def test_agent_executor_response_round_trips_through_json() -> None:
     from agentnb import _serialization
 
@@ -214,8 +241,11 @@ async def test_an_orchestration_as_an_agent_answers_with_the_final_reply_only() 
     updates = [u async for u in stream]
     assert len(updates) > 1 and {u.author_name for u in updates} == {"reviewer"}
     assert (await stream.get_final_response()).text == "Reviewed: fine."
-    # Earlier turns selected as intermediate come as reasoning: the text stays the final reply.
+    # Earlier turns selected as intermediate come first, as they are (the release forwards them as text).
     progress = SequentialBuilder(participants=team(), intermediate_output_from=["writer"]).build().as_agent()
     response = await progress.run("write")
-    assert response.text == "Reviewed: fine."
-    assert [c.text for m in response.messages for c in m.contents if c.type == "text_reasoning"] == ["A draft."]
+    assert [(m.author_name, m.text) for m in response.messages] == [
+        ("writer", "A draft."),
+        ("reviewer", "Reviewed: fine."),
+    ]
+    assert not [c for m in response.messages for c in m.contents if c.type == "text_reasoning"]

@@ -156,3 +156,32 @@ async def test_allow_direct_output_yields_even_with_outgoing_edges() -> None:
     node = WorkflowExecutor(inner, id="direct", allow_direct_output=True)
     workflow = WorkflowBuilder(start_executor=node).add_edge(node, collect).build()
     assert (await workflow.run("hi")).get_outputs() == ["HI", "HI!"]
+
+
+@executor(id="fan")
+async def fan(texts: list[str], ctx: WorkflowContext[str]) -> None:
+    for text in texts:
+        await ctx.send_message(text)
+
+
+async def test_several_inputs_pause_the_sub_workflow_apart_and_each_answer_continues_its_run(tmp_path: Path) -> None:
+    def build_fanned() -> Workflow:
+        inner = WorkflowBuilder(start_executor=Confirm(), name="confirm-flow").build()
+        node = WorkflowExecutor(inner, id="sub")
+        return (
+            WorkflowBuilder(start_executor=fan, checkpoint_storage=FileCheckpointStorage(tmp_path))
+            .add_edge(fan, node)
+            .build()
+        )
+
+    paused = await build_fanned().run(["mail", "fax", "memo"])
+    requests = paused.get_request_info_events()
+    assert sorted(r.data.request_data for r in requests) == ["ok to send fax?", "ok to send mail?", "ok to send memo?"]
+    # A fresh graph (as after a restart) answers them all: each continues the inner run that asked.
+    answers = {r.request_id or "": r.data.request_data != "ok to send fax?" for r in requests}
+    done = await build_fanned().run(checkpoint_id=paused.checkpoint_id, responses=answers)
+    assert sorted(done.get_outputs()) == [
+        "ok to send fax? False (asked 3x)",
+        "ok to send mail? True (asked 3x)",
+        "ok to send memo? True (asked 3x)",
+    ]

@@ -29,7 +29,7 @@ from typing_extensions import Unpack
 from ..._agents import SupportsAgentRun
 from ..._conversation import ApprovalGate, strip_approvals
 from ..._types import AgentResponse, AgentResponseUpdate, Content, Message
-from .._agent_executor import AgentExecutorResponse, run_agent_turn
+from .._agent_executor import AgentExecutorResponse, ask_approval, run_agent_turn
 from .._builder import WorkflowBuilder
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
@@ -47,6 +47,7 @@ __all__ = [
     "ConversationStart",
     "OrchestrationBuilder",
     "OrchestrationOptions",
+    "OrchestrationState",
     "ParticipantExecutor",
     "ParticipantReviewRequest",
     "ParticipantReviewResponse",
@@ -266,6 +267,58 @@ class ParticipantReviewResponse:
         return cls(False, to_conversation(feedback))
 
 
+def _new_metadata() -> dict[str, Any]:
+    return {}
+
+
+@dataclass
+class OrchestrationState:
+    """The reference's common shape of an orchestrator's checkpoint state: conversation, round, extras.
+
+    agentnb's orchestrators keep their own state in the workflow checkpoint; this container is for custom
+    orchestrators (and code ported from the reference) that want the shared shape. ``to_dict`` is JSON-safe.
+
+    Example:
+        >>> state = OrchestrationState([Message("user", ["Plan a trip"])], round_index=2, metadata={"stalls": 1})
+        >>> OrchestrationState.from_dict(state.to_dict()).round_index
+        2
+    """
+
+    conversation: list[Message] = field(default_factory=new_conversation)
+    round_index: int = 0
+    orchestrator_name: str = ""
+    metadata: dict[str, Any] = field(default_factory=_new_metadata)
+    task: Message | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The state as JSON-safe data (``task`` only when there is one, as the reference writes it)."""
+        data: dict[str, Any] = {
+            "conversation": [m.to_dict() for m in self.conversation],
+            "round_index": self.round_index,
+            "orchestrator_name": self.orchestrator_name,
+            "metadata": dict(self.metadata),
+        }
+        if self.task is not None:
+            data["task"] = self.task.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OrchestrationState:
+        """Rebuild from :meth:`to_dict` output (missing fields take their defaults)."""
+        task = data.get("task")
+        return cls(
+            conversation=[_as_message(m) for m in data.get("conversation", [])],
+            round_index=int(data.get("round_index", 0)),
+            orchestrator_name=str(data.get("orchestrator_name", "")),
+            metadata=dict(data.get("metadata", {})),
+            task=None if task is None else _as_message(task),
+        )
+
+
+def _as_message(value: Any) -> Message:
+    return value if isinstance(value, Message) else Message.from_dict(value)
+
+
 @dataclass
 class AgentRequestInfoResponse:
     """A person's answer to a reviewed turn, as Agent Framework shapes it: no messages approve the turn.
@@ -363,7 +416,7 @@ class ParticipantExecutor(Executor):
         if taken is None:  # a wrong answer does not cost the pending approval: say why and ask again
             wrong = cast(Content, answer)  # a bool always answers: only a Content can fail to fit
             await ctx.add_event(WorkflowEvent("warning", ApprovalGate.wrong_answer_warning(self.id, request, wrong)))
-            await ctx.request_info(request_data=request, response_type=Content | bool)
+            await ask_approval(ctx, request)
             return
         self._turn.append(Message("user", [taken]))
         if self._approvals.answered(request):  # several calls may wait at once: continue when all are answered
@@ -377,7 +430,7 @@ class ParticipantExecutor(Executor):
         if requests:
             # The agent waits for a person: ask the workflow's caller, continue in on_approval.
             for request in self._approvals.forward(requests):
-                await ctx.request_info(request_data=request, response_type=Content | bool)
+                await ask_approval(ctx, request)
             return
         new_messages = strip_approvals(self._turn)
         result = AgentResponse(

@@ -42,6 +42,7 @@ __all__ = [
     "GroupChatBuilder",
     "GroupChatDecision",
     "GroupChatOrchestrator",
+    "GroupChatRequestMessage",
     "GroupChatRequestSentEvent",
     "GroupChatResponseReceivedEvent",
     "GroupChatSelectionFunction",
@@ -98,6 +99,23 @@ class GroupChatDecision(BaseModel):
 
 
 SelectionFunc = Callable[[GroupChatState], str | Awaitable[str | None] | None]
+
+
+@dataclass
+class GroupChatRequestMessage:
+    """The reference's request envelope from a group-chat orchestrator to a participant.
+
+    agentnb's group-chat manager sends the selected participant the conversation itself (a ``list[Message]``);
+    this envelope is for custom orchestrators written the reference's way: an optional instruction for the
+    participant's turn and free-form metadata.
+
+    Example:
+        >>> GroupChatRequestMessage(additional_instruction="Be brief.").metadata is None
+        True
+    """
+
+    additional_instruction: str | None = None
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass

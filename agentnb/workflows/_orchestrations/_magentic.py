@@ -30,7 +30,7 @@ from typing_extensions import Unpack
 from ..._agents import SupportsAgentRun
 from ..._types import Message
 from ...exceptions import WorkflowRunError
-from .._agent_executor import AgentExecutorResponse
+from .._agent_executor import AgentExecutor, AgentExecutorResponse
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._handlers import handler, response_handler
@@ -40,6 +40,7 @@ from ._magentic_manager import (
     MagenticContext,
     MagenticManagerBase,
     MagenticProgressLedger,
+    MagenticProgressLedgerItem,
     MagenticTaskLedger,
     StandardMagenticManager,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "ORCH_MSG_KIND_NOTICE",
     "ORCH_MSG_KIND_TASK_LEDGER",
     "ORCH_MSG_KIND_USER_TASK",
+    "MagenticAgentExecutor",
     "MagenticBuilder",
     "MagenticContext",
     "MagenticManagerBase",
@@ -62,6 +64,8 @@ __all__ = [
     "MagenticPlanReviewRequest",
     "MagenticPlanReviewResponse",
     "MagenticProgressLedger",
+    "MagenticProgressLedgerItem",
+    "MagenticResetSignal",
     "MagenticTaskLedger",
     "StandardMagenticManager",
 ]
@@ -156,6 +160,33 @@ class MagenticPlanReviewRequest:
     def revise(self, feedback: str | Message | Sequence[str | Message]) -> MagenticPlanReviewResponse:
         """Ask the manager for a new plan that takes ``feedback`` into account."""
         return MagenticPlanReviewResponse.revise(feedback)
+
+
+class MagenticResetSignal:
+    """Tells a :class:`MagenticAgentExecutor` to forget its conversation (the reference's reset after a replan).
+
+    agentnb's Magentic orchestrator gives each participant the whole conversation every round, so its own
+    participants need no reset; a hand-built graph sends this to agent executors that keep a conversation.
+    """
+
+
+class MagenticAgentExecutor(AgentExecutor):
+    """An agent executor that starts over on a :class:`MagenticResetSignal` (the reference's Magentic participant).
+
+    Example:
+        >>> from agentnb import Agent
+        >>> from agentnb.local import ScriptedChatClient
+        >>> MagenticAgentExecutor(Agent(ScriptedChatClient([]), name="researcher")).id
+        'researcher'
+    """
+
+    def __init__(self, agent: SupportsAgentRun) -> None:
+        super().__init__(agent)
+
+    @handler
+    async def handle_magentic_reset(self, signal: MagenticResetSignal, ctx: WorkflowContext) -> None:
+        """Forget the conversation and any pending approvals, as after a replan."""
+        self.reset()
 
 
 class MagenticOrchestratorEventType(str, enum.Enum):

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ..._agents import SupportsAgentRun
 from ..._types import AgentResponse, Message
@@ -31,6 +31,7 @@ __all__ = [
     "MagenticContext",
     "MagenticManagerBase",
     "MagenticProgressLedger",
+    "MagenticProgressLedgerItem",
     "MagenticTaskLedger",
     "StandardMagenticManager",
 ]
@@ -94,8 +95,40 @@ class MagenticTaskLedger(BaseModel):
     plan: list[str] = Field(description="The steps, each naming the team member who does it.")
 
 
+class MagenticProgressLedgerItem(BaseModel):
+    """One answer of a progress ledger with its reason, the reference's way of writing a ledger's fields.
+
+    :class:`MagenticProgressLedger` takes these for any of its fields and keeps the answers (their reasons
+    become its ``reason``), so a reference manager's ``create_progress_ledger`` runs unchanged.
+
+    Example:
+        >>> MagenticProgressLedgerItem(answer=True, reason="All steps are done.").to_dict()
+        {'reason': 'All steps are done.', 'answer': True}
+    """
+
+    reason: str = ""
+    answer: str | bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as the reference writes it."""
+        return {"reason": self.reason, "answer": self.answer}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MagenticProgressLedgerItem:
+        """Rebuild from :meth:`to_dict` output (an answer of another type becomes ``""``, as in the reference)."""
+        answer = data.get("answer")
+        return cls(reason=str(data.get("reason", "")), answer=answer if isinstance(answer, (str, bool)) else "")
+
+
+#: The reference's field name for the next speaker's instruction.
+_REFERENCE_INSTRUCTION = "instruction_or_question"
+
+
 class MagenticProgressLedger(BaseModel):
     """The manager's judgement after each round: done, looping, progressing, and who acts next.
+
+    Each field may also be given as a :class:`MagenticProgressLedgerItem` (or its dict), the reference's form
+    (whose ``instruction_or_question`` is ``instruction`` here).
 
     Example:
         >>> MagenticProgressLedger(is_request_satisfied=False, next_speaker="coder", instruction="Run it.").next_speaker
@@ -103,6 +136,28 @@ class MagenticProgressLedger(BaseModel):
     """
 
     model_config = STRUCTURED_OUTPUT_CONFIG
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_items(cls, data: Any) -> Any:
+        # The reference's ledger holds each answer in an item with its reason: keep the answers, join the reasons.
+        if not isinstance(data, dict):
+            return data
+        fields = dict(cast("dict[str, Any]", data))
+        if _REFERENCE_INSTRUCTION in fields and "instruction" not in fields:
+            fields["instruction"] = fields.pop(_REFERENCE_INSTRUCTION)
+        reasons: list[str] = []
+        for key, value in list(fields.items()):
+            item = value
+            if isinstance(value, dict) and "answer" in value:
+                item = MagenticProgressLedgerItem.from_dict(cast("dict[str, Any]", value))
+            if isinstance(item, MagenticProgressLedgerItem):
+                fields[key] = item.answer
+                if item.reason and item.reason not in reasons:
+                    reasons.append(item.reason)
+        if reasons and not fields.get("reason"):
+            fields["reason"] = " ".join(reasons)
+        return fields
 
     is_request_satisfied: bool = Field(description="True when the task is fully done.")
     is_in_loop: bool = Field(default=False, description="True when the team repeats the same actions.")

@@ -97,7 +97,8 @@ async def test_a_forged_answer_is_refused_and_loses_nothing() -> None:
     (warning,) = result.get_events("warning")
     assert "expected the function_approval_response" in warning.data
     (again,) = result.get_request_info_events()
-    assert again.request_id != request.request_id and again.data.id == request.data.id
+    # Asked again for the same approval, under its own id (the first request was answered, wrongly).
+    assert again.request_id == again.data.id == request.data.id
     result = await workflow.run(responses={again.request_id: True})
     assert DEPLOYS == ["1.2"] and result.get_outputs()
 

@@ -392,9 +392,7 @@ async def test_handoff_kwargs_flow_to_agents() -> None:
 
 async def test_magentic_kwargs_flow_to_agents() -> None:
     """Test that kwargs flow to agents in a magentic workflow via MagenticAgentExecutor."""
-    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger
-    from tests.parity.core.missing import missing
-    MagenticProgressLedgerItem = missing("agentnb.orchestrations.MagenticProgressLedgerItem")
+    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger, MagenticProgressLedgerItem
 
     from agentnb.orchestrations import MagenticBuilder
 
@@ -441,9 +439,7 @@ async def test_magentic_kwargs_flow_to_agents() -> None:
 
 async def test_magentic_kwargs_stored_in_state() -> None:
     """Test that kwargs are stored in State when using MagenticWorkflow.run()."""
-    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger
-    from tests.parity.core.missing import missing
-    MagenticProgressLedgerItem = missing("agentnb.orchestrations.MagenticProgressLedgerItem")
+    from agentnb.orchestrations import MagenticContext, MagenticManagerBase, MagenticProgressLedger, MagenticProgressLedgerItem
 
     from agentnb.orchestrations import MagenticBuilder
 
