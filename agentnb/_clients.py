@@ -55,6 +55,7 @@ from ._types import (
     Message,
     MessagesLike,
     ResponseStream,
+    StreamSplice,
     UsageDetails,
     add_usage_details,
     normalize_messages,
@@ -387,7 +388,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             compaction=compaction,
         )
         if stream:
-            return ResponseStream(loop.run(stream=True), loop.final_response)
+            updates = cast("AsyncIterator[ChatResponseUpdate]", loop.run(stream=True))  # splices are its own
+            return ResponseStream(updates, loop.final_response)
         return loop.run_to_completion()
 
     def as_agent(
@@ -476,6 +478,26 @@ def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) ->
         if content.type in types and not content.informational_only:
             update.contents = [c for c in update.contents if c.type not in types or c.informational_only]
             return
+
+
+def _without_control(update: ChatResponseUpdate) -> ChatResponseUpdate:
+    """A model's streamed update without approval requests or answers (see ``_drop_contents``); per chunk."""
+    for content in update.contents:  # _drop_update_contents's test, inline: most updates hold none
+        if content.type in CONTROL_TYPES:
+            _drop_update_contents(update, CONTROL_TYPES)
+            break
+    return update
+
+
+def _final_of(
+    stream: ResponseStream[ChatResponseUpdate, ChatResponse],
+) -> Callable[[list[ChatResponseUpdate]], Awaitable[ChatResponse]]:
+    """A finalizer answering ``stream``'s own final response (for a layer that only checks its updates)."""
+
+    async def final(_updates: list[ChatResponseUpdate]) -> ChatResponse:
+        return await stream.get_final_response()
+
+    return final
 
 
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
@@ -580,7 +602,8 @@ class _FunctionInvocationLoop:
         self.new_messages.append(message)
         return ChatResponseUpdate(contents=list(message.contents), role=message.role, message_id=message.message_id)
 
-    async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
+    async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate | StreamSplice]:
+        """The request's updates; streamed, a model call's stream comes as a :class:`StreamSplice` of it."""
         config = self.client.function_invocation_configuration
         local, self.hosted = split_hosted_tools(self.options.get("tools"))
         self.tools = self.runnable = await resolve_tools(local) if local else []
@@ -621,16 +644,17 @@ class _FunctionInvocationLoop:
             result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
             if isinstance(result, ResponseStream):
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
+                checked = updates.map(_without_control, _final_of(updates))
                 try:
-                    async for update in updates:
-                        for content in update.contents:  # _drop_update_contents's test, inline: per chunk
-                            if content.type in CONTROL_TYPES:
-                                _drop_update_contents(update, CONTROL_TYPES)
-                                break
-                        yield update
+                    if stream:
+                        # The stream consuming this loop pulls the model's updates itself (StreamSplice): no
+                        # step of this generator per chunk. It resumes here when the model's stream has ended.
+                        yield StreamSplice(checked)
+                    else:
+                        await checked.get_final_response()
                 finally:
                     await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
-                result = await updates.get_final_response()
+                result = await checked.get_final_response()
             if not isinstance(result, ChatResponse):
                 raise TypeError(
                     f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must "

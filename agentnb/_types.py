@@ -1708,6 +1708,45 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         return cls(**cls._kwargs_from_dict(data))
 
 
+_NOT_PULLED: Any = object()
+"""``ResponseStream._next_slowly``'s "nothing pulled yet" (``None`` may be an update)."""
+
+
+class _Splicing:
+    """A splice in progress: the spliced stream, its fused layers, and the source iterator and steps to resume."""
+
+    __slots__ = ("layers", "source", "steps", "stream")
+
+    def __init__(
+        self,
+        stream: ResponseStream[Any, Any],
+        layers: list[ResponseStream[Any, Any]],
+        source: AsyncIterator[Any] | None,
+        steps: list[tuple[Callable[[Any], Any] | None, Callable[[Any], None]]],
+    ) -> None:
+        self.stream = stream
+        self.layers = layers
+        self.source = source
+        self.steps = steps
+
+
+class StreamSplice:
+    """What a stream's source yields to hand a whole inner stream through in its place.
+
+    The :class:`ResponseStream` iterating the source then pulls the inner stream's updates itself (its plain
+    layers fused, each recording its own updates), as if the source had yielded each of them, without a
+    generator step of the source per update. When the inner stream ends it finalizes, and the source resumes
+    after the ``yield``; when it fails the error is thrown into the source at the ``yield``. Closing the outer
+    stream closes the inner one, then the source. The function-invocation loop yields its model calls' streams
+    this way; consumers never see the splice.
+    """
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: ResponseStream[Any, Any]) -> None:
+        self.stream = stream
+
+
 class ResponseStream(Generic[_UpdateT, _FinalT]):
     """A streamed response: iterate it for updates, then ``await stream.get_final_response()``.
 
@@ -1769,6 +1808,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         # still maps and records its updates and finalizes, without an ``__anext__`` of its own per update.
         self._layers: list[ResponseStream[Any, Any]] = []
         self._steps: list[tuple[Callable[[Any], Any] | None, Callable[[Any], None]]] = []
+        # While a source's StreamSplice is iterated: what to go back to (see _enter_splice).
+        self._splice: _Splicing | None = None
 
     @property
     def updates(self) -> list[_UpdateT]:
@@ -1894,11 +1935,17 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             try:
                 update = await anext(iterator)
             except StopAsyncIteration:
+                if self._splice is not None:  # the spliced stream ended: back to the source
+                    return await self._next_slowly(await self._leave_splice(None))
                 await self._exhausted()
                 raise
-            except BaseException:
+            except BaseException as error:
+                if self._splice is not None:
+                    return await self._next_slowly(await self._leave_splice(error))
                 await self._run_cleanup_hooks()
                 raise
+            if update.__class__ is StreamSplice:
+                return await self._next_slowly(update)
             for transform, record in self._steps:  # the fused layers (see _through_layers), inline: per chunk
                 if transform is not None:
                     update = transform(update)
@@ -1921,26 +1968,39 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         await self._run_cleanup_hooks()
         await self.get_final_response()
 
-    async def _next_slowly(self) -> _UpdateT:
+    async def _next_slowly(self, pulled: Any = _NOT_PULLED) -> _UpdateT:
+        """The next update, every case handled; ``pulled`` is an item already taken from the source."""
         if self._pending:
             return await self._record(self._pending.pop(0))
         if self._consumed:
             raise StopAsyncIteration
         while True:
-            try:
-                if self._pull_contexts:
-                    with ExitStack() as stack:
-                        for factory in self._pull_contexts:
-                            stack.enter_context(factory())
+            if pulled is not _NOT_PULLED:
+                update, pulled = pulled, _NOT_PULLED
+            else:
+                try:
+                    if self._pull_contexts:
+                        with ExitStack() as stack:
+                            for factory in self._pull_contexts:
+                                stack.enter_context(factory())
+                            update = await anext(self._iterator or await self._open())
+                    else:
                         update = await anext(self._iterator or await self._open())
-                else:
-                    update = await anext(self._iterator or await self._open())
-            except StopAsyncIteration:
-                await self._exhausted()
-                raise
-            except BaseException:
-                await self._run_cleanup_hooks()
-                raise
+                except StopAsyncIteration:
+                    if self._splice is not None:
+                        pulled = await self._leave_splice(None)
+                        continue
+                    await self._exhausted()
+                    raise
+                except BaseException as error:
+                    if self._splice is not None:
+                        pulled = await self._leave_splice(error)
+                        continue
+                    await self._run_cleanup_hooks()
+                    raise
+            if update.__class__ is StreamSplice:
+                await self._enter_splice(cast(StreamSplice, update).stream)
+                continue
             if self._steps:
                 update = await self._through_layers(update)
             if self._flat_map is not None:
@@ -1955,6 +2015,48 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
                 mapped = self._map(update)
                 update = await cast("Awaitable[_UpdateT]", mapped) if isinstance(mapped, Awaitable) else mapped
             return await self._record(update)
+
+    async def _enter_splice(self, stream: ResponseStream[Any, Any]) -> None:
+        """Pull ``stream``'s updates in place of the source's until it ends (see :class:`StreamSplice`)."""
+        if stream._plain and not stream._consumed and not stream._pending:
+            if stream._iterator is None:
+                await stream._open()  # fuses the layers under it
+            layers = [*stream._layers, stream]
+            iterator: AsyncIterator[Any] = cast("AsyncIterator[Any]", stream._iterator)
+        else:  # hooks of its own: it is iterated as it is
+            layers, iterator = [], stream
+        self._splice = _Splicing(stream, layers, self._iterator, self._steps)
+        self._iterator = iterator
+        self._steps = [*((each._map, each._updates.append) for each in layers), *self._steps]
+
+    async def _leave_splice(self, error: BaseException | None) -> Any:
+        """The spliced stream ended (or failed with ``error``): finish it and take the source's next item."""
+        splicing = cast(_Splicing, self._splice)
+        self._splice = None
+        self._iterator, self._steps = splicing.source, splicing.steps
+        try:
+            if error is None:
+                for layer in splicing.layers:  # innermost first, as each would on reaching the end itself
+                    await layer._exhausted()
+            else:
+                for layer in splicing.layers:
+                    await layer._run_cleanup_hooks()
+        except BaseException as failed:  # a finalizer or cleanup hook failed: the source hears of that
+            error = failed
+        source: Any = splicing.source
+        try:
+            if error is None:
+                return await anext(source)
+            thrower = getattr(source, "athrow", None)
+            if thrower is None:
+                raise error
+            return await thrower(error)
+        except StopAsyncIteration:
+            await self._exhausted()
+            raise
+        except BaseException:
+            await self._run_cleanup_hooks()
+            raise
 
     async def _record(self, update: _UpdateT) -> _UpdateT:
         self._updates.append(update)  # as the reference: the finalizer sees the updates before the hooks
@@ -2013,6 +2115,17 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
 
     async def aclose(self) -> None:
         """Stop the stream early, closing the model call and any open HTTP stream (cleanup hooks run)."""
+        splicing, self._splice = self._splice, None
+        if splicing is None:
+            await self._close_source()
+            return
+        self._iterator, self._steps = splicing.source, splicing.steps
+        try:  # the spliced stream first, then the source that yielded it
+            await splicing.stream.aclose()
+        finally:
+            await self._close_source()
+
+    async def _close_source(self) -> None:
         for stream in (*self._layers, self):
             stream._consumed = True
             stream._plain = False
