@@ -254,6 +254,10 @@ class RunContext:
         if self.recorder is not None:
             self.recorder.add(event)
 
+    def _emitter(self) -> Callable[[WorkflowEvent], Any]:
+        """:meth:`emit` as one call, for a superstep's own events: the caller's sink itself while nothing records."""
+        return self._sink if self.recorder is None else self.emit
+
     def _status(self, state: WorkflowRunState) -> None:
         self.state = state
         self.emit(WorkflowEvent("status", step=self.step, state=state))
@@ -341,7 +345,8 @@ class RunContext:
                     batches[d.target_id] = [d]
                 else:
                     batch.append(d)
-        self.emit(step_event("superstep_started", list(batches), None, step))
+        emit = self._emitter()
+        emit(step_event("superstep_started", list(batches), None, step))
         done = await self._invoke_all(batches, RunContext._call)
         invocations = [done] if isinstance(done, Invocation) else done
         for inv in invocations:
@@ -367,7 +372,7 @@ class RunContext:
         checkpoint_id = None
         if self.storage is not None and (step % workflow.checkpoint_every == 0):
             checkpoint_id = await self._checkpoint()
-        self.emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
+        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
         if self.recorder is not None:
             await self._record(self.recorder.flush())
         return True
@@ -416,7 +421,7 @@ class RunContext:
         inv = Invocation(self, executor)
         eid = executor.id
         step = self.step
-        emit = self.emit
+        emit = self._emitter()
         for d in items:
             emit(step_event("executor_invoked", d.payload, eid, step))
             try:
