@@ -369,7 +369,10 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
-        _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+        chat_mw: list[ChatMiddleware] = []
+        function_mw: list[FunctionMiddleware] = []
+        if self.middleware or middleware:  # most requests have none
+            _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
         strategy = compaction_strategy or self.compaction_strategy
         counter = tokenizer or self.tokenizer
         compaction: RequestCompactor | None = None
@@ -500,6 +503,10 @@ def _final_of(
     return final
 
 
+_KINDS_CACHED = frozenset((*CONTROL_TYPES, "function_call"))
+"""The content types a message's cached tool kinds tell about (see ``tool_kinds``)."""
+
+
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a response or update (messages left empty go too).
 
@@ -510,7 +517,7 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
         return
     # The cached kinds of each message answer "does it hold any?" for the usual types without a generator.
     flags = HAS_CONTROL | (HAS_CALL if "function_call" in types else 0)
-    known = set(types) <= {*CONTROL_TYPES, "function_call"}
+    known = _KINDS_CACHED.issuperset(types)
     for message in response.messages:
         if known and not tool_kinds(message) & flags:
             continue
@@ -639,8 +646,9 @@ class _FunctionInvocationLoop:
         max_errors = config.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
         errors_in_a_row = 0
         tools_stopped = max_calls is not None and self.calls_made >= max_calls
-        for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
-            over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
+        used = iterations_used(conversation)
+        for _ in range(max(max_iterations - used, 0) + 1):
+            over_budget = enabled and (tools_stopped or used >= max_iterations)
             result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
             if isinstance(result, ResponseStream):
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
@@ -717,6 +725,7 @@ class _FunctionInvocationLoop:
             else:
                 errors_in_a_row = 0
             tools_stopped = tools_stopped or (max_calls is not None and self.calls_made >= max_calls)
+            used = iterations_used(conversation)
 
     async def _settle_answers(
         self, conversation: list[Message], batch: PendingBatch | None

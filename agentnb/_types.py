@@ -897,7 +897,7 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
     for item in out:
         if not isinstance(item, Content):
             return [_to_content(c) for c in contents]
-    return cast("list[Content]", out)
+    return out  # pyright: ignore[reportReturnType]  (checked above; cast() would be a call per chunk)
 
 
 def _joined_text(contents: Sequence[Content]) -> str:
