@@ -668,7 +668,7 @@ class _FunctionInvocationLoop:
                     f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must "
                     "return a ChatResponse."
                 )
-            response = cast(ChatResponse, result)
+            response: ChatResponse = result  # pyright: ignore[reportUnknownVariableType]  (checked above; no cast() call)
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
             if "continuation_token" in self.options:

@@ -681,7 +681,7 @@ class Content(_LazyProperties):
             raise ValueError(f"Arguments of {self.name!r} are not valid JSON: {e.msg} in {args[:200]!r}") from e
         if not isinstance(parsed, dict):
             raise ValueError(f"Arguments of {self.name!r} must be a JSON object, got {type(parsed).__name__}")
-        return cast("dict[str, Any]", parsed)
+        return parsed  # pyright: ignore[reportUnknownVariableType]  (a JSON object: checked above)
 
     def to_function_approval_response(self, approved: bool, reason: str | None = None) -> Content:
         """Answer this approval request; send the result in a user message."""
@@ -1066,7 +1066,7 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
     # Already normalized (the agent passes its prepared list to the client). Counting in C keeps this check
     # cheap on long histories; a subclass of Message takes the loop below.
     if isinstance(messages, list) and list(map(type, messages)).count(Message) == len(messages):
-        return cast("list[Message]", messages)
+        return messages  # pyright: ignore[reportReturnType]  (counted above; cast() would be a call per turn)
     out: list[Message] = []
     for item in cast("Sequence[object]", messages):  # untyped callers may pass anything
         if isinstance(item, Message):
