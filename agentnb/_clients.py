@@ -59,6 +59,7 @@ from ._types import (
     UsageDetails,
     add_usage_details,
     normalize_messages,
+    request_response,
 )
 from .exceptions import AgentnbError, ToolError, UnknownToolError
 
@@ -588,19 +589,7 @@ class _FunctionInvocationLoop:
             if self.session is not None and not self._logged:
                 self.compaction.log_turn(self.session.state)
                 self._logged = True
-        response = ChatResponse(
-            messages=self.new_messages,
-            response_id=last.response_id,
-            conversation_id=last.conversation_id,
-            model_id=last.model_id,
-            created_at=last.created_at,
-            finish_reason=last.finish_reason,
-            usage_details=self.usage,
-            response_format=response_format,
-            additional_properties=additional_properties,
-            raw_representation=last.raw_representation,
-            continuation_token=last.continuation_token,
-        )
+        response = request_response(last, self.new_messages, self.usage, response_format, additional_properties)
         if response_format is not None and not response.user_input_requests and response.text:
             _ = response.value  # surface schema errors from the run, not later
         return response

@@ -1281,6 +1281,34 @@ class AgentResponseUpdate(_UpdateBase):
         )
 
 
+def request_response(
+    last: ChatResponse,
+    messages: list[Message],
+    usage_details: UsageDetails | None,
+    response_format: Any,
+    additional_properties: dict[str, Any],
+) -> ChatResponse:
+    """The answer to a whole request: ``last`` (its final model call's response) with the request's messages,
+    summed usage, response format and additional properties.
+
+    The fields ``ChatResponse(...)`` would set, written without its keyword passing: every request ends here.
+    """
+    response: ChatResponse = object.__new__(ChatResponse)
+    response.messages = list(messages)
+    response.response_id = last.response_id
+    response.conversation_id = last.conversation_id
+    response.model_id = last.model_id
+    response.created_at = last.created_at
+    response.finish_reason = last.finish_reason
+    response.usage_details = usage_details
+    response._value = None  # pyright: ignore[reportPrivateUsage]
+    response._response_format = response_format  # pyright: ignore[reportPrivateUsage]
+    response.additional_properties = additional_properties or {}
+    response.raw_representation = last.raw_representation
+    response.continuation_token = last.continuation_token
+    return response
+
+
 def relabel_chat_update(
     agent_id: str | None, author_name: str | None, update: ChatResponseUpdate
 ) -> AgentResponseUpdate:

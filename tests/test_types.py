@@ -17,7 +17,7 @@ from agentnb import (
     Message,
     ResponseStream,
 )
-from agentnb._types import StreamSplice, add_usage_details, normalize_messages
+from agentnb._types import StreamSplice, add_usage_details, normalize_messages, request_response
 from agentnb.exceptions import StructuredOutputError
 
 texts = st.text(max_size=40)
@@ -542,6 +542,38 @@ async def test_from_awaitable_and_pull_context_managers() -> None:
     stream = ResponseStream(watched(), ChatResponse.from_updates).with_pull_context_manager(around)
     assert (await stream.get_final_response()).text == "pq"
     assert depth == [1, 1] and active == [0]
+
+
+def test_a_requests_response_has_exactly_the_constructors_fields() -> None:
+    last = ChatResponse(
+        messages=[Message("assistant", ["Hi"])],
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        raw_representation={"raw": 1},
+        continuation_token={"token": "t"},
+    )
+    messages = [Message("user", ["q"]), *last.messages]
+    made = request_response(last, messages, {"input_token_count": 2}, dict, {"k": 1})
+    built = ChatResponse(
+        messages=messages,
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 2},
+        response_format=dict,
+        additional_properties={"k": 1},
+        raw_representation={"raw": 1},
+        continuation_token={"token": "t"},
+    )
+    assert vars(made) == vars(built)  # the fast path writes the same fields, no more, no fewer
+    assert made.messages is not messages and made.messages == messages
+    empty = request_response(ChatResponse(), [], None, None, {})
+    assert vars(empty) == vars(ChatResponse(messages=[], additional_properties={}))
 
 
 def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields() -> None:
