@@ -300,6 +300,18 @@ class _Turn:
         tools = [*self.agent.tools, *self.tools, *sc.tools]
         return sc.get_messages(include_input=True), options, tools
 
+    def detached(self) -> _Turn:
+        """This turn with a context of its own that holds no result, for a stream's finalizer to finish.
+
+        The turn's context holds the streamed result, and that stream's finalizer finishes the turn: with the
+        turn itself it would be a reference cycle holding the whole streamed run (every update), which only the
+        cyclic garbage collector frees. The twin shares everything else (session, session context, providers).
+        """
+        twin = copy.copy(self)
+        twin.context = copy.copy(self.context)
+        twin.context.result = None
+        return twin
+
     async def finish(self, chat: ChatResponse) -> AgentResponse:
         response = self._response(chat)
         agent, session, sc = self.agent, self.context.session, self._prepared_context()
@@ -622,9 +634,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         )
 
         relabel = functools.partial(relabel_chat_update, self.id, self.name)  # one call per chunk
+        ending = turn.detached()
 
         async def finish(_updates: list[AgentResponseUpdate]) -> AgentResponse:
-            return await turn.finish(await chat_stream.get_final_response())
+            return await ending.finish(await chat_stream.get_final_response())
 
         turn.context.result = chat_stream.map(relabel, finish)
 

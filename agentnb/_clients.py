@@ -56,10 +56,12 @@ from ._types import (
     Message,
     MessagesLike,
     ResponseStream,
+    StreamSplice,
     UsageDetails,
     add_usage_details,
     call_arguments,
     normalize_messages,
+    request_response,
 )
 from .exceptions import AgentnbError, ToolArgumentsError, ToolError, UnknownToolError, UserInputRequiredError
 
@@ -370,7 +372,10 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
-        _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+        chat_mw: list[ChatMiddleware] = []
+        function_mw: list[FunctionMiddleware] = []
+        if self.middleware or middleware:  # most requests have none
+            _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
         strategy = compaction_strategy or self.compaction_strategy
         counter = tokenizer or self.tokenizer
         compaction: RequestCompactor | None = None
@@ -389,7 +394,8 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             compaction=compaction,
         )
         if stream:
-            return ResponseStream(loop.run(stream=True), loop.final_response)
+            updates = cast("AsyncIterator[ChatResponseUpdate]", loop.run(stream=True))  # splices are its own
+            return ResponseStream(updates, loop.final_response)
         return loop.run_to_completion()
 
     def as_agent(
@@ -491,6 +497,40 @@ def _drop_update_contents(update: ChatResponseUpdate, types: tuple[str, ...]) ->
             return
 
 
+def _dropping(types: tuple[str, ...]) -> Callable[[ChatResponseUpdate], ChatResponseUpdate]:
+    """A per-chunk filter: a model's streamed update without contents of ``types`` (see ``_drop_contents``)."""
+
+    def without(update: ChatResponseUpdate) -> ChatResponseUpdate:
+        for content in update.contents:  # _drop_update_contents's test, inline: most updates hold none
+            if content.type in types:
+                _drop_update_contents(update, types)
+                break
+        return update
+
+    return without
+
+
+_OVER_BUDGET_DROPPED = (*CONTROL_TYPES, "function_call")
+"""What is dropped from the model's output once tools were no longer offered: the calls it makes anyway too."""
+_without_control = _dropping(CONTROL_TYPES)
+_without_control_or_calls = _dropping(_OVER_BUDGET_DROPPED)
+
+
+def _final_of(
+    stream: ResponseStream[ChatResponseUpdate, ChatResponse],
+) -> Callable[[list[ChatResponseUpdate]], Awaitable[ChatResponse]]:
+    """A finalizer answering ``stream``'s own final response (for a layer that only checks its updates)."""
+
+    async def final(_updates: list[ChatResponseUpdate]) -> ChatResponse:
+        return await stream.get_final_response()
+
+    return final
+
+
+_KINDS_CACHED = frozenset((*CONTROL_TYPES, "function_call"))
+"""The content types a message's cached tool kinds tell about (see ``tool_kinds``)."""
+
+
 def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str, ...]) -> None:
     """Remove contents of the given types from a response or update (messages left empty go too).
 
@@ -501,7 +541,7 @@ def _drop_contents(response: ChatResponse | ChatResponseUpdate, types: tuple[str
         return
     # The cached kinds of each message answer "does it hold any?" for the usual types without a generator.
     flags = HAS_CONTROL | (HAS_CALL if "function_call" in types else 0)
-    known = set(types) <= {*CONTROL_TYPES, "function_call"}
+    known = _KINDS_CACHED.issuperset(types)
     for message in response.messages:
         if known and not tool_kinds(message) & flags:
             continue
@@ -593,25 +633,14 @@ class _FunctionInvocationLoop:
                 self._logged = True
         # The structured value is parsed when read (as in the reference): a reply that does not match the schema
         # still gives its response, to the caller and to context providers, and raises from ``value``.
-        return ChatResponse(
-            messages=self.new_messages,
-            response_id=last.response_id,
-            conversation_id=last.conversation_id,
-            model_id=last.model_id,
-            created_at=last.created_at,
-            finish_reason=last.finish_reason,
-            usage_details=self.usage,
-            response_format=response_format,
-            additional_properties=additional_properties,
-            raw_representation=last.raw_representation,
-            continuation_token=last.continuation_token,
-        )
+        return request_response(last, self.new_messages, self.usage, response_format, additional_properties)
 
     def _add(self, message: Message) -> ChatResponseUpdate:
         self.new_messages.append(message)
         return ChatResponseUpdate(contents=list(message.contents), role=message.role, message_id=message.message_id)
 
-    async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate]:
+    async def run(self, *, stream: bool) -> AsyncIterator[ChatResponseUpdate | StreamSplice]:
+        """The request's updates; streamed, a model call's stream comes as a :class:`StreamSplice` of it."""
         config = self.client.function_invocation_configuration
         local, self.hosted = split_hosted_tools(self.options.get("tools"))
         self.tools = self.runnable = await resolve_tools(local) if local else []
@@ -647,29 +676,33 @@ class _FunctionInvocationLoop:
         max_errors = config.get("max_consecutive_errors_per_request", DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST)
         errors_in_a_row = 0
         tools_stopped = max_calls is not None and self.calls_made >= max_calls
-        for _ in range(max(max_iterations - iterations_used(conversation), 0) + 1):
-            over_budget = enabled and (tools_stopped or iterations_used(conversation) >= max_iterations)
+        used = iterations_used(conversation)
+        for _ in range(max(max_iterations - used, 0) + 1):
+            over_budget = enabled and (tools_stopped or used >= max_iterations)
             result = await self._call_model(conversation, stream=stream, allow_tools=not over_budget)
             # Over budget, tools were not offered: calls the model makes anyway are dropped (see below).
-            dropped = (*CONTROL_TYPES, "function_call") if over_budget else CONTROL_TYPES
+            dropped = _OVER_BUDGET_DROPPED if over_budget else CONTROL_TYPES
             if isinstance(result, ResponseStream):
                 updates = cast("ResponseStream[ChatResponseUpdate, ChatResponse]", result)
+                checked = updates.map(
+                    _without_control_or_calls if over_budget else _without_control, _final_of(updates)
+                )
                 try:
-                    async for update in updates:
-                        for content in update.contents:  # _drop_update_contents's test, inline: per chunk
-                            if content.type in dropped:
-                                _drop_update_contents(update, dropped)
-                                break
-                        yield update
+                    if stream:
+                        # The stream consuming this loop pulls the model's updates itself (StreamSplice): no
+                        # step of this generator per chunk. It resumes here when the model's stream has ended.
+                        yield StreamSplice(checked)
+                    else:
+                        await checked.get_final_response()
                 finally:
                     await updates.aclose()  # closes the provider's stream (and its HTTP connection) on cancel
-                result = await updates.get_final_response()
+                result = await checked.get_final_response()
             if not isinstance(result, ChatResponse):
                 raise TypeError(
                     f"{type(self.client).__name__} returned {type(result).__name__}; _inner_get_response must "
                     "return a ChatResponse."
                 )
-            response = cast(ChatResponse, result)
+            response: ChatResponse = result  # pyright: ignore[reportUnknownVariableType]  (checked above; no cast() call)
             self.last = response
             self.usage = add_usage_details(self.usage, response.usage_details)
             if "continuation_token" in self.options:
@@ -730,6 +763,7 @@ class _FunctionInvocationLoop:
             else:
                 errors_in_a_row = 0
             tools_stopped = tools_stopped or (max_calls is not None and self.calls_made >= max_calls)
+            used = iterations_used(conversation)
 
     async def _settle_answers(
         self, conversation: list[Message], batch: PendingBatch | None

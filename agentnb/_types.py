@@ -948,7 +948,7 @@ def _to_contents(contents: ContentLike | Sequence[ContentLike] | None) -> list[C
     for item in out:
         if not isinstance(item, Content):
             return [_to_content(c) for c in contents]
-    return cast("list[Content]", out)
+    return out  # pyright: ignore[reportReturnType]  (checked above; cast() would be a call per chunk)
 
 
 def call_arguments(call: Content) -> dict[str, Any]:
@@ -1143,7 +1143,7 @@ def normalize_messages(messages: MessagesLike, role: Role = "user") -> list[Mess
     # Already normalized (the agent passes its prepared list to the client). Counting in C keeps this check
     # cheap on long histories; a subclass of Message takes the loop below.
     if isinstance(messages, list) and list(map(type, messages)).count(Message) == len(messages):
-        return cast("list[Message]", messages)
+        return messages  # pyright: ignore[reportReturnType]  (counted above; cast() would be a call per turn)
     out: list[Message] = []
     for item in cast("Sequence[object]", messages):  # untyped callers may pass anything
         if isinstance(item, Message):
@@ -1388,6 +1388,34 @@ class AgentResponseUpdate(_UpdateBase):
             raw_representation=update,
             continuation_token=update.continuation_token,
         )
+
+
+def request_response(
+    last: ChatResponse,
+    messages: list[Message],
+    usage_details: UsageDetails | None,
+    response_format: Any,
+    additional_properties: dict[str, Any],
+) -> ChatResponse:
+    """The answer to a whole request: ``last`` (its final model call's response) with the request's messages,
+    summed usage, response format and additional properties.
+
+    The fields ``ChatResponse(...)`` would set, written without its keyword passing: every request ends here.
+    """
+    response: ChatResponse = object.__new__(ChatResponse)
+    response.messages = list(messages)
+    response.response_id = last.response_id
+    response.conversation_id = last.conversation_id
+    response.model_id = last.model_id
+    response.created_at = last.created_at
+    response.finish_reason = last.finish_reason
+    response.usage_details = usage_details
+    response._value = None  # pyright: ignore[reportPrivateUsage]
+    response._response_format = response_format  # pyright: ignore[reportPrivateUsage]
+    response.additional_properties = additional_properties or {}
+    response.raw_representation = last.raw_representation
+    response.continuation_token = last.continuation_token
+    return response
 
 
 def relabel_chat_update(
@@ -1837,6 +1865,45 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         return cls(**cls._kwargs_from_dict(data))
 
 
+_NOT_PULLED: Any = object()
+"""``ResponseStream._next_slowly``'s "nothing pulled yet" (``None`` may be an update)."""
+
+
+class _Splicing:
+    """A splice in progress: the spliced stream, its fused layers, and the source iterator and steps to resume."""
+
+    __slots__ = ("layers", "source", "steps", "stream")
+
+    def __init__(
+        self,
+        stream: ResponseStream[Any, Any],
+        layers: list[ResponseStream[Any, Any]],
+        source: AsyncIterator[Any] | None,
+        steps: list[tuple[Callable[[Any], Any] | None, Callable[[Any], None]]],
+    ) -> None:
+        self.stream = stream
+        self.layers = layers
+        self.source = source
+        self.steps = steps
+
+
+class StreamSplice:
+    """What a stream's source yields to hand a whole inner stream through in its place.
+
+    The :class:`ResponseStream` iterating the source then pulls the inner stream's updates itself (its plain
+    layers fused, each recording its own updates), as if the source had yielded each of them, without a
+    generator step of the source per update. When the inner stream ends it finalizes, and the source resumes
+    after the ``yield``; when it fails the error is thrown into the source at the ``yield``. Closing the outer
+    stream closes the inner one, then the source. The function-invocation loop yields its model calls' streams
+    this way; consumers never see the splice.
+    """
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: ResponseStream[Any, Any]) -> None:
+        self.stream = stream
+
+
 class ResponseStream(Generic[_UpdateT, _FinalT]):
     """A streamed response: iterate it for updates, then ``await stream.get_final_response()``.
 
@@ -1898,6 +1965,8 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         # still maps and records its updates and finalizes, without an ``__anext__`` of its own per update.
         self._layers: list[ResponseStream[Any, Any]] = []
         self._steps: list[tuple[Callable[[Any], Any] | None, Callable[[Any], None]]] = []
+        # While a source's StreamSplice is iterated: what to go back to (see _enter_splice).
+        self._splice: _Splicing | None = None
 
     @property
     def updates(self) -> list[_UpdateT]:
@@ -2023,11 +2092,17 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             try:
                 update = await anext(iterator)
             except StopAsyncIteration:
+                if self._splice is not None:  # the spliced stream ended: back to the source
+                    return await self._next_slowly(await self._leave_splice(None))
                 await self._exhausted()
                 raise
-            except BaseException:
+            except BaseException as error:
+                if self._splice is not None:
+                    return await self._next_slowly(await self._leave_splice(error))
                 await self._run_cleanup_hooks()
                 raise
+            if update.__class__ is StreamSplice:
+                return await self._next_slowly(update)
             for transform, record in self._steps:  # the fused layers (see _through_layers), inline: per chunk
                 if transform is not None:
                     update = transform(update)
@@ -2050,26 +2125,39 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         await self._run_cleanup_hooks()
         await self.get_final_response()
 
-    async def _next_slowly(self) -> _UpdateT:
+    async def _next_slowly(self, pulled: Any = _NOT_PULLED) -> _UpdateT:
+        """The next update, every case handled; ``pulled`` is an item already taken from the source."""
         if self._pending:
             return await self._record(self._pending.pop(0))
         if self._consumed:
             raise StopAsyncIteration
         while True:
-            try:
-                if self._pull_contexts:
-                    with ExitStack() as stack:
-                        for factory in self._pull_contexts:
-                            stack.enter_context(factory())
+            if pulled is not _NOT_PULLED:
+                update, pulled = pulled, _NOT_PULLED
+            else:
+                try:
+                    if self._pull_contexts:
+                        with ExitStack() as stack:
+                            for factory in self._pull_contexts:
+                                stack.enter_context(factory())
+                            update = await anext(self._iterator or await self._open())
+                    else:
                         update = await anext(self._iterator or await self._open())
-                else:
-                    update = await anext(self._iterator or await self._open())
-            except StopAsyncIteration:
-                await self._exhausted()
-                raise
-            except BaseException:
-                await self._run_cleanup_hooks()
-                raise
+                except StopAsyncIteration:
+                    if self._splice is not None:
+                        pulled = await self._leave_splice(None)
+                        continue
+                    await self._exhausted()
+                    raise
+                except BaseException as error:
+                    if self._splice is not None:
+                        pulled = await self._leave_splice(error)
+                        continue
+                    await self._run_cleanup_hooks()
+                    raise
+            if update.__class__ is StreamSplice:
+                await self._enter_splice(cast(StreamSplice, update).stream)
+                continue
             if self._steps:
                 update = await self._through_layers(update)
             if self._flat_map is not None:
@@ -2084,6 +2172,48 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
                 mapped = self._map(update)
                 update = await cast("Awaitable[_UpdateT]", mapped) if isinstance(mapped, Awaitable) else mapped
             return await self._record(update)
+
+    async def _enter_splice(self, stream: ResponseStream[Any, Any]) -> None:
+        """Pull ``stream``'s updates in place of the source's until it ends (see :class:`StreamSplice`)."""
+        if stream._plain and not stream._consumed and not stream._pending:
+            if stream._iterator is None:
+                await stream._open()  # fuses the layers under it
+            layers = [*stream._layers, stream]
+            iterator: AsyncIterator[Any] = cast("AsyncIterator[Any]", stream._iterator)
+        else:  # hooks of its own: it is iterated as it is
+            layers, iterator = [], stream
+        self._splice = _Splicing(stream, layers, self._iterator, self._steps)
+        self._iterator = iterator
+        self._steps = [*((each._map, each._updates.append) for each in layers), *self._steps]
+
+    async def _leave_splice(self, error: BaseException | None) -> Any:
+        """The spliced stream ended (or failed with ``error``): finish it and take the source's next item."""
+        splicing = cast(_Splicing, self._splice)
+        self._splice = None
+        self._iterator, self._steps = splicing.source, splicing.steps
+        try:
+            if error is None:
+                for layer in splicing.layers:  # innermost first, as each would on reaching the end itself
+                    await layer._exhausted()
+            else:
+                for layer in splicing.layers:
+                    await layer._run_cleanup_hooks()
+        except BaseException as failed:  # a finalizer or cleanup hook failed: the source hears of that
+            error = failed
+        source: Any = splicing.source
+        try:
+            if error is None:
+                return await anext(source)
+            thrower = getattr(source, "athrow", None)
+            if thrower is None:
+                raise error
+            return await thrower(error)
+        except StopAsyncIteration:
+            await self._exhausted()
+            raise
+        except BaseException:
+            await self._run_cleanup_hooks()
+            raise
 
     async def _record(self, update: _UpdateT) -> _UpdateT:
         self._updates.append(update)  # as the reference: the finalizer sees the updates before the hooks
@@ -2142,6 +2272,17 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
 
     async def aclose(self) -> None:
         """Stop the stream early, closing the model call and any open HTTP stream (cleanup hooks run)."""
+        splicing, self._splice = self._splice, None
+        if splicing is None:
+            await self._close_source()
+            return
+        self._iterator, self._steps = splicing.source, splicing.steps
+        try:  # the spliced stream first, then the source that yielded it
+            await splicing.stream.aclose()
+        finally:
+            await self._close_source()
+
+    async def _close_source(self) -> None:
         for stream in (*self._layers, self):
             stream._consumed = True
             stream._plain = False

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -85,6 +86,29 @@ async def test_sessions_serialize_to_json_and_continue_after_restore() -> None:
     assert [m.text for m in restored.messages] == ["one", "first", "two", "second"]
     with pytest.raises(SessionError, match="Not a saved AgentSession"):
         AgentSession.from_dict({"nope": 1})
+
+
+async def test_a_streamed_turn_is_freed_without_the_cycle_collector() -> None:
+    # A stream holds every update of its turn: a reference cycle through it would keep the whole turn alive
+    # until the cyclic collector ran, a cost that grows with every chunk streamed.
+    async def model(messages, options):
+        for piece in ("Sunny ", "in ", "Paris."):
+            yield piece
+
+    for session in (None, AgentSession()):
+        agent = Agent(FunctionChatClient(model), "Be brief.", name="weather", tools=[get_weather])
+        gc.collect()
+        gc.disable()
+        try:
+            stream = agent.run("weather?", session=session, stream=True)
+            texts = [u.text async for u in stream]
+            final = await stream.get_final_response()
+            assert final.text == "Sunny in Paris." and texts == ["Sunny ", "in ", "Paris."]
+            del stream, final
+            unreachable = gc.collect()
+        finally:
+            gc.enable()
+        assert unreachable == 0
 
 
 async def test_streamed_turns_are_stored_in_the_session_too() -> None:

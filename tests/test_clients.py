@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from agentnb import (
     BaseChatClient,
     ChatResponse,
+    ChatResponseUpdate,
     Content,
     FunctionInvocationContext,
     Message,
@@ -259,6 +260,62 @@ async def test_cancelling_a_stream_closes_the_provider_stream() -> None:
             break
     await stream.aclose()
     assert closed.is_set()
+
+
+async def test_a_task_cancelled_while_the_model_streams_closes_the_model_stream() -> None:
+    waiting, closed = asyncio.Event(), asyncio.Event()
+
+    async def model(messages, options):
+        try:
+            yield "a "
+            waiting.set()
+            await asyncio.sleep(3600)
+            yield "never"
+        finally:
+            closed.set()
+
+    stream = FunctionChatClient(model).get_response("x", stream=True)
+    received: list[str] = []
+
+    async def consume() -> None:
+        async for update in stream:
+            received.append(update.text)
+
+    task = asyncio.create_task(consume())
+    await waiting.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert received == ["a "] and closed.is_set()
+    assert [u async for u in stream] == []  # the stream ended with the cancelled task
+
+
+async def test_a_model_stream_failing_after_a_tool_round_streams_up_to_the_error() -> None:
+    ran: list[str] = []
+
+    @tool
+    def lookup(key: str) -> str:
+        ran.append(key)
+        return "value"
+
+    calls = [0]
+
+    async def model(messages, options):
+        calls[0] += 1
+        if calls[0] == 1:
+            yield ChatResponseUpdate(contents=[Content.from_function_call("c1", "lookup", '{"key": "k"}')])
+            return
+        yield "half "
+        raise ConnectionError("stream cut")
+
+    stream = FunctionChatClient(model).get_response("x", tools=[lookup], stream=True)
+    received: list[list[str]] = []
+    with pytest.raises(ConnectionError, match="stream cut"):
+        async for update in stream:
+            received.append([c.type for c in update.contents])
+    # The call, its result (the tool ran once), then the second model call's text before it failed.
+    assert received == [["function_call"], ["function_result"], ["text"]] and ran == ["k"]
+    assert [[c.type for c in u.contents] for u in stream.updates] == received
 
 
 # -- function_invocation_configuration ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ from agentnb import (
     Message,
     ResponseStream,
 )
-from agentnb._types import add_usage_details, call_arguments, normalize_messages
+from agentnb._types import StreamSplice, add_usage_details, call_arguments, normalize_messages, request_response
 from agentnb.exceptions import StructuredOutputError
 
 texts = st.text(max_size=40)
@@ -409,6 +409,101 @@ async def _resolved(
     return stream
 
 
+async def test_a_spliced_stream_is_iterated_in_place_of_the_source_that_yielded_it() -> None:
+    order: list[str] = []
+    for hooked in (False, True):  # fused into the consuming stream, or iterated as it is (a transform hook)
+        order.clear()
+        inner = ResponseStream(_letters("bc"), ChatResponse.from_updates)
+        inner.with_cleanup_hook(lambda: order.append("inner cleanup"))
+        inner.with_result_hook(lambda r: order.append(f"inner final {r.text}"))
+        if hooked:
+            inner.with_transform_hook(lambda u: order.append(f"hook {u.text}"))
+        checked = inner.map(lambda u: ChatResponseUpdate(contents=[u.text.upper()]), ChatResponse.from_updates)
+
+        async def source(checked: ResponseStream[ChatResponseUpdate, ChatResponse]):
+            yield ChatResponseUpdate(contents=["a"])
+            yield StreamSplice(checked)
+            # Back here only once the spliced stream ended and finalized, innermost layer first.
+            order.append(f"source resumed after {(await checked.get_final_response()).text}")
+            yield ChatResponseUpdate(contents=["d"])
+
+        chat = ResponseStream(source(checked), ChatResponse.from_updates)
+        agent = chat.map(lambda u: ChatResponseUpdate(contents=[u.text + "!"]), ChatResponse.from_updates)
+        assert [u.text async for u in agent] == ["a!", "B!", "C!", "d!"]
+        assert [u.text for u in chat.updates] == ["a", "B", "C", "d"]
+        assert [u.text for u in inner.updates] == ["b", "c"] and [u.text for u in checked.updates] == ["B", "C"]
+        hooks = ["hook b", "hook c"] if hooked else []
+        assert order == [*hooks, "inner cleanup", "inner final bc", "source resumed after BC"]
+        assert (await agent.get_final_response()).text == "a!B!C!d!"
+
+    # A consuming stream with hooks of its own (its slow path) splices the same way.
+    seen: list[str] = []
+
+    async def twice():
+        yield StreamSplice(ResponseStream(_letters("xy"), ChatResponse.from_updates))
+        yield StreamSplice(ResponseStream(_letters("z"), ChatResponse.from_updates))
+
+    hooked_outer = ResponseStream(twice(), ChatResponse.from_updates).with_transform_hook(lambda u: seen.append(u.text))
+    assert [u.text async for u in hooked_outer] == ["x", "y", "z"] and seen == ["x", "y", "z"]
+
+
+async def test_an_error_in_a_spliced_stream_is_raised_in_its_source_at_the_splice() -> None:
+    log: list[str] = []
+
+    async def failing():
+        yield ChatResponseUpdate(contents=["a"])
+        raise RuntimeError("provider hung up")
+
+    def spliced() -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+        return ResponseStream(failing(), ChatResponse.from_updates).with_cleanup_hook(lambda: log.append("inner"))
+
+    async def source(recover: bool):
+        try:
+            yield StreamSplice(spliced())
+        except RuntimeError as e:
+            log.append(f"source saw {e}")
+            if not recover:
+                raise
+            yield ChatResponseUpdate(contents=["recovered"])
+        finally:
+            log.append("source closed")
+
+    stream = ResponseStream(source(False)).with_cleanup_hook(lambda: log.append("outer"))
+    received: list[str] = []
+    with pytest.raises(RuntimeError, match="hung up"):
+        async for update in stream:
+            received.append(update.text)
+    assert received == ["a"]
+    assert log == ["inner", "source saw provider hung up", "source closed", "outer"]
+    log.clear()
+    recovering = ResponseStream(source(True))
+    assert [u.text async for u in recovering] == ["a", "recovered"]
+    assert log == ["inner", "source saw provider hung up", "source closed"]
+
+
+async def test_closing_a_stream_inside_a_splice_closes_the_spliced_stream_then_its_source() -> None:
+    log: list[str] = []
+
+    async def endless():
+        try:
+            while True:
+                yield ChatResponseUpdate(contents=["x"])
+        finally:
+            log.append("model closed")
+
+    async def source():
+        try:
+            yield StreamSplice(ResponseStream(endless()).with_cleanup_hook(lambda: log.append("inner cleanup")))
+        finally:
+            log.append("source closed")
+
+    stream = ResponseStream(source()).with_cleanup_hook(lambda: log.append("outer cleanup"))
+    assert (await anext(stream)).text == "x"
+    await stream.aclose()
+    assert log == ["model closed", "inner cleanup", "source closed", "outer cleanup"]
+    assert [u async for u in stream] == []
+
+
 def test_from_updates_joins_text_fragments_only_within_one_plain_text_content() -> None:
     signed = Content.from_reasoning("think", protected_data="sig")
     updates = [
@@ -459,6 +554,38 @@ async def test_from_awaitable_and_pull_context_managers() -> None:
     stream = ResponseStream(watched(), ChatResponse.from_updates).with_pull_context_manager(around)
     assert (await stream.get_final_response()).text == "pq"
     assert depth == [1, 1] and active == [0]
+
+
+def test_a_requests_response_has_exactly_the_constructors_fields() -> None:
+    last = ChatResponse(
+        messages=[Message("assistant", ["Hi"])],
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        raw_representation={"raw": 1},
+        continuation_token={"token": "t"},
+    )
+    messages = [Message("user", ["q"]), *last.messages]
+    made = request_response(last, messages, {"input_token_count": 2}, dict, {"k": 1})
+    built = ChatResponse(
+        messages=messages,
+        response_id="r",
+        conversation_id="c",
+        model_id="m",
+        created_at=1.0,
+        finish_reason="stop",
+        usage_details={"input_token_count": 2},
+        response_format=dict,
+        additional_properties={"k": 1},
+        raw_representation={"raw": 1},
+        continuation_token={"token": "t"},
+    )
+    assert vars(made) == vars(built)  # the fast path writes the same fields, no more, no fewer
+    assert made.messages is not messages and made.messages == messages
+    empty = request_response(ChatResponse(), [], None, None, {})
+    assert vars(empty) == vars(ChatResponse(messages=[], additional_properties={}))
 
 
 def test_agent_response_from_a_chat_response_has_exactly_the_constructors_fields() -> None:

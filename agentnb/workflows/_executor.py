@@ -149,6 +149,9 @@ class Executor:
         """Whether some handler accepts ``message`` (a :class:`WorkflowMessage`'s ``data``)."""
         if isinstance(message, WorkflowMessage):
             message = message.data
+        spec = self._dispatch.get(_type_of(message), _MISS)  # find_handler's cached answer, without the call
+        if spec is not _MISS:
+            return spec is not None
         return self.find_handler(message) is not None
 
     def find_handler(self, message: Any) -> HandlerSpec | None:

@@ -47,6 +47,9 @@ __all__ = ["Delivery", "Invocation", "RunContext", "StoreRecorder"]
 
 logger = logging.getLogger("agentnb.workflows")
 
+DeliveryCall = Callable[["RunContext", "Executor", "Invocation", "Delivery"], "Awaitable[object] | None"]
+"""How a superstep handles one delivery: :meth:`RunContext._call`, or the telemetry layer's wrapping of it."""
+
 
 class Delivery:
     """One message (or one answer to a request) to hand to one executor in a superstep."""
@@ -251,6 +254,10 @@ class RunContext:
         if self.recorder is not None:
             self.recorder.add(event)
 
+    def _emitter(self) -> Callable[[WorkflowEvent], Any]:
+        """:meth:`emit` as one call, for a superstep's own events: the caller's sink itself while nothing records."""
+        return self._sink if self.recorder is None else self.emit
+
     def _status(self, state: WorkflowRunState) -> None:
         self.state = state
         self.emit(WorkflowEvent("status", step=self.step, state=state))
@@ -338,8 +345,9 @@ class RunContext:
                     batches[d.target_id] = [d]
                 else:
                     batch.append(d)
-        self.emit(step_event("superstep_started", list(batches), None, step))
-        done = await self._invoke_all(batches)
+        emit = self._emitter()
+        emit(step_event("superstep_started", list(batches), None, step))
+        done = await self._invoke_all(batches, RunContext._call)
         invocations = [done] if isinstance(done, Invocation) else done
         for inv in invocations:
             if inv.error is not None:
@@ -364,7 +372,7 @@ class RunContext:
         checkpoint_id = None
         if self.storage is not None and (step % workflow.checkpoint_every == 0):
             checkpoint_id = await self._checkpoint()
-        self.emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
+        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
         if self.recorder is not None:
             await self._record(self.recorder.flush())
         return True
@@ -380,7 +388,7 @@ class RunContext:
         """
         self._sink = sink
         self.step += 1
-        return await self._invoke(executor, deliveries)
+        return await self._invoke(executor, deliveries, traced_executor_call(RunContext._call))
 
     async def route_pending(self) -> list[Delivery]:
         """Route the pending messages (as the next superstep would) and return the deliveries."""
@@ -396,23 +404,28 @@ class RunContext:
             self.emit(WorkflowEvent("error", WorkflowErrorDetails.from_exception(e), step=self.step))
 
     @traced_superstep
-    def _invoke_all(self, batches: dict[str, list[Delivery]]) -> Awaitable[Invocation | list[Invocation]]:
-        """What to await for the superstep's invocations: with one executor to run, its own ``_invoke``."""
+    def _invoke_all(
+        self, batches: dict[str, list[Delivery]], call: DeliveryCall
+    ) -> Awaitable[Invocation | list[Invocation]]:
+        """What to await for the superstep's invocations: with one executor to run, its own ``_invoke``.
+
+        ``call`` handles one delivery (:meth:`_call`, or the telemetry layer's wrapping of it).
+        """
         executors = self.workflow.executors
         if len(batches) == 1:
             ((target, items),) = batches.items()
-            return self._invoke(executors[target], items)
-        return gather_eagerly([self._invoke(executors[t], items) for t, items in batches.items()])
+            return self._invoke(executors[target], items, call)
+        return gather_eagerly([self._invoke(executors[t], items, call) for t, items in batches.items()])
 
-    async def _invoke(self, executor: Executor, items: Sequence[Delivery]) -> Invocation:
+    async def _invoke(self, executor: Executor, items: Sequence[Delivery], call: DeliveryCall) -> Invocation:
         inv = Invocation(self, executor)
         eid = executor.id
         step = self.step
-        emit = self.emit
+        emit = self._emitter()
         for d in items:
             emit(step_event("executor_invoked", d.payload, eid, step))
             try:
-                pending = self._call(executor, inv, d)
+                pending = call(self, executor, inv, d)
                 if pending is not None:
                     await pending
             except Exception as e:
@@ -429,7 +442,6 @@ class RunContext:
             emit(step_event("executor_completed", None, eid, step))
         return inv
 
-    @traced_executor_call
     def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> Awaitable[object] | None:
         """Handle ``d``: ``None`` when that is done, else what the caller awaits to finish it.
 

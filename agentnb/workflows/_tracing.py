@@ -6,13 +6,13 @@ of a runner from outside, so the runners hold no telemetry of their own:
 - :func:`traced_workflow_run` on ``RunContext.execute`` and ``FunctionalRun.execute``: a ``workflow.run``
   span around the whole run (recording it in the store included), current while the run's events are made;
 - :func:`traced_superstep` on ``RunContext._invoke_all`` (a plain call returning what to await): a
-  ``workflow.superstep`` span around one step's executor invocations;
-- :func:`traced_executor_call` on ``RunContext._call`` (a plain call returning the handler's awaitable): an
-  ``executor.process`` span per delivered message;
+  ``workflow.superstep`` span around one step's executor invocations, and the per-delivery call they use;
+- :func:`traced_executor_call` picks that per-delivery call (``RunContext._call``, a plain call returning the
+  handler's awaitable): itself, or wrapped in an ``executor.process`` span per delivered message;
 - :func:`traced_step_call` on a functional workflow step's call: an ``executor.process`` span per call.
 
-With instrumentation off, the superstep and executor layers cost one check and a direct call (they hand back
-the runner's own coroutine), so the 100-executor chain pays nothing for them.
+With instrumentation off, the superstep and executor layers cost one check per superstep and a direct call
+(they hand back the runner's own coroutine), so the 100-executor chain pays nothing for them.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["traced_executor_call", "traced_step_call", "traced_superstep", "traced_workflow_run"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_C = TypeVar("_C", bound=Callable[..., "Awaitable[object] | None"])
 
 
 class _Named(Protocol):
@@ -78,23 +79,29 @@ def traced_workflow_run(steps: Callable[[Any], int]) -> Callable[[_F], _F]:
     return decorate
 
 
-async def _superstep(invoke_all: Callable[..., Awaitable[Any]], run: TracedSteps, batches: Any) -> Any:
+async def _superstep(
+    invoke_all: Callable[..., Awaitable[Any]], run: TracedSteps, batches: Any, call: Callable[..., Any]
+) -> Any:
     span = tel.start_span("workflow.superstep", {"workflow.step": run.step, "workflow.run_id": run.run_id})
     try:
         with tel.use_span(span):
-            return await invoke_all(run, batches)
+            return await invoke_all(run, batches, functools.partial(_executor_call, call))
     finally:
         tel.end_span(span)
 
 
 def traced_superstep(invoke_all: _F) -> _F:
-    """Wrap one superstep's invocations (``batches`` of deliveries by executor) in a ``workflow.superstep`` span."""
+    """Wrap one superstep's invocations (``batches`` of deliveries by executor) in a ``workflow.superstep`` span.
+
+    ``invoke_all(run, batches, call)`` handles each delivery with ``call``; traced, that call is wrapped in an
+    ``executor.process`` span (see :func:`traced_executor_call`), chosen once for the whole superstep.
+    """
 
     @functools.wraps(invoke_all)
-    def invoke_all_traced(self: TracedSteps, batches: Any) -> Awaitable[Any]:
+    def invoke_all_traced(self: TracedSteps, batches: Any, call: Callable[..., Any]) -> Awaitable[Any]:
         if not tel.is_enabled():
-            return invoke_all(self, batches)
-        return _superstep(invoke_all, self, batches)
+            return invoke_all(self, batches, call)
+        return _superstep(invoke_all, self, batches, call)
 
     return cast(_F, invoke_all_traced)  # the wrapper keeps the wrapped method's signature
 
@@ -117,20 +124,17 @@ async def _executor_call(
     tel.end_span(span)
 
 
-def traced_executor_call(call: _F) -> _F:
-    """Wrap the handling of one delivered message by one executor in an ``executor.process`` span.
+def traced_executor_call(call: _C) -> _C:
+    """The per-delivery ``call(run, executor, invocation, delivery)`` as it runs now: itself, or traced.
 
     ``call`` is a plain function returning ``None`` when the delivery is handled or an awaitable that finishes
-    it; untraced, the wrapper hands that straight back, so a delivery costs the runner no extra coroutine.
+    it; untraced it is used as it is, so a delivery costs the runner no extra coroutine. Traced, each call runs
+    in an ``executor.process`` span. For invocations outside a superstep (:func:`traced_superstep` chooses for
+    its own).
     """
-
-    @functools.wraps(call)
-    def call_traced(self: TracedSteps, executor: Executor, invocation: Any, delivery: Any) -> Awaitable[object] | None:
-        if not tel.is_enabled():
-            return call(self, executor, invocation, delivery)
-        return _executor_call(call, self, executor, invocation, delivery)
-
-    return cast(_F, call_traced)  # the wrapper keeps the wrapped method's signature
+    if not tel.is_enabled():
+        return call
+    return cast(_C, functools.partial(_executor_call, call))
 
 
 class _Step(Protocol):

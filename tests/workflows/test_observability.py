@@ -182,6 +182,39 @@ def test_a_cancelled_run_ends_its_executor_superstep_and_run_spans() -> None:
     assert spans["workflow.run:"]["attrs"]["workflow.steps"] == 2
 
 
+RERUN_SCRIPT = SPAN_SCRIPT.replace(
+    'asyncio.run(WorkflowBuilder(start_executor=a, name="traced").add_edge(a, b).build().run("x"))',
+    textwrap.dedent(
+        """
+        async def run_then_rerun():
+            from agentnb.workflows import CheckpointHistory, InMemoryCheckpointStorage
+
+            storage = InMemoryCheckpointStorage()
+            workflow = WorkflowBuilder(start_executor=a, name="traced", checkpoint_storage=storage)
+            workflow = workflow.add_edge(a, b).build()
+            result = await workflow.run("x")
+            history = CheckpointHistory(storage, workflow)
+            timeline = await history.timeline(run_id=result.run_id)
+            exporter.clear()
+            await history.rerun_executor(timeline[1].checkpoint_id, "b")
+
+        asyncio.run(run_then_rerun())
+        """
+    ),
+)
+
+
+def test_re_running_an_executor_traces_its_call_inside_the_rerun_span() -> None:
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", RERUN_SCRIPT], capture_output=True, text=True, timeout=60, cwd=root, check=True
+    )
+    spans = json.loads(out.stdout.strip().splitlines()[-1])
+    (rerun,) = [s for s in spans if s["name"] == "workflow.rerun_executor"]
+    (call,) = [s for s in spans if s["name"] == "executor.process"]
+    assert call["attrs"]["executor.id"] == "b" and call["parent"] == rerun["id"]
+
+
 def test_no_spans_without_instrumentation() -> None:
     script = SPAN_SCRIPT.replace("_telemetry.enable()", "")
     root = Path(__file__).resolve().parents[2]
