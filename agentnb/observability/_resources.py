@@ -67,6 +67,33 @@ class OtelAttr(str, Enum):
     EXECUTOR_PROCESS_SPAN = tel.SPAN_EXECUTOR
     EXECUTOR_ID = tel.EXECUTOR_ID
     EXECUTOR_TYPE = tel.EXECUTOR_TYPE
+    WORKFLOW_BUILDER_NAME = "workflow_builder.name"
+    WORKFLOW_BUILDER_DESCRIPTION = "workflow_builder.description"
+    WORKFLOW_DESCRIPTION = "workflow.description"
+    WORKFLOW_DEFINITION = "workflow.definition"
+    WORKFLOW_BUILD_SPAN = "workflow.build"
+    # Events on the workflow run and build spans.
+    WORKFLOW_STARTED = "workflow.started"
+    WORKFLOW_COMPLETED = "workflow.completed"
+    WORKFLOW_ERROR = "workflow.error"
+    BUILD_STARTED = "build.started"
+    BUILD_VALIDATION_COMPLETED = "build.validation_completed"
+    BUILD_COMPLETED = "build.completed"
+    BUILD_ERROR = "build.error"
+    BUILD_ERROR_MESSAGE = "build.error.message"
+    BUILD_ERROR_TYPE = "build.error.type"
+    # Edge groups and the messages they carry between executors.
+    EDGE_GROUP_PROCESS_SPAN = "edge_group.process"
+    EDGE_GROUP_TYPE = "edge_group.type"
+    EDGE_GROUP_ID = "edge_group.id"
+    EDGE_GROUP_DELIVERED = "edge_group.delivered"
+    EDGE_GROUP_DELIVERY_STATUS = "edge_group.delivery_status"
+    MESSAGE_SEND_SPAN = "message.send"
+    MESSAGE_SOURCE_ID = "message.source_id"
+    MESSAGE_TARGET_ID = "message.target_id"
+    MESSAGE_TYPE = "message.type"
+    MESSAGE_PAYLOAD_TYPE = "message.payload_type"
+    MESSAGE_DESTINATION_EXECUTOR_ID = "message.destination_executor_id"
     CHAT_COMPLETION_OPERATION = tel.OP_CHAT
     EMBEDDING_OPERATION = "embeddings"
     TOOL_EXECUTION_OPERATION = tel.OP_EXECUTE_TOOL
