@@ -20,7 +20,9 @@ plus OpenInference's span kind so that viewers such as Phoenix show agent, LLM a
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _telemetry as tel
@@ -32,7 +34,18 @@ if TYPE_CHECKING:
     from ._middleware import ChatContext, FunctionInvocationContext
     from ._tools import FunctionTool
 
-__all__ = ["traced_agent_run", "traced_any_agent_run", "traced_model_call", "traced_tool_invoke"]
+__all__ = [
+    "INSTRUCTIONS_METADATA",
+    "traced_agent_run",
+    "traced_any_agent_run",
+    "traced_model_call",
+    "traced_tool_invoke",
+]
+
+#: The ``ChatContext.metadata`` key under which the function loop puts the system messages it made of
+#: ``options["instructions"]`` (first in ``messages``): the ``chat`` span records them as the system
+#: instructions, apart from the input messages, as the reference's span does.
+INSTRUCTIONS_METADATA = "instructions"
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -50,9 +63,21 @@ def _response_attributes(response: ChatResponse | AgentResponse) -> dict[str, An
     }
 
 
-def _end_with_response(span: Any, response: ChatResponse | AgentResponse) -> None:
+def _end_with_response(
+    span: Any, response: ChatResponse | AgentResponse, inner: tel.InnerResponses | None = None
+) -> None:
+    """End a span with its response; ``inner``: what the model calls of an agent's run recorded themselves."""
     tel.record_sensitive(span, tel.GEN_AI_OUTPUT_MESSAGES, response.messages, finish_reason=response.finish_reason)
-    tel.end_span(span, attributes=_response_attributes(response))
+    attributes = _response_attributes(response)
+    if inner is not None:
+        # The model calls' spans own these: the agent's span leaves out the response id one of them recorded
+        # and carries their summed usage.
+        if tel.INNER_RESPONSE_ID_CAPTURED_FIELD in inner.fields:
+            attributes[tel.GEN_AI_RESPONSE_ID] = None
+        if tel.INNER_USAGE_CAPTURED_FIELD in inner.fields:
+            attributes[tel.GEN_AI_USAGE_INPUT_TOKENS] = inner.usage.get("input_token_count")
+            attributes[tel.GEN_AI_USAGE_OUTPUT_TOKENS] = inner.usage.get("output_token_count")
+    tel.end_span(span, attributes=attributes)
 
 
 _UNKNOWN_MODEL = "unknown"
@@ -63,31 +88,39 @@ def _end_chat(span: Any, response: ChatResponse) -> None:
     if response.model_id and tel.span_attribute(span, tel.GEN_AI_REQUEST_MODEL) == _UNKNOWN_MODEL:
         span.set_attribute(tel.GEN_AI_REQUEST_MODEL, response.model_id)
         span.update_name(f"{tel.OP_CHAT} {response.model_id}")
+    tel.note_inner_response(response.response_id, response.usage_details)
     _end_with_response(span, response)
 
 
 def _traced_stream(
-    stream: ResponseStream[Any, Any], span: Any, finish: Callable[[Any, Any], None]
+    stream: ResponseStream[Any, Any],
+    span: Any,
+    finish: Callable[[Any, Any], None],
+    inner: tel.InnerResponses | None = None,
 ) -> ResponseStream[Any, Any]:
-    """A stream that makes ``span`` current while each update is pulled and ends it with the stream."""
+    """A stream that makes ``span`` current while each update is pulled and ends it with the stream.
+
+    ``inner`` (an agent's stream) is current while the stream is pulled, so its model calls report to it.
+    """
 
     async def updates() -> AsyncIterator[Any]:
-        try:
-            iterator = aiter(stream)
-            while True:
+        with inner if inner is not None else nullcontext():
+            try:
+                iterator = aiter(stream)
+                while True:
+                    with tel.use_span(span):
+                        try:
+                            update = await anext(iterator)
+                        except StopAsyncIteration:
+                            break
+                    yield update
                 with tel.use_span(span):
-                    try:
-                        update = await anext(iterator)
-                    except StopAsyncIteration:
-                        break
-                yield update
-            with tel.use_span(span):
-                final = await stream.get_final_response()
-        except BaseException as e:  # an error, a cancellation, or the consumer closing the stream early
-            await stream.aclose()
-            tel.end_span(span, error=e)
-            raise
-        finish(span, final)
+                    final = await stream.get_final_response()
+            except BaseException as e:  # an error, a cancellation, or the consumer closing the stream early
+                await stream.aclose()
+                tel.end_span(span, error=e)
+                raise
+            finish(span, final)
 
     async def final_response(_updates: list[Any]) -> Any:
         return await stream.get_final_response()
@@ -115,13 +148,12 @@ def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
         },
     )
     if tel.sensitive_data_enabled():
-        tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
+        # The agent's own instructions; its model calls extend them with what context providers and the run's
+        # options add (see _extend_agent_instructions).
+        if agent.instructions:
+            tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
         tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, normalize_messages(messages))
     return span
-
-
-def _end_agent_span(span: Any, response: AgentResponse) -> None:
-    _end_with_response(span, response)
 
 
 async def _agent_response(
@@ -129,12 +161,12 @@ async def _agent_response(
 ) -> Any:
     span = _agent_span(agent, messages, kwargs)
     try:
-        with tel.use_span(span):
+        with tel.InnerResponses() as inner, tel.use_span(span):
             response = await run(agent, messages, **kwargs)
     except BaseException as e:
         tel.end_span(span, error=e)
         raise
-    _end_agent_span(span, response)
+    _end_with_response(span, response, inner)
     return response
 
 
@@ -145,10 +177,12 @@ def _agent_stream(run: Callable[..., Any], agent: Agent, messages: Any, kwargs: 
     async def updates() -> AsyncIterator[Any]:
         nonlocal inner
         span = _agent_span(agent, messages, kwargs)
+        captured = tel.InnerResponses()
         with tel.use_span(span):
             stream: ResponseStream[Any, Any] = run(agent, messages, stream=True, **kwargs)
         inner = stream
-        async for update in _traced_stream(stream, span, _end_agent_span):
+        finish = functools.partial(_end_with_response, inner=captured)
+        async for update in _traced_stream(stream, span, finish, captured):
             yield update
 
     async def final_response(_updates: list[Any]) -> Any:
@@ -172,8 +206,18 @@ def traced_agent_run(run: _F) -> _F:
     return cast(_F, run_traced)  # the wrapper keeps the wrapped method's signature
 
 
-def _any_agent_span(agent: Any, session: Any, messages: Any) -> Any:
-    """An ``invoke_agent`` span for an agent class of the caller's own (one that mixes in the telemetry layer)."""
+def _any_agent_span(agent: Any, session: Any, messages: Any, options: Any) -> Any:
+    """An ``invoke_agent`` span for an agent class of the caller's own (one that mixes in the telemetry layer).
+
+    The model and instructions are read from the agent's ``default_options`` merged with the run's ``options``.
+    """
+    from ._chat_options import merge_chat_options
+
+    default_options = getattr(agent, "default_options", None)
+    merged = merge_chat_options(
+        cast("Mapping[str, Any]", default_options) if isinstance(default_options, Mapping) else None,
+        cast("Mapping[str, Any]", options) if isinstance(options, Mapping) else None,
+    )
     agent_id = getattr(agent, "id", None) or "unknown"
     name = getattr(agent, "name", None) or agent_id
     service_session_id = getattr(session, "service_session_id", None)
@@ -188,10 +232,14 @@ def _any_agent_span(agent: Any, session: Any, messages: Any) -> Any:
             tel.GEN_AI_AGENT_NAME: name,
             tel.GEN_AI_AGENT_DESCRIPTION: getattr(agent, "description", None),
             tel.GEN_AI_CONVERSATION_ID: service_session_id if isinstance(service_session_id, str) else None,
+            tel.GEN_AI_REQUEST_MODEL: merged.get("model") or merged.get("model_id"),
             tel.OPENINFERENCE_SPAN_KIND: _AGENT,
         },
     )
     if messages is not None and tel.sensitive_data_enabled():
+        instructions = tel.instruction_texts(merged.get("instructions"))
+        if instructions:
+            tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, instructions)
         tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, normalize_messages(messages))
     return span
 
@@ -206,7 +254,8 @@ def traced_any_agent_run(
     """
     if not tel.recording():
         return run(messages, stream=stream, session=session, **kwargs)
-    span = _any_agent_span(agent, session, messages)
+    span = _any_agent_span(agent, session, messages, kwargs.get("options"))
+    captured = tel.InnerResponses()
     if stream:
         try:
             with tel.use_span(span):
@@ -218,22 +267,77 @@ def traced_any_agent_run(
             "ResponseStream[Any, Any]",
             result if isinstance(result, ResponseStream) else ResponseStream[Any, Any].from_awaitable(result),
         )
-        return _traced_stream(inner, span, _end_agent_span)
+        return _traced_stream(inner, span, functools.partial(_end_with_response, inner=captured), captured)
 
     async def response() -> Any:
         try:
-            with tel.use_span(span):
+            with captured, tel.use_span(span):
                 answer = await run(messages, stream=False, session=session, **kwargs)
         except BaseException as e:
             tel.end_span(span, error=e)
             raise
-        _end_agent_span(span, answer)
+        _end_with_response(span, answer, captured)
         return answer
 
     return response()
 
 
 # --- model calls ------------------------------------------------------------------------------------------
+
+
+def _record_chat_input(span: Any, context: ChatContext) -> None:
+    """Record a model call's input: the system instructions apart from the conversation's messages.
+
+    The instructions are the system messages the function loop made of ``options["instructions"]``; an agent's
+    span whose model call this is takes them over when they extend its own (see _extend_agent_instructions).
+    """
+    instruction_messages: list[Any] = context.metadata.get(INSTRUCTIONS_METADATA) or []
+    messages = context.messages
+    if instruction_messages:
+        texts = [m.text for m in instruction_messages]
+        tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, texts)
+        _extend_agent_instructions(tel.current_span(), texts)  # the chat span is not current yet
+        messages = [m for m in messages if not any(m is i for i in instruction_messages)]
+    tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, messages)
+
+
+def _instruction_contents(recorded: Any) -> list[str] | None:
+    """The texts of system instructions as a span records them (None when they cannot be read)."""
+    try:
+        parts = json.loads(recorded)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(parts, list):
+        return None
+    contents: list[str] = []
+    for part in cast("list[Any]", parts):
+        content = cast("dict[str, Any]", part).get("content") if isinstance(part, dict) else None
+        if isinstance(content, str):
+            contents.append(content)
+    return contents
+
+
+def _extend_agent_instructions(parent: Any, texts: list[str]) -> None:
+    """Give the ``invoke_agent`` span a model call runs in the call's full instructions.
+
+    Only when they extend what the agent span holds (the agent's own instructions, to which context providers
+    and the run's options add): an unrelated model call made during the run (a context provider asking
+    another model, say) leaves the agent's instructions alone.
+    """
+    if parent is None or tel.span_attribute(parent, tel.GEN_AI_OPERATION_NAME) != tel.OP_INVOKE_AGENT:
+        return
+    if not parent.is_recording():
+        return
+    recorded = tel.span_attribute(parent, tel.GEN_AI_SYSTEM_INSTRUCTIONS)
+    new = "\n".join(texts)
+    if recorded is not None:
+        existing = _instruction_contents(recorded)
+        if existing is None:
+            return
+        old = "\n".join(existing)
+        if new != old and not new.startswith(f"{old}\n"):
+            return
+    tel.record_sensitive(parent, tel.GEN_AI_SYSTEM_INSTRUCTIONS, texts)
 
 
 def traced_model_call(call: _F) -> _F:
@@ -265,7 +369,8 @@ def traced_model_call(call: _F) -> _F:
             },
             kind="client",
         )
-        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, context.messages)
+        if tel.sensitive_data_enabled():
+            _record_chat_input(span, context)
         compaction: Any = context.metadata.get("compaction")
         if compaction is not None and compaction.compacted:
             span.set_attribute(tel.COMPACTION_GROUPS_EXCLUDED, compaction.groups_excluded)

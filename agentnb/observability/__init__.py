@@ -21,6 +21,7 @@ import types
 from typing import Any
 
 from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
+from .._telemetry import INNER_ACCUMULATED_USAGE, INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
 from ._log_order import MessageListTimestampFilter
 from ._otel import get_meter, get_tracer
@@ -79,6 +80,8 @@ sys.modules[__name__].__class__ = _ObservabilityModule
 
 __all__ = [
     "FRAME_COLUMNS",
+    "INNER_ACCUMULATED_USAGE",
+    "INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS",
     "OBSERVABILITY_SETTINGS",
     "RECORD_COLUMNS",
     "ROLE_EVENT_MAP",

@@ -151,7 +151,8 @@ async def test_sensitive_data_is_recorded_when_enabled(otel: Otel) -> None:
     enable_instrumentation(enable_sensitive_data=True, span_store=False)
     await _agent(weather).run("Weather in Reykjavik?")
     root = otel.one("invoke_agent helper")
-    assert root.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS] == "Secret system prompt."
+    instructions = [{"type": "text", "content": "Secret system prompt."}]
+    assert json.loads(root.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS]) == instructions
     sent = json.loads(root.attributes[tel.GEN_AI_INPUT_MESSAGES])
     assert sent == [{"role": "user", "parts": [{"type": "text", "content": "Weather in Reykjavik?"}]}]
     answer = json.loads(root.attributes[tel.GEN_AI_OUTPUT_MESSAGES])
@@ -159,8 +160,10 @@ async def test_sensitive_data_is_recorded_when_enabled(otel: Otel) -> None:
     assert "Sunny in Reykjavik" in answer[-1]["parts"][0]["content"]
 
     first_chat = min(otel.by_name("chat tool-calling-test-model"), key=lambda s: s.start_time or 0)
+    # The instructions are recorded apart from the conversation, as on the agent's span.
+    assert json.loads(first_chat.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS]) == instructions
     model_input = json.loads(first_chat.attributes[tel.GEN_AI_INPUT_MESSAGES])
-    assert [m["role"] for m in model_input] == ["system", "user"]
+    assert [m["role"] for m in model_input] == ["user"]
     model_output = json.loads(first_chat.attributes[tel.GEN_AI_OUTPUT_MESSAGES])
     assert model_output[0]["parts"][0]["type"] == "tool_call"
     assert model_output[0]["parts"][0]["name"] == "weather"
