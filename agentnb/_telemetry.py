@@ -38,7 +38,16 @@ from opentelemetry.semconv.attributes import error_attributes as _error
 from ._json import is_list_or_tuple
 
 __all__ = [
+    "BUILD_ERROR_MESSAGE",
+    "BUILD_ERROR_TYPE",
     "ERROR_TYPE",
+    "EVENT_BUILD_COMPLETED",
+    "EVENT_BUILD_ERROR",
+    "EVENT_BUILD_STARTED",
+    "EVENT_BUILD_VALIDATION_COMPLETED",
+    "EVENT_WORKFLOW_COMPLETED",
+    "EVENT_WORKFLOW_ERROR",
+    "EVENT_WORKFLOW_STARTED",
     "EXECUTOR_ID",
     "EXECUTOR_TYPE",
     "GEN_AI_AGENT_DESCRIPTION",
@@ -71,13 +80,22 @@ __all__ = [
     "INNER_RESPONSE_ID_CAPTURED_FIELD",
     "INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS",
     "INNER_USAGE_CAPTURED_FIELD",
+    "MESSAGE_PAYLOAD_TYPE",
+    "MESSAGE_SOURCE_ID",
+    "MESSAGE_TARGET_ID",
+    "MESSAGE_TYPE",
     "OPENINFERENCE_SPAN_KIND",
     "OP_CHAT",
     "OP_EXECUTE_TOOL",
     "OP_INVOKE_AGENT",
     "SPAN_EXECUTOR",
+    "SPAN_MESSAGE_SEND",
     "SPAN_SUPERSTEP",
+    "SPAN_WORKFLOW_BUILD",
     "SPAN_WORKFLOW_RUN",
+    "WORKFLOW_BUILDER_DESCRIPTION",
+    "WORKFLOW_BUILDER_NAME",
+    "WORKFLOW_DEFINITION",
     "WORKFLOW_ID",
     "WORKFLOW_NAME",
     "WORKFLOW_RUN_ID",
@@ -153,8 +171,27 @@ OP_EXECUTE_TOOL = "execute_tool"
 # viewers show spans by it, and it is not part of the OpenTelemetry conventions.
 OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
 SPAN_WORKFLOW_RUN = "workflow.run"
+SPAN_WORKFLOW_BUILD = "workflow.build"
 SPAN_SUPERSTEP = "workflow.superstep"
 SPAN_EXECUTOR = "executor.process"
+SPAN_MESSAGE_SEND = "message.send"
+# Events on the workflow spans (the reference's names), and the build span's attributes.
+EVENT_WORKFLOW_STARTED = "workflow.started"
+EVENT_WORKFLOW_COMPLETED = "workflow.completed"
+EVENT_WORKFLOW_ERROR = "workflow.error"
+EVENT_BUILD_STARTED = "build.started"
+EVENT_BUILD_VALIDATION_COMPLETED = "build.validation_completed"
+EVENT_BUILD_COMPLETED = "build.completed"
+EVENT_BUILD_ERROR = "build.error"
+BUILD_ERROR_MESSAGE = "build.error.message"
+BUILD_ERROR_TYPE = "build.error.type"
+WORKFLOW_BUILDER_NAME = "workflow_builder.name"
+WORKFLOW_BUILDER_DESCRIPTION = "workflow_builder.description"
+WORKFLOW_DEFINITION = "workflow.definition"
+MESSAGE_SOURCE_ID = "message.source_id"
+MESSAGE_TARGET_ID = "message.target_id"
+MESSAGE_TYPE = "message.type"
+MESSAGE_PAYLOAD_TYPE = "message.payload_type"
 
 # Bucket boundaries the GenAI semantic conventions recommend for these two histograms.
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
