@@ -595,7 +595,8 @@ def record_sensitive(span: Any, key: str, value: Any, *, finish_reason: str | No
     """Record messages, tool arguments or a tool result on ``span``, only when sensitive-data capture is on.
 
     Lists of messages are written in the GenAI semantic conventions' JSON shape (role plus typed parts), system
-    instructions as a list of text parts; other values as JSON. Nothing is computed when capture is off.
+    instructions as a list of text parts, tool arguments as a plain JSON object; other values as JSON. Nothing
+    is computed when capture is off.
     """
     if span is None or not _state["sensitive"]:
         return
@@ -604,6 +605,8 @@ def record_sensitive(span: Any, key: str, value: Any, *, finish_reason: str | No
             text = json.dumps(_messages_json(value, finish_reason=finish_reason), ensure_ascii=False, default=str)
         elif key == GEN_AI_SYSTEM_INSTRUCTIONS:
             text = _instructions_json(value)
+        elif key == GEN_AI_TOOL_CALL_ARGUMENTS:
+            text = _arguments_json(value)
         else:
             text = _value_json(value)
     except Exception as e:  # telemetry must never break a run
@@ -627,6 +630,19 @@ def _instructions_json(instructions: Any) -> str:
     """System instructions in the GenAI conventions' shape: a JSON list of text parts."""
     parts = [{"type": "text", "content": text} for text in instruction_texts(instructions)]
     return json.dumps(parts, ensure_ascii=False)
+
+
+def _plain_default(value: Any) -> Any:
+    """What ``json.dumps`` writes for a value it cannot: a pydantic model's fields, else the value's text."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else str(value)
+
+
+def _arguments_json(arguments: Any) -> str:
+    """Tool arguments as the plain JSON object the tool was called with (pydantic models as their fields)."""
+    if callable(getattr(arguments, "model_dump", None)):
+        arguments = _plain_default(arguments)
+    return json.dumps(arguments, ensure_ascii=False, default=_plain_default)
 
 
 def _value_json(value: Any) -> str:

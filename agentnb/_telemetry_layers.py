@@ -418,7 +418,8 @@ def traced_tool_invoke(invoke: _F) -> _F:
             {
                 tel.GEN_AI_OPERATION_NAME: tel.OP_EXECUTE_TOOL,
                 tel.GEN_AI_TOOL_NAME: self.name,
-                tel.GEN_AI_TOOL_CALL_ID: context.call_id if context is not None else None,
+                # The reference's direct calls name the call with ``tool_call_id=``.
+                tel.GEN_AI_TOOL_CALL_ID: context.call_id if context is not None else kwargs.get("tool_call_id"),
                 tel.GEN_AI_TOOL_TYPE: "function",
                 tel.GEN_AI_TOOL_DESCRIPTION: self.description or None,
                 tel.OPENINFERENCE_SPAN_KIND: _TOOL,

@@ -10,6 +10,7 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
+from pydantic import BaseModel
 
 from agentnb import Agent, Message, tool
 from agentnb import _telemetry as tel
@@ -233,3 +234,24 @@ async def test_nothing_is_emitted_when_instrumentation_is_off(otel: Otel) -> Non
     enable_instrumentation(span_store=False)  # twice is harmless
     await _agent(weather).run("Weather in Bern?")
     assert len(otel.by_name("invoke_agent helper")) == 1
+
+
+class Greeting(BaseModel):
+    message: str
+
+
+@tool
+def greet(greeting: Greeting, count: int) -> str:
+    """Greet."""
+    return greeting.message * count
+
+
+async def test_tool_arguments_are_plain_json_with_text_unescaped(otel: Otel) -> None:
+    enable_instrumentation(enable_sensitive_data=True, span_store=False)
+    await greet.invoke(arguments=greet.input_model(greeting=Greeting(message="こんにちは"), count=1))
+    await greet.invoke(arguments={"greeting": {"message": "안녕"}, "count": 2}, tool_call_id="call-7")
+    first, second = sorted(otel.by_name("execute_tool greet"), key=lambda s: s.start_time or 0)
+    recorded = str(first.attributes[tel.GEN_AI_TOOL_CALL_ARGUMENTS])
+    assert "\\u" not in recorded and json.loads(recorded) == {"greeting": {"message": "こんにちは"}, "count": 1}
+    assert json.loads(str(second.attributes[tel.GEN_AI_TOOL_CALL_ARGUMENTS]))["greeting"] == {"message": "안녕"}
+    assert second.attributes[tel.GEN_AI_TOOL_CALL_ID] == "call-7"
