@@ -5163,9 +5163,7 @@ async def test_agent_streaming_execute_failure_closes_span_and_resets_contextvar
 ):
     """If ``execute()`` raises synchronously during streaming agent invocation, the agent span is
     ended, the exception is recorded, and the telemetry contextvars are reset."""
-    from tests.parity.core.missing import missing
-    INNER_ACCUMULATED_USAGE = missing("agentnb.observability.INNER_ACCUMULATED_USAGE")
-    INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS = missing("agentnb.observability.INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS")
+    from agentnb.observability import INNER_ACCUMULATED_USAGE, INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS
 
     class _FailingExecuteAgent:
         AGENT_PROVIDER_NAME = "test_provider"
