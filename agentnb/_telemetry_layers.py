@@ -5,8 +5,9 @@ agents, so the code inside holds no telemetry at all: ``Agent.run`` prepares and
 function-invocation loop reads as model call -> tool calls -> results -> model call, and ``FunctionTool.invoke``
 calls a function. The seams:
 
-- :func:`traced_agent_run` on ``Agent.run``: an ``invoke_agent`` span around the whole turn, agent middleware
-  included, current while a streamed turn is being pulled;
+- :func:`traced_agent_turn` on the core of ``Agent``'s turn (what agent middleware calls last): an
+  ``invoke_agent`` span around the turn, agent middleware left outside as in the reference, current while a
+  streamed turn is being pulled;
 - :func:`traced_model_call` on ``BaseChatClient._model_call`` (the innermost step of chat middleware): a
   ``chat`` span (kind CLIENT) per model call, ended when a streamed reply is complete;
 - :func:`traced_tool_invoke` on ``FunctionTool.invoke`` (the innermost step of function middleware): an
@@ -31,12 +32,12 @@ from ._types import AgentResponse, ChatResponse, ResponseStream, normalize_messa
 if TYPE_CHECKING:
     from ._agents import Agent
     from ._clients import BaseChatClient
-    from ._middleware import ChatContext, FunctionInvocationContext
+    from ._middleware import AgentContext, ChatContext, FunctionInvocationContext
     from ._tools import FunctionTool
 
 __all__ = [
     "INSTRUCTIONS_METADATA",
-    "traced_agent_run",
+    "traced_agent_turn",
     "traced_any_agent_run",
     "traced_model_call",
     "traced_tool_invoke",
@@ -131,9 +132,9 @@ def _traced_stream(
 # --- agents -----------------------------------------------------------------------------------------------
 
 
-def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
-    options: Mapping[str, Any] = kwargs.get("options") or {}
-    session = kwargs.get("session")
+def _agent_span(agent: Agent, context: AgentContext) -> Any:
+    options: Mapping[str, Any] = context.options or {}
+    session = context.session
     span = tel.start_span(
         f"invoke_agent {agent.display_name}",
         {
@@ -141,7 +142,7 @@ def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
             tel.GEN_AI_PROVIDER_NAME: agent.otel_provider_name or agent.client.OTEL_PROVIDER_NAME,
             tel.GEN_AI_AGENT_ID: agent.id,
             tel.GEN_AI_AGENT_NAME: agent.name,
-            tel.GEN_AI_REQUEST_MODEL: options.get("model_id") or agent.model_id,
+            tel.GEN_AI_REQUEST_MODEL: options.get("model_id") or options.get("model") or agent.model_id,
             tel.GEN_AI_CONVERSATION_ID: session.session_id if session is not None else None,
             tel.GEN_AI_AGENT_DESCRIPTION: agent.description,
             tel.OPENINFERENCE_SPAN_KIND: _AGENT,
@@ -152,58 +153,46 @@ def _agent_span(agent: Agent, messages: Any, kwargs: dict[str, Any]) -> Any:
         # options add (see _extend_agent_instructions).
         if agent.instructions:
             tel.record_sensitive(span, tel.GEN_AI_SYSTEM_INSTRUCTIONS, agent.instructions)
-        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, normalize_messages(messages))
+        tel.record_sensitive(span, tel.GEN_AI_INPUT_MESSAGES, context.messages)
     return span
 
 
-async def _agent_response(
-    run: Callable[..., Awaitable[AgentResponse]], agent: Agent, messages: Any, kwargs: Any
-) -> Any:
-    span = _agent_span(agent, messages, kwargs)
+async def _agent_turn(core: Callable[..., Awaitable[None]], agent: Agent, turn: Any) -> None:
+    """Run the turn's core in an ``invoke_agent`` span; a streamed turn's span ends with its stream."""
+    context: AgentContext = turn.context
+    span = _agent_span(agent, context)
+    captured = tel.InnerResponses()
     try:
-        with tel.InnerResponses() as inner, tel.use_span(span):
-            response = await run(agent, messages, **kwargs)
+        with captured, tel.use_span(span):
+            await core(agent, turn)
     except BaseException as e:
         tel.end_span(span, error=e)
         raise
-    _end_with_response(span, response, inner)
-    return response
-
-
-def _agent_stream(run: Callable[..., Any], agent: Agent, messages: Any, kwargs: Any) -> ResponseStream[Any, Any]:
-    """The streamed turn, with its span started when the first update is asked for (when the turn starts)."""
-    inner: ResponseStream[Any, Any] | None = None
-
-    async def updates() -> AsyncIterator[Any]:
-        nonlocal inner
-        span = _agent_span(agent, messages, kwargs)
-        captured = tel.InnerResponses()
-        with tel.use_span(span):
-            stream: ResponseStream[Any, Any] = run(agent, messages, stream=True, **kwargs)
-        inner = stream
+    result = context.result
+    if isinstance(result, ResponseStream):
         finish = functools.partial(_end_with_response, inner=captured)
-        async for update in _traced_stream(stream, span, finish, captured):
-            yield update
-
-    async def final_response(_updates: list[Any]) -> Any:
-        assert inner is not None  # the ResponseStream drains updates() before it finalizes
-        return await inner.get_final_response()
-
-    return ResponseStream(updates(), final_response)
+        context.result = _traced_stream(cast("ResponseStream[Any, Any]", result), span, finish, captured)
+    elif isinstance(result, AgentResponse):
+        _end_with_response(span, cast("AgentResponse[Any]", result), captured)
+    else:  # a turn that left no response behind: the span just ends
+        tel.end_span(span)
 
 
-def traced_agent_run(run: _F) -> _F:
-    """Wrap ``Agent.run`` in an ``invoke_agent`` span (streamed or not)."""
+def traced_agent_turn(core: _F) -> _F:
+    """Wrap the core of an agent's turn (``Agent._run_core`` / ``_stream_core``, what agent middleware calls
+    last) in an ``invoke_agent`` span, so the span times the agent and not its middleware, as in the reference.
 
-    @functools.wraps(run)
-    def run_traced(self: Agent, messages: Any = None, *, stream: bool = False, **kwargs: Any) -> Any:
+    ``core(agent, turn)`` leaves the response (or, streaming, the stream of it) in ``turn.context.result``.
+    """
+
+    @functools.wraps(core)
+    def core_traced(self: Agent, turn: Any) -> Awaitable[None]:
+        # Not a coroutine itself: untraced, the core's own coroutine is handed out (one frame less per turn).
         if not tel.recording():
-            return run(self, messages, stream=stream, **kwargs)
-        if stream:
-            return _agent_stream(run, self, messages, kwargs)
-        return _agent_response(run, self, messages, kwargs)
+            return core(self, turn)
+        return _agent_turn(core, self, turn)
 
-    return cast(_F, run_traced)  # the wrapper keeps the wrapped method's signature
+    return cast(_F, core_traced)  # the wrapper keeps the wrapped method's signature
 
 
 def _any_agent_span(agent: Any, session: Any, messages: Any, options: Any) -> Any:

@@ -12,10 +12,15 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
 
-from agentnb import Agent, Message, tool
+from agentnb import Agent, AgentMiddleware, AgentMiddlewareLayer, AgentResponse, Message, tool
 from agentnb import _telemetry as tel
 from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
-from agentnb.observability import disable_instrumentation, enable_instrumentation, is_instrumentation_enabled
+from agentnb.observability import (
+    AgentTelemetryLayer,
+    disable_instrumentation,
+    enable_instrumentation,
+    is_instrumentation_enabled,
+)
 from tests.observability.otel_fixtures import Otel
 
 SENSITIVE = {
@@ -255,3 +260,33 @@ async def test_tool_arguments_are_plain_json_with_text_unescaped(otel: Otel) -> 
     assert "\\u" not in recorded and json.loads(recorded) == {"greeting": {"message": "こんにちは"}, "count": 1}
     assert json.loads(str(second.attributes[tel.GEN_AI_TOOL_CALL_ARGUMENTS]))["greeting"] == {"message": "안녕"}
     assert second.attributes[tel.GEN_AI_TOOL_CALL_ID] == "call-7"
+
+
+class _Timed(AgentMiddleware):
+    """Agent middleware with a span of its own around the turn; ``answer`` short-circuits the agent."""
+
+    def __init__(self, answer: str | None = None) -> None:
+        self.answer = answer
+
+    async def process(self, context: Any, call_next: Any) -> None:
+        with trace.get_tracer("middleware").start_as_current_span("middleware"):
+            if self.answer is not None:
+                context.result = AgentResponse(messages=[Message("assistant", [self.answer])])
+                return
+            await call_next()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_agent_middleware_runs_outside_the_agent_span(otel: Otel, stream: bool) -> None:
+    assert Agent.__mro__.index(AgentMiddlewareLayer) < Agent.__mro__.index(AgentTelemetryLayer)
+    agent = Agent(ToolCallingChatClient(), name="timed", middleware=[_Timed()])
+    if stream:
+        response_stream = agent.run("Hi", stream=True)
+        _ = [update async for update in response_stream]
+        await response_stream.get_final_response()
+    else:
+        await agent.run("Hi")
+    middleware, root = otel.one("middleware"), otel.one("invoke_agent timed")
+    assert _parent(root) == middleware.context.span_id  # the middleware is outside, the agent inside
+    await Agent(ToolCallingChatClient(), name="skipped", middleware=[_Timed("cached")]).run("Hi")
+    assert not otel.by_name("invoke_agent skipped")  # a middleware that answers itself: the agent never ran
