@@ -21,11 +21,12 @@ from typing_extensions import Self, TypeVar
 
 from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
+from ._layers import AgentMiddlewareLayer, AgentTelemetryLayer
 from ._listeners import AgentListener, current_listener, listening
 from ._middleware import AgentContext, AgentMiddleware, FunctionInvocationContext, run_pipeline, split_middleware
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
-from ._telemetry_layers import traced_agent_run
+from ._telemetry_layers import traced_agent_turn
 from ._tools import ApprovalMode, FunctionTool
 from ._types import (
     AgentResponse,
@@ -369,7 +370,7 @@ def _sent_history_context(sc: SessionContext) -> SessionContext:
 OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
 
 
-class Agent(BaseAgent, Generic[OptionsT]):
+class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[OptionsT]):
     """An LLM agent: a chat client with instructions, tools, middleware and context providers.
 
     ``async with Agent(...) as agent:`` enters the client and every tool that is an async context manager
@@ -504,7 +505,6 @@ class Agent(BaseAgent, Generic[OptionsT]):
         **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
-    @traced_agent_run
     def run(
         self,
         messages: MessagesLike = None,
@@ -590,6 +590,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         attach_origin(result, self, turn.context.session, turn.context.messages)
         return result
 
+    @traced_agent_turn
     async def _run_core(self, turn: _Turn) -> None:
         messages, options, tools = await turn.prepare() if turn.providers else turn.prepared()
         chat = await self.client.get_response(
@@ -619,6 +620,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         stream = ResponseStream[AgentResponseUpdate, AgentResponse].from_awaitable(opened())
         return stream.with_result_hook(originated)
 
+    @traced_agent_turn
     async def _stream_core(self, turn: _Turn) -> None:
         messages, options, tools = await turn.prepare() if turn.providers else turn.prepared()
         chat_stream = self.client.get_response(

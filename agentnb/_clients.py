@@ -46,7 +46,7 @@ from ._middleware import (
     run_pipeline,
     split_middleware,
 )
-from ._telemetry_layers import traced_model_call
+from ._telemetry_layers import INSTRUCTIONS_METADATA, traced_model_call
 from ._tools import FunctionTool, resolve_tools, split_hosted_tools
 from ._types import (
     ChatOptions,
@@ -613,7 +613,7 @@ class _FunctionInvocationLoop:
         self.runnable: list[FunctionTool] = self.tools  # what calls may run: the tools and additional_tools
         self.calls_made = 0
         self.compaction = compaction
-        self.instructions: Message | None = None
+        self.instructions: list[Message] = []  # the system messages made of options["instructions"]
         self._logged = False
         self.required_used = False  # whether a model call has been made (a required tool_choice is spent)
 
@@ -649,11 +649,13 @@ class _FunctionInvocationLoop:
             # Exclusions and summaries belong to this request: mark copies, never the session's messages.
             conversation = self.compaction.start(conversation)
         instructions = self.options.get("instructions")
-        if instructions and self.compaction is not None:
-            # Kept apart from the conversation (and put first in each call), so compaction never drops them.
-            self.instructions = Message("system", [instructions])
-        elif instructions:
-            conversation.insert(0, Message("system", [instructions]))
+        if instructions:
+            # One system message per instruction (a list of them is allowed, as in the reference).
+            texts = [instructions] if isinstance(instructions, str) else [t for t in instructions if t]
+            self.instructions = [Message("system", [text]) for text in texts]
+            if self.compaction is None:
+                conversation[0:0] = self.instructions
+            # Else kept apart from the conversation (and put first in each call), so compaction never drops them.
         # Disabled: no loop, one model call with the tools offered; its calls go back to the caller unexecuted.
         enabled = config.get("enabled", True)
         if enabled:
@@ -819,8 +821,8 @@ class _FunctionInvocationLoop:
             sent = for_model(conversation)
         else:
             sent = for_model(await self.compaction.prepare(conversation))
-            if self.instructions is not None:
-                sent = [self.instructions, *sent]
+            if self.instructions:
+                sent = [*self.instructions, *sent]
         context = ChatContext(
             client=self.client,
             messages=sent,
@@ -830,6 +832,8 @@ class _FunctionInvocationLoop:
             session=self.session,
             function_invocation_kwargs=self.function_kwargs,
         )
+        if self.instructions:
+            context.metadata[INSTRUCTIONS_METADATA] = self.instructions  # the chat span records them apart
         if self.compaction is not None and self.compaction.reports:
             context.metadata["compaction"] = self.compaction.reports[-1]  # for the chat span and middleware
         self.required_used = True

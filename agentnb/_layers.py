@@ -53,7 +53,11 @@ class EmbeddingTelemetryLayer(Generic[LayerOptionsT]):
 
 
 class AgentMiddlewareLayer:
-    """Marks an agent as running agent middleware (every :class:`~agentnb.Agent` does)."""
+    """Marks an agent as running agent middleware (every :class:`~agentnb.Agent` does).
+
+    ``Agent`` lists it before :class:`AgentTelemetryLayer` among its bases, as the reference's agent does: agent
+    middleware runs outside the ``invoke_agent`` span, so the span times the agent and not its middleware.
+    """
 
 
 class AgentTelemetryLayer:

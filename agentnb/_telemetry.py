@@ -38,7 +38,16 @@ from opentelemetry.semconv.attributes import error_attributes as _error
 from ._json import is_list_or_tuple
 
 __all__ = [
+    "BUILD_ERROR_MESSAGE",
+    "BUILD_ERROR_TYPE",
     "ERROR_TYPE",
+    "EVENT_BUILD_COMPLETED",
+    "EVENT_BUILD_ERROR",
+    "EVENT_BUILD_STARTED",
+    "EVENT_BUILD_VALIDATION_COMPLETED",
+    "EVENT_WORKFLOW_COMPLETED",
+    "EVENT_WORKFLOW_ERROR",
+    "EVENT_WORKFLOW_STARTED",
     "EXECUTOR_ID",
     "EXECUTOR_TYPE",
     "FUNCTION_INVOCATION_DURATION",
@@ -69,23 +78,40 @@ __all__ = [
     "GEN_AI_TOOL_TYPE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "INNER_ACCUMULATED_USAGE",
+    "INNER_RESPONSE_ID_CAPTURED_FIELD",
+    "INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS",
+    "INNER_USAGE_CAPTURED_FIELD",
+    "MESSAGE_PAYLOAD_TYPE",
+    "MESSAGE_SOURCE_ID",
+    "MESSAGE_TARGET_ID",
+    "MESSAGE_TYPE",
     "OPENINFERENCE_SPAN_KIND",
     "OP_CHAT",
     "OP_EXECUTE_TOOL",
     "OP_INVOKE_AGENT",
     "SPAN_EXECUTOR",
+    "SPAN_MESSAGE_SEND",
     "SPAN_SUPERSTEP",
+    "SPAN_WORKFLOW_BUILD",
     "SPAN_WORKFLOW_RUN",
+    "WORKFLOW_BUILDER_DESCRIPTION",
+    "WORKFLOW_BUILDER_NAME",
+    "WORKFLOW_DEFINITION",
     "WORKFLOW_ID",
     "WORKFLOW_NAME",
     "WORKFLOW_RUN_ID",
     "WORKFLOW_STEP",
     "WORKFLOW_STEPS",
+    "InnerResponses",
+    "current_span",
     "disable",
     "enable",
     "end_span",
     "env_switch",
+    "instruction_texts",
     "is_enabled",
+    "note_inner_response",
     "record_sensitive",
     "recording",
     "sensitive_data_enabled",
@@ -150,8 +176,27 @@ OP_EXECUTE_TOOL = "execute_tool"
 # viewers show spans by it, and it is not part of the OpenTelemetry conventions.
 OPENINFERENCE_SPAN_KIND = "openinference.span.kind"
 SPAN_WORKFLOW_RUN = "workflow.run"
+SPAN_WORKFLOW_BUILD = "workflow.build"
 SPAN_SUPERSTEP = "workflow.superstep"
 SPAN_EXECUTOR = "executor.process"
+SPAN_MESSAGE_SEND = "message.send"
+# Events on the workflow spans (the reference's names), and the build span's attributes.
+EVENT_WORKFLOW_STARTED = "workflow.started"
+EVENT_WORKFLOW_COMPLETED = "workflow.completed"
+EVENT_WORKFLOW_ERROR = "workflow.error"
+EVENT_BUILD_STARTED = "build.started"
+EVENT_BUILD_VALIDATION_COMPLETED = "build.validation_completed"
+EVENT_BUILD_COMPLETED = "build.completed"
+EVENT_BUILD_ERROR = "build.error"
+BUILD_ERROR_MESSAGE = "build.error.message"
+BUILD_ERROR_TYPE = "build.error.type"
+WORKFLOW_BUILDER_NAME = "workflow_builder.name"
+WORKFLOW_BUILDER_DESCRIPTION = "workflow_builder.description"
+WORKFLOW_DEFINITION = "workflow.definition"
+MESSAGE_SOURCE_ID = "message.source_id"
+MESSAGE_TARGET_ID = "message.target_id"
+MESSAGE_TYPE = "message.type"
+MESSAGE_PAYLOAD_TYPE = "message.payload_type"
 
 # Bucket boundaries the GenAI semantic conventions recommend for these two histograms.
 _DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
@@ -196,6 +241,63 @@ _inherited: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inherited_at
 # Starts an agentnb light span, or returns None when the SDK must make the span; loaded by the first span
 # (None when the SDK is not installed).
 _light: Callable[[Any, str, dict[str, Any], Any], Any] | object | None = _UNKNOWN
+
+
+# Response telemetry that the model calls inside an agent's run recorded on their own ``chat`` spans: the agent's
+# span leaves out a response id one of them recorded and sums their token usage instead of repeating it. Each
+# agent run sets both to fresh, mutable values (see ``InnerResponses``); a model call outside any run sees None.
+INNER_RESPONSE_ID_CAPTURED_FIELD = "response_id"
+INNER_USAGE_CAPTURED_FIELD = "usage"
+INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS: ContextVar[set[str] | None] = ContextVar(
+    "agentnb_inner_response_telemetry_captured_fields", default=None
+)
+INNER_ACCUMULATED_USAGE: ContextVar[dict[str, Any] | None] = ContextVar("agentnb_inner_accumulated_usage", default=None)
+
+
+class InnerResponses:
+    """What the model calls inside one agent run recorded: set current for the run (``with``), read after it.
+
+    Entering makes fresh values current; leaving puts the previous ones back (by value, so that a streamed run
+    whose generator is finished from another context cannot fail on a context token).
+    """
+
+    __slots__ = ("_previous", "fields", "usage")
+
+    def __init__(self) -> None:
+        self.fields: set[str] = set()
+        self.usage: dict[str, Any] = {}
+        self._previous: tuple[set[str] | None, dict[str, Any] | None] = (None, None)
+
+    def __enter__(self) -> InnerResponses:
+        self._previous = (INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS.get(), INNER_ACCUMULATED_USAGE.get())
+        INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS.set(self.fields)
+        INNER_ACCUMULATED_USAGE.set(self.usage)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS.set(self._previous[0])
+        INNER_ACCUMULATED_USAGE.set(self._previous[1])
+
+
+def note_inner_response(response_id: str | None, usage: Mapping[str, Any] | None) -> None:
+    """Tell the enclosing agent run (if any) that a model call's span recorded this response id and usage."""
+    fields = INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS.get()
+    if fields is None:
+        return
+    if response_id:
+        fields.add(INNER_RESPONSE_ID_CAPTURED_FIELD)
+    if usage:
+        fields.add(INNER_USAGE_CAPTURED_FIELD)
+        total = INNER_ACCUMULATED_USAGE.get()
+        if total is not None:
+            for key, count in usage.items():
+                if isinstance(count, int) and not isinstance(count, bool):
+                    total[key] = total.get(key, 0) + count
+
+
+def current_span() -> Any:
+    """The span current in this context (the API's invalid span when there is none)."""
+    return _api().get_current_span()
 
 
 def enable(*, sensitive_data: bool | None = None) -> None:
@@ -497,19 +599,55 @@ def _record_metrics(attributes: Mapping[str, Any], seconds: float) -> None:
 def record_sensitive(span: Any, key: str, value: Any, *, finish_reason: str | None = None) -> None:
     """Record messages, tool arguments or a tool result on ``span``, only when sensitive-data capture is on.
 
-    Lists of messages are written in the GenAI semantic conventions' JSON shape (role plus typed parts);
-    other values as JSON. Nothing is computed when capture is off.
+    Lists of messages are written in the GenAI semantic conventions' JSON shape (role plus typed parts), system
+    instructions as a list of text parts, tool arguments as a plain JSON object; other values as JSON. Nothing
+    is computed when capture is off.
     """
     if span is None or not _state["sensitive"]:
         return
     try:
         if key in (GEN_AI_INPUT_MESSAGES, GEN_AI_OUTPUT_MESSAGES):
             text = json.dumps(_messages_json(value, finish_reason=finish_reason), ensure_ascii=False, default=str)
+        elif key == GEN_AI_SYSTEM_INSTRUCTIONS:
+            text = _instructions_json(value)
+        elif key == GEN_AI_TOOL_CALL_ARGUMENTS:
+            text = _arguments_json(value)
         else:
             text = _value_json(value)
     except Exception as e:  # telemetry must never break a run
         text = f"<unserializable {type(value).__name__}: {e}>"
     span.set_attribute(key, text)
+
+
+def instruction_texts(instructions: Any) -> list[str]:
+    """The instructions as a list of texts: a string, a list of strings, or (as providers widen them) mappings
+    with a ``text``; anything else and empty texts are left out."""
+    items: Iterable[Any] = instructions if is_list_or_tuple(instructions) else [instructions]
+    texts: list[str] = []
+    for item in items:
+        text: Any = cast("Mapping[str, Any]", item).get("text") if isinstance(item, Mapping) else item
+        if isinstance(text, str) and text:
+            texts.append(text)
+    return texts
+
+
+def _instructions_json(instructions: Any) -> str:
+    """System instructions in the GenAI conventions' shape: a JSON list of text parts."""
+    parts = [{"type": "text", "content": text} for text in instruction_texts(instructions)]
+    return json.dumps(parts, ensure_ascii=False)
+
+
+def _plain_default(value: Any) -> Any:
+    """What ``json.dumps`` writes for a value it cannot: a pydantic model's fields, else the value's text."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else str(value)
+
+
+def _arguments_json(arguments: Any) -> str:
+    """Tool arguments as the plain JSON object the tool was called with (pydantic models as their fields)."""
+    if callable(getattr(arguments, "model_dump", None)):
+        arguments = _plain_default(arguments)
+    return json.dumps(arguments, ensure_ascii=False, default=_plain_default)
 
 
 def _value_json(value: Any) -> str:

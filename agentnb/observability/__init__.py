@@ -21,7 +21,9 @@ import types
 from typing import Any
 
 from .._layers import AgentTelemetryLayer, ChatTelemetryLayer, EmbeddingTelemetryLayer
+from .._telemetry import INNER_ACCUMULATED_USAGE, INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS
 from ._frames import FRAME_COLUMNS, records_frame, spans_frame, traces, usage_summary
+from ._log_order import MessageListTimestampFilter
 from ._otel import get_meter, get_tracer
 from ._prices import Prices, price_for, token_cost
 from ._resources import ROLE_EVENT_MAP, OtelAttr, create_metric_views, create_resource
@@ -42,6 +44,14 @@ from ._user_spans import (
     get_function_span_attributes,
     set_mcp_span_error,
 )
+from ._workflow_spans import (
+    EdgeGroupDeliveryStatus,
+    create_edge_group_processing_span,
+    create_processing_span,
+    create_workflow_span,
+    start_workflow_span,
+    workflow_tracer,
+)
 
 # The settings agentnb's spans obey, read from the environment when this module is (re)loaded. Assigning
 # another ObservabilitySettings to this name (as tests do with ``unittest.mock.patch``) makes it the active one.
@@ -56,26 +66,42 @@ class _ObservabilityModule(types.ModuleType):
             activate_settings(value)
         super().__setattr__(name, value)
 
+    def __getattr__(self, name: str) -> Any:
+        # The reference's module holds OpenTelemetry's metrics API as ``metrics`` (tests patch
+        # ``metrics.get_meter`` through it); loaded when first asked for, as nothing here needs it sooner.
+        if name == "metrics":
+            from opentelemetry import metrics
+
+            return metrics
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
 
 sys.modules[__name__].__class__ = _ObservabilityModule
 
 __all__ = [
     "FRAME_COLUMNS",
+    "INNER_ACCUMULATED_USAGE",
+    "INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS",
     "OBSERVABILITY_SETTINGS",
     "RECORD_COLUMNS",
     "ROLE_EVENT_MAP",
     "AgentTelemetryLayer",
     "ChatTelemetryLayer",
+    "EdgeGroupDeliveryStatus",
     "EmbeddingTelemetryLayer",
+    "MessageListTimestampFilter",
     "ObservabilitySettings",
     "OtelAttr",
     "Prices",
     "SpanStore",
     "capture_exception",
     "configure_otel_providers",
+    "create_edge_group_processing_span",
     "create_mcp_client_span",
     "create_metric_views",
+    "create_processing_span",
     "create_resource",
+    "create_workflow_span",
     "disable_instrumentation",
     "enable_instrumentation",
     "enable_sensitive_telemetry",
@@ -92,7 +118,9 @@ __all__ = [
     "span_record",
     "span_to_row",
     "spans_frame",
+    "start_workflow_span",
     "token_cost",
     "traces",
     "usage_summary",
+    "workflow_tracer",
 ]

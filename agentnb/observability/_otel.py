@@ -53,7 +53,13 @@ def get_meter(
     schema_url: str | None = None,
     attributes: dict[str, Any] | None = None,
 ) -> Meter:
-    """A meter from the current meter provider (named ``agentnb`` unless told otherwise)."""
+    """A meter from the current meter provider (named ``agentnb`` unless told otherwise).
+
+    An OpenTelemetry API too old to take ``attributes`` gets the call without them.
+    """
     from opentelemetry import metrics
 
-    return metrics.get_meter(name, version or _version(), schema_url=schema_url, attributes=attributes)
+    try:
+        return metrics.get_meter(name=name, version=version or _version(), schema_url=schema_url, attributes=attributes)
+    except TypeError:
+        return metrics.get_meter(name=name, version=version or _version(), schema_url=schema_url)

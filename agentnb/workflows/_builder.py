@@ -31,6 +31,7 @@ from ._edges import (
     graph_signature,
 )
 from ._executor import Executor, FunctionExecutor
+from ._tracing import traced_build
 from ._validation import validate_workflow_graph
 from ._workflow import Workflow
 
@@ -301,6 +302,7 @@ class WorkflowBuilder:
             )
         return executor_id
 
+    @traced_build
     def build(self) -> Workflow:
         """Validate the graph and return the :class:`Workflow`.
 

@@ -66,11 +66,12 @@ def test_runs_name_the_cell_that_started_them(kernel: KernelSession, tmp_path: P
         f"[{agent_cell}] r = await weather.run('Weather in Paris?')",
         f"[{workflow_cell}] result = await wf.run('hi')  # a workflow run",
     ]
-    # The spans of that turn carry the cell too (the DevUI's traces view reads it from there).
+    # The spans of that turn carry the cell too (the DevUI's traces view reads it from there). The last three
+    # traces are the turn, building the workflow and running it.
     spans = text(
         kernel.run(
             "from agentnb.notebook._tracing import span_rows\n"
-            "print(sorted({s['attributes'].get('agentnb.notebook.cell') for s in span_rows(last=2)} - {None}))"
+            "print(sorted({s['attributes'].get('agentnb.notebook.cell') for s in span_rows(last=3)} - {None}))"
         )
     )
     assert f"[{agent_cell}] r = await weather.run('Weather in Paris?')" in spans
@@ -78,7 +79,7 @@ def test_runs_name_the_cell_that_started_them(kernel: KernelSession, tmp_path: P
     tokens = text(
         kernel.run(
             "turn = frame.loc[frame.kind == 'agent'].iloc[0]\n"
-            "calls = [s for s in span_rows(last=2) if s['name'].startswith('chat')]\n"
+            "calls = [s for s in span_rows(last=3) if s['name'].startswith('chat')]\n"
             "print(int(turn.input_tokens), int(turn.output_tokens), len(calls))\n"
             "print(sum(s['attributes']['gen_ai.usage.input_tokens'] for s in calls),"
             " sum(s['attributes']['gen_ai.usage.output_tokens'] for s in calls))"

@@ -149,6 +149,7 @@ def test_an_agent_turn_and_a_workflow_arrive_in_phoenix_with_parents_and_kinds(p
     names = sorted(s["name"] for s in sent.values())
     turn = ["invoke_agent weather", "chat gpt-4o-mini", "execute_tool get_weather", "chat gpt-4o-mini"]
     workflow = ["workflow.run", "workflow.superstep", "workflow.superstep", "executor.process", "executor.process"]
+    workflow += ["workflow.build", "message.send"]  # building it, and the message prepare sends the writer
     assert names == sorted([*turn, *workflow, "invoke_agent writer", "chat gpt-4o-mini"])
 
     received = {s["context"]["span_id"]: s for s in _read_back(phoenix, len(sent))}
@@ -166,6 +167,8 @@ def test_an_agent_turn_and_a_workflow_arrive_in_phoenix_with_parents_and_kinds(p
         "workflow.run": "CHAIN",
         "workflow.superstep": "CHAIN",
         "executor.process": "CHAIN",
+        "workflow.build": "CHAIN",
+        "message.send": "CHAIN",
     }
     by_name = {s["name"]: s for s in received.values()}
     tool_call = by_name["execute_tool get_weather"]["attributes"]

@@ -10,11 +10,17 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
+from pydantic import BaseModel
 
-from agentnb import Agent, Message, tool
+from agentnb import Agent, AgentMiddleware, AgentMiddlewareLayer, AgentResponse, Message, tool
 from agentnb import _telemetry as tel
 from agentnb.local import FunctionChatClient, ScriptedChatClient, ToolCallingChatClient
-from agentnb.observability import disable_instrumentation, enable_instrumentation, is_instrumentation_enabled
+from agentnb.observability import (
+    AgentTelemetryLayer,
+    disable_instrumentation,
+    enable_instrumentation,
+    is_instrumentation_enabled,
+)
 from tests.observability.otel_fixtures import Otel
 
 SENSITIVE = {
@@ -151,7 +157,8 @@ async def test_sensitive_data_is_recorded_when_enabled(otel: Otel) -> None:
     enable_instrumentation(enable_sensitive_data=True, span_store=False)
     await _agent(weather).run("Weather in Reykjavik?")
     root = otel.one("invoke_agent helper")
-    assert root.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS] == "Secret system prompt."
+    instructions = [{"type": "text", "content": "Secret system prompt."}]
+    assert json.loads(root.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS]) == instructions
     sent = json.loads(root.attributes[tel.GEN_AI_INPUT_MESSAGES])
     assert sent == [{"role": "user", "parts": [{"type": "text", "content": "Weather in Reykjavik?"}]}]
     answer = json.loads(root.attributes[tel.GEN_AI_OUTPUT_MESSAGES])
@@ -159,8 +166,10 @@ async def test_sensitive_data_is_recorded_when_enabled(otel: Otel) -> None:
     assert "Sunny in Reykjavik" in answer[-1]["parts"][0]["content"]
 
     first_chat = min(otel.by_name("chat tool-calling-test-model"), key=lambda s: s.start_time or 0)
+    # The instructions are recorded apart from the conversation, as on the agent's span.
+    assert json.loads(first_chat.attributes[tel.GEN_AI_SYSTEM_INSTRUCTIONS]) == instructions
     model_input = json.loads(first_chat.attributes[tel.GEN_AI_INPUT_MESSAGES])
-    assert [m["role"] for m in model_input] == ["system", "user"]
+    assert [m["role"] for m in model_input] == ["user"]
     model_output = json.loads(first_chat.attributes[tel.GEN_AI_OUTPUT_MESSAGES])
     assert model_output[0]["parts"][0]["type"] == "tool_call"
     assert model_output[0]["parts"][0]["name"] == "weather"
@@ -230,3 +239,54 @@ async def test_nothing_is_emitted_when_instrumentation_is_off(otel: Otel) -> Non
     enable_instrumentation(span_store=False)  # twice is harmless
     await _agent(weather).run("Weather in Bern?")
     assert len(otel.by_name("invoke_agent helper")) == 1
+
+
+class Greeting(BaseModel):
+    message: str
+
+
+@tool
+def greet(greeting: Greeting, count: int) -> str:
+    """Greet."""
+    return greeting.message * count
+
+
+async def test_tool_arguments_are_plain_json_with_text_unescaped(otel: Otel) -> None:
+    enable_instrumentation(enable_sensitive_data=True, span_store=False)
+    await greet.invoke(arguments=greet.input_model(greeting=Greeting(message="こんにちは"), count=1))
+    await greet.invoke(arguments={"greeting": {"message": "안녕"}, "count": 2}, tool_call_id="call-7")
+    first, second = sorted(otel.by_name("execute_tool greet"), key=lambda s: s.start_time or 0)
+    recorded = str(first.attributes[tel.GEN_AI_TOOL_CALL_ARGUMENTS])
+    assert "\\u" not in recorded and json.loads(recorded) == {"greeting": {"message": "こんにちは"}, "count": 1}
+    assert json.loads(str(second.attributes[tel.GEN_AI_TOOL_CALL_ARGUMENTS]))["greeting"] == {"message": "안녕"}
+    assert second.attributes[tel.GEN_AI_TOOL_CALL_ID] == "call-7"
+
+
+class _Timed(AgentMiddleware):
+    """Agent middleware with a span of its own around the turn; ``answer`` short-circuits the agent."""
+
+    def __init__(self, answer: str | None = None) -> None:
+        self.answer = answer
+
+    async def process(self, context: Any, call_next: Any) -> None:
+        with trace.get_tracer("middleware").start_as_current_span("middleware"):
+            if self.answer is not None:
+                context.result = AgentResponse(messages=[Message("assistant", [self.answer])])
+                return
+            await call_next()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_agent_middleware_runs_outside_the_agent_span(otel: Otel, stream: bool) -> None:
+    assert Agent.__mro__.index(AgentMiddlewareLayer) < Agent.__mro__.index(AgentTelemetryLayer)
+    agent = Agent(ToolCallingChatClient(), name="timed", middleware=[_Timed()])
+    if stream:
+        response_stream = agent.run("Hi", stream=True)
+        _ = [update async for update in response_stream]
+        await response_stream.get_final_response()
+    else:
+        await agent.run("Hi")
+    middleware, root = otel.one("middleware"), otel.one("invoke_agent timed")
+    assert _parent(root) == middleware.context.span_id  # the middleware is outside, the agent inside
+    await Agent(ToolCallingChatClient(), name="skipped", middleware=[_Timed("cached")]).run("Hi")
+    assert not otel.by_name("invoke_agent skipped")  # a middleware that answers itself: the agent never ran

@@ -12,9 +12,7 @@ from opentelemetry.trace import StatusCode
 from typing_extensions import Self
 
 from agentnb import AGENT_FRAMEWORK_USER_AGENT, Agent, AgentResponse, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, ContextProvider, Message, BaseAgent as RawAgent, ResponseStream, SupportsAgentRun, UsageDetails, prepend_agent_framework_to_user_agent, tool
-from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, OtelAttr, get_function_span
-from tests.parity.core.missing import missing
-MessageListTimestampFilter = missing("agentnb.observability.MessageListTimestampFilter")
+from agentnb.observability import ROLE_EVENT_MAP, AgentTelemetryLayer, ChatTelemetryLayer, MessageListTimestampFilter, OtelAttr, get_function_span
 
 # region Test constants
 
@@ -1968,8 +1966,7 @@ def test_workflow_tracer_disabled(monkeypatch):
 
 def test_create_workflow_span(span_exporter):
     """Test create_workflow_span creates a span."""
-    from tests.parity.core.missing import missing
-    create_workflow_span = missing("agentnb.observability.create_workflow_span")
+    from agentnb.observability import create_workflow_span
 
     span_exporter.clear()  # type: ignore[attr-defined]
     with create_workflow_span("test_workflow", attributes={"key": "value"}):
@@ -1983,9 +1980,7 @@ def test_create_workflow_span(span_exporter):
 
 def test_create_workflow_span_uses_scoped_conversation_id(span_exporter: InMemorySpanExporter) -> None:
     """An ambient conversation id is applied only within its workflow execution scope."""
-    from agentnb.observability import OtelAttr
-    from tests.parity.core.missing import missing
-    create_workflow_span = missing("agentnb.observability.create_workflow_span")
+    from agentnb.observability import OtelAttr, create_workflow_span
 
     span_exporter.clear()  # type: ignore[attr-defined]
     with _use_telemetry_conversation_id("application-thread"):
@@ -2021,9 +2016,7 @@ def test_create_workflow_span_uses_scoped_conversation_id(span_exporter: InMemor
 
 def test_create_processing_span(span_exporter):
     """Test create_processing_span creates a span with correct attributes."""
-    from agentnb.observability import OtelAttr
-    from tests.parity.core.missing import missing
-    create_processing_span = missing("agentnb.observability.create_processing_span")
+    from agentnb.observability import OtelAttr, create_processing_span
 
     span_exporter.clear()  # type: ignore[attr-defined]
     with create_processing_span(
@@ -2043,9 +2036,7 @@ def test_create_processing_span(span_exporter):
 
 def test_create_edge_group_processing_span(span_exporter):
     """Test create_edge_group_processing_span creates correct span."""
-    from agentnb.observability import OtelAttr
-    from tests.parity.core.missing import missing
-    create_edge_group_processing_span = missing("agentnb.observability.create_edge_group_processing_span")
+    from agentnb.observability import OtelAttr, create_edge_group_processing_span
 
     span_exporter.clear()  # type: ignore[attr-defined]
     with create_edge_group_processing_span(
@@ -2067,8 +2058,7 @@ def test_create_edge_group_processing_span(span_exporter):
 
 def test_create_edge_group_processing_span_invalid_link(span_exporter):
     """Test create_edge_group_processing_span handles invalid trace context gracefully."""
-    from tests.parity.core.missing import missing
-    create_edge_group_processing_span = missing("agentnb.observability.create_edge_group_processing_span")
+    from agentnb.observability import create_edge_group_processing_span
 
     span_exporter.clear()  # type: ignore[attr-defined]
     # Invalid trace context should be handled gracefully
@@ -2091,8 +2081,7 @@ def test_create_edge_group_processing_span_invalid_link(span_exporter):
 
 def test_edge_group_delivery_status_str_and_repr():
     """Test EdgeGroupDeliveryStatus __str__ and __repr__ return the value."""
-    from tests.parity.core.missing import missing
-    EdgeGroupDeliveryStatus = missing("agentnb.observability.EdgeGroupDeliveryStatus")
+    from agentnb.observability import EdgeGroupDeliveryStatus
 
     assert str(EdgeGroupDeliveryStatus.DELIVERED) == "delivered"
     assert repr(EdgeGroupDeliveryStatus.DELIVERED) == "delivered"
@@ -5174,9 +5163,7 @@ async def test_agent_streaming_execute_failure_closes_span_and_resets_contextvar
 ):
     """If ``execute()`` raises synchronously during streaming agent invocation, the agent span is
     ended, the exception is recorded, and the telemetry contextvars are reset."""
-    from tests.parity.core.missing import missing
-    INNER_ACCUMULATED_USAGE = missing("agentnb.observability.INNER_ACCUMULATED_USAGE")
-    INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS = missing("agentnb.observability.INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS")
+    from agentnb.observability import INNER_ACCUMULATED_USAGE, INNER_RESPONSE_TELEMETRY_CAPTURED_FIELDS
 
     class _FailingExecuteAgent:
         AGENT_PROVIDER_NAME = "test_provider"

@@ -13,8 +13,7 @@ InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup, SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
 from tests.parity.core.missing import missing
 create_edge_runner = missing("agentnb.create_edge_runner")
-from tests.parity.core.missing import missing
-EdgeGroupDeliveryStatus = missing("agentnb.observability.EdgeGroupDeliveryStatus")
+from agentnb.observability import EdgeGroupDeliveryStatus
 
 
 @dataclass

@@ -13,10 +13,7 @@ from tests.parity.core.missing import missing
 InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 from agentnb import Workflow
 from agentnb import WorkflowContext
-from agentnb.observability import OtelAttr
-from tests.parity.core.missing import missing
-create_processing_span = missing("agentnb.observability.create_processing_span")
-create_workflow_span = missing("agentnb.observability.create_workflow_span")
+from agentnb.observability import OtelAttr, create_processing_span, create_workflow_span
 
 
 class MockExecutor(Executor):
