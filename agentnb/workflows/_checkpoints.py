@@ -461,11 +461,12 @@ class WorkflowCheckpoint:
                 f"Checkpoint format version {version} is newer than this agentnb understands "
                 f"({CHECKPOINT_FORMAT_VERSION}); upgrade agentnb."
             )
-        state = data.get("state", {})
-        if isinstance(state, str):  # the older form: "state" was the run state, "shared_state" the state
-            run_state, shared = state, data.get("shared_state", {})
-        else:
-            run_state, shared = data.get("run_state", "in_progress"), state
+        state = data.get("state")
+        if isinstance(state, dict):
+            run_state, shared = data.get("run_state", "in_progress"), cast("dict[str, Any]", state)
+        else:  # the older form: "state" was the run state (a string), "shared_state" the state
+            run_state = state if isinstance(state, str) else data.get("run_state", "in_progress")
+            shared = data.get("shared_state", {})
         messages: dict[str, list[Any]] | None = None
         pending: list[PendingMessage] | None = None
         if "messages" in data:

@@ -238,7 +238,7 @@ async def test_workflow_with_a_registered_user_type_restores_without_importing(t
     storage = FileCheckpointStorage(tmp_path / "cps")
     first = await build(storage, Plan).run("design")
     saved = json.loads(storage.path_of(first.checkpoint_id).read_text())
-    assert saved["shared_state"]["plan"]["type"] == "tests.security.Plan"
+    assert saved["state"]["plan"]["type"] == "tests.security.Plan"
     request_id = next(iter((await storage.load(first.checkpoint_id)).pending_requests))
     resumed = await build(storage, Plan).run(checkpoint_id=first.checkpoint_id, responses={request_id: "ok"})
     assert resumed.get_outputs() == ["ok: ['design', 'ship']"]
