@@ -559,7 +559,8 @@ CASES: dict[str, Case] = {
             # The release forwards a workflow agent's intermediate events as they are (the sample's snapshot turned
             # them into reasoning), so the agent's text holds all three and there is no reasoning content.
             re.compile(
-                r"  response\.text \(Workflow Output only\): \"plan: starting work on .*research: gathering .*final answer .*: 42\""
+                r"  response\.text \(Workflow Output only\): "
+                r"\"plan: starting work on .*research: gathering .*final answer .*: 42\""
             ),
             "  reasoning content (intermediates): ''",
             "  [intermediate] sub: plan: starting work on 'life, the universe, and everything'",
