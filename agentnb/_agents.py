@@ -7,9 +7,9 @@ and non-streaming paths share every step except how the client's answer is consu
 
 from __future__ import annotations
 
-import copy
 import functools
 import inspect
+import logging
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overloa
 
 from typing_extensions import Self, TypeVar
 
+from ._call_history import PerServiceCallHistory, service_stores_history
 from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._listeners import AgentListener, current_listener, listening
@@ -38,13 +39,15 @@ from ._types import (
     normalize_messages,
     relabel_chat_update,
 )
-from .exceptions import UserInputRequiredError
+from .exceptions import ServiceResponseError, UserInputRequiredError
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
     from ._compaction_protocols import CompactionStrategy, TokenizerProtocol
 
 __all__ = ["Agent", "BaseAgent", "SupportsAgentRun"]
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -250,6 +253,8 @@ class _Turn:
         self.providers = providers
         self.session_context: SessionContext | None = None
         self.compaction: dict[str, Any] = {}
+        # Set when the agent saves history per model call (see agentnb._call_history); None on a plain turn.
+        self.per_call: PerServiceCallHistory | None = None
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session
@@ -258,8 +263,44 @@ class _Turn:
     async def prepare(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
         sc = self._session_context()
         session = self.context.session
+        if self.agent.require_per_service_call_history_persistence:
+            return await self._prepare_per_call(sc)
         for provider in self.providers:
             await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        return self._request(sc)
+
+    async def _prepare_per_call(self, sc: SessionContext) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        """:meth:`prepare` when history is saved after each model call (the history providers save there)."""
+        agent, session, options = self.agent, self.context.session, self.context.options
+        history = [p for p in self.providers if isinstance(p, HistoryProvider)]
+        stores = service_stores_history(agent.client, options)
+        if session is not None and history:
+            if not stores and (session.service_session_id or options.get("conversation_id")):
+                raise ServiceResponseError(
+                    "require_per_service_call_history_persistence cannot be used with an existing "
+                    "service-managed conversation while the service is not storing history (store=False)."
+                )
+            if stores:
+                for provider in history:
+                    if provider.load_messages:
+                        logger.warning(
+                            "HistoryProvider '%s' has load_messages=True but the chat client stores history "
+                            "server-side; skipping local history load and relying on the service-managed "
+                            "conversation. Set store=False to load from the provider, or load_messages=False "
+                            "to silence this warning.",
+                            provider.source_id,
+                        )
+        for provider in self.providers:
+            if stores and isinstance(provider, HistoryProvider):
+                continue  # the service holds what the model reads
+            await provider.before_run(agent=agent, session=session, context=sc, state=self._state(provider))
+        if session is not None and history:
+            earlier = self.per_call  # agent middleware may run the turn again: one saver per run of it
+            self.per_call = PerServiceCallHistory(
+                agent=agent, session=session, providers=history, context=sc, service_stores_history=stores
+            )
+            # Innermost, so each model call it sees is one the provider is really asked.
+            self.chat_middleware = [*(m for m in self.chat_middleware if m is not earlier), self.per_call]
         return self._request(sc)
 
     def prepared(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
@@ -295,10 +336,15 @@ class _Turn:
     async def finish(self, chat: ChatResponse) -> AgentResponse:
         response = self._response(chat)
         agent, session, sc = self.agent, self.context.session, self._prepared_context()
-        history_context = _sent_history_context(sc) if agent.require_per_service_call_history_persistence else sc
+        per_call = self.per_call
+        if per_call is not None:
+            await per_call.flush()  # the last model call's share; the history providers saved the rest already
+            if not per_call.service_stores_history:
+                response.response_id = None  # a model call's id is no handle to resume this history from
         for provider in reversed(self.providers):
-            context = history_context if isinstance(provider, HistoryProvider) else sc
-            await provider.after_run(agent=agent, session=session, context=context, state=self._state(provider))
+            if per_call is not None and isinstance(provider, HistoryProvider):
+                continue
+            await provider.after_run(agent=agent, session=session, context=sc, state=self._state(provider))
         self._continue_on(chat)
         return response
 
@@ -324,26 +370,6 @@ class _Turn:
         session = self.context.session
         if session is not None and chat.conversation_id:
             session.service_session_id = chat.conversation_id
-
-
-def _sent_history_context(sc: SessionContext) -> SessionContext:
-    """The run as a service-side history would hold it: tool results no model call was sent are left out.
-
-    History saved per model call contains each request and each reply; results a middleware ended the run
-    on never reached a model, so they are not part of it.
-    """
-    response = sc.response
-    if response is None:
-        return sc
-    messages = list(response.messages)
-    while messages and messages[-1].role == "tool":
-        messages.pop()
-    if len(messages) == len(response.messages):
-        return sc
-    trimmed = copy.copy(sc)
-    trimmed.response = copy.copy(response)
-    trimmed.response.messages = messages
-    return trimmed
 
 
 OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
@@ -446,10 +472,30 @@ class Agent(BaseAgent, Generic[OptionsT]):
         """The model that answers, as the client reports it."""
         return self.default_options.get("model_id") or self.client.model_id
 
-    def _providers_for(self, session: AgentSession | None) -> list[ContextProvider]:
+    def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The run's options over the agent's: a ``None`` is unset (the agent's value stays; never sent)."""
+        merged = {**self.default_options, **options} if options else dict(self.default_options)
+        if None in merged.values():
+            merged = {k: v for k, v in self.default_options.items() if v is not None}
+            merged.update((k, v) for k, v in (options or {}).items() if v is not None)
+        return merged
+
+    def _providers_for(self, session: AgentSession | None, options: dict[str, Any]) -> list[ContextProvider]:
+        """The run's context providers: with a session and no history that loads, the agent gains local history.
+
+        Not when the service keeps the conversation (the session continues a service conversation, or
+        ``store``/the client's ``STORES_BY_DEFAULT`` says it stores). As in the reference, the agent keeps the
+        added ``InMemoryHistoryProvider`` (it holds nothing itself: the history lives in each session).
+        """
         providers = self.context_providers
-        if session is not None and not any(isinstance(p, HistoryProvider) for p in providers):
-            return [InMemoryHistoryProvider(), *providers]
+        if session is None or session.service_session_id:
+            return providers
+        for provider in providers:
+            if isinstance(provider, HistoryProvider) and provider.load_messages:
+                return providers
+        if options.get("conversation_id") or service_stores_history(self.client, options):
+            return providers
+        providers.insert(0, InMemoryHistoryProvider())
         return providers
 
     @overload
@@ -517,14 +563,14 @@ class Agent(BaseAgent, Generic[OptionsT]):
             agent=self,
             messages=normalize_messages(messages),
             session=session,
-            options={**self.default_options, **(options or {})},
+            options=self._options(options),
             stream=stream,
             kwargs=kwargs,
             function_invocation_kwargs=function_invocation_kwargs,
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
-        turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session))
+        turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session, context.options))
         turn.compaction = {
             "compaction_strategy": compaction_strategy or self.compaction_strategy,
             "tokenizer": tokenizer or self.tokenizer,
