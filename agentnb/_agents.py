@@ -96,8 +96,19 @@ class BaseAgent(ABC):
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
-        self.middleware: list[Any] = list(middleware or [])
+        self.middleware = list(middleware or [])
         self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    @property
+    def middleware(self) -> list[Any]:
+        """The agent's middleware; assigning a new list takes effect from the next run."""
+        return self._middleware
+
+    @middleware.setter
+    def middleware(self, value: Sequence[Any]) -> None:
+        self._middleware = list(value)
+        # By kind: (agent middleware, chat and function middleware), sorted on the next run that needs it.
+        self._sorted_middleware: tuple[list[AgentMiddleware], list[Any]] | None = None
 
     @property
     def id(self) -> str:
@@ -255,6 +266,7 @@ class _Turn:
         self.compaction: dict[str, Any] = {}
         # Set when the agent saves history per model call (see agentnb._call_history); None on a plain turn.
         self.per_call: PerServiceCallHistory | None = None
+        self.provider_middleware: Sequence[Any] = ()  # what context providers added (SessionContext.extend_middleware)
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session
@@ -267,7 +279,16 @@ class _Turn:
             return await self._prepare_per_call(sc)
         for provider in self.providers:
             await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        if sc.middleware:
+            self._add_provider_middleware(sc)
         return self._request(sc)
+
+    def _add_provider_middleware(self, sc: SessionContext) -> None:
+        """The middleware providers added: inside the run's own (a repeated run of the turn replaces them)."""
+        added = sc.get_middleware()
+        earlier = self.provider_middleware
+        self.chat_middleware = [*(m for m in self.chat_middleware if not any(m is e for e in earlier)), *added]
+        self.provider_middleware = added
 
     async def _prepare_per_call(self, sc: SessionContext) -> tuple[list[Message], dict[str, Any], list[Any]]:
         """:meth:`prepare` when history is saved after each model call (the history providers save there)."""
@@ -294,6 +315,8 @@ class _Turn:
             if stores and isinstance(provider, HistoryProvider):
                 continue  # the service holds what the model reads
             await provider.before_run(agent=agent, session=session, context=sc, state=self._state(provider))
+        if sc.middleware:
+            self._add_provider_middleware(sc)
         if session is not None and history:
             earlier = self.per_call  # agent middleware may run the turn again: one saver per run of it
             self.per_call = PerServiceCallHistory(
@@ -329,7 +352,7 @@ class _Turn:
         if instructions:
             options["instructions"] = "\n\n".join(instructions)
         if session is not None and session.service_session_id and "conversation_id" not in options:
-            options["conversation_id"] = session.service_session_id
+            options["conversation_id"] = _conversation_handle(session.service_session_id)
         tools = [*self.agent.tools, *self.tools, *sc.tools]
         return sc.get_messages(include_input=True), options, tools
 
@@ -372,6 +395,17 @@ class _Turn:
             session.service_session_id = chat.conversation_id
 
 
+def _conversation_handle(service_session_id: object) -> str:
+    """A session's service conversation id as a chat client takes it (a string, never a structured id)."""
+    if isinstance(service_session_id, str):
+        return service_session_id
+    raise ServiceResponseError(
+        "This agent expects a string service_session_id for provider conversation continuation; the session "
+        f"holds {type(service_session_id).__name__} (a structured id belongs to the agent that made it, such as "
+        "an A2A agent)."
+    )
+
+
 OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
 
 
@@ -381,21 +415,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
     ``async with Agent(...) as agent:`` enters the client and every tool that is an async context manager
     (MCP servers connect) and closes them on leaving, in reverse order.
 
-    Args:
-        client: The chat client that answers (a provider such as ``OpenAIChatClient`` or an offline model).
-        instructions: The system prompt.
-        tools: Functions, ``FunctionTool``s, other agents (``agent.as_tool()``) or MCP tools.
-        default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
-        context_providers: Providers that add history or context to each run.
-        middleware: Agent, chat and function middleware (sorted by kind; they wrap run-level middleware).
-        require_per_service_call_history_persistence: Save history after each model call rather than once
-            per run, so what is stored matches what the model was sent (a tool result that a middleware
-            ended the run on is not stored, as a service-side history would not have it).
-        compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
-            instead of the client's own.
-        tokenizer: Counts tokens for compaction (instead of the client's).
-        otel_provider_name: The ``gen_ai.provider.name`` of this agent's ``invoke_agent`` spans and metrics
-            (the client's ``OTEL_PROVIDER_NAME`` when unset); model-call spans keep the client's.
+    The constructor's docstring lists its arguments.
 
     Example:
         ```python
@@ -430,6 +450,26 @@ class Agent(BaseAgent, Generic[OptionsT]):
         additional_properties: dict[str, Any] | None = None,
         otel_provider_name: str | None = None,
     ) -> None:
+        """Make the agent.
+
+        Args:
+            client: The chat client to use for the agent. A provider such as ``OpenAIChatClient`` or an
+                offline model.
+            instructions: The system prompt.
+            tools: Functions, ``FunctionTool``s, other agents (``agent.as_tool()``) or MCP tools.
+            default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
+            context_providers: Providers that add history or context to each run.
+            middleware: List of middleware to intercept agent and function invocations. Agent, chat and
+                function middleware, sorted by kind; they wrap run-level middleware.
+            require_per_service_call_history_persistence: Save history after each model call rather than once
+                per run, so what is stored matches what the model was sent (a tool result that a middleware
+                ended the run on is not stored, as a service-side history would not have it).
+            compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
+                instead of the client's own.
+            tokenizer: Counts tokens for compaction (instead of the client's).
+            otel_provider_name: The ``gen_ai.provider.name`` of this agent's ``invoke_agent`` spans and metrics
+                (the client's ``OTEL_PROVIDER_NAME`` when unset); model-call spans keep the client's.
+        """
         super().__init__(
             id=id,
             name=name,
@@ -442,13 +482,24 @@ class Agent(BaseAgent, Generic[OptionsT]):
         self.instructions = instructions
         self.tools: list[Any] = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         self.default_options: dict[str, Any] = dict(default_options or {})
+        model = getattr(client, "model", None)
+        if isinstance(model, str) and "model" not in self.default_options:
+            self.default_options["model"] = model  # a client naming its model by ``model`` (the reference's)
+        # A client written for the reference may want to know the agent it serves (it keeps a name it has).
+        update_name = getattr(client, "_update_agent_name_and_description", None)
+        if callable(update_name):
+            update_name(name, description)
         self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
         self.compaction_strategy = compaction_strategy
         self.tokenizer = tokenizer
         self.otel_provider_name = otel_provider_name
-        self._agent_middleware, chat, function = split_middleware(self.middleware)
-        self._client_middleware: list[Any] = [*chat, *function]
         self._exit_stack: AsyncExitStack | None = None
+        self._sort_middleware()  # a middleware of unknown kind fails here, not on the first run
+
+    def _sort_middleware(self) -> tuple[list[AgentMiddleware], list[Any]]:
+        agent, chat, function = split_middleware(self.middleware)
+        self._sorted_middleware = (agent, [*chat, *function])
+        return self._sorted_middleware
 
     async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
@@ -545,18 +596,21 @@ class Agent(BaseAgent, Generic[OptionsT]):
         function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
+        """Run the agent with the given messages and options.
+
+        One turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
 
         Args:
             messages: The new input: a string, Content, Message or a list of them.
             stream: Stream updates as they are produced.
             session: Continue this conversation (history is kept in it).
-            middleware: Extra middleware for this run (inside the agent's own).
+            middleware: Optional per-run agent, chat, and function middleware. It runs inside the agent's own.
             tools: Extra tools for this run.
             options: ``ChatOptions`` overriding the agent's ``default_options``.
             compaction_strategy: Compact this run's model calls with this (instead of the agent's or client's).
             tokenizer: Count tokens with this (instead of the agent's or client's).
-            function_invocation_kwargs: Values passed to this run's tools that accept ``**kwargs``.
+            function_invocation_kwargs: Keyword arguments forwarded to tool invocation. This run's tools
+                that accept ``**kwargs`` receive them.
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
         context = AgentContext(
@@ -569,13 +623,14 @@ class Agent(BaseAgent, Generic[OptionsT]):
             function_invocation_kwargs=function_invocation_kwargs,
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
-        chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
+        own_agent_mw, own_client_mw = self._sorted_middleware or self._sort_middleware()
+        chat_mw = [*own_client_mw, *run_chat_mw, *run_function_mw]
         turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session, context.options))
         turn.compaction = {
             "compaction_strategy": compaction_strategy or self.compaction_strategy,
             "tokenizer": tokenizer or self.tokenizer,
         }
-        agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
+        agent_mw: list[AgentMiddleware] = [*own_agent_mw, *run_agent_mw]
         listener = current_listener()
         if listener is not None:
             return self._listened(turn, agent_mw, listener, stream)

@@ -14,7 +14,18 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    cast,
+    overload,
+    runtime_checkable,
+)
 
 from typing_extensions import Self, TypeVar
 
@@ -189,6 +200,9 @@ class BaseChatClient(ABC, Generic[OptionsT]):
     """
 
     OTEL_PROVIDER_NAME: str = "agentnb"
+    # Whether the service keeps the conversation when a request leaves ``store`` unset (an agent then keeps
+    # no local history of its own); providers whose API stores by default set it.
+    STORES_BY_DEFAULT: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -359,9 +373,15 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
+        if "additional_function_arguments" in options:  # the reference's option: tool kwargs, never sent
+            arguments: Mapping[str, Any] = options.pop("additional_function_arguments") or {}
+            function_invocation_kwargs = {**(function_invocation_kwargs or {}), **arguments}
         if client_kwargs:
             kwargs = {**kwargs, **client_kwargs}
             run_middleware = kwargs.pop("middleware", None)  # the reference's run-level middleware travels here
+            if "session" in kwargs:  # and so does the agent session
+                given = kwargs.pop("session")
+                session = session if session is not None else given
             if run_middleware:
                 listed = run_middleware if is_list_or_tuple(run_middleware) else [run_middleware]
                 middleware = [*(middleware or []), *listed]

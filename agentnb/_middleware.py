@@ -196,6 +196,14 @@ class FunctionMiddleware(_Middleware[FunctionInvocationContext]):
     """Wraps each tool call of a run."""
 
 
+class MiddlewareType(str, Enum):
+    """The three places middleware runs: around the agent turn, each model call, or each tool call."""
+
+    AGENT = "agent"
+    FUNCTION = "function"
+    CHAT = "chat"
+
+
 class _FunctionMiddleware:
     """Adapts a plain ``async def f(context, call_next)`` to a middleware class."""
 
@@ -210,24 +218,17 @@ class _FunctionMiddleware:
         return f"{type(self).__name__}({self.__name__})"
 
 
+# Each keeps its kind where the reference's decorators mark a function (``_middleware_type``).
 class _AgentFunctionMiddleware(_FunctionMiddleware, AgentMiddleware):
-    pass
+    _middleware_type = MiddlewareType.AGENT
 
 
 class _ChatFunctionMiddleware(_FunctionMiddleware, ChatMiddleware):
-    pass
+    _middleware_type = MiddlewareType.CHAT
 
 
 class _FunctionFunctionMiddleware(_FunctionMiddleware, FunctionMiddleware):
-    pass
-
-
-class MiddlewareType(str, Enum):
-    """The three places middleware runs: around the agent turn, each model call, or each tool call."""
-
-    AGENT = "agent"
-    FUNCTION = "function"
-    CHAT = "chat"
+    _middleware_type = MiddlewareType.FUNCTION
 
 
 # What the ``middleware=`` lists accept, named as in the reference: a middleware object, or a function

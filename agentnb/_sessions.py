@@ -14,9 +14,10 @@ from collections.abc import Collection, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
+from ._middleware import split_middleware
 from ._serialization import decode, encode
 from ._types import Message
-from .exceptions import SessionError
+from .exceptions import MiddlewareError, SessionError
 
 if TYPE_CHECKING:
     from ._types import AgentResponse
@@ -139,6 +140,8 @@ class SessionContext:
         self.options: dict[str, Any] = options if options is not None else {}
         self._response: AgentResponse | None = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+        # Chat and function middleware providers add for this run, by source id (see extend_middleware).
+        self.middleware: dict[str, list[Any]] = {}
 
     @property
     def response(self) -> AgentResponse | None:
@@ -194,6 +197,24 @@ class SessionContext:
     def extend_tools(self, source_id: str, tools: Sequence[Any]) -> None:
         """Offer more tools for this run."""
         self.tools.extend(tools)
+
+    def extend_middleware(self, source_id: str, middleware: Any) -> None:
+        """Wrap this run's model and tool calls in more middleware (one or a list; chat or function).
+
+        They run inside the agent's and the run's own middleware. Agent middleware cannot be added here: the
+        run it would wrap has already started (``MiddlewareError``).
+        """
+        agent, chat, function = split_middleware(middleware)
+        if agent:
+            raise MiddlewareError(
+                f"Context providers may only add chat or function middleware; {source_id!r} added agent "
+                f"middleware {agent[0]!r}, which must be given to the agent or the run instead."
+            )
+        self.middleware.setdefault(source_id, []).extend([*chat, *function])
+
+    def get_middleware(self) -> list[Any]:
+        """The middleware providers added, in the order the providers ran."""
+        return list(chain.from_iterable(self.middleware.values()))
 
     def get_messages(
         self,
