@@ -53,6 +53,7 @@ from ._middleware import (
     ChatMiddleware,
     FunctionInvocationContext,
     FunctionMiddleware,
+    MiddlewareType,
     run_pipeline,
     split_middleware,
 )
@@ -85,6 +86,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_ITERATIONS = 40
+# The middleware kinds a chat client runs (an agent runs agent middleware around them).
+_CLIENT_KINDS = (MiddlewareType.CHAT, MiddlewareType.FUNCTION)
 DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST = 3
 LIMIT_REACHED_TEXT = "Function invocation limit reached before a final answer could be produced."
 
@@ -388,7 +391,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         if tools is not None:
             extra = tools if is_list_or_tuple(tools) else [tools]
             options["tools"] = [*(options.get("tools") or []), *extra]
-        _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+        _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])], supported=_CLIENT_KINDS)
         strategy = compaction_strategy or self.compaction_strategy
         counter = tokenizer or self.tokenizer
         compaction: RequestCompactor | None = None

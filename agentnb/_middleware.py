@@ -38,6 +38,7 @@ __all__ = [
     "FunctionMiddleware",
     "FunctionMiddlewareCallable",
     "FunctionMiddlewareTypes",
+    "MiddlewareBundle",
     "MiddlewareTermination",
     "MiddlewareType",
     "MiddlewareTypes",
@@ -326,16 +327,66 @@ def _classify(item: Any) -> Any:
     )
 
 
+class MiddlewareBundle:
+    """Middleware that only works together (one feature over the agent turn, model calls and tool calls).
+
+    Pass the bundle where middleware goes (``Agent(middleware=[bundle])``, ``agent.run(middleware=[bundle])``):
+    its members are sorted by kind like any middleware, in their order, and are always installed all together.
+    It is not a sequence, so it cannot be sliced apart; a place that cannot run one of its kinds (a chat
+    client's ``middleware=`` runs no agent middleware) raises ``MiddlewareError`` instead of dropping a member.
+
+    Args:
+        middleware: The members: middleware objects, or functions whose kind can be told (see
+            :func:`split_middleware`). A bundle inside a bundle is refused.
+
+    Raises:
+        MiddlewareError: A member is a bundle, or not middleware of a kind that can be told.
+    """
+
+    def __init__(self, middleware: Sequence[Any]) -> None:
+        members: list[Any] = []
+        for member in middleware:
+            if isinstance(member, MiddlewareBundle):
+                raise MiddlewareError(
+                    "MiddlewareBundle members must be middleware objects; nesting a MiddlewareBundle inside "
+                    "another bundle is not supported."
+                )
+            if not isinstance(member, (AgentMiddleware, ChatMiddleware, FunctionMiddleware)) and not callable(member):
+                raise MiddlewareError(
+                    "MiddlewareBundle members must be agent, function, or chat middleware; got "
+                    f"{type(member).__name__}."
+                )
+            members.append(_classify(member))  # a function of unknown kind raises here
+        self._members = tuple(members)
+
+    @property
+    def members(self) -> tuple[Any, ...]:
+        """The members, in order (each a middleware object)."""
+        return self._members
+
+    def __repr__(self) -> str:
+        return f"MiddlewareBundle({', '.join(type(m).__name__ for m in self._members)})"
+
+
 def split_middleware(
     items: Sequence[Any] | Any | None,
+    *,
+    supported: tuple[MiddlewareType, ...] | None = None,
 ) -> tuple[list[AgentMiddleware], list[ChatMiddleware], list[FunctionMiddleware]]:
-    """Sort a mixed middleware list into agent, chat and function middleware, keeping their order."""
+    """Sort a mixed middleware list into agent, chat and function middleware, keeping their order.
+
+    A :class:`MiddlewareBundle` adds its members in place. With ``supported`` (the kinds the caller runs), a
+    bundle member of another kind raises ``MiddlewareError``: a bundle is never installed in part.
+    """
     agent: list[AgentMiddleware] = []
     chat: list[ChatMiddleware] = []
     function: list[FunctionMiddleware] = []
     if items is None:
         return agent, chat, function
     for item in items if is_list_or_tuple(items) else [items]:
+        if isinstance(item, MiddlewareBundle):
+            _split_bundle(item, supported, agent, chat, function)
+            continue
         mw = _classify(item)
         if isinstance(mw, AgentMiddleware):
             agent.append(mw)
@@ -344,6 +395,30 @@ def split_middleware(
         else:
             function.append(mw)
     return agent, chat, function
+
+
+def _split_bundle(
+    bundle: MiddlewareBundle,
+    supported: tuple[MiddlewareType, ...] | None,
+    agent: list[AgentMiddleware],
+    chat: list[ChatMiddleware],
+    function: list[FunctionMiddleware],
+) -> None:
+    for member in bundle.members:
+        if isinstance(member, AgentMiddleware):
+            kind, into = MiddlewareType.AGENT, cast("list[Any]", agent)
+        elif isinstance(member, ChatMiddleware):
+            kind, into = MiddlewareType.CHAT, cast("list[Any]", chat)
+        else:
+            kind, into = MiddlewareType.FUNCTION, cast("list[Any]", function)
+        if supported is not None and kind not in supported:
+            raise MiddlewareError(
+                f"MiddlewareBundle member {type(member).__name__} is {kind.value} middleware, but this middleware "
+                f"seam supports only {', '.join(k.value for k in supported)} middleware. A bundle is one "
+                "indivisible feature and cannot be partially installed; pass the bundle to the agent instead "
+                "(Agent(middleware=[...]) or agent.run(middleware=[...]))."
+            )
+        into.append(member)
 
 
 async def run_pipeline(
