@@ -692,7 +692,7 @@ class Agent(BaseAgent, Generic[OptionsT]):
         # then passes the turn's stream through, so an update crosses no generator of its own here.
         async def opened() -> ResponseStream[AgentResponseUpdate, AgentResponse]:
             await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
-            return turn.context.result
+            return turn.context.hooked_result(turn.context.result)
 
         def originated(final: AgentResponse) -> None:
             attach_origin(final, self, turn.context.session, turn.context.messages)

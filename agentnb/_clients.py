@@ -781,8 +781,9 @@ class _FunctionInvocationLoop:
         self.required_used = True
         if self.chat_middleware:
             await run_pipeline(self.chat_middleware, context, self.model_call)
-        else:  # most requests have none: no pipeline coroutine per model call
-            await self.model_call(context)
+            return context.hooked_result(context.result) if stream else context.result
+        # Most requests have none: no pipeline coroutine per model call.
+        await self.model_call(context)
         return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------

@@ -50,7 +50,51 @@ __all__ = [
 CallNext = Callable[[], Awaitable[None]]
 
 
-class AgentContext:
+class _StreamHooks:
+    """Hooks middleware registers on a streamed result before it exists (the reference's ``stream_*_hooks``).
+
+    Added to once ``call_next()`` has set up the stream, they are attached to ``context.result`` when the
+    middleware chain unwinds; the lists are made on first use, so a context nobody hooks costs nothing.
+    """
+
+    _hooks: tuple[list[Any], list[Any], list[Any]] | None = None
+
+    def _stream_hooks(self) -> tuple[list[Any], list[Any], list[Any]]:
+        if self._hooks is None:
+            self._hooks = ([], [], [])
+        return self._hooks
+
+    @property
+    def stream_transform_hooks(self) -> list[Callable[[Any], Any]]:
+        """Hooks that see (and may replace) each streamed update."""
+        return self._stream_hooks()[0]
+
+    @property
+    def stream_result_hooks(self) -> list[Callable[[Any], Any]]:
+        """Hooks that see (and may replace) the stream's final response."""
+        return self._stream_hooks()[1]
+
+    @property
+    def stream_cleanup_hooks(self) -> list[Callable[[], Any]]:
+        """Hooks run once when the stream ends, however it ends."""
+        return self._stream_hooks()[2]
+
+    def hooked_result(self, result: Any) -> Any:
+        """``result`` with the registered stream hooks attached (as it is when none were, or not a stream)."""
+        hooks = self._hooks
+        if hooks is None or not hasattr(result, "with_transform_hook"):
+            return result
+        transforms, results, cleanups = hooks
+        for transform in transforms:
+            result = result.with_transform_hook(transform)
+        for hook in results:
+            result = result.with_result_hook(hook)
+        for cleanup in cleanups:
+            result = result.with_cleanup_hook(cleanup)
+        return result
+
+
+class AgentContext(_StreamHooks):
     """What agent middleware sees: the agent, the input messages, session, options and (after) the result.
 
     ``result`` is an ``AgentResponse`` for a normal run and a ``ResponseStream`` when ``stream`` is true.
@@ -80,7 +124,7 @@ class AgentContext:
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
-class ChatContext:
+class ChatContext(_StreamHooks):
     """What chat middleware sees for one model call: messages, options and (after) the response.
 
     ``result`` is a ``ChatResponse``, or a ``ResponseStream`` of updates when ``stream`` is true. ``session``
