@@ -264,9 +264,12 @@ class _Turn:
         self.providers = providers
         self.session_context: SessionContext | None = None
         self.compaction: dict[str, Any] = {}
-        # Set when the agent saves history per model call (see agentnb._call_history); None on a plain turn.
-        self.per_call: PerServiceCallHistory | None = None
-        self.provider_middleware: Sequence[Any] = ()  # what context providers added (SessionContext.extend_middleware)
+
+    # Class-level defaults, so a plain turn pays nothing for them:
+    # set when the agent saves history per model call (see agentnb._call_history);
+    per_call: PerServiceCallHistory | None = None
+    # what context providers added (SessionContext.extend_middleware).
+    provider_middleware: Sequence[Any] = ()
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session
@@ -279,7 +282,7 @@ class _Turn:
             return await self._prepare_per_call(sc)
         for provider in self.providers:
             await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
-        if sc.middleware:
+        if sc.has_middleware:
             self._add_provider_middleware(sc)
         return self._request(sc)
 
@@ -315,7 +318,7 @@ class _Turn:
             if stores and isinstance(provider, HistoryProvider):
                 continue  # the service holds what the model reads
             await provider.before_run(agent=agent, session=session, context=sc, state=self._state(provider))
-        if sc.middleware:
+        if sc.has_middleware:
             self._add_provider_middleware(sc)
         if session is not None and history:
             earlier = self.per_call  # agent middleware may run the turn again: one saver per run of it
@@ -523,12 +526,10 @@ class Agent(BaseAgent, Generic[OptionsT]):
         """The model that answers, as the client reports it."""
         return self.default_options.get("model_id") or self.client.model_id
 
-    def _options(self, options: dict[str, Any] | None) -> dict[str, Any]:
-        """The run's options over the agent's: a ``None`` is unset (the agent's value stays; never sent)."""
-        merged = {**self.default_options, **options} if options else dict(self.default_options)
-        if None in merged.values():
-            merged = {k: v for k, v in self.default_options.items() if v is not None}
-            merged.update((k, v) for k, v in (options or {}).items() if v is not None)
+    def _options_set(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The run's options over the agent's, leaving out every ``None`` (unset, as in the reference)."""
+        merged = {k: v for k, v in self.default_options.items() if v is not None}
+        merged.update((k, v) for k, v in (options or {}).items() if v is not None)
         return merged
 
     def _providers_for(self, session: AgentSession | None, options: dict[str, Any]) -> list[ContextProvider]:
@@ -613,11 +614,14 @@ class Agent(BaseAgent, Generic[OptionsT]):
                 that accept ``**kwargs`` receive them.
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
+        opts = {**self.default_options, **options} if options else {**self.default_options}
+        if None in opts.values():  # a None is unset: the agent's value stays, and None is never sent
+            opts = self._options_set(options)
         context = AgentContext(
             agent=self,
             messages=normalize_messages(messages),
             session=session,
-            options=self._options(options),
+            options=opts,
             stream=stream,
             kwargs=kwargs,
             function_invocation_kwargs=function_invocation_kwargs,

@@ -140,8 +140,20 @@ class SessionContext:
         self.options: dict[str, Any] = options if options is not None else {}
         self._response: AgentResponse | None = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
-        # Chat and function middleware providers add for this run, by source id (see extend_middleware).
-        self.middleware: dict[str, list[Any]] = {}
+
+    _middleware: dict[str, list[Any]] | None = None  # made on first use: most runs have none
+
+    @property
+    def middleware(self) -> dict[str, list[Any]]:
+        """Chat and function middleware providers added for this run, by source id (see extend_middleware)."""
+        if self._middleware is None:
+            self._middleware = {}
+        return self._middleware
+
+    @property
+    def has_middleware(self) -> bool:
+        """Whether a provider added middleware to this run."""
+        return bool(self._middleware)
 
     @property
     def response(self) -> AgentResponse | None:
