@@ -108,7 +108,9 @@ class BaseAgent(ABC):
     def middleware(self, value: Sequence[Any]) -> None:
         self._middleware = list(value)
         # By kind: (agent middleware, chat and function middleware), sorted on the next run that needs it.
-        self._sorted_middleware: tuple[list[AgentMiddleware], list[Any]] | None = None
+        self._sorted_middleware: tuple[tuple[AgentMiddleware, ...], tuple[Any, ...]] | None = (
+            None if self._middleware else ((), ())
+        )
 
     @property
     def id(self) -> str:
@@ -497,11 +499,12 @@ class Agent(BaseAgent, Generic[OptionsT]):
         self.tokenizer = tokenizer
         self.otel_provider_name = otel_provider_name
         self._exit_stack: AsyncExitStack | None = None
-        self._sort_middleware()  # a middleware of unknown kind fails here, not on the first run
+        if self._sorted_middleware is None:
+            self._sort_middleware()  # a middleware of unknown kind fails here, not on the first run
 
-    def _sort_middleware(self) -> tuple[list[AgentMiddleware], list[Any]]:
+    def _sort_middleware(self) -> tuple[tuple[AgentMiddleware, ...], tuple[Any, ...]]:
         agent, chat, function = split_middleware(self.middleware)
-        self._sorted_middleware = (agent, [*chat, *function])
+        self._sorted_middleware = (tuple(agent), (*chat, *function))
         return self._sorted_middleware
 
     async def __aenter__(self) -> Self:
