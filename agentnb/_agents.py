@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import logging
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overloa
 
 from typing_extensions import Self, TypeVar
 
+from ._call_history import PerServiceCallHistory, service_stores_history
 from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._layers import AgentMiddlewareLayer, AgentTelemetryLayer
@@ -39,13 +41,15 @@ from ._types import (
     normalize_messages,
     relabel_chat_update,
 )
-from .exceptions import UserInputRequiredError
+from .exceptions import ServiceResponseError, UserInputRequiredError
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
     from ._compaction_protocols import CompactionStrategy, TokenizerProtocol
 
 __all__ = ["Agent", "BaseAgent", "SupportsAgentRun"]
+
+logger = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -94,8 +98,21 @@ class BaseAgent(ABC):
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
-        self.middleware: list[Any] = list(middleware or [])
+        self.middleware = list(middleware or [])
         self.additional_properties: dict[str, Any] = additional_properties or {}
+
+    @property
+    def middleware(self) -> list[Any]:
+        """The agent's middleware; assigning a new list takes effect from the next run."""
+        return self._middleware
+
+    @middleware.setter
+    def middleware(self, value: Sequence[Any]) -> None:
+        self._middleware = list(value)
+        # By kind: (agent middleware, chat and function middleware), sorted on the next run that needs it.
+        self._sorted_middleware: tuple[tuple[AgentMiddleware, ...], tuple[Any, ...]] | None = (
+            None if self._middleware else ((), ())
+        )
 
     @property
     def id(self) -> str:
@@ -247,18 +264,16 @@ class _Turn:
         self.agent = agent
         self.context = context
         self.tools = tools
-        self.run_chat_middleware = chat_middleware
+        self.chat_middleware = chat_middleware
         self.providers = providers
         self.session_context: SessionContext | None = None
         self.compaction: dict[str, Any] = {}
 
-    @property
-    def chat_middleware(self) -> list[Any]:
-        """The run's chat and function middleware, then (inside them) what the context providers added."""
-        sc = self.session_context
-        if sc is None or not sc.middleware:
-            return self.run_chat_middleware
-        return [*self.run_chat_middleware, *sc.get_middleware()]
+    # Class-level defaults, so a plain turn pays nothing for them:
+    # set when the agent saves history per model call (see agentnb._call_history);
+    per_call: PerServiceCallHistory | None = None
+    # what context providers added (SessionContext.extend_middleware).
+    provider_middleware: Sequence[Any] = ()
 
     def _state(self, provider: ContextProvider) -> dict[str, Any]:
         session = self.context.session
@@ -267,8 +282,55 @@ class _Turn:
     async def prepare(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
         sc = self._session_context()
         session = self.context.session
+        if self.agent.require_per_service_call_history_persistence:
+            return await self._prepare_per_call(sc)
         for provider in self.providers:
             await provider.before_run(agent=self.agent, session=session, context=sc, state=self._state(provider))
+        if sc.has_middleware:
+            self._add_provider_middleware(sc)
+        return self._request(sc)
+
+    def _add_provider_middleware(self, sc: SessionContext) -> None:
+        """The middleware providers added: inside the run's own (a repeated run of the turn replaces them)."""
+        added = sc.get_middleware()
+        earlier = self.provider_middleware
+        self.chat_middleware = [*(m for m in self.chat_middleware if not any(m is e for e in earlier)), *added]
+        self.provider_middleware = added
+
+    async def _prepare_per_call(self, sc: SessionContext) -> tuple[list[Message], dict[str, Any], list[Any]]:
+        """:meth:`prepare` when history is saved after each model call (the history providers save there)."""
+        agent, session, options = self.agent, self.context.session, self.context.options
+        history = [p for p in self.providers if isinstance(p, HistoryProvider)]
+        stores = service_stores_history(agent.client, options)
+        if session is not None and history:
+            if not stores and (session.service_session_id or options.get("conversation_id")):
+                raise ServiceResponseError(
+                    "require_per_service_call_history_persistence cannot be used with an existing "
+                    "service-managed conversation while the service is not storing history (store=False)."
+                )
+            if stores:
+                for provider in history:
+                    if provider.load_messages:
+                        logger.warning(
+                            "HistoryProvider '%s' has load_messages=True but the chat client stores history "
+                            "server-side; skipping local history load and relying on the service-managed "
+                            "conversation. Set store=False to load from the provider, or load_messages=False "
+                            "to silence this warning.",
+                            provider.source_id,
+                        )
+        for provider in self.providers:
+            if stores and isinstance(provider, HistoryProvider):
+                continue  # the service holds what the model reads
+            await provider.before_run(agent=agent, session=session, context=sc, state=self._state(provider))
+        if sc.has_middleware:
+            self._add_provider_middleware(sc)
+        if session is not None and history:
+            earlier = self.per_call  # agent middleware may run the turn again: one saver per run of it
+            self.per_call = PerServiceCallHistory(
+                agent=agent, session=session, providers=history, context=sc, service_stores_history=stores
+            )
+            # Innermost, so each model call it sees is one the provider is really asked.
+            self.chat_middleware = [*(m for m in self.chat_middleware if m is not earlier), self.per_call]
         return self._request(sc)
 
     def prepared(self) -> tuple[list[Message], dict[str, Any], list[Any]]:
@@ -297,7 +359,7 @@ class _Turn:
         if instructions:
             options["instructions"] = "\n\n".join(instructions)
         if session is not None and session.service_session_id and "conversation_id" not in options:
-            options["conversation_id"] = session.service_session_id
+            options["conversation_id"] = _conversation_handle(session.service_session_id)
         tools = [*self.agent.tools, *self.tools, *sc.tools]
         return sc.get_messages(include_input=True), options, tools
 
@@ -316,10 +378,15 @@ class _Turn:
     async def finish(self, chat: ChatResponse) -> AgentResponse:
         response = self._response(chat)
         agent, session, sc = self.agent, self.context.session, self._prepared_context()
-        history_context = _sent_history_context(sc) if agent.require_per_service_call_history_persistence else sc
+        per_call = self.per_call
+        if per_call is not None:
+            await per_call.flush()  # the last model call's share; the history providers saved the rest already
+            if not per_call.service_stores_history:
+                response.response_id = None  # a model call's id is no handle to resume this history from
         for provider in reversed(self.providers):
-            context = history_context if isinstance(provider, HistoryProvider) else sc
-            await provider.after_run(agent=agent, session=session, context=context, state=self._state(provider))
+            if per_call is not None and isinstance(provider, HistoryProvider):
+                continue
+            await provider.after_run(agent=agent, session=session, context=sc, state=self._state(provider))
         self._continue_on(chat)
         return response
 
@@ -347,24 +414,15 @@ class _Turn:
             session.service_session_id = chat.conversation_id
 
 
-def _sent_history_context(sc: SessionContext) -> SessionContext:
-    """The run as a service-side history would hold it: tool results no model call was sent are left out.
-
-    History saved per model call contains each request and each reply; results a middleware ended the run
-    on never reached a model, so they are not part of it.
-    """
-    response = sc.response
-    if response is None:
-        return sc
-    messages = list(response.messages)
-    while messages and messages[-1].role == "tool":
-        messages.pop()
-    if len(messages) == len(response.messages):
-        return sc
-    trimmed = copy.copy(sc)
-    trimmed.response = copy.copy(response)
-    trimmed.response.messages = messages
-    return trimmed
+def _conversation_handle(service_session_id: object) -> str:
+    """A session's service conversation id as a chat client takes it (a string, never a structured id)."""
+    if isinstance(service_session_id, str):
+        return service_session_id
+    raise ServiceResponseError(
+        "This agent expects a string service_session_id for provider conversation continuation; the session "
+        f"holds {type(service_session_id).__name__} (a structured id belongs to the agent that made it, such as "
+        "an A2A agent)."
+    )
 
 
 OptionsT = TypeVar("OptionsT", bound=Mapping[str, Any], default=ChatOptions)
@@ -376,21 +434,7 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
     ``async with Agent(...) as agent:`` enters the client and every tool that is an async context manager
     (MCP servers connect) and closes them on leaving, in reverse order.
 
-    Args:
-        client: The chat client that answers (a provider such as ``OpenAIChatClient`` or an offline model).
-        instructions: The system prompt.
-        tools: Functions, ``FunctionTool``s, other agents (``agent.as_tool()``) or MCP tools.
-        default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
-        context_providers: Providers that add history or context to each run.
-        middleware: Agent, chat and function middleware (sorted by kind; they wrap run-level middleware).
-        require_per_service_call_history_persistence: Save history after each model call rather than once
-            per run, so what is stored matches what the model was sent (a tool result that a middleware
-            ended the run on is not stored, as a service-side history would not have it).
-        compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
-            instead of the client's own.
-        tokenizer: Counts tokens for compaction (instead of the client's).
-        otel_provider_name: The ``gen_ai.provider.name`` of this agent's ``invoke_agent`` spans and metrics
-            (the client's ``OTEL_PROVIDER_NAME`` when unset); model-call spans keep the client's.
+    The constructor's docstring lists its arguments.
 
     Example:
         ```python
@@ -425,6 +469,26 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         additional_properties: dict[str, Any] | None = None,
         otel_provider_name: str | None = None,
     ) -> None:
+        """Make the agent.
+
+        Args:
+            client: The chat client to use for the agent. A provider such as ``OpenAIChatClient`` or an
+                offline model.
+            instructions: The system prompt.
+            tools: Functions, ``FunctionTool``s, other agents (``agent.as_tool()``) or MCP tools.
+            default_options: ``ChatOptions`` applied to every run (run ``options=`` override them).
+            context_providers: Providers that add history or context to each run.
+            middleware: List of middleware to intercept agent and function invocations. Agent, chat and
+                function middleware, sorted by kind; they wrap run-level middleware.
+            require_per_service_call_history_persistence: Save history after each model call rather than once
+                per run, so what is stored matches what the model was sent (a tool result that a middleware
+                ended the run on is not stored, as a service-side history would not have it).
+            compaction_strategy: Compacts what each model call is sent (see :mod:`agentnb.compaction`); used
+                instead of the client's own.
+            tokenizer: Counts tokens for compaction (instead of the client's).
+            otel_provider_name: The ``gen_ai.provider.name`` of this agent's ``invoke_agent`` spans and metrics
+                (the client's ``OTEL_PROVIDER_NAME`` when unset); model-call spans keep the client's.
+        """
         super().__init__(
             id=id,
             name=name,
@@ -437,13 +501,25 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         self.instructions = instructions
         self.tools: list[Any] = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         self.default_options: dict[str, Any] = dict(default_options or {})
+        model = getattr(client, "model", None)
+        if isinstance(model, str) and "model" not in self.default_options:
+            self.default_options["model"] = model  # a client naming its model by ``model`` (the reference's)
+        # A client written for the reference may want to know the agent it serves (it keeps a name it has).
+        update_name = getattr(client, "_update_agent_name_and_description", None)
+        if callable(update_name):
+            update_name(name, description)
         self.require_per_service_call_history_persistence = require_per_service_call_history_persistence
         self.compaction_strategy = compaction_strategy
         self.tokenizer = tokenizer
         self.otel_provider_name = otel_provider_name
-        self._agent_middleware, chat, function = split_middleware(self.middleware)
-        self._client_middleware: list[Any] = [*chat, *function]
         self._exit_stack: AsyncExitStack | None = None
+        if self._sorted_middleware is None:
+            self._sort_middleware()  # a middleware of unknown kind fails here, not on the first run
+
+    def _sort_middleware(self) -> tuple[tuple[AgentMiddleware, ...], tuple[Any, ...]]:
+        agent, chat, function = split_middleware(self.middleware)
+        self._sorted_middleware = (tuple(agent), (*chat, *function))
+        return self._sorted_middleware
 
     async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
@@ -467,10 +543,28 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         """The model that answers, as the client reports it."""
         return self.default_options.get("model_id") or self.client.model_id
 
-    def _providers_for(self, session: AgentSession | None) -> list[ContextProvider]:
+    def _options_set(self, options: dict[str, Any] | None) -> dict[str, Any]:
+        """The run's options over the agent's, leaving out every ``None`` (unset, as in the reference)."""
+        merged = {k: v for k, v in self.default_options.items() if v is not None}
+        merged.update((k, v) for k, v in (options or {}).items() if v is not None)
+        return merged
+
+    def _providers_for(self, session: AgentSession | None, options: dict[str, Any]) -> list[ContextProvider]:
+        """The run's context providers: with a session and no history that loads, the agent gains local history.
+
+        Not when the service keeps the conversation (the session continues a service conversation, or
+        ``store``/the client's ``STORES_BY_DEFAULT`` says it stores). As in the reference, the agent keeps the
+        added ``InMemoryHistoryProvider`` (it holds nothing itself: the history lives in each session).
+        """
         providers = self.context_providers
-        if session is not None and not any(isinstance(p, HistoryProvider) for p in providers):
-            return [InMemoryHistoryProvider(), *providers]
+        if session is None or session.service_session_id:
+            return providers
+        for provider in providers:
+            if isinstance(provider, HistoryProvider) and provider.load_messages:
+                return providers
+        if options.get("conversation_id") or service_stores_history(self.client, options):
+            return providers
+        providers.insert(0, InMemoryHistoryProvider())
         return providers
 
     @overload
@@ -519,37 +613,44 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         function_invocation_kwargs: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """Run one turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
+        """Run the agent with the given messages and options.
+
+        One turn: ``await agent.run(...)`` for the response, ``stream=True`` for a ``ResponseStream``.
 
         Args:
             messages: The new input: a string, Content, Message or a list of them.
             stream: Stream updates as they are produced.
             session: Continue this conversation (history is kept in it).
-            middleware: Extra middleware for this run (inside the agent's own).
+            middleware: Optional per-run agent, chat, and function middleware. It runs inside the agent's own.
             tools: Extra tools for this run.
             options: ``ChatOptions`` overriding the agent's ``default_options``.
             compaction_strategy: Compact this run's model calls with this (instead of the agent's or client's).
             tokenizer: Count tokens with this (instead of the agent's or client's).
-            function_invocation_kwargs: Values passed to this run's tools that accept ``**kwargs``.
+            function_invocation_kwargs: Keyword arguments forwarded to tool invocation. This run's tools
+                that accept ``**kwargs`` receive them.
         """
         run_agent_mw, run_chat_mw, run_function_mw = split_middleware(middleware)
+        opts = {**self.default_options, **options} if options else {**self.default_options}
+        if None in opts.values():  # a None is unset: the agent's value stays, and None is never sent
+            opts = self._options_set(options)
         context = AgentContext(
             agent=self,
             messages=normalize_messages(messages),
             session=session,
-            options={**self.default_options, **(options or {})},
+            options=opts,
             stream=stream,
             kwargs=kwargs,
             function_invocation_kwargs=function_invocation_kwargs,
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
-        chat_mw = [*self._client_middleware, *run_chat_mw, *run_function_mw]
-        turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session))
+        own_agent_mw, own_client_mw = self._sorted_middleware or self._sort_middleware()
+        chat_mw = [*own_client_mw, *run_chat_mw, *run_function_mw]
+        turn = _Turn(self, context, run_tools, chat_mw, self._providers_for(session, context.options))
         turn.compaction = {
             "compaction_strategy": compaction_strategy or self.compaction_strategy,
             "tokenizer": tokenizer or self.tokenizer,
         }
-        agent_mw: list[AgentMiddleware] = [*self._agent_middleware, *run_agent_mw]
+        agent_mw: list[AgentMiddleware] = [*own_agent_mw, *run_agent_mw]
         listener = current_listener()
         if listener is not None:
             return self._listened(turn, agent_mw, listener, stream)
@@ -612,7 +713,7 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         # then passes the turn's stream through, so an update crosses no generator of its own here.
         async def opened() -> ResponseStream[AgentResponseUpdate, AgentResponse]:
             await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
-            return turn.context.result
+            return turn.context.hooked_result(turn.context.result)
 
         def originated(final: AgentResponse) -> None:
             attach_origin(final, self, turn.context.session, turn.context.messages)

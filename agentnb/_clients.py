@@ -14,7 +14,18 @@ import functools
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypedDict, cast, overload, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypedDict,
+    cast,
+    overload,
+    runtime_checkable,
+)
 
 from typing_extensions import Self, TypeVar
 
@@ -43,6 +54,7 @@ from ._middleware import (
     ChatMiddleware,
     FunctionInvocationContext,
     FunctionMiddleware,
+    MiddlewareType,
     run_pipeline,
     split_middleware,
 )
@@ -78,6 +90,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_ITERATIONS = 40
+# The middleware kinds a chat client runs (an agent runs agent middleware around them).
+_CLIENT_KINDS = (MiddlewareType.CHAT, MiddlewareType.FUNCTION)
 DEFAULT_MAX_CONSECUTIVE_ERRORS_PER_REQUEST = 3
 LIMIT_REACHED_TEXT = "Function invocation limit reached before a final answer could be produced."
 
@@ -193,6 +207,9 @@ class BaseChatClient(ABC, Generic[OptionsT]):
     """
 
     OTEL_PROVIDER_NAME: str = "agentnb"
+    # Whether the service keeps the conversation when a request leaves ``store`` unset (an agent then keeps
+    # no local history of its own); providers whose API stores by default set it.
+    STORES_BY_DEFAULT: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -363,9 +380,15 @@ class BaseChatClient(ABC, Generic[OptionsT]):
             tokenizer: Count tokens with this (instead of the client's ``tokenizer``).
         """
         options = dict(options or {})
+        if "additional_function_arguments" in options:  # the reference's option: tool kwargs, never sent
+            arguments: Mapping[str, Any] = options.pop("additional_function_arguments") or {}
+            function_invocation_kwargs = {**(function_invocation_kwargs or {}), **arguments}
         if client_kwargs:
             kwargs = {**kwargs, **client_kwargs}
             run_middleware = kwargs.pop("middleware", None)  # the reference's run-level middleware travels here
+            if "session" in kwargs:  # and so does the agent session
+                given = kwargs.pop("session")
+                session = session if session is not None else given
             if run_middleware:
                 listed = run_middleware if is_list_or_tuple(run_middleware) else [run_middleware]
                 middleware = [*(middleware or []), *listed]
@@ -375,7 +398,7 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         chat_mw: list[ChatMiddleware] = []
         function_mw: list[FunctionMiddleware] = []
         if self.middleware or middleware:  # most requests have none
-            _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])])
+            _, chat_mw, function_mw = split_middleware([*self.middleware, *(middleware or [])], supported=_CLIENT_KINDS)
         strategy = compaction_strategy or self.compaction_strategy
         counter = tokenizer or self.tokenizer
         compaction: RequestCompactor | None = None
@@ -839,8 +862,9 @@ class _FunctionInvocationLoop:
         self.required_used = True
         if self.chat_middleware:
             await run_pipeline(self.chat_middleware, context, self.model_call)
-        else:  # most requests have none: no pipeline coroutine per model call
-            await self.model_call(context)
+            return context.hooked_result(context.result) if stream else context.result
+        # Most requests have none: no pipeline coroutine per model call.
+        await self.model_call(context)
         return context.result
 
     # -- tool execution ----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ __all__ = [
     "FunctionMiddleware",
     "FunctionMiddlewareCallable",
     "FunctionMiddlewareTypes",
+    "MiddlewareBundle",
     "MiddlewareTermination",
     "MiddlewareType",
     "MiddlewareTypes",
@@ -49,7 +50,51 @@ __all__ = [
 CallNext = Callable[[], Awaitable[None]]
 
 
-class AgentContext:
+class _StreamHooks:
+    """Hooks middleware registers on a streamed result before it exists (the reference's ``stream_*_hooks``).
+
+    Added to once ``call_next()`` has set up the stream, they are attached to ``context.result`` when the
+    middleware chain unwinds; the lists are made on first use, so a context nobody hooks costs nothing.
+    """
+
+    _hooks: tuple[list[Any], list[Any], list[Any]] | None = None
+
+    def _stream_hooks(self) -> tuple[list[Any], list[Any], list[Any]]:
+        if self._hooks is None:
+            self._hooks = ([], [], [])
+        return self._hooks
+
+    @property
+    def stream_transform_hooks(self) -> list[Callable[[Any], Any]]:
+        """Hooks that see (and may replace) each streamed update."""
+        return self._stream_hooks()[0]
+
+    @property
+    def stream_result_hooks(self) -> list[Callable[[Any], Any]]:
+        """Hooks that see (and may replace) the stream's final response."""
+        return self._stream_hooks()[1]
+
+    @property
+    def stream_cleanup_hooks(self) -> list[Callable[[], Any]]:
+        """Hooks run once when the stream ends, however it ends."""
+        return self._stream_hooks()[2]
+
+    def hooked_result(self, result: Any) -> Any:
+        """``result`` with the registered stream hooks attached (as it is when none were, or not a stream)."""
+        hooks = self._hooks
+        if hooks is None or not hasattr(result, "with_transform_hook"):
+            return result
+        transforms, results, cleanups = hooks
+        for transform in transforms:
+            result = result.with_transform_hook(transform)
+        for hook in results:
+            result = result.with_result_hook(hook)
+        for cleanup in cleanups:
+            result = result.with_cleanup_hook(cleanup)
+        return result
+
+
+class AgentContext(_StreamHooks):
     """What agent middleware sees: the agent, the input messages, session, options and (after) the result.
 
     ``result`` is an ``AgentResponse`` for a normal run and a ``ResponseStream`` when ``stream`` is true.
@@ -79,7 +124,7 @@ class AgentContext:
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
-class ChatContext:
+class ChatContext(_StreamHooks):
     """What chat middleware sees for one model call: messages, options and (after) the response.
 
     ``result`` is a ``ChatResponse``, or a ``ResponseStream`` of updates when ``stream`` is true. ``session``
@@ -207,6 +252,14 @@ class FunctionMiddleware(_Middleware[FunctionInvocationContext]):
     """Wraps each tool call of a run."""
 
 
+class MiddlewareType(str, Enum):
+    """The three places middleware runs: around the agent turn, each model call, or each tool call."""
+
+    AGENT = "agent"
+    FUNCTION = "function"
+    CHAT = "chat"
+
+
 class _FunctionMiddleware:
     """Adapts a plain ``async def f(context, call_next)`` to a middleware class."""
 
@@ -221,24 +274,17 @@ class _FunctionMiddleware:
         return f"{type(self).__name__}({self.__name__})"
 
 
+# Each keeps its kind where the reference's decorators mark a function (``_middleware_type``).
 class _AgentFunctionMiddleware(_FunctionMiddleware, AgentMiddleware):
-    pass
+    _middleware_type = MiddlewareType.AGENT
 
 
 class _ChatFunctionMiddleware(_FunctionMiddleware, ChatMiddleware):
-    pass
+    _middleware_type = MiddlewareType.CHAT
 
 
 class _FunctionFunctionMiddleware(_FunctionMiddleware, FunctionMiddleware):
-    pass
-
-
-class MiddlewareType(str, Enum):
-    """The three places middleware runs: around the agent turn, each model call, or each tool call."""
-
-    AGENT = "agent"
-    FUNCTION = "function"
-    CHAT = "chat"
+    _middleware_type = MiddlewareType.FUNCTION
 
 
 # What the ``middleware=`` lists accept, named as in the reference: a middleware object, or a function
@@ -336,16 +382,66 @@ def _classify(item: Any) -> Any:
     )
 
 
+class MiddlewareBundle:
+    """Middleware that only works together (one feature over the agent turn, model calls and tool calls).
+
+    Pass the bundle where middleware goes (``Agent(middleware=[bundle])``, ``agent.run(middleware=[bundle])``):
+    its members are sorted by kind like any middleware, in their order, and are always installed all together.
+    It is not a sequence, so it cannot be sliced apart; a place that cannot run one of its kinds (a chat
+    client's ``middleware=`` runs no agent middleware) raises ``MiddlewareError`` instead of dropping a member.
+
+    Args:
+        middleware: The members: middleware objects, or functions whose kind can be told (see
+            :func:`split_middleware`). A bundle inside a bundle is refused.
+
+    Raises:
+        MiddlewareError: A member is a bundle, or not middleware of a kind that can be told.
+    """
+
+    def __init__(self, middleware: Sequence[Any]) -> None:
+        members: list[Any] = []
+        for member in middleware:
+            if isinstance(member, MiddlewareBundle):
+                raise MiddlewareError(
+                    "MiddlewareBundle members must be middleware objects; nesting a MiddlewareBundle inside "
+                    "another bundle is not supported."
+                )
+            if not isinstance(member, (AgentMiddleware, ChatMiddleware, FunctionMiddleware)) and not callable(member):
+                raise MiddlewareError(
+                    "MiddlewareBundle members must be agent, function, or chat middleware; got "
+                    f"{type(member).__name__}."
+                )
+            members.append(_classify(member))  # a function of unknown kind raises here
+        self._members = tuple(members)
+
+    @property
+    def members(self) -> tuple[Any, ...]:
+        """The members, in order (each a middleware object)."""
+        return self._members
+
+    def __repr__(self) -> str:
+        return f"MiddlewareBundle({', '.join(type(m).__name__ for m in self._members)})"
+
+
 def split_middleware(
     items: Sequence[Any] | Any | None,
+    *,
+    supported: tuple[MiddlewareType, ...] | None = None,
 ) -> tuple[list[AgentMiddleware], list[ChatMiddleware], list[FunctionMiddleware]]:
-    """Sort a mixed middleware list into agent, chat and function middleware, keeping their order."""
+    """Sort a mixed middleware list into agent, chat and function middleware, keeping their order.
+
+    A :class:`MiddlewareBundle` adds its members in place. With ``supported`` (the kinds the caller runs), a
+    bundle member of another kind raises ``MiddlewareError``: a bundle is never installed in part.
+    """
     agent: list[AgentMiddleware] = []
     chat: list[ChatMiddleware] = []
     function: list[FunctionMiddleware] = []
     if items is None:
         return agent, chat, function
     for item in items if is_list_or_tuple(items) else [items]:
+        if isinstance(item, MiddlewareBundle):
+            _split_bundle(item, supported, agent, chat, function)
+            continue
         mw = _classify(item)
         if isinstance(mw, AgentMiddleware):
             agent.append(mw)
@@ -354,6 +450,30 @@ def split_middleware(
         else:
             function.append(mw)
     return agent, chat, function
+
+
+def _split_bundle(
+    bundle: MiddlewareBundle,
+    supported: tuple[MiddlewareType, ...] | None,
+    agent: list[AgentMiddleware],
+    chat: list[ChatMiddleware],
+    function: list[FunctionMiddleware],
+) -> None:
+    for member in bundle.members:
+        if isinstance(member, AgentMiddleware):
+            kind, into = MiddlewareType.AGENT, cast("list[Any]", agent)
+        elif isinstance(member, ChatMiddleware):
+            kind, into = MiddlewareType.CHAT, cast("list[Any]", chat)
+        else:
+            kind, into = MiddlewareType.FUNCTION, cast("list[Any]", function)
+        if supported is not None and kind not in supported:
+            raise MiddlewareError(
+                f"MiddlewareBundle member {type(member).__name__} is {kind.value} middleware, but this middleware "
+                f"seam supports only {', '.join(k.value for k in supported)} middleware. A bundle is one "
+                "indivisible feature and cannot be partially installed; pass the bundle to the agent instead "
+                "(Agent(middleware=[...]) or agent.run(middleware=[...]))."
+            )
+        into.append(member)
 
 
 async def run_pipeline(

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
-from ._json import is_list_or_tuple
+from ._middleware import split_middleware
 from ._serialization import decode, encode
 from ._types import Message
 from .exceptions import MiddlewareError, SessionError
@@ -144,12 +144,25 @@ class SessionContext:
         self.context_messages: dict[str, list[Message]] = context_messages if context_messages is not None else {}
         self.instructions: list[str] = instructions if instructions is not None else []
         self.tools: list[Any] = tools if tools is not None else []
-        self.middleware: dict[str, list[Any]] = {}
         for source_id, items in (middleware or {}).items():
             self.extend_middleware(source_id, items)
         self.options: dict[str, Any] = options if options is not None else {}
         self._response: AgentResponse | None = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+
+    _middleware: dict[str, list[Any]] | None = None  # made on first use: most runs have none
+
+    @property
+    def middleware(self) -> dict[str, list[Any]]:
+        """Chat and function middleware providers added for this run, by source id (see extend_middleware)."""
+        if self._middleware is None:
+            self._middleware = {}
+        return self._middleware
+
+    @property
+    def has_middleware(self) -> bool:
+        """Whether a provider added middleware to this run."""
+        return bool(self._middleware)
 
     @property
     def response(self) -> AgentResponse | None:
@@ -212,28 +225,22 @@ class SessionContext:
         self.tools.extend(tools)
 
     def extend_middleware(self, source_id: str, middleware: Any) -> None:
-        """Wrap this run's model calls (chat middleware) or tool calls (function middleware) in ``middleware``.
+        """Wrap this run's model and tool calls in more middleware (one or a list; chat or function).
 
-        One middleware or a list; the agent adds them inside its own and the run's, in provider order.
-
-        Raises:
-            MiddlewareError: ``middleware`` holds agent middleware (a provider runs inside the agent turn, too
-                late to wrap it) or something that is not middleware.
+        They run inside the agent's and the run's own middleware. Agent middleware cannot be added here: the
+        run it would wrap has already started (``MiddlewareError``).
         """
-        from ._middleware import split_middleware
-
-        items: list[Any] = list(cast("Sequence[Any]", middleware)) if is_list_or_tuple(middleware) else [middleware]
-        agent_level, _, _ = split_middleware(items)
-        if agent_level:
+        agent, chat, function = split_middleware(middleware)
+        if agent:
             raise MiddlewareError(
-                "Context providers may only add chat or function middleware; agent middleware wraps the turn the "
-                "providers run in."
+                f"Context providers may only add chat or function middleware; {source_id!r} added agent "
+                f"middleware {agent[0]!r}, which must be given to the agent or the run instead."
             )
-        self.middleware.setdefault(source_id, []).extend(items)
+        self.middleware.setdefault(source_id, []).extend([*chat, *function])
 
     def get_middleware(self) -> list[Any]:
-        """The middleware providers added for this run, in provider order."""
-        return [item for items in self.middleware.values() for item in items]
+        """The middleware providers added, in the order the providers ran."""
+        return list(chain.from_iterable(self.middleware.values()))
 
     def get_messages(
         self,

@@ -2020,6 +2020,25 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         outer._inner = outer  # marks it as wrapping: the inner stream is known once resolved
         return outer
 
+    @classmethod
+    def buffered_and_gated(
+        cls,
+        *,
+        consume: Callable[[], Awaitable[tuple[list[_UpdateT], _FinalT]]],
+        gate: Callable[[list[_UpdateT], _FinalT], Awaitable[tuple[_FinalT, bool]]],
+        rederive: Callable[[_FinalT], list[_UpdateT]],
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        """A stream that releases nothing until a gate has judged the whole response (e.g. a content policy).
+
+        On first pull (or :meth:`get_final_response`) ``consume()`` returns every update and the final response;
+        the transform and result hooks added so far are applied to them, then ``gate(updates, final)`` returns
+        the response to keep and whether it changed it. From then on the stream is sealed (adding a hook raises
+        ``RuntimeError``): when the gate or a hook changed anything, the released updates are
+        ``rederive(final)``, so nothing the gate did not see leaves; otherwise the buffered updates are released
+        as they came. A failing ``rederive`` releases nothing (the gated final response is still returned).
+        """
+        return _GatedResponseStream(consume, gate, rederive)
+
     def with_transform_hook(
         self, hook: Callable[[_UpdateT], _UpdateT | Awaitable[_UpdateT | None] | None]
     ) -> ResponseStream[_UpdateT, _FinalT]:
@@ -2293,6 +2312,89 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
                 await closer()
         finally:
             await self._run_cleanup_hooks()
+
+
+async def _nothing() -> AsyncIterator[Any]:
+    return
+    yield
+
+
+class _GatedResponseStream(ResponseStream[_UpdateT, _FinalT]):
+    """:meth:`ResponseStream.buffered_and_gated`: consumes, hooks and gates once, then releases."""
+
+    def __init__(
+        self,
+        consume: Callable[[], Awaitable[tuple[list[_UpdateT], _FinalT]]],
+        gate: Callable[[list[_UpdateT], _FinalT], Awaitable[tuple[_FinalT, bool]]],
+        rederive: Callable[[_FinalT], list[_UpdateT]],
+    ) -> None:
+        super().__init__(_nothing())
+        self._consume = consume
+        self._gate = gate
+        self._rederive = rederive
+        self._sealed = False
+        self._rederive_needed = False
+        self._released: list[_UpdateT] | None = None
+
+    def with_transform_hook(
+        self, hook: Callable[[_UpdateT], _UpdateT | Awaitable[_UpdateT | None] | None]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        self._refuse_when_sealed()
+        self._transform_hooks.append(hook)
+        return self
+
+    def with_result_hook(
+        self, hook: Callable[[_FinalT], _FinalT | Awaitable[_FinalT | None] | None]
+    ) -> ResponseStream[_UpdateT, _FinalT]:
+        self._refuse_when_sealed()
+        self._result_hooks.append(hook)
+        return self
+
+    def _refuse_when_sealed(self) -> None:
+        if self._sealed:
+            raise RuntimeError("The gated stream is sealed: its gate has judged the response, hooks come too late.")
+
+    async def _judge(self) -> None:
+        """Consume, apply the hooks added so far, and gate (once)."""
+        if self._sealed:
+            return
+        buffered, final = await self._consume()
+        hooked = bool(self._transform_hooks or self._result_hooks)
+        updates: list[_UpdateT] = []
+        for update in buffered:
+            for hook in self._transform_hooks:
+                changed: Any = hook(update)
+                if isinstance(changed, Awaitable):
+                    changed = await cast("Awaitable[_UpdateT | None]", changed)
+                if changed is not None:
+                    update = changed
+            updates.append(update)
+        for result_hook in self._result_hooks:
+            replaced: Any = result_hook(final)
+            if isinstance(replaced, Awaitable):
+                replaced = await cast("Awaitable[_FinalT | None]", replaced)
+            if replaced is not None:
+                final = replaced
+        gated, transformed = await self._gate(updates, final)
+        self._sealed = True
+        self._final, self._finalized, self._consumed = gated, True, True
+        self._updates = list(buffered)
+        self._rederive_needed = hooked or transformed
+        if not self._rederive_needed:
+            self._released = list(buffered)
+
+    async def __anext__(self) -> _UpdateT:
+        if self._released is None:
+            await self._judge()
+            if self._released is None:
+                self._released = list(self._rederive(cast(_FinalT, self._final)))
+        if not self._released:
+            raise StopAsyncIteration
+        return self._released.pop(0)
+
+    async def get_final_response(self) -> _FinalT:
+        await self._judge()
+        return cast(_FinalT, self._final)
 
 
 def now() -> float:

@@ -33,9 +33,10 @@ HEAVY = (
 CORE_MODULES = {
     "agentnb",
     *(f"agentnb.{m}" for m in (
-        "_agents", "_approval", "_approval_middleware", "_approval_policy", "_clients", "_conversation", "_extensions",
-        "_files", "_json", "_layers", "_listeners", "_middleware", "_origin", "_serialization", "_session_store",
-        "_sessions", "_telemetry", "_telemetry_layers", "_tools", "_types", "exceptions",
+        "_agents", "_approval", "_approval_middleware", "_approval_policy", "_call_history", "_clients",
+        "_conversation", "_extensions", "_files", "_json", "_layers", "_listeners", "_middleware", "_origin",
+        "_serialization", "_session_store", "_sessions", "_telemetry", "_telemetry_layers", "_tools", "_types",
+        "exceptions",
     )),
 }  # fmt: skip
 WORKFLOW_MODULES = {

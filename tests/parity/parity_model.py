@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from agentnb import Content, Message
+from agentnb import ChatResponse, ChatResponseUpdate, Content, Message
 from agentnb.local import FunctionChatClient
 
 __all__ = [
@@ -109,9 +109,51 @@ def _answer(messages: list[Message], options: dict[str, Any]) -> Reply:
     return reply
 
 
+class _ScriptedService(FunctionChatClient):
+    """The scripted model behind a service that keeps conversations when asked (``store=True``), as the
+    providers the samples were written for do: the reply names the conversation, and a later request that
+    names it is answered with the kept messages in front of its own.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(_answer, model_id="parity-scripted")
+        self._kept: dict[str, list[Message]] = {}
+
+    def _continued(self, messages: list[Message], options: dict[str, Any]) -> list[Message]:
+        kept = self._kept.get(str(options.get("conversation_id") or ""), [])
+        return [*kept, *(m for m in messages if not any(m is k for k in kept))]
+
+    def _keep(self, sent: list[Message], response: ChatResponse, options: dict[str, Any]) -> ChatResponse:
+        if options.get("store") is True:
+            conversation_id = f"conv_{uuid.uuid4().hex[:8]}"
+            self._kept[conversation_id] = [*sent, *response.messages]
+            response.conversation_id = conversation_id
+        return response
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        if options.get("store") is not True and not options.get("conversation_id"):
+            return await super()._inner_get_response(messages=messages, options=options, **kwargs)
+        sent = self._continued(messages, options)
+        response = await super()._inner_get_response(messages=sent, options=options, **kwargs)
+        return self._keep(sent, response, options)
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        if options.get("store") is not True and not options.get("conversation_id"):
+            async for update in super()._inner_get_streaming_response(messages=messages, options=options, **kwargs):
+                yield update
+            return
+        response = await self._inner_get_response(messages=messages, options=options, **kwargs)
+        for update in response.to_updates():
+            yield update
+
+
 def model(*_args: Any, **_kwargs: Any) -> FunctionChatClient:
     """The sample's model client (the provider's settings it was given are ignored)."""
-    return FunctionChatClient(_answer, model_id="parity-scripted")
+    return _ScriptedService()
 
 
 class AzureCliCredential:

@@ -9,10 +9,9 @@ from typing import Any, cast
 import pytest
 
 import agentnb as agent_framework
-from agentnb import Agent, AgentContext, AgentMiddleware, AgentResponse, AgentResponseUpdate, ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, Content, FunctionInvocationContext, FunctionMiddleware, Message, MiddlewareTermination, ResponseStream, tool
+from agentnb import Agent, AgentContext, AgentMiddleware, AgentResponse, AgentResponseUpdate, ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, Content, FunctionInvocationContext, FunctionMiddleware, Message, MiddlewareBundle, MiddlewareTermination, ResponseStream, tool
 from agentnb.exceptions import AgentnbError as MiddlewareException
 from tests.parity.core.missing import missing
-MiddlewareBundle = missing("agentnb.MiddlewareBundle")
 create_agent_hooks_middleware = missing("agentnb.create_agent_hooks_middleware")
 create_agent_hooks_middleware_from_emitter = missing("agentnb.create_agent_hooks_middleware_from_emitter")
 
