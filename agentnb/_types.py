@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._annotations import Annotation
 
 __all__ = [
+    "INJECTED_INPUT_KEY",
     "AgentResponse",
     "AgentResponseUpdate",
     "AgentRunInputs",
@@ -1774,6 +1775,11 @@ class ChatResponse(_ResponseBase[ResponseModelT]):
         return cls(**cls._kwargs_from_dict(data))
 
 
+INJECTED_INPUT_KEY = "_injected_input"
+"""Marks, in ``additional_properties``, a message a middleware added to a turn's input after it started (it is
+kept with the response so the history has it, and left out of the response's text)."""
+
+
 class AgentResponse(_ResponseBase[ResponseModelT]):
     """An agent's answer to one run: the new messages (tool calls and results included), usage and value.
 
@@ -1793,8 +1799,12 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
 
     @property
     def text(self) -> str:
-        """Every message's text run together, as in the reference (tool calls and results have none)."""
-        return "".join([m.text for m in self.messages])
+        """Every message's text run together, as in the reference (tool calls and results have none).
+
+        Input a middleware put into the turn on the person's behalf (``MessageInjectionMiddleware``, marked with
+        ``INJECTED_INPUT_KEY``) is left out: it is kept with the response for the history, but it is not the answer.
+        """
+        return "".join([m.text for m in self.messages if INJECTED_INPUT_KEY not in m.additional_properties])
 
     def __init__(
         self, *, agent_id: str | None = None, continuation_token: Mapping[str, Any] | None = None, **kwargs: Any

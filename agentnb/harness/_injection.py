@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._middleware import ChatContext, ChatMiddleware
 from .._types import (
+    INJECTED_INPUT_KEY,
     ChatResponse,
     ChatResponseUpdate,
     Message,
@@ -59,6 +60,8 @@ def _drain(session: AgentSession) -> list[Message]:
         queue = cast("list[Message]", session.state.get(MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY) or [])
         drained = list(queue)
         queue.clear()
+    for message in drained:  # kept with the response for the history; not part of the answer's text
+        message.additional_properties[INJECTED_INPUT_KEY] = True
     return drained
 
 

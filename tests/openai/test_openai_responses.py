@@ -235,9 +235,11 @@ async def test_previous_response_id_continuation_on_the_session(
 
     first, second, third = (r.body for r in server.requests)
     assert "previous_response_id" not in first and first["store"] is True
-    # Turn two continues turn one and sends only the new user message.
+    # Turn two continues turn one and sends only what is new: the agent's instructions (the server does not carry a
+    # previous request's instructions over) and the new user message; no local history is loaded while the
+    # service keeps the conversation.
     assert second["previous_response_id"] == "resp_turn1"
-    assert [i.get("role") for i in second["input"]] == ["user"]
+    assert [i.get("role") for i in second["input"]] == ["system", "user"]
     # The tool round inside turn two continues the tool call and sends only the result.
     assert third["previous_response_id"] == "resp_turn2a"
     assert third["input"] == [{"type": "function_call_output", "call_id": "call_add", "output": "5"}]
