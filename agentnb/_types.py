@@ -242,14 +242,19 @@ class _HostedField(Generic[_FieldT]):
         return None if hosted is None else hosted.get(self.name)
 
     def __set__(self, obj: Content, value: _FieldT | None) -> None:
-        hosted = obj._hosted  # pyright: ignore[reportPrivateUsage]
-        if value is None:
-            if hosted is not None:
-                hosted.pop(self.name, None)
-            return
-        if hosted is None:
-            obj._hosted = hosted = {}  # pyright: ignore[reportPrivateUsage]
-        hosted[self.name] = value
+        _set_hosted(obj, self.name, value)
+
+
+def _set_hosted(content: Content, name: str, value: object) -> None:
+    """Store a hosted field of ``content`` (``None`` removes it; the dict is made on first store)."""
+    hosted = content._hosted  # pyright: ignore[reportPrivateUsage]
+    if value is None:
+        if hosted is not None:
+            hosted.pop(name, None)
+        return
+    if hosted is None:
+        content._hosted = hosted = {}  # pyright: ignore[reportPrivateUsage]
+    hosted[name] = value
 
 
 class _LazyProperties:
@@ -436,13 +441,7 @@ class Content(_LazyProperties):
 
     @items.setter
     def items(self, value: list[Content] | None) -> None:
-        if value is None:
-            if self._hosted is not None:
-                self._hosted.pop("items", None)
-            return
-        if self._hosted is None:
-            self._hosted = {}
-        self._hosted["items"] = value
+        _set_hosted(self, "items", value)
 
     @property
     def user_input_request(self) -> bool:
@@ -454,13 +453,7 @@ class Content(_LazyProperties):
 
     @user_input_request.setter
     def user_input_request(self, value: bool | None) -> None:
-        if value is None:
-            if self._hosted is not None:
-                self._hosted.pop("user_input_request", None)
-            return
-        if self._hosted is None:
-            self._hosted = {}
-        self._hosted["user_input_request"] = value
+        _set_hosted(self, "user_input_request", value)
 
     # -- factories ---------------------------------------------------------------------------------------
     @classmethod
