@@ -321,6 +321,18 @@ AfterTurn = Callable[[AgentResponse, HandoffCtx], Awaitable[None]]
 AUTONOMOUS_TURN_LIMIT = 50
 
 
+def _agent_tools(agent: SupportsAgentRun) -> list[Any]:
+    """The tools an agent offers on every run (its own and its default options'), as far as it says."""
+    tools: Any = getattr(agent, "tools", None)
+    defaults: Any = getattr(agent, "default_options", None)
+    extra: Any = cast("dict[str, Any]", defaults).get("tools") if isinstance(defaults, dict) else None
+    listed: list[Any] = []
+    for found in (tools, extra):
+        if isinstance(found, list):
+            listed.extend(cast("list[Any]", found))
+    return listed
+
+
 class HandoffTurns(ParticipantExecutor):
     """A handoff participant's turn mechanics: the agent run with its handoff tools, tool approvals and review.
 
@@ -409,6 +421,13 @@ class HandoffAgentExecutor(AgentExecutor):
         names = [t.name for t in tools]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.id!r} has two handoffs with the same tool name: {names}.")
+        own = [getattr(t, "name", None) or getattr(t, "__name__", None) for t in _agent_tools(agent)]
+        clash = sorted({n for n in own if isinstance(n, str)}.intersection(names))
+        if clash:
+            raise ValueError(
+                f"Agent {self.id!r} already has a tool named {clash[0]!r}, the name of its handoff tool; rename "
+                "that tool (or the handoff target)."
+            )
         self.agent_session = agent_session
         self.is_start_agent = is_start_agent
         self.user_response_target_id = user_response_target_id

@@ -13,6 +13,7 @@ from agentnb.workflows import (
     AgentExecutor,
     FileCheckpointStorage,
     HandoffAgentExecutor,
+    HandoffBuilder,
     HandoffConfiguration,
     HandoffSentEvent,
     HandoffUserInputRequest,
@@ -236,3 +237,16 @@ def test_constructor_checks_what_it_is_given() -> None:
         HandoffAgentExecutor(agent, [HandoffConfiguration(target="b"), HandoffConfiguration(target="b")])
     executor = HandoffAgentExecutor(agent, [])
     assert (executor.id, executor.autonomous_mode_turn_limit, executor.is_start_agent) == ("a", 50, False)
+
+
+def test_an_agent_tool_named_like_a_handoff_tool_is_refused_when_the_graph_is_built() -> None:
+    def handoff_to_billing() -> str:
+        """The agent's own tool, named like the generated one."""
+        return "ran"
+
+    triage = Agent(FunctionChatClient(lambda m, o: "Hi."), name="triage", tools=[handoff_to_billing])
+    billing = Agent(FunctionChatClient(lambda m, o: "Hi."), name="billing")
+    with pytest.raises(ValueError, match="already has a tool named 'handoff_to_billing'"):
+        HandoffAgentExecutor(triage, [HandoffConfiguration(target=billing)])
+    with pytest.raises(ValueError, match="already has a tool named 'handoff_to_billing'"):
+        HandoffBuilder(participants=[triage, billing]).build()
