@@ -17,6 +17,7 @@ from agentnb.workflows import (
     HandoffConfiguration,
     HandoffSentEvent,
     HandoffUserInputRequest,
+    ParticipantReviewRequest,
     Workflow,
     WorkflowBuilder,
     WorkflowRunState,
@@ -250,3 +251,20 @@ def test_an_agent_tool_named_like_a_handoff_tool_is_refused_when_the_graph_is_bu
         HandoffAgentExecutor(triage, [HandoffConfiguration(target=billing)])
     with pytest.raises(ValueError, match="already has a tool named 'handoff_to_billing'"):
         HandoffBuilder(participants=[triage, billing]).build()
+
+
+async def test_a_reviewed_turn_is_passed_on_once_approved() -> None:
+    workflow, executors = mesh()
+    executors["billing"].review = True
+    (review,) = (await workflow.run("I need a refund")).get_request_info_events()
+    assert isinstance(review.data, ParticipantReviewRequest)
+    assert review.data.agent_response.text == "Which order should I refund?"
+    assert executors["tech"].conversation[-1].author_name == "triage"  # nothing shared before the approval
+
+    result = await workflow.run(responses={review.request_id: True})
+    assert [(e.executor_id, e.data.text) for e in result if e.type == "output"] == [
+        ("billing", "Which order should I refund?")
+    ]
+    (request,) = result.get_request_info_events()
+    assert isinstance(request.data, HandoffUserInputRequest)
+    assert executors["tech"].conversation[-1].text == "Which order should I refund?"
