@@ -156,6 +156,13 @@ RENAMES: dict[str, tuple[str, str]] = {
         "an `AgentExecutor` that starts over on a `MagenticResetSignal`, for hand-built graphs; `MagenticBuilder`'s "
         "participants are given the whole conversation each round and need no reset",
     ),
+    "HandoffAgentExecutor": (
+        "agentnb.orchestrations.HandoffAgentExecutor",
+        "the `AgentExecutor` each `HandoffBuilder` participant runs in, with the release's constructor; the builder "
+        "keeps the conversation, termination and autonomous mode in its coordinator, while a hand-built graph of "
+        "these executors routes by itself as the reference's does. Handoff tools are declaration-only (the turn ends "
+        "at the call) instead of an intercepting middleware on a cloned agent",
+    ),
     "MagenticResetSignal": (
         "agentnb.orchestrations.MagenticResetSignal",
         "handled by `MagenticAgentExecutor`; agentnb's Magentic orchestrator replans without sending it",
@@ -225,11 +232,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
     (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
-    (
-        r"^HandoffAgentExecutor$",
-        "not yet: a participant executor that intercepts handoff tool calls; `HandoffBuilder` wraps each agent in its "
-        "own participant executor and routes handoffs through its coordinator",
-    ),
 )
 OTHER = "not in agentnb"
 

@@ -32,6 +32,7 @@ from ._group_chat import (
     GroupChatState,
 )
 from ._handoff import (
+    HandoffAgentExecutor,
     HandoffAgentUserRequest,
     HandoffBuilder,
     HandoffConfiguration,
@@ -77,6 +78,7 @@ __all__ = [
     "GroupChatResponseReceivedEvent",
     "GroupChatSelectionFunction",
     "GroupChatState",
+    "HandoffAgentExecutor",
     "HandoffAgentUserRequest",
     "HandoffBuilder",
     "HandoffConfiguration",

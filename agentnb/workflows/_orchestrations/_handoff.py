@@ -1,7 +1,8 @@
 """Handoff: the agent that owns the conversation answers the user or hands it to another agent.
 
-Each participant gets one generated tool per agent it may hand off to, named ``handoff_to_<name>``
-(declaration-only: the agent's turn ends when it calls one). The ``handoff_coordinator`` executor (the
+Each participant runs in a :class:`HandoffAgentExecutor`, which offers its agent one generated tool per
+agent it may hand off to, named ``handoff_to_<name>`` (declaration-only: the agent's turn ends when it
+calls one). The ``handoff_coordinator`` executor (the
 start of a star graph) owns the conversation and the *current owner*: it runs the owner on the
 conversation; when the owner calls a handoff tool, the coordinator records the handoff (a tool result in
 the conversation and a ``handoff_sent`` event carrying a :class:`HandoffSentEvent`) and runs the target at
@@ -14,20 +15,24 @@ The conversation ends (and is yielded as the workflow output) when the terminati
 when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``). In autonomous mode
 (``with_autonomous_mode``) an owner that answers without a handoff is run again with a "continue" prompt
 instead of waiting for the user, up to a turn limit.
+
+``HandoffAgentExecutor`` s wired to each other by hand (without the builder's coordinator) route by
+themselves, as the reference's handoff graphs do: see the class.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from typing_extensions import Unpack
 
 from ..._agents import SupportsAgentRun
+from ..._serialization import type_id
 from ..._tools import FunctionTool
-from ..._types import AgentResponse, Content, Message
-from .._agent_executor import AgentExecutorResponse
+from ..._types import AgentResponse, AgentResponseUpdate, Content, Message
+from .._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse
 from .._context import WorkflowContext
 from .._events import WorkflowEvent
 from .._handlers import handler, response_handler
@@ -36,6 +41,10 @@ from ._base import (
     ConversationStart,
     OrchestrationBuilder,
     OrchestrationOptions,
+    ParticipantExecutor,
+    ParticipantReviewRequest,
+    ReviewReply,
+    clean_conversation_for_handoff,
     maybe_await,
     new_conversation,
     participant_name,
@@ -47,6 +56,7 @@ if TYPE_CHECKING:
     from .._workflow import Workflow
 
 __all__ = [
+    "HandoffAgentExecutor",
     "HandoffAgentUserRequest",
     "HandoffBuilder",
     "HandoffConfiguration",
@@ -165,6 +175,35 @@ def _handoff_tool(target: str, description: str | None) -> FunctionTool:
     )
 
 
+def requested_handoff(
+    messages: list[Message], tool_targets: dict[str, str], source: str
+) -> tuple[str | None, list[Content]]:
+    """The first handoff ``source``'s turn asked for, and tool results closing every call left without one.
+
+    ``tool_targets`` maps handoff tool names to the agents they hand to. Handoff tools are declaration-only,
+    so the agent's turn ends at the call; the results written here answer it (and any other open call, which
+    is not run because the conversation moved on).
+    """
+    answered = {c.call_id for m in messages for c in m.contents if c.type == "function_result"}
+    open_calls = [c for m in messages for c in m.contents if c.type == "function_call" and c.call_id not in answered]
+    target = next((tool_targets[c.name] for c in open_calls if c.name in tool_targets), None)
+    if target is None:
+        return None, []
+    results: list[Content] = []
+    chosen = False
+    for call in open_calls:
+        if not chosen and tool_targets.get(call.name or "") == target:
+            chosen = True
+            results.append(Content.from_function_result(call.call_id or "", result=f"Handed off to {target}."))
+        else:
+            results.append(
+                Content.from_function_result(
+                    call.call_id or "", exception=f"Not run: {source} handed the conversation to {target}."
+                )
+            )
+    return target, results
+
+
 class HandoffCoordinator(ConversationStart):
     """Owns the conversation and the current owner; routes handoffs and asks the caller for user input."""
 
@@ -204,7 +243,7 @@ class HandoffCoordinator(ConversationStart):
         """The owner's turn ended: follow a handoff, or wait for the user."""
         messages = answer.agent_response.messages
         self._conversation.extend(messages)
-        target, results = self._handoff_in(messages, answer.executor_id)
+        target, results = requested_handoff(messages, self.tool_targets, answer.executor_id)
         if target is not None:
             self._conversation.append(Message("tool", results))
             await ctx.add_event(WorkflowEvent("handoff_sent", HandoffSentEvent(answer.executor_id, target)))
@@ -227,29 +266,6 @@ class HandoffCoordinator(ConversationStart):
             return
         request = HandoffUserInputRequest(self._owner, answer.agent_response, list(self._conversation))
         await ctx.request_info(request_data=request, response_type=UserReply)
-
-    def _handoff_in(self, messages: list[Message], source: str) -> tuple[str | None, list[Content]]:
-        """The first handoff the agent asked for, and tool results closing every call left without one."""
-        answered = {c.call_id for m in messages for c in m.contents if c.type == "function_result"}
-        open_calls = [
-            c for m in messages for c in m.contents if c.type == "function_call" and c.call_id not in answered
-        ]
-        target = next((self.tool_targets[c.name] for c in open_calls if c.name in self.tool_targets), None)
-        if target is None:
-            return None, []
-        results: list[Content] = []
-        chosen = False
-        for call in open_calls:
-            if not chosen and self.tool_targets.get(call.name or "") == target:
-                chosen = True
-                results.append(Content.from_function_result(call.call_id or "", result=f"Handed off to {target}."))
-            else:
-                results.append(
-                    Content.from_function_result(
-                        call.call_id or "", exception=f"Not run: {source} handed the conversation to {target}."
-                    )
-                )
-        return target, results
 
     # -- user turns ---------------------------------------------------------------------------------------
     @response_handler
@@ -294,6 +310,302 @@ class HandoffCoordinator(ConversationStart):
         self._conversation = list(state.get("conversation", []))
         self._owner = state.get("owner", self.start_agent)
         self._auto_turns = int(state.get("auto_turns", 0))
+
+
+#: What a handoff agent executor sends (to the coordinator, or to the other participants) and yields. Its
+#: handlers declare these in the decorator: their ``ctx`` hints stay open to match ``AgentExecutor``'s.
+SENDS = AgentExecutorResponse | AgentExecutorRequest | list[Message]
+YIELDS = AgentResponse | AgentResponseUpdate
+HandoffCtx = WorkflowContext[Any, Any]
+AfterTurn = Callable[[AgentResponse, HandoffCtx], Awaitable[None]]
+AUTONOMOUS_TURN_LIMIT = 50
+
+
+def _agent_tools(agent: SupportsAgentRun) -> list[Any]:
+    """The tools an agent offers on every run (its own and its default options'), as far as it says."""
+    tools: Any = getattr(agent, "tools", None)
+    defaults: Any = getattr(agent, "default_options", None)
+    extra: Any = cast("dict[str, Any]", defaults).get("tools") if isinstance(defaults, dict) else None
+    listed: list[Any] = []
+    for found in (tools, extra):
+        if isinstance(found, list):
+            listed.extend(cast("list[Any]", found))
+    return listed
+
+
+class HandoffTurns(ParticipantExecutor):
+    """A handoff participant's turn mechanics: the agent run with its handoff tools, tool approvals and review.
+
+    Not placed in a graph itself: :class:`HandoffAgentExecutor` forwards its inputs and answers here. Under
+    a coordinator a finished turn goes back to it as every orchestration participant's does; otherwise
+    ``after_turn`` decides where the conversation goes next.
+    """
+
+    def __init__(self, agent: SupportsAgentRun, executor_id: str, tools: Sequence[Any], after_turn: AfterTurn) -> None:
+        super().__init__(agent, id=executor_id, tools=tools)
+        self.after_turn = after_turn
+        self.coordinated = False
+
+    async def _emit(self, result: AgentResponse, ctx: Any) -> None:
+        if self.coordinated:
+            await super()._emit(result, ctx)
+            return
+        if not ctx.is_streaming:  # a streamed turn was yielded update by update
+            await ctx.yield_output(result)
+        self._input, self._turn = [], []
+        await self.after_turn(result, ctx)
+
+
+class HandoffAgentExecutor(AgentExecutor):
+    """The agent executor of a handoff conversation: it answers, hands off through its tools, or asks the user.
+
+    The agent gets one declaration-only tool per handoff target (``handoff_to_<target>``); calling one ends
+    its turn and passes the conversation on. :class:`HandoffBuilder` places one of these per participant
+    behind its coordinator, which then owns the conversation, the termination condition and autonomous mode
+    (this executor only runs the turns, with tool approvals and review). Wired by hand with edges to the
+    other participants (as the reference's graphs are) it routes by itself: the start agent takes the
+    workflow input, every answer is shared with the other executors as an :class:`AgentExecutorRequest`
+    without tool traffic, a handoff sends ``AgentExecutorRequest(should_respond=True)`` to the target and a
+    ``handoff_sent`` event, and an answer without a handoff asks the caller for the user's next message
+    with a :class:`HandoffUserInputRequest` (an empty reply ends the conversation). Each turn is a
+    workflow output (an ``AgentResponse``, or its updates when the run streams).
+
+    Args:
+        agent: The participant agent.
+        handoffs: The agents it may hand off to, with what its tools say about them.
+        agent_session: Accepted for the reference's signature; the executor holds the conversation (it is
+            checkpointed with the workflow), so the agent runs without a session.
+        is_start_agent: Whether this agent takes the workflow input (and shares it with the others).
+        user_response_target_id: The executor that answers the user's replies (default: this one).
+        termination_condition: ``(conversation) -> bool`` (sync or async), checked before and after each turn.
+        autonomous_mode: Instead of asking the user, run the agent again with ``autonomous_mode_prompt``.
+        autonomous_mode_prompt: The user message added before each autonomous turn.
+        autonomous_mode_turn_limit: Autonomous turns in a row before asking the user after all (default 50).
+
+    Example:
+        >>> from agentnb import Agent
+        >>> from agentnb.local import ScriptedChatClient
+        >>> triage = Agent(ScriptedChatClient(["Hi"]), name="triage")
+        >>> executor = HandoffAgentExecutor(triage, [HandoffConfiguration(target="billing")], is_start_agent=True)
+        >>> executor.id, [t.name for t in executor.tools]
+        ('triage', ['handoff_to_billing'])
+    """
+
+    #: Checkpoints name this executor as the participant class handoff workflows used before it: its saved
+    #: state has the same keys, so a conversation paused by that version resumes here.
+    signature_kind: ClassVar[str] = type_id(ParticipantExecutor)
+
+    def __init__(
+        self,
+        agent: SupportsAgentRun,
+        handoffs: Sequence[HandoffConfiguration],
+        *,
+        agent_session: Any = None,
+        is_start_agent: bool = False,
+        user_response_target_id: str | None = None,
+        termination_condition: Condition | None = None,
+        autonomous_mode: bool = False,
+        autonomous_mode_prompt: str | None = None,
+        autonomous_mode_turn_limit: int | None = None,
+    ) -> None:
+        super().__init__(agent)
+        if termination_condition is not None and not callable(termination_condition):
+            raise TypeError(
+                f"termination_condition must be a function of the conversation, got {termination_condition!r}."
+            )
+        limit = AUTONOMOUS_TURN_LIMIT if autonomous_mode_turn_limit is None else autonomous_mode_turn_limit
+        if not isinstance(cast(object, limit), int) or limit < 0:
+            raise ValueError(f"autonomous_mode_turn_limit must be an int >= 0, got {autonomous_mode_turn_limit!r}.")
+        self.handoffs = list(handoffs)
+        tools = [_handoff_tool(h.target_id, h.description) for h in self.handoffs]
+        names = [t.name for t in tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id!r} has two handoffs with the same tool name: {names}.")
+        own = [getattr(t, "name", None) or getattr(t, "__name__", None) for t in _agent_tools(agent)]
+        clash = sorted({n for n in own if isinstance(n, str)}.intersection(names))
+        if clash:
+            raise ValueError(
+                f"Agent {self.id!r} already has a tool named {clash[0]!r}, the name of its handoff tool; rename "
+                "that tool (or the handoff target)."
+            )
+        self.agent_session = agent_session
+        self.is_start_agent = is_start_agent
+        self.user_response_target_id = user_response_target_id
+        self.termination_condition = termination_condition
+        self.autonomous_mode = autonomous_mode
+        self.autonomous_mode_prompt = autonomous_mode_prompt or AUTONOMOUS_PROMPT
+        self.autonomous_mode_turn_limit = limit
+        self._turns = HandoffTurns(agent, self.id, tools, self._after_turn)
+        self._tool_targets = {t.name: h.target_id for t, h in zip(tools, self.handoffs, strict=True)}
+        self._history: list[Message] = []  # what this agent is run on: its own tool traffic kept
+        self._autonomous_turns = 0
+
+    @property
+    def tools(self) -> list[Any]:
+        """The handoff tools offered to the agent on every run (one per target)."""
+        return list(self._turns.tools)
+
+    # -- how it is placed ---------------------------------------------------------------------------------
+    @property
+    def coordinated(self) -> bool:
+        """Whether a :class:`HandoffBuilder` coordinator owns the conversation (set by the builder)."""
+        return self._turns.coordinated
+
+    @coordinated.setter
+    def coordinated(self, value: bool) -> None:
+        self._turns.coordinated = value
+
+    @property
+    def review(self) -> bool:
+        """Whether a person reviews each turn before it is passed on (``with_request_info``)."""
+        return self._turns.review
+
+    @review.setter
+    def review(self, value: bool) -> None:
+        self._turns.review = value
+
+    # -- inputs -------------------------------------------------------------------------------------------
+    @handler(input=str, output=SENDS, workflow_output=YIELDS)
+    async def from_str(self, text: str, ctx: HandoffCtx) -> None:
+        """The workflow input as text (one user message)."""
+        await self.from_messages(to_conversation(text), ctx)
+
+    @handler(input=Message, output=SENDS, workflow_output=YIELDS)
+    async def from_message(self, message: Message, ctx: HandoffCtx) -> None:
+        """The workflow input as one message."""
+        await self.from_messages([message], ctx)
+
+    @handler(input=list[Message], output=SENDS, workflow_output=YIELDS)
+    async def from_messages(self, messages: list[Message], ctx: HandoffCtx) -> None:
+        """The coordinator's conversation to answer; wired by hand, the workflow input (shared with the others)."""
+        if self.coordinated:
+            await self._turns.on_conversation(messages, ctx)
+            return
+        if self.is_start_agent and not self._conversation:
+            await ctx.send_message(AgentExecutorRequest(list(messages), should_respond=False))
+        await self._hear(list(messages), respond=True, ctx=ctx)
+
+    @handler(input=AgentExecutorRequest, output=SENDS, workflow_output=YIELDS)
+    async def from_request(self, request: AgentExecutorRequest, ctx: HandoffCtx) -> None:
+        """Messages another participant shared, and whether this agent now holds the conversation."""
+        await self._hear(list(request.messages), respond=request.should_respond, ctx=ctx)
+
+    @handler(input=AgentExecutorResponse, output=SENDS, workflow_output=YIELDS)
+    async def from_response(self, response: AgentExecutorResponse, ctx: HandoffCtx) -> None:
+        """Another agent executor's answer: continue its conversation."""
+        conversation = response.full_conversation
+        if conversation is None:
+            conversation = list(response.agent_response.messages)
+        await self.from_messages(list(conversation), ctx)
+
+    @handler(input=list[AgentExecutorResponse], output=SENDS, workflow_output=YIELDS)
+    async def from_responses(self, responses: list[AgentExecutorResponse], ctx: HandoffCtx) -> None:
+        """Several agents' answers (a fan-in): their new messages, in order."""
+        await self.from_messages([m for r in responses for m in r.agent_response.messages], ctx)
+
+    # -- answers to requests --------------------------------------------------------------------------------
+    @response_handler(request=Content, response=Content, output=SENDS, workflow_output=YIELDS)
+    async def on_approval(self, request: Content, answer: Content, ctx: HandoffCtx) -> None:
+        """An approval answer (a ``function_approval_response`` content) for a tool call of this agent."""
+        await self._turns.on_approval(request, answer, ctx)
+
+    @response_handler(request=Content, response=bool, output=SENDS, workflow_output=YIELDS)
+    async def on_approval_bool(self, request: Content, approved: bool, ctx: HandoffCtx) -> None:
+        """A yes/no approval answer for a tool call of this agent."""
+        await self._turns.on_approval_bool(request, approved, ctx)
+
+    @response_handler(request=ParticipantReviewRequest, response=ReviewReply, output=SENDS, workflow_output=YIELDS)
+    async def on_review(self, request: ParticipantReviewRequest, reply: ReviewReply, ctx: HandoffCtx) -> None:
+        """A person's review of this agent's turn (see ``HandoffBuilder.with_request_info``)."""
+        await self._turns.on_review(request, reply, ctx)
+
+    @response_handler(request=HandoffUserInputRequest, response=UserReply, output=SENDS, workflow_output=YIELDS)
+    async def handle_response(self, request: HandoffUserInputRequest, reply: UserReply, ctx: HandoffCtx) -> None:
+        """The user's next message after this agent answered without a handoff (an empty reply ends it)."""
+        if isinstance(reply, str) and not reply.strip():
+            reply = []
+        messages = to_conversation(reply)
+        if not messages:
+            await ctx.add_event(WorkflowEvent("handoff_completed", {"reason": "user", "owner": self.id}))
+            return
+        await ctx.send_message(AgentExecutorRequest(messages, should_respond=False))
+        target = self.user_response_target_id
+        if target is not None and target != self.id:
+            self._history.extend(messages)
+            self._conversation.extend(messages)
+            await ctx.send_message(AgentExecutorRequest([], should_respond=True), target_id=target)
+            return
+        self._autonomous_turns = 0
+        await self._hear(messages, respond=True, ctx=ctx)
+
+    # -- routing by itself --------------------------------------------------------------------------------
+    async def _hear(self, messages: list[Message], *, respond: bool, ctx: HandoffCtx) -> None:
+        self._history.extend(messages)
+        self._conversation.extend(messages)
+        if respond:
+            await self._take_turn(ctx)
+
+    async def _take_turn(self, ctx: HandoffCtx) -> None:
+        if await self._should_terminate():
+            await ctx.add_event(
+                WorkflowEvent("handoff_completed", {"reason": "termination_condition", "owner": self.id})
+            )
+            return
+        await self._turns.on_conversation(list(self._history), ctx)
+
+    async def _after_turn(self, result: AgentResponse, ctx: HandoffCtx) -> None:
+        """Where the conversation goes after this agent's turn: the handoff target, the agent again, or the user."""
+        self._history.extend(result.messages)
+        shared = clean_conversation_for_handoff(result.messages)
+        self._conversation.extend(shared)
+        if shared:
+            await ctx.send_message(AgentExecutorRequest(shared, should_respond=False))
+        target, results = requested_handoff(result.messages, self._tool_targets, self.id)
+        if target is not None:
+            self._history.append(Message("tool", results))
+            await ctx.send_message(AgentExecutorRequest([], should_respond=True), target_id=target)
+            await ctx.add_event(WorkflowEvent("handoff_sent", HandoffSentEvent(self.id, target)))
+            self._autonomous_turns = 0
+            return
+        if await self._should_terminate():
+            await ctx.add_event(
+                WorkflowEvent("handoff_completed", {"reason": "termination_condition", "owner": self.id})
+            )
+            return
+        if self.autonomous_mode and self._autonomous_turns < self.autonomous_mode_turn_limit:
+            self._autonomous_turns += 1
+            await self._hear([Message("user", [self.autonomous_mode_prompt])], respond=True, ctx=ctx)
+            return
+        self._autonomous_turns = 0
+        request = HandoffUserInputRequest(self.id, result, list(self._conversation))
+        await ctx.request_info(request_data=request, response_type=UserReply)
+
+    async def _should_terminate(self) -> bool:
+        if self.termination_condition is None:
+            return False
+        return bool(await maybe_await(self.termination_condition(list(self._conversation))))
+
+    # -- state --------------------------------------------------------------------------------------------
+    def reset(self) -> None:
+        super().reset()
+        self._turns.reset()
+        self._history, self._autonomous_turns = [], 0
+
+    def on_checkpoint_save(self) -> dict[str, Any]:
+        state = self._turns.on_checkpoint_save()
+        if not self.coordinated:  # under a coordinator the turn is all there is, as participants save it
+            state.update(
+                conversation=list(self._conversation),
+                history=list(self._history),
+                autonomous_mode_turns=self._autonomous_turns,
+            )
+        return state
+
+    def on_checkpoint_restore(self, state: dict[str, Any]) -> None:
+        self._turns.on_checkpoint_restore(state)
+        self._conversation = list(state.get("conversation", []))
+        self._history = list(state.get("history", []))
+        self._autonomous_turns = int(state.get("autonomous_mode_turns", 0))
 
 
 class HandoffBuilder(OrchestrationBuilder):
@@ -434,12 +746,16 @@ class HandoffBuilder(OrchestrationBuilder):
         start = self._start or self.participant_names[0]
         descriptions = self.participant_descriptions()
         rules = self.handoff_targets()
-        executors = [
-            self._participant(
-                p, tools=[_handoff_tool(t, self._descriptions.get((n, t), descriptions[t])) for t in rules[n]]
-            )
-            for n, p in zip(self.participant_names, self.participants, strict=True)
-        ]
+        executors: list[HandoffAgentExecutor] = []
+        for name, agent in zip(self.participant_names, self.participants, strict=True):
+            handoffs = [
+                HandoffConfiguration(target=t, description=self._descriptions.get((name, t), descriptions[t]))
+                for t in rules[name]
+            ]
+            executor = HandoffAgentExecutor(agent, handoffs, is_start_agent=name == start)
+            executor.coordinated = True  # the coordinator owns the conversation, termination and autonomy
+            executor.review = name in self._review
+            executors.append(executor)
         coordinator = HandoffCoordinator(
             start,
             {handoff_tool_name(n): n for n in self.participant_names},
