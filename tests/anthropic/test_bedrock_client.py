@@ -284,3 +284,35 @@ def test_the_event_stream_encoding_is_what_botocore_decodes() -> None:
     broken.add_data(bytes(corrupt))
     with pytest.raises(ChecksumMismatch):
         list(broken)
+
+
+async def test_a_profile_of_the_aws_config_files_gives_the_keys_and_the_region(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config, credentials = tmp_path / "config", tmp_path / "credentials"
+    config.write_text(f"[profile claude]\nregion = {REGION}\n")
+    credentials.write_text(
+        f"[claude]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n"
+        f"aws_session_token = {SESSION_TOKEN}\n"
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
+    client = AnthropicBedrockClient(model="claude-test", aws_profile="claude", base_url=server.base_url)
+    assert client.aws_region == REGION  # from the profile, as no argument or variable names one
+    server.script(Reply(text="ok"))
+    assert (await client.get_response("hi")).text == "ok"
+    assert_signed(server.requests[0], server)
+    await client.close()
+
+
+async def test_a_bedrock_api_key_from_the_environment_is_a_bearer_token(
+    server: AnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key")
+    client = AnthropicBedrockClient(model="claude-test", aws_region=REGION, base_url=server.base_url)
+    server.script(Reply(text="ok"))
+    assert (await client.get_response("hi", stream=True).get_final_response()).text == "ok"
+    [record] = server.requests
+    assert record.headers["authorization"] == "Bearer bedrock-api-key" and "x-amz-date" not in record.headers
+    assert record.path == "/model/claude-test/invoke-with-response-stream"
+    await client.close()
