@@ -38,10 +38,10 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
     from anthropic.lib.bedrock import AsyncAnthropicBedrock
     from anthropic.lib.vertex import AsyncAnthropicVertex
+    from anthropic.types import Message as AnthropicMessage
 
     # The SDK clients the Messages API is reached through: Anthropic's own, AWS Bedrock's, Google Vertex's.
     AnthropicSDKClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
-    from anthropic.types import Message as AnthropicMessage
 
 __all__ = [
     "ANTHROPIC_DEFAULT_MAX_TOKENS",
@@ -79,7 +79,8 @@ class AnthropicChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT],
     """Options the Messages API adds to :class:`~agentnb.ChatOptions`.
 
     ``stop`` is sent as ``stop_sequences``, ``instructions`` as ``system``, ``user`` as ``metadata.user_id``;
-    ``max_tokens`` defaults to 1024 (the API requires it).
+    ``max_tokens`` defaults to 1024 (the API requires it); ``additional_beta_flags`` adds beta features to the
+    client's for one request.
     """
 
     top_k: int
@@ -87,6 +88,7 @@ class AnthropicChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT],
     thinking: ThinkingConfig
     metadata: dict[str, Any]
     container: dict[str, Any]
+    additional_beta_flags: list[str]
 
 
 # ChatOptions keys translated below; other keys naming a ``messages.create`` parameter pass through.
