@@ -136,7 +136,7 @@ class AnthropicBedrockClient(AnthropicClient):
         return cast("str | None", getattr(self.anthropic_client, "aws_region", None))
 
 
-def resolve_aws_region(aws_region: str | None, aws_profile: str | None) -> str:
+def _resolve_aws_region(aws_region: str | None, aws_profile: str | None) -> str:
     """The region as the reference finds it: given, ``AWS_DEFAULT_REGION``, the profile's, else ``us-east-1``."""
     if aws_region:
         return aws_region
@@ -166,7 +166,7 @@ def _build_bedrock_client(settings: AnthropicBedrockSettings, options: dict[str,
         return AsyncAnthropicBedrock(
             aws_secret_key=_secret(settings.get("aws_secret_access_key")),
             aws_access_key=_secret(settings.get("aws_access_key_id")),
-            aws_region=resolve_aws_region(settings.get("aws_region"), settings.get("aws_profile")),
+            aws_region=_resolve_aws_region(settings.get("aws_region"), settings.get("aws_profile")),
             aws_profile=settings.get("aws_profile"),
             aws_session_token=_secret(settings.get("aws_session_token")),
             base_url=settings.get("anthropic_bedrock_base_url"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -213,3 +214,36 @@ async def test_a_callers_sdk_client_is_used_and_left_open(server: AnthropicServe
     await sdk.close()
     with pytest.raises(ValueError, match="project_id"):
         AnthropicVertexClient(model="m", anthropic_client=sdk, project_id="other")
+
+
+async def test_the_client_layers_middleware_and_the_tool_loop_limit(server: AnthropicServer) -> None:
+    from agentnb import ChatContext, chat_middleware
+
+    seen: list[int] = []
+
+    @chat_middleware
+    async def count_messages(context: ChatContext, call_next: Any) -> None:
+        seen.append(len(context.messages))
+        await call_next()
+
+    client = AnthropicVertexClient(
+        model="claude-test",
+        region=REGION,
+        project_id=PROJECT,
+        access_token=TOKEN,
+        base_url=server.base_url,
+        middleware=[count_messages],
+        function_invocation_configuration={"max_iterations": 1},
+        additional_properties={"team": "docs"},
+    )
+    assert client.additional_properties == {"team": "docs"}
+    ran.clear()
+    server.script(Reply(tool_uses=[ToolUse("get_weather", {"city": "Oslo"})]), Reply(text="Oslo is sunny."))
+    response = await Agent(client, tools=[get_weather]).run("Weather in Oslo?")
+    assert response.text == "Oslo is sunny." and ran == ["Oslo"]
+    assert seen == [1, 3]  # the middleware saw both model calls: the question, then question + call + result
+    # After the one allowed round the tools stay on the request, with tool choice "none".
+    assert server.requests[1].body["tool_choice"] == {"type": "none"}
+    sdk = client.anthropic_client
+    await client.close()
+    assert sdk.is_closed()  # the client built it, so the client closes it
