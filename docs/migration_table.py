@@ -205,11 +205,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     (r"^ToolApproval|^MCPToolApprovalRequest$", "not yet: approval of declarative tool and MCP actions"),
     (
-        r"Bedrock|Vertex",
-        "not yet: Claude on AWS Bedrock / Google Vertex; point `agentnb.anthropic.AnthropicClient(base_url=...)` at "
-        "a Messages-API endpoint",
-    ),
-    (
         r"(?i)docker",
         "not yet: a container executor; pass your own `ShellExecutor`, or use `LocalShellTool` under approval",
     ),

@@ -7,6 +7,15 @@ stream event it sends is validated against the SDK's own pydantic models before 
 the tests check the wire format against ``anthropic.types``; every request is recorded (path, headers,
 JSON body, and whether the client hung up before the reply was finished).
 
+The same script also answers the routes Claude has on the clouds, with the model in the path:
+
+- AWS Bedrock: ``POST /model/{model}/invoke`` (JSON) and ``/model/{model}/invoke-with-response-stream``, whose
+  events travel base64-encoded in ``chunk`` messages of AWS's binary event-stream encoding
+  (:func:`event_stream_message`); errors are AWS's ``{"message"}`` with an ``x-amzn-ErrorType`` header, or an
+  ``exception`` message inside the stream.
+- Google Vertex: ``POST /projects/{p}/locations/{r}/publishers/anthropic/models/{model}:rawPredict`` (JSON) and
+  ``:streamRawPredict`` (the same SSE); errors are Google's ``{"error": {"code", "message", "status"}}``.
+
     with AnthropicServer() as server:
         server.script(Reply(text="Hello!"))
         client = AsyncAnthropic(base_url=server.base_url, api_key="test")
@@ -15,17 +24,20 @@ JSON body, and whether the client hung up before the reply was finished).
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import itertools
 import json
 import socket
+import struct
 import threading
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["AnthropicServer", "ErrorReply", "RecordedRequest", "Reply", "ToolUse"]
+__all__ = ["AnthropicServer", "ErrorReply", "RecordedRequest", "Reply", "ToolUse", "event_stream_message"]
 
 
 @dataclass
@@ -53,11 +65,16 @@ class Reply:
     chunk_size: int = 4  # characters per streamed text / JSON delta
     cut_after: int | None = None  # drop the connection after this many stream events
     error_after: int | None = None  # send an ``error`` event after this many stream events
+    stream_error: tuple[str, str] = ("overloaded_error", "Overloaded")  # its type (Bedrock: exception type), message
 
 
 @dataclass
 class ErrorReply:
-    """An HTTP error in the API's shape: ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
+    """An HTTP error in the API's shape: ``{"type": "error", "error": {"type": ..., "message": ...}}``.
+
+    On the Bedrock routes ``type`` is the ``x-amzn-ErrorType`` (``ThrottlingException``), on the Vertex routes
+    Google's ``status`` (``RESOURCE_EXHAUSTED``).
+    """
 
     status: int
     type: str
@@ -72,6 +89,9 @@ class RecordedRequest:
     body: dict[str, Any]
     completed: bool = False
     disconnected: bool = False
+    route: str = "anthropic"  # or "bedrock" / "vertex"
+    model: str | None = None  # the model named in the path (the cloud routes)
+    raw_body: bytes = b""
 
 
 Script = Reply | ErrorReply | Callable[[RecordedRequest], "Reply | ErrorReply"]
@@ -91,10 +111,41 @@ def _validate(kind: str, payload: dict[str, Any]) -> None:
         TypeAdapter(RawMessageStreamEvent).validate_python(payload)
 
 
+def event_stream_message(headers: dict[str, str], payload: bytes) -> bytes:
+    """One message of AWS's event-stream encoding (``application/vnd.amazon.eventstream``).
+
+    A prelude (total length, headers length: big-endian uint32s) and its CRC32, the headers (name length: uint8,
+    name, value type 7 = string, value length: uint16, value), the payload, and a CRC32 of everything before it.
+    """
+    encoded = b""
+    for name, value in headers.items():
+        name_bytes, value_bytes = name.encode(), value.encode()
+        encoded += struct.pack(">B", len(name_bytes)) + name_bytes
+        encoded += struct.pack(">BH", 7, len(value_bytes)) + value_bytes
+    prelude = struct.pack(">II", 12 + len(encoded) + len(payload) + 4, len(encoded))
+    message = prelude + struct.pack(">I", zlib.crc32(prelude)) + encoded + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _bedrock_chunk(event: dict[str, Any]) -> bytes:
+    """A Messages API stream event as Bedrock sends it: base64 JSON in a ``chunk`` event's ``bytes``."""
+    data = base64.b64encode(json.dumps(event).encode()).decode()
+    headers = {":event-type": "chunk", ":content-type": "application/json", ":message-type": "event"}
+    return event_stream_message(headers, json.dumps({"bytes": data, "p": "abcdefgh"}).encode())
+
+
+def _bedrock_exception(kind: str, message: str) -> bytes:
+    headers = {":exception-type": kind, ":content-type": "application/json", ":message-type": "exception"}
+    return event_stream_message(headers, json.dumps({"message": message}).encode())
+
+
 class _Renderer:
-    def __init__(self, reply: Reply, body: dict[str, Any], message_id: str, ids: Iterator[int]) -> None:
+    def __init__(
+        self, reply: Reply, body: dict[str, Any], message_id: str, ids: Iterator[int], model: str | None = None
+    ) -> None:
         self.reply = reply
         self.body = body
+        self.path_model = model
         self.id = message_id
         self.tool_ids = [use.id or f"toolu_{next(ids)}" for use in reply.tool_uses]
 
@@ -124,7 +175,7 @@ class _Renderer:
             "id": self.id,
             "type": "message",
             "role": "assistant",
-            "model": self.reply.model or self.body.get("model", "claude-test"),
+            "model": self.reply.model or self.path_model or self.body.get("model", "claude-test"),
             "content": content,
             "stop_reason": stop_reason,
             "stop_sequence": None,
@@ -226,50 +277,93 @@ class AnthropicServer:
 
         server = self
 
-        def error(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Response:
+        def error(route: str, status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Response:
+            if route == "bedrock":  # AWS's shape: the error type travels in a header
+                amzn = {"x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+                return JSONResponse({"message": message}, status, headers={**amzn, **(headers or {})})
+            if route == "vertex":  # Google's shape
+                google = {"error": {"code": status, "message": message, "status": kind}}
+                return JSONResponse(google, status, headers=headers)
             body = {"type": "error", "error": {"type": kind, "message": message}}
             return JSONResponse(body, status, headers=headers)
 
-        async def handle(request: Request) -> Response:
+        async def answer(request: Request, route: str, model: str | None, stream: bool | None) -> Response:
+            raw = await request.body()
             try:
-                body = json.loads(await request.body())
+                body = json.loads(raw)
             except ValueError:
-                return error(400, "invalid_request_error", "body is not JSON")
-            record = RecordedRequest(request.url.path, dict(request.headers), body)
+                return error(route, 400, "invalid_request_error", "body is not JSON")
+            record = RecordedRequest(request.url.path, dict(request.headers), body, route=route, model=model)
+            record.raw_body = raw
             with server._lock:
                 server.requests.append(record)
             problem = _request_problem(body)
             if problem and server.validate:
                 server.validation_errors.append(problem)
-                return error(400, "invalid_request_error", problem)
+                return error(route, 400, "invalid_request_error", problem)
             reply = server._next(record)
             if reply is None:
                 server.unexpected.append(record)
                 record.completed = True
-                return error(500, "api_error", "the test server has no scripted reply left")
+                return error(route, 500, "api_error", "the test server has no scripted reply left")
             if isinstance(reply, ErrorReply):
                 record.completed = True
-                return error(reply.status, reply.type, reply.message, reply.headers)
-            renderer = _Renderer(reply, body, f"msg_{next(server._ids)}", server._ids)
-            if not body.get("stream"):
+                return error(route, reply.status, reply.type, reply.message, reply.headers)
+            renderer = _Renderer(reply, body, f"msg_{next(server._ids)}", server._ids, model)
+            if not (body.get("stream") if stream is None else stream):
                 usage = renderer.usage()
                 payload = renderer.message(renderer.blocks(), renderer.stop_reason(), usage)
                 if server.validate:
                     _validate("message", payload)
                 record.completed = True
                 return JSONResponse(payload)
-            return StreamingResponse(server._sse(record, reply, renderer.events()), media_type="text/event-stream")
+            if route == "bedrock":
+                frames = server._frames(record, reply, renderer.events(), bedrock=True)
+                return StreamingResponse(frames, media_type="application/vnd.amazon.eventstream")
+            return StreamingResponse(server._frames(record, reply, renderer.events()), media_type="text/event-stream")
 
-        return Starlette(routes=[Route("/v1/messages", handle, methods=["POST"])])
+        async def messages(request: Request) -> Response:
+            return await answer(request, "anthropic", None, None)
 
-    async def _sse(
-        self, record: RecordedRequest, reply: Reply, events: Iterator[dict[str, Any]]
+        async def bedrock_invoke(request: Request) -> Response:
+            return await answer(request, "bedrock", request.path_params["model"], False)
+
+        async def bedrock_stream(request: Request) -> Response:
+            return await answer(request, "bedrock", request.path_params["model"], True)
+
+        async def vertex(request: Request) -> Response:
+            model, _, method = request.path_params["model_method"].rpartition(":")
+            if method not in ("rawPredict", "streamRawPredict"):
+                return error("vertex", 404, "NOT_FOUND", f"no method {method!r}")
+            response = await answer(request, "vertex", model, None)
+            record = server.requests[-1]
+            if bool(record.body.get("stream")) != (method == "streamRawPredict"):
+                server.validation_errors.append(f"{method} with stream={record.body.get('stream')!r} in the body")
+            return response
+
+        vertex_path = "/projects/{project}/locations/{region}/publishers/anthropic/models/{model_method}"
+        return Starlette(
+            routes=[
+                Route("/v1/messages", messages, methods=["POST"]),
+                Route("/model/{model}/invoke", bedrock_invoke, methods=["POST"]),
+                Route("/model/{model}/invoke-with-response-stream", bedrock_stream, methods=["POST"]),
+                Route(vertex_path, vertex, methods=["POST"]),
+            ]
+        )
+
+    async def _frames(
+        self, record: RecordedRequest, reply: Reply, events: Iterator[dict[str, Any]], *, bedrock: bool = False
     ) -> AsyncIterator[bytes]:
+        """The stream as SSE, or as Bedrock's event-stream messages."""
         try:
             for n, payload in enumerate(events):
                 if reply.error_after is not None and n == reply.error_after:
-                    failure = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-                    yield f"event: error\ndata: {json.dumps(failure)}\n\n".encode()
+                    kind, message = reply.stream_error
+                    if bedrock:
+                        yield _bedrock_exception(kind, message)
+                    else:
+                        failure = {"type": "error", "error": {"type": kind, "message": message}}
+                        yield f"event: error\ndata: {json.dumps(failure)}\n\n".encode()
                     record.completed = True
                     return
                 if reply.cut_after is not None and n == reply.cut_after:
@@ -277,7 +371,10 @@ class AnthropicServer:
                     raise ConnectionAbortedError("the scripted connection drop")
                 if self.validate:
                     _validate("event", payload)
-                yield f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
+                if bedrock:
+                    yield _bedrock_chunk(payload)
+                else:
+                    yield f"event: {payload['type']}\ndata: {json.dumps(payload)}\n\n".encode()
                 await asyncio.sleep(0)
             record.completed = True
         finally:

@@ -12,7 +12,7 @@ import inspect
 import json
 import os
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, NoReturn, TypedDict, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, NoReturn, TypedDict, cast
 
 from typing_extensions import TypeVar
 
@@ -36,9 +36,21 @@ from ..exceptions import (
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
+    from anthropic.lib.bedrock import AsyncAnthropicBedrock
+    from anthropic.lib.vertex import AsyncAnthropicVertex
     from anthropic.types import Message as AnthropicMessage
 
-__all__ = ["ANTHROPIC_DEFAULT_MAX_TOKENS", "AnthropicChatOptions", "AnthropicClient", "ThinkingConfig"]
+    # The SDK clients the Messages API is reached through: Anthropic's own, AWS Bedrock's, Google Vertex's.
+    AnthropicSDKClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
+
+__all__ = [
+    "ANTHROPIC_DEFAULT_MAX_TOKENS",
+    "AnthropicChatOptions",
+    "AnthropicClient",
+    "ThinkingConfig",
+    "map_anthropic_error",
+    "sdk_options",
+]
 
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
 _API = "Messages"
@@ -67,7 +79,8 @@ class AnthropicChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT],
     """Options the Messages API adds to :class:`~agentnb.ChatOptions`.
 
     ``stop`` is sent as ``stop_sequences``, ``instructions`` as ``system``, ``user`` as ``metadata.user_id``;
-    ``max_tokens`` defaults to 1024 (the API requires it).
+    ``max_tokens`` defaults to 1024 (the API requires it); ``additional_beta_flags`` adds beta features to the
+    client's for one request.
     """
 
     top_k: int
@@ -75,6 +88,7 @@ class AnthropicChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT],
     thinking: ThinkingConfig
     metadata: dict[str, Any]
     container: dict[str, Any]
+    additional_beta_flags: list[str]
 
 
 # ChatOptions keys translated below; other keys naming a ``messages.create`` parameter pass through.
@@ -95,6 +109,7 @@ _TRANSLATED = frozenset(
         "seed",
         "conversation_id",
         "reasoning_effort",
+        "additional_beta_flags",
     }
 )
 _PASSTHROUGH = frozenset({"temperature", "top_p", "top_k", "service_tier", "thinking", "metadata", "container"})
@@ -122,9 +137,14 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
         anthropic_client: A configured ``anthropic.AsyncAnthropic`` to use instead of building one.
         timeout: Seconds to wait for an answer (the SDK's default when omitted).
         max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
+        additional_beta_flags: Beta features to turn on for every request (the ``anthropic-beta`` header); a
+            request adds its own with the ``additional_beta_flags`` option.
     """
 
     OTEL_PROVIDER_NAME: str = "anthropic"
+    #: What an error tells the caller to check when the service refuses the credentials / cannot be reached.
+    CREDENTIALS_HINT: ClassVar[str] = "ANTHROPIC_API_KEY / api_key=..."
+    ENDPOINT_HINT: ClassVar[str] = "base_url / ANTHROPIC_BASE_URL"
 
     def __init__(
         self,
@@ -132,22 +152,25 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
         model: str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
-        anthropic_client: AsyncAnthropic | None = None,
+        anthropic_client: AnthropicSDKClient | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        additional_beta_flags: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> None:
         model = model or kwargs.pop("model_id", None) or os.environ.get("ANTHROPIC_CHAT_MODEL")
         if not model:
             raise ServiceInitializationError(
-                "AnthropicClient needs a model: pass model=... (e.g. 'claude-sonnet-4-5') or set ANTHROPIC_CHAT_MODEL."
+                f"{type(self).__name__} needs a model: pass model=... (e.g. 'claude-sonnet-4-5') or set "
+                "ANTHROPIC_CHAT_MODEL."
             )
         super().__init__(model_id=model, **kwargs)
+        self.additional_beta_flags: list[str] = list(additional_beta_flags or ())
         if anthropic_client is not None:
             if api_key is not None or base_url is not None:
                 raise ValueError(
-                    "AnthropicClient: pass either anthropic_client=... or api_key/base_url, not both; "
-                    "configure the AsyncAnthropic instance itself."
+                    f"{type(self).__name__}: pass either anthropic_client=... or api_key/base_url, not both; "
+                    "configure the SDK client itself."
                 )
             self.anthropic_client = anthropic_client
             self._owns_client = False
@@ -162,7 +185,7 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
         return self.model_id
 
     def __repr__(self) -> str:
-        return f"AnthropicClient(model_id={self.model_id!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model_id={self.model_id!r}, base_url={self.base_url!r})"
 
     def service_url(self) -> str | None:
         """The API root requests go to."""
@@ -190,7 +213,7 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
             create = cast("Callable[..., Awaitable[AnthropicMessage]]", self.anthropic_client.messages.create)
             message = await create(**params)
         except anthropic.AnthropicError as e:
-            map_anthropic_error(e)
+            self._raise_mapped(e)
         contents = [c for block in message.content if (c := _content_of(block)) is not None]
         finish_reason = FINISH_REASONS.get(message.stop_reason or "", message.stop_reason)
         if finish_reason == "content_filter":
@@ -214,7 +237,7 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
             start = cast("Callable[..., Awaitable[Any]]", self.anthropic_client.messages.create)
             events = await start(**params, stream=True)
         except anthropic.AnthropicError as e:
-            map_anthropic_error(e)
+            self._raise_mapped(e)
         blocks: dict[int, dict[str, Any]] = {}  # tool calls and thinking signatures, assembled per block
         text: list[str] = []
         message_id = model_id = None
@@ -271,7 +294,7 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
                     update.raw_representation = event
                     yield update
         except anthropic.AnthropicError as e:
-            map_anthropic_error(e, partial_text="".join(text))
+            self._raise_mapped(e, partial_text="".join(text))
         except Exception as e:
             if not _is_transport_error(e):
                 raise
@@ -285,6 +308,11 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
         finally:
             # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
             await events.close()
+
+    def _raise_mapped(self, error: BaseException, *, partial_text: str | None = None) -> NoReturn:
+        map_anthropic_error(
+            error, partial_text=partial_text, key_hint=self.CREDENTIALS_HINT, endpoint_hint=self.ENDPOINT_HINT
+        )
 
     # -- request -----------------------------------------------------------------------------------------
 
@@ -321,6 +349,10 @@ class AnthropicClient(BaseChatClient[AnthropicChatOptions]):
         extra.update(options.get("additional_properties") or {})
         if extra:
             params["extra_body"] = extra
+        betas = dict.fromkeys([*self.additional_beta_flags, *(options.get("additional_beta_flags") or ())])
+        if betas:
+            # The Bedrock SDK client moves this header into the body's ``anthropic_beta``, as Bedrock wants it.
+            params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
         return params
 
 
@@ -347,24 +379,84 @@ def _build_client(
         from anthropic import AsyncAnthropic
     except ImportError as e:  # pragma: no cover - the extra is installed in tests
         raise ImportError('agentnb.anthropic needs the anthropic SDK: pip install "agentnb[anthropic]"') from e
-    kwargs: dict[str, Any] = {"api_key": key}
+    kwargs: dict[str, Any] = {"api_key": key, **sdk_options(timeout, max_retries)}
     url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
     if url is not None:
         kwargs["base_url"] = url
+    return AsyncAnthropic(**kwargs)
+
+
+def sdk_options(timeout: float | None, max_retries: int | None) -> dict[str, Any]:
+    """The SDK client's ``timeout`` / ``max_retries`` keywords for the values given (the SDK's defaults otherwise)."""
+    kwargs: dict[str, Any] = {}
     if timeout is not None:
         kwargs["timeout"] = timeout
     if max_retries is not None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         kwargs["max_retries"] = max_retries
-    return AsyncAnthropic(**kwargs)
+    return kwargs
 
 
 # -- errors ----------------------------------------------------------------------------------------------
 
 
-def map_anthropic_error(error: BaseException, *, partial_text: str | None = None) -> NoReturn:
-    """Raise the ``agentnb.exceptions`` error for an ``anthropic`` SDK exception, as the OpenAI clients do."""
+# The error codes AWS Bedrock (``x-amzn-ErrorType``, stream exception frames) and Google Vertex (``status``) use, as
+# the Messages API's error types, so one mapping types them all.
+CLOUD_ERROR_TYPES: dict[str, str] = {
+    "throttlingexception": "rate_limit_error",
+    "servicequotaexceededexception": "rate_limit_error",
+    "accessdeniedexception": "permission_error",
+    "unrecognizedclientexception": "authentication_error",
+    "expiredtokenexception": "authentication_error",
+    "validationexception": "invalid_request_error",
+    "resourcenotfoundexception": "not_found_error",
+    "modeltimeoutexception": "timeout_error",
+    "serviceunavailableexception": "overloaded_error",
+    "modelnotreadyexception": "overloaded_error",
+    "internalserverexception": "api_error",
+    "resource_exhausted": "rate_limit_error",
+    "unauthenticated": "authentication_error",
+    "permission_denied": "permission_error",
+    "invalid_argument": "invalid_request_error",
+    "not_found": "not_found_error",
+    "unavailable": "overloaded_error",
+    "deadline_exceeded": "timeout_error",
+}
+
+
+def _error_detail(error: BaseException, body: Any) -> tuple[str | None, str | None]:
+    """The error's type and message from the Messages API's body, AWS's ``{"message"}`` or Google's ``{"error"}``."""
+    if isinstance(body, list):
+        items = cast("list[Any]", body)
+        body = items[0] if len(items) == 1 else None  # Vertex wraps some errors in a one-item list
+    if not is_json_object(body):
+        return None, None
+    detail = body.get("error")
+    if is_json_object(detail):
+        code, message = detail.get("type") or detail.get("status"), detail.get("message")
+    else:
+        code, message = body.get("__type") or body.get("type"), body.get("message") or body.get("Message")
+        response = getattr(error, "response", None)
+        header = response.headers.get("x-amzn-ErrorType") if response is not None else None
+        code = header.split(":")[0] if isinstance(header, str) and header else code
+    code = str(code) if code else None
+    if code is not None:
+        code = CLOUD_ERROR_TYPES.get(code.lower(), code)
+    return code, str(message) if message else None
+
+
+def map_anthropic_error(
+    error: BaseException,
+    *,
+    partial_text: str | None = None,
+    key_hint: str = AnthropicClient.CREDENTIALS_HINT,
+    endpoint_hint: str = AnthropicClient.ENDPOINT_HINT,
+) -> NoReturn:
+    """Raise the ``agentnb.exceptions`` error for an ``anthropic`` SDK exception, as the OpenAI clients do.
+
+    The hints name what to check (credentials, endpoint settings) for the service the client talks to.
+    """
     import anthropic
 
     where = f"Anthropic {_API} request"
@@ -381,14 +473,12 @@ def map_anthropic_error(error: BaseException, *, partial_text: str | None = None
                 partial_text=partial_text,
             ) from error
         raise ServiceConnectionError(
-            f"{where} could not reach {url}: {str(error).rstrip('.')}. Check base_url / ANTHROPIC_BASE_URL."
+            f"{where} could not reach {url}: {str(error).rstrip('.')}. Check {endpoint_hint}."
         ) from error
     if isinstance(error, anthropic.APIStatusError | anthropic.APIError):
         status = getattr(error, "status_code", None)
         body = getattr(error, "body", None)
-        detail = body.get("error") if is_json_object(body) else None
-        code = detail.get("type") if is_json_object(detail) else None
-        message = detail.get("message") if is_json_object(detail) else None
+        code, message = _error_detail(error, body)
         message = message or str(getattr(error, "message", None) or error)
         text = f"{where} failed with HTTP {status}: {message}" if status else f"{where} failed: {message}"
         raise service_error(
@@ -397,7 +487,7 @@ def map_anthropic_error(error: BaseException, *, partial_text: str | None = None
             code=str(code) if code else None,
             body=body,
             retry_after=retry_after(error),
-            key_hint="ANTHROPIC_API_KEY / api_key=...",
+            key_hint=key_hint,
         ) from error
     raise error
 

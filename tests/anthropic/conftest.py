@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,10 +27,31 @@ def server(anthropic_server: AnthropicServer) -> Iterator[AnthropicServer]:
     assert not problems, "; ".join(problems)
 
 
+CLOUD_SETTINGS = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "CLOUD_ML_REGION",
+    "ANTHROPIC_VERTEX_PROJECT_ID",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+)
+
+
 @pytest.fixture(autouse=True)
-def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_CHAT_MODEL"):
+def _no_anthropic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_CHAT_MODEL", *CLOUD_SETTINGS):
         monkeypatch.delenv(name, raising=False)
+    # No AWS config of the machine, and never the EC2 metadata endpoint: the tests give static credentials.
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
 @pytest.fixture

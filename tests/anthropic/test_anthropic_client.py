@@ -223,3 +223,17 @@ async def test_configuration_from_the_environment(server: AnthropicServer, monke
     assert server.requests[0].body["model"] == "claude-env" and server.requests[0].headers["x-api-key"] == "sk-env"
     assert client.service_url() == server.base_url and client.OTEL_PROVIDER_NAME == "anthropic"
     await client.close()
+
+
+async def test_beta_flags_go_in_the_anthropic_beta_header(server: AnthropicServer) -> None:
+    client = AnthropicClient(
+        model="claude-test", base_url=server.base_url, api_key="sk-ant-test", additional_beta_flags=["beta-a"]
+    )
+    server.script(Reply(text="ok"), Reply(text="ok"))
+    await client.get_response("hi")
+    await client.get_response("hi", options={"additional_beta_flags": ["beta-b", "beta-a"]})
+    first, second = server.requests
+    assert first.headers["anthropic-beta"] == "beta-a"
+    assert second.headers["anthropic-beta"] == "beta-a,beta-b"  # each flag once
+    assert "additional_beta_flags" not in second.body and "anthropic_beta" not in second.body
+    await client.close()
