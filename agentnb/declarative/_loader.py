@@ -72,7 +72,7 @@ PROVIDER_TYPE_OBJECT_MAPPING: dict[str, ProviderTypeMapping] = {
     "AzureOpenAI.Chat": _openai("OpenAIChatCompletionClient"),
     "Anthropic": {
         "package": "agentnb.anthropic",
-        "name": "AnthropicChatClient",
+        "name": "AnthropicClient",
         "model_field": "model",
         "endpoint_field": "base_url",
         "api_key_field": "api_key",

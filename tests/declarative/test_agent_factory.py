@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from agentnb import Agent, Content, FunctionTool
 from agentnb.declarative import AgentFactory, DeclarativeLoaderError, ProviderLookupError
 from agentnb.local import ScriptedChatClient, ToolCallingChatClient
+from tests.anthropic_server import AnthropicServer
+from tests.anthropic_server import Reply as AnthropicReply
 from tests.openai_server import OpenAIServer, Reply
 
 # The reference's declarative-agents/agent-samples/chatclient/GetWeather.yaml.
@@ -129,6 +131,32 @@ async def test_openai_responses_sample_talks_to_the_server_and_parses_the_output
         assert set(request.body["text"]["format"]["schema"]["required"]) == {"language", "answer"}
     assert isinstance(response.value, BaseModel)
     assert response.value.model_dump() == {"language": "Dutch", "answer": "Door verstrooiing."}
+
+
+async def test_an_anthropic_definition_builds_the_anthropic_client_and_talks_to_the_messages_api(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from agentnb.anthropic import AnthropicClient
+
+    yaml_text = (
+        "kind: Prompt\nname: Claude\ninstructions: Be brief.\nmodel:\n  id: claude-test\n  provider: Anthropic\n"
+        "  connection:\n    kind: key\n    apiKey: =Env.ANTHROPIC_API_KEY\n    endpoint: =Env.TEST_ANTHROPIC_BASE_URL\n"
+    )
+    with AnthropicServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        monkeypatch.setenv("TEST_ANTHROPIC_BASE_URL", server.base_url)
+        server.script(AnthropicReply(text="Hello from Claude."))
+        agent = AgentFactory(safe_mode=False).create_agent_from_yaml(yaml_text)
+        assert isinstance(agent.client, AnthropicClient)
+
+        async with agent:
+            response = await agent.run("Hi")
+
+        assert server.problems() == []
+        (request,) = server.requests
+        assert request.body["model"] == "claude-test"
+        assert request.headers["x-api-key"] == "sk-ant-test"
+    assert response.text == "Hello from Claude."
 
 
 def test_safe_mode_refuses_environment_reads_and_names_the_line(monkeypatch: pytest.MonkeyPatch) -> None:
