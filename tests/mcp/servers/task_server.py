@@ -4,8 +4,8 @@ Written with the official ``mcp`` SDK's low-level ``Server``: a middleware answe
 with a ``CreateTaskResult`` (the SDK's own ``tools/call`` path only returns ``CallToolResult``), and
 ``tasks/get`` / ``tasks/result`` / ``tasks/cancel`` are registered as request handlers.
 
-Run it over stdio (``python task_server.py stdio STATE_DIR``) or streamable HTTP
-(``python task_server.py http STATE_DIR --port PORT``). The state directory holds ``events.jsonl`` (every request
+Run it over stdio (``python task_server.py stdio --state DIR``) or streamable HTTP
+(``python task_server.py http PORT --state DIR``). The state directory holds ``events.jsonl`` (every request
 the server received: method and params, with a timestamp) and ``tasks.json`` (the task records), so the tests
 can see what reached the server and a restarted process keeps serving the same tasks.
 
@@ -13,7 +13,9 @@ Tools (``taskSupport`` in brackets): ``slow_add`` [required] completes on its th
 ``fail_task`` [required] fails; ``cancelled_task`` [required] is cancelled by the server; ``error_result``
 [required] completes with ``isError``; ``never_done`` [required] never finishes; ``crash_on_submit`` [required]
 exits the process on the augmented call before answering; ``crash_on_poll`` [required] exits the process on its
-first ``tasks/get`` (the task survives in the state file and completes after a restart); ``optional_add``
+first ``tasks/get`` (the task survives in the state file and completes after a restart); ``slow_first_poll``
+[required] answers its first ``tasks/get`` after 1.5 s; ``poll_error`` [required] refuses ``tasks/get`` with an
+internal error; ``optional_add``
 [optional] and ``plain_add`` [none] are ordinary tools.
 
 Flags: ``--ignore-tasks`` (answer augmented calls with a plain result), ``--reject-tasks`` (refuse them with
@@ -23,6 +25,7 @@ Flags: ``--ignore-tasks`` (answer augmented calls with a plain result), ``--reje
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -46,6 +49,8 @@ POLLS_TO_FINISH: dict[str, int | None] = {
     "never_done": None,
     "crash_on_submit": 1,
     "crash_on_poll": 2,
+    "slow_first_poll": 2,
+    "poll_error": None,
 }
 TERMINAL_STATUS = {"fail_task": "failed", "cancelled_task": "cancelled"}
 ADD_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
@@ -168,6 +173,13 @@ def build(state: State, *, mode: str, poll_interval: int) -> Server[Any]:
             record["crashed"] = True
             state.save(tasks)
             os._exit(4)
+        if record["tool"] == "poll_error":
+            raise MCPError(code=types.INTERNAL_ERROR, message="the task store is unavailable")
+        if record["tool"] == "slow_first_poll" and record["polls"] == 0 and not record.get("slept"):
+            record["slept"] = True
+            state.save(tasks)
+            await asyncio.sleep(1.5)
+            tasks, record = record_for(params.task_id)
         if record["status"] == "working":
             record["polls"] += 1
             finish = POLLS_TO_FINISH.get(record["tool"])
@@ -204,8 +216,8 @@ def build(state: State, *, mode: str, poll_interval: int) -> Server[Any]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transport", choices=["stdio", "http"])
-    parser.add_argument("state", type=Path)
-    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("port", nargs="?", type=int, default=0)
+    parser.add_argument("--state", type=Path, required=True)
     parser.add_argument("--ignore-tasks", action="store_true")
     parser.add_argument("--reject-tasks", action="store_true")
     parser.add_argument("--poll-interval", type=int, default=50)
