@@ -251,6 +251,18 @@ async def test_connection_lost_after_the_task_id_reconnects_and_finishes(tmp_pat
     assert events(tmp_path, "tasks/cancel") == []
 
 
+async def test_a_second_lost_connection_gives_up_and_cancels_the_task(tmp_path: Path) -> None:
+    async with task_tool(tmp_path) as tool:
+        with pytest.raises(MCPConnectionError, match="closed the connection during polling task"):
+            await tool.call_tool("crash_twice", {})
+    # One reconnect to keep polling, then one more only to send the cancel.
+    assert len(events(tmp_path, "tasks/get")) == 2
+    assert len(events(tmp_path, "initialize")) == 3
+    [cancel] = events(tmp_path, "tasks/cancel")
+    assert cancel["params"]["taskId"] == events(tmp_path, "tasks/get")[0]["params"]["taskId"]
+    assert len(calls(tmp_path)) == 1
+
+
 # -- through an agent -----------------------------------------------------------------------------------------
 
 

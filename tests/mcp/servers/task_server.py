@@ -14,7 +14,8 @@ Tools (``taskSupport`` in brackets): ``slow_add`` [required] completes on its th
 [required] completes with ``isError``; ``never_done`` [required] never finishes; ``crash_on_submit`` [required]
 exits the process on the augmented call before answering; ``crash_on_poll`` [required] exits the process on its
 first ``tasks/get`` (the task survives in the state file and completes after a restart); ``slow_first_poll``
-[required] answers its first ``tasks/get`` after 1.5 s; ``poll_error`` [required] refuses ``tasks/get`` with an
+[required] answers its first ``tasks/get`` after 1.5 s; ``crash_twice`` [required] exits the process on its
+first two ``tasks/get`` and never finishes; ``poll_error`` [required] refuses ``tasks/get`` with an
 internal error; ``optional_add``
 [optional] and ``plain_add`` [none] are ordinary tools.
 
@@ -51,6 +52,7 @@ POLLS_TO_FINISH: dict[str, int | None] = {
     "crash_on_poll": 2,
     "slow_first_poll": 2,
     "poll_error": None,
+    "crash_twice": None,
 }
 TERMINAL_STATUS = {"fail_task": "failed", "cancelled_task": "cancelled"}
 ADD_SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
@@ -173,6 +175,10 @@ def build(state: State, *, mode: str, poll_interval: int) -> Server[Any]:
             record["crashed"] = True
             state.save(tasks)
             os._exit(4)
+        if record["tool"] == "crash_twice" and record.get("crashes", 0) < 2:
+            record["crashes"] = record.get("crashes", 0) + 1
+            state.save(tasks)
+            os._exit(5)
         if record["tool"] == "poll_error":
             raise MCPError(code=types.INTERNAL_ERROR, message="the task store is unavailable")
         if record["tool"] == "slow_first_poll" and record["polls"] == 0 and not record.get("slept"):
