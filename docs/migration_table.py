@@ -130,6 +130,10 @@ RENAMES: dict[str, tuple[str, str]] = {
         "the A2A context and task are kept in `session.state['a2a']`; `service_session_id` is the context id",
     ),
     "A2AAgentSession": ("agentnb.AgentSession", "a plain session holds the A2A ids (deprecated in the reference)"),
+    "MCPTaskOptions": (
+        "agentnb.mcp.MCPTaskOptions",
+        "drives the MCP task lifecycle, as the core guide describes (a no-op shim in the reference's release)",
+    ),
     "WorkflowState": ("agentnb.declarative.WorkflowFactory", "variables live in the workflow's shared state"),
     "AgentExternalInputRequest": (
         "agentnb.declarative.ExternalInputRequest",

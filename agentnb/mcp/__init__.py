@@ -5,8 +5,8 @@ and can go straight into ``Agent(tools=[...])``: it connects on first use and ex
 as :class:`~agentnb.FunctionTool` objects with the server's own JSON schemas.
 
 The SDK (2.x) ships stdio and streamable HTTP client transports and no websocket client: ``MCPWebsocketTool``
-exists, as in the reference's release, only so code that names it imports; it cannot connect. Nor has it the
-task lifecycle: ``MCPTaskOptions`` and ``task_options=`` are accepted and ignored with a warning, as there.
+exists, as in the reference's release, only so code that names it imports; it cannot connect. Tools a server
+runs as long-running tasks (MCP 2025-11-25) are submitted, polled and fetched for you (``MCPTaskOptions``).
 """
 
 from __future__ import annotations

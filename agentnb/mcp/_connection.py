@@ -21,6 +21,8 @@ import anyio
 
 from agentnb.exceptions import MCPConnectionError, MCPError, MCPTimeoutError
 
+from ._tasks import mark_created_task
+
 if TYPE_CHECKING:
     from mcp import Client
 
@@ -37,7 +39,7 @@ __all__ = ["Connection", "WatchedTransport", "connection_error", "leaf_exception
 
 
 class _WatchedReadStream:
-    """Pass-through read stream that notices when the server side has gone away."""
+    """Pass-through read stream that notices when the server side has gone away (and lets task results in)."""
 
     def __init__(self, inner: Any, on_eof: Callable[[], None]) -> None:
         self._inner = inner
@@ -50,7 +52,8 @@ class _WatchedReadStream:
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            # The SDK refuses a task server's CreateTaskResult; it arrives rewritten (see _tasks.py).
+            return mark_created_task(await self._inner.receive())
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._on_eof()
             raise

@@ -25,7 +25,7 @@ from ._content import (
 )
 from ._disclosure import ProgressiveDisclosure
 from ._sampling import SamplingApprovalCallback, SamplingGate
-from ._tasks import warn_task_options_ignored
+from ._tasks import MCPTaskOptions, TaskLifecycle, task_support
 
 if TYPE_CHECKING:
     import mcp_types
@@ -92,8 +92,9 @@ class MCPTool:
             model lists the server's tools (names, descriptions, schemas) and loads the ones it needs, which
             it can call from its next iteration on. Keeps a large server's schemas out of every request.
         always_load: Tool names (remote or local) offered from the start under progressive disclosure.
-        task_options: Accepted for the reference's signature and ignored with a ``DeprecationWarning``: MCP 2.x
-            has no task lifecycle (see :class:`~agentnb.mcp.MCPTaskOptions`).
+        task_options: How tools the server runs as long-running tasks (``execution.taskSupport == "required"``)
+            are driven: the call is submitted as a task, polled and its result fetched (see
+            :class:`~agentnb.mcp.MCPTaskOptions`; default ``MCPTaskOptions()``). Assignable later.
 
     Example:
         ```python
@@ -126,9 +127,8 @@ class MCPTool:
         description: str | None = None,
         use_progressive_disclosure: bool = False,
         always_load: Collection[str] | None = None,
-        task_options: object = None,
+        task_options: MCPTaskOptions | None = None,
     ) -> None:
-        warn_task_options_ignored(task_options)
         if not name or not isinstance(cast(object, name), str):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if request_timeout <= 0 or connect_timeout <= 0:
@@ -161,6 +161,9 @@ class MCPTool:
             max_requests=sampling_max_requests,
             max_tokens=sampling_max_tokens,
         )
+        self.task_options = task_options
+        # Best-effort tasks/cancel requests still in flight; close() waits for them.
+        self._task_cancels: set[asyncio.Task[None]] = set()
         self._connection: Connection | None = None
         self._lock: asyncio.Lock | None = None
         self._lock_loop: asyncio.AbstractEventLoop | None = None
@@ -200,6 +203,17 @@ class MCPTool:
             logger.warning("MCP server %r: the session reported %s.", self.name, type(message).__name__)
             return
         await self._on_server_message(message)
+
+    @property
+    def task_options(self) -> MCPTaskOptions:
+        """The options for tools the server runs as tasks; assigning applies from the next call."""
+        return self._task_options
+
+    @task_options.setter
+    def task_options(self, value: MCPTaskOptions | None) -> None:
+        if value is not None and not isinstance(cast(object, value), MCPTaskOptions):
+            raise TypeError(f"task_options must be an MCPTaskOptions or None, got {type(value).__name__}")
+        self._task_options = value if value is not None else MCPTaskOptions()
 
     @property
     def approval_mode(self) -> ApprovalModeSetting | None:
@@ -310,6 +324,9 @@ class MCPTool:
 
     async def close(self) -> None:
         """End the session; a stdio server process is stopped (stdin closed, then terminated if needed)."""
+        if self._task_cancels:
+            # Let the best-effort tasks/cancel requests reach the server first (each is time-bounded).
+            await asyncio.gather(*self._task_cancels, return_exceptions=True)
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.close()
@@ -488,17 +505,25 @@ class MCPTool:
         :class:`~agentnb.Content`. With ``on_tool_error="return"`` a failure raises an error whose text the
         model sees as the tool result; with ``"raise"`` connection and timeout errors end the run.
 
+        A tool the server runs as a long-running task (``execution.taskSupport == "required"``) is submitted as
+        a task, polled and its result fetched, as :attr:`task_options` says; the caller sees the same result.
+
         Raises:
-            ToolExecutionError: The server reported ``isError`` (the model sees the server's message).
+            ToolExecutionError: The server reported ``isError``, or ended the tool's task as failed or cancelled
+                (the model sees the server's message).
             MCPConnectionError: The server could not be reached or died during the call.
-            MCPTimeoutError: No answer within ``request_timeout``.
+            MCPTimeoutError: No answer within ``request_timeout``, or a task outlived ``max_task_wait``.
         """
         args = {k: v for k, v in dict(arguments or {}).items() if k not in _RESERVED_ARGUMENTS}
         try:
-            result = await self._request(
-                f"the call to tool {tool_name!r}",
-                lambda client: client.call_tool(tool_name, args, read_timeout_seconds=self.request_timeout),
-            )
+            await self.connect()
+            if task_support(self._remote_tools.get(tool_name)) == "required":
+                result = await self._task_lifecycle().call(tool_name, args)
+            else:
+                result = await self._request(
+                    f"the call to tool {tool_name!r}",
+                    lambda client: client.call_tool(tool_name, args, read_timeout_seconds=self.request_timeout),
+                )
         except MCPError as exc:
             if self.on_tool_error == "raise":
                 exc.end_run = True  # end the agent run instead of reporting the failure to the model
@@ -514,6 +539,19 @@ class MCPTool:
         if result.is_error:
             raise ToolExecutionError(f"Tool {tool_name!r} on MCP server {self.name!r} failed: {error_text(contents)}")
         return tool_result_value(contents, result.structured_content)
+
+    def _task_lifecycle(self) -> TaskLifecycle:
+        return TaskLifecycle(
+            server=self.name,
+            send=self._request,
+            options=self.task_options,
+            request_timeout=self.request_timeout,
+            background=self._keep_task_cancel,
+        )
+
+    def _keep_task_cancel(self, cancel: asyncio.Task[None]) -> None:
+        self._task_cancels.add(cancel)
+        cancel.add_done_callback(self._task_cancels.discard)
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         """The server's prompts (name, description, arguments)."""

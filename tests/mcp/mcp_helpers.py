@@ -13,6 +13,7 @@ from typing import Any
 from agentnb.mcp import MCPStdioTool, MCPStreamableHTTPTool
 
 SERVER = str(Path(__file__).parent / "servers" / "demo_server.py")
+TASK_SERVER = str(Path(__file__).parent / "servers" / "task_server.py")
 
 
 def stdio_tool(name: str = "demo", *server_args: str, **kwargs: Any) -> MCPStdioTool:
@@ -29,13 +30,13 @@ def free_port() -> int:
 
 
 class HTTPServer:
-    """The demo server running over streamable HTTP in a subprocess on a loopback port."""
+    """A test server (the demo server unless ``script`` names another) over streamable HTTP on a loopback port."""
 
-    def __init__(self, *server_args: str, port: int | None = None) -> None:
+    def __init__(self, *server_args: str, port: int | None = None, script: str = SERVER) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process = subprocess.Popen(
-            [sys.executable, SERVER, "http", str(self.port), *server_args],
+            [sys.executable, script, "http", str(self.port), *server_args],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

@@ -91,18 +91,19 @@ async def test_the_sampling_and_message_hooks_and_a_failed_enter() -> None:
     assert closed == [True]
 
 
-async def test_task_options_are_accepted_with_a_warning_and_calls_run_without_tasks() -> None:
-    """MCP 2.x has no task lifecycle: as in the reference's release, the options warn and change nothing."""
+async def test_task_options_leave_a_server_without_tasks_alone() -> None:
+    """The demo server runs no tool as a task (it speaks 2026-07-28): options apply to nothing, calls are plain."""
+    import warnings
     from datetime import timedelta
 
     from agentnb.mcp import MCPTaskOptions
 
-    with pytest.warns(DeprecationWarning, match="MCPTaskOptions is deprecated"):
-        options = MCPTaskOptions(default_ttl=timedelta(seconds=30), max_task_wait=timedelta(seconds=5))
-    with pytest.warns(DeprecationWarning, match="task_options` is deprecated and ignored"):
+    options = MCPTaskOptions(default_ttl=timedelta(seconds=30), max_task_wait=timedelta(seconds=5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         server = stdio_tool(allowed_tools=["add"], task_options=options)
     try:
         assert await server.call_tool("add", {"a": 2, "b": 3}) == "5"
     finally:
         await server.close()
-    assert not hasattr(server, "task_options")  # nothing kept that could suggest the options apply
+    assert server.task_options is options
