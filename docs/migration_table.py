@@ -177,6 +177,15 @@ RENAMES: dict[str, tuple[str, str]] = {
         "agentnb.declarative.ToolApprovalRequest",
         "InvokeMcpTool asks with the same request as InvokeFunctionTool",
     ),
+    "DOCKER_DEFAULT_IMAGE": (
+        "agentnb.harness.DOCKER_DEFAULT_IMAGE",
+        "Debian's `bookworm-slim` from Docker Hub rather than an Azure Linux image",
+    ),
+    "DockerShellTool": (
+        "agentnb.harness.DockerShellTool",
+        "same isolation flags; `extra_run_args` refuses options that loosen them, `unsafe_extra_run_args` passes "
+        "them as given; `never_require` needs `acknowledge_unsafe=True` once the isolation is loosened",
+    ),
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)
@@ -201,10 +210,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         r"Bedrock|Vertex",
         "not yet: Claude on AWS Bedrock / Google Vertex; point `agentnb.anthropic.AnthropicClient(base_url=...)` at "
         "a Messages-API endpoint",
-    ),
-    (
-        r"(?i)docker",
-        "not yet: a container executor; pass your own `ShellExecutor`, or use `LocalShellTool` under approval",
     ),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
