@@ -403,13 +403,18 @@ class DockerShellTool:
         if self._commands is None:
             self._commands = asyncio.Lock()
         async with self._commands:  # a time-out's clean-up must not kill the next command's shell
-            await self.start()  # also after a time-out or `exit` ended the last shell
+            if self._session is not None and not self._session.alive:
+                await self._forget_dead_container()  # the shell ended: by `exit`, a time-out, or with its container
+            await self.start()
             session = self._session
             assert session is not None
             finished = False
             try:
                 result = await session.run(command, timeout=limit)
                 finished = not result.timed_out
+                if not session.alive and await self._forget_dead_container():
+                    note = "[the container stopped (killed, or out of memory); the next command starts a new one]"
+                    result = dataclasses.replace(result, stderr=f"{result.stderr}{note}\n")
                 return result
             finally:
                 if not finished:  # timed out or cancelled: what the command started is still running in there
@@ -481,17 +486,40 @@ class DockerShellTool:
             raise DockerNotAvailableError(f"The container runtime {self.binary!r} does not answer: {reason}")
 
     async def _remove(self, name: str) -> None:
-        """Kill and remove container ``name`` (a kill first: ``rm -f`` waits out a stop time-out on Podman)."""
-        await self._cli("kill", "--signal", "KILL", name)
-        code, _, err = await self._cli("rm", "-f", name)
+        """Kill and remove container ``name`` (a kill first: ``rm -f`` waits out a stop time-out on Podman).
+
+        Never raises: it runs in clean-ups, where an error would hide the one being handled.
+        """
+        try:
+            await self._cli("kill", "--signal", "KILL", name)
+            code, _, err = await self._cli("rm", "-f", name)
+        except DockerNotAvailableError as e:
+            code, err = None, str(e)
         if code != 0 and "no such container" not in err.lower() and "removal" not in err.lower():
             logger.error("Could not remove container %s (%s); it may still be running: %s", name, code, err.strip())
+
+    async def _forget_dead_container(self) -> bool:
+        """Whether the persistent container stopped (killed, out of memory); if so it is removed, so that the next
+        start makes a new one."""
+        if not self._container_running:
+            return False
+        code, out, _ = await self._cli("inspect", "--format", "{{.State.Running}}", self.container_name)
+        if code == 0 and out.strip() == "true":
+            return False
+        logger.warning("Container %s is no longer running; the next command starts a new one", self.container_name)
+        async with self._lock():
+            self._container_running = False
+            await self._remove(self.container_name)
+        return True
 
     async def _kill_container_processes(self) -> None:
         """End every process in the persistent container but its init, as the command's user may signal them."""
         if not self._container_running:
             return
-        code, _, err = await self._cli("exec", self.container_name, self.shell, "-c", "kill -9 -1")
+        try:
+            code, _, err = await self._cli("exec", self.container_name, self.shell, "-c", "kill -9 -1")
+        except DockerNotAvailableError as e:
+            code, err = None, str(e)
         if code not in (0, 1):  # 1: nothing left to kill, or the shell reports the processes it could not reach
             logger.warning("Could not end the processes left in container %s: %s", self.container_name, err.strip())
 

@@ -470,6 +470,22 @@ async def test_a_persistent_container_keeps_its_state_until_closed(runtime: str)
 
 
 @pytest.mark.container
+async def test_a_persistent_container_that_died_is_replaced_at_the_next_command(runtime: str) -> None:
+    async with _box(runtime, timeout=60) as shell:
+        await shell.run("echo note > /tmp/kept")
+        killed = subprocess.run([runtime, "kill", "--signal", "KILL", shell.container_name], capture_output=True)
+        assert killed.returncode == 0, killed.stderr
+        assert await _gone_from(runtime, prefix=shell.container_name)  # --rm: the runtime removes it
+        fresh = await shell.run("cat /tmp/kept 2>/dev/null || echo new container")
+        if fresh.exit_code != 0:  # the dead shell was noticed only when this command could not reach it
+            assert "the next command starts a new one" in fresh.stderr and not fresh.stdout, fresh
+            fresh = await shell.run("cat /tmp/kept 2>/dev/null || echo new container")
+        assert fresh.stdout == "new container\n" and fresh.exit_code == 0, fresh
+        assert shell.container_name in _containers(runtime)
+    assert shell.container_name not in _containers(runtime)
+
+
+@pytest.mark.container
 @pytest.mark.parametrize("mode", ["persistent", "stateless"])
 async def test_a_command_past_its_time_limit_is_killed_in_the_container(runtime: str, mode: str) -> None:
     async with _box(runtime, mode=mode, timeout=60) as shell:
