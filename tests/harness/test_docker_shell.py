@@ -9,6 +9,7 @@ a failure.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import shutil
@@ -503,6 +504,22 @@ async def test_a_command_past_its_time_limit_is_killed_in_the_container(runtime:
             assert "sleep infinity" in left.stdout  # the container itself lives on
         again = await shell.run("echo alive")
         assert again.stdout == "alive\n" and not again.timed_out
+
+
+@pytest.mark.container
+@pytest.mark.parametrize("mode", ["persistent", "stateless"])
+async def test_a_cancelled_command_leaves_nothing_running(runtime: str, mode: str) -> None:
+    async with _box(runtime, mode=mode, timeout=60) as shell:
+        running = asyncio.ensure_future(shell.run("sleep 300"))
+        await asyncio.sleep(1.5)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        if mode == "stateless":
+            assert await _gone_from(runtime, prefix="agentnb-shell-")
+        else:
+            left = await shell.run("cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+            assert "sleep 300" not in left.stdout and "sleep infinity" in left.stdout, left.stdout
 
 
 @pytest.mark.container
