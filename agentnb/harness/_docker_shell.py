@@ -27,6 +27,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
@@ -486,17 +487,26 @@ class DockerShellTool:
             raise DockerNotAvailableError(f"The container runtime {self.binary!r} does not answer: {reason}")
 
     async def _remove(self, name: str) -> None:
-        """Kill and remove container ``name`` (a kill first: ``rm -f`` waits out a stop time-out on Podman).
+        """Kill container ``name`` and wait until it is removed.
 
-        Never raises: it runs in clean-ups, where an error would hide the one being handled.
+        A kill first: ``rm -f`` waits out a stop time-out on Podman. ``--rm`` makes the runtime remove it then,
+        in the background on Docker, so the ``rm -f`` may find it gone or going; either way this waits until
+        the runtime no longer knows the name. Never raises: it runs in clean-ups, where an error would hide the
+        one being handled.
         """
         try:
             await self._cli("kill", "--signal", "KILL", name)
-            code, _, err = await self._cli("rm", "-f", name)
+            await self._cli("rm", "-f", name)
+            deadline = time.monotonic() + _CONTROL_TIMEOUT
+            while True:
+                code, _, err = await self._cli("inspect", "--format", "{{.State.Status}}", name)
+                if code not in (0, None) or time.monotonic() > deadline:
+                    break
+                await asyncio.sleep(0.1)
         except DockerNotAvailableError as e:
             code, err = None, str(e)
-        if code != 0 and "no such container" not in err.lower() and "removal" not in err.lower():
-            logger.error("Could not remove container %s (%s); it may still be running: %s", name, code, err.strip())
+        if code in (0, None):
+            logger.error("Could not remove container %s; it may still be running: %s", name, err.strip())
 
     async def _forget_dead_container(self) -> bool:
         """Whether the persistent container stopped (killed, out of memory); if so it is removed, so that the next

@@ -340,8 +340,9 @@ def _rootfs_tar() -> bytes:
             info.size, info.mode = len(data), 0o644
             tar.addfile(info, io.BytesIO(data))
 
-        for name in ("proc", "sys", "dev", "etc", "workspace", "usr", "usr/bin"):
-            folder(name, 0o755)
+        parents = {str(parent) for inside in files for parent in Path(inside.lstrip("/")).parents}
+        for name in sorted({"proc", "sys", "dev", "etc", "workspace", *parents} - {"."}):
+            folder(name, 0o755)  # every folder explicitly: Docker makes implied ones 0600, which nobody cannot enter
         folder("tmp", 0o1777)
         text("etc/passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n")
         text("etc/group", "root:x:0:\nnogroup:x:65534:\n")
