@@ -9,8 +9,9 @@ the same marker-delimited shell session, talking to ``docker exec -i <container>
 Every container starts locked down: no network, user ``nobody``, a read-only root with a small ``/tmp`` tmpfs,
 memory and process limits, every capability dropped and no privilege escalation. A host folder can be mounted
 (read-only unless asked). The container is meant to be the boundary, so ``approval_mode="never_require"`` is
-accepted as the reference accepts it, but only while those defaults hold: once the network, a writable mount,
-a writable root or ``unsafe_extra_run_args`` loosen them, it needs ``acknowledge_unsafe=True`` too.
+accepted as the reference accepts it, but only while those defaults hold: once a network, a writable mount,
+a writable root, the root user or ``unsafe_extra_run_args`` loosen them, it needs ``acknowledge_unsafe=True`` too.
+A time-out ends every process the commands started in the container (the next command gets a fresh shell).
 
 A persistent tool owns one container and the shell inside it: one conversation, one tool; close it (or use
 ``async with``) to remove the container.
@@ -219,6 +220,9 @@ class DockerShellTool:
             raise ValueError(f"binary={binary!r} and docker_binary={docker_binary!r} disagree; pass one")
         if not workdir.startswith("/") or ":" in workdir:
             raise ValueError(f"workdir must be an absolute path inside the container without ':', got {workdir!r}")
+        for what, value in (("image", image), ("shell", shell), ("user", user), ("memory", memory)):
+            if not value or value.startswith("-"):  # it would be read as an option of `docker run`
+                raise ValueError(f"{what} must not be empty or start with '-', got {value!r}")
         if container_name is not None and not _NAME.match(container_name):
             raise ValueError(f"container_name {container_name!r} is not a valid container name")
         extra = _tokens("extra_run_args", extra_run_args)
@@ -244,6 +248,7 @@ class DockerShellTool:
             what
             for what, loose in (
                 (f"network={network!r}", network != "none"),
+                (f"user={user!r}", user.split(":", 1)[0] in ("0", "root")),
                 ("a writable host_workdir", self.host_workdir is not None and not mount_readonly),
                 ("read_only_root=False", not read_only_root),
                 ("unsafe_extra_run_args", bool(unsafe)),

@@ -242,6 +242,8 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
         {"container_name": "bad name"},
         {"host_workdir": tmp_path / "missing"},
         {"env": {"A=B": "1"}},
+        {"image": "--privileged"},
+        {"shell": ""},
     ):
         with pytest.raises(ValueError):
             DockerShellTool(**bad)  # type: ignore[arg-type]
@@ -253,6 +255,7 @@ def test_never_require_trusts_the_container_only_while_its_isolation_holds(tmp_p
     assert trusted.as_function(name="box_shell").approval_mode == "never_require"
     for loosened in (
         {"network": "bridge"},
+        {"user": "0:0"},
         {"host_workdir": tmp_path, "mount_readonly": False},
         {"read_only_root": False},
         {"unsafe_extra_run_args": ["--cap-add=NET_ADMIN"]},
