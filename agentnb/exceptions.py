@@ -21,7 +21,9 @@ AgentnbError
 │   ├── ToolExecutionError           a tool failed while running
 │   │   └── ShellExecutionError      the shell tool could not run a command (no shell, it died)
 │   │       ├── ShellCommandError    the ShellPolicy refused the command
-│   │       └── ShellTimeoutError    the command ran past its time limit
+│   │       ├── ShellTimeoutError    the command ran past its time limit
+│   │       └── DockerNotAvailableError  the container runtime is missing or does not answer
+│   │                                (also a RuntimeError)
 │   ├── ToolArgumentsError           the model's arguments do not fit the tool's schema (also a ValueError)
 │   ├── UnknownToolError             the model called a tool that does not exist (also a KeyError)
 │   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
@@ -93,6 +95,7 @@ __all__ = [
     "DeclarativeActionError",
     "DeclarativeLoaderError",
     "DeclarativeWorkflowError",
+    "DockerNotAvailableError",
     "EdgeDuplicationError",
     "EvalNotPassedError",
     "ExecutorDuplicationError",
@@ -284,6 +287,13 @@ class ShellCommandError(ShellExecutionError):
 
 class ShellTimeoutError(ShellExecutionError):
     """A shell command ran past its time limit (raised by executors that report a time-out as an error)."""
+
+
+class DockerNotAvailableError(ShellExecutionError, RuntimeError):
+    """The container shell tool cannot reach its runtime: no CLI, no daemon answering, or no container started.
+
+    Also a ``RuntimeError``, as the reference raises.
+    """
 
 
 class ToolArgumentsError(ToolError, ValueError, TypeError):

@@ -188,6 +188,15 @@ RENAMES: dict[str, tuple[str, str]] = {
         "agentnb.declarative.ToolApprovalRequest",
         "InvokeMcpTool asks with the same request as InvokeFunctionTool",
     ),
+    "DOCKER_DEFAULT_IMAGE": (
+        "agentnb.harness.DOCKER_DEFAULT_IMAGE",
+        "Debian's `bookworm-slim` from Docker Hub rather than an Azure Linux image",
+    ),
+    "DockerShellTool": (
+        "agentnb.harness.DockerShellTool",
+        "same isolation flags; `extra_run_args` refuses options that loosen them, `unsafe_extra_run_args` passes "
+        "them as given; `never_require` needs `acknowledge_unsafe=True` once the isolation is loosened",
+    ),
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)
@@ -208,10 +217,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
     ),
     (r"^ToolApproval|^MCPToolApprovalRequest$", "not yet: approval of declarative tool and MCP actions"),
-    (
-        r"(?i)docker",
-        "not yet: a container executor; pass your own `ShellExecutor`, or use `LocalShellTool` under approval",
-    ),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
         "not yet: provider-hosted tools; use function tools or `agentnb.mcp`",

@@ -10,8 +10,9 @@ in the session, so it saves, reloads and shows in the notebook and DevUI like an
 - :class:`MemoryContextProvider` (durable facts per owner across sessions, extracted and consolidated by the
   model, in topic files behind a ``MEMORY.md`` index);
 - :class:`BackgroundAgentsProvider` (delegate to agents running concurrently);
-- :class:`LocalShellTool` (shell commands under approval, in a working directory, with a time limit) and
-  :class:`ShellEnvironmentProvider` (tells the agent which shell it drives);
+- :class:`LocalShellTool` (shell commands under approval, in a working directory, with a time limit),
+  :class:`DockerShellTool` (the same in a locked-down container) and :class:`ShellEnvironmentProvider` (tells
+  the agent which shell it drives);
 - :class:`AgentLoopMiddleware` (run until done, never past ``max_iterations``) and
   :class:`MessageInjectionMiddleware` (talk to an agent while it works);
 - :func:`create_harness_agent`, which wires them together with tool approval.
@@ -43,6 +44,7 @@ from ._background import (
     BackgroundTaskInfo,
     BackgroundTaskStatus,
 )
+from ._docker_shell import DOCKER_DEFAULT_IMAGE, DockerShellTool, is_docker_available
 from ._file_access import DEFAULT_FILE_ACCESS_INSTRUCTIONS, DEFAULT_FILE_ACCESS_SOURCE_ID, FileAccessProvider
 from ._file_memory import DEFAULT_FILE_MEMORY_INSTRUCTIONS, DEFAULT_FILE_MEMORY_SOURCE_ID, FileMemoryProvider
 from ._file_store import (
@@ -125,6 +127,7 @@ __all__ = [
     "DEFAULT_SHELL_TIMEOUT",
     "DEFAULT_TODO_INSTRUCTIONS",
     "DEFAULT_TODO_SOURCE_ID",
+    "DOCKER_DEFAULT_IMAGE",
     "HARNESS_AGENT_PROVIDER_NAME",
     "LOOP_STATE_KEY",
     "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY",
@@ -135,6 +138,7 @@ __all__ = [
     "BackgroundAgentsProvider",
     "BackgroundTaskInfo",
     "BackgroundTaskStatus",
+    "DockerShellTool",
     "ExperimentalWarning",
     "FileAccessProvider",
     "FileMemoryProvider",
@@ -175,6 +179,7 @@ __all__ = [
     "enqueue_messages",
     "get_agent_mode",
     "harness_snapshot",
+    "is_docker_available",
     "is_harness_agent",
     "request_loop_stop",
     "set_agent_mode",
