@@ -99,6 +99,9 @@ class Reply:
             as ``response.output_text.annotation.added`` events.
         polls: Responses with ``background: true`` only: how many ``GET /v1/responses/{id}`` polls still see
             the response running before it is complete (a background response is answered ``queued`` at first).
+        provider_fields: Chat Completions only: fields outside the SDK's types that some providers add to the
+            assistant message (OpenRouter's ``reasoning_details``, ...); sent in the message, or streamed as a
+            delta of their own before the text.
     """
 
     text: str | None = None
@@ -120,6 +123,7 @@ class Reply:
     hosted: Sequence[dict[str, Any]] = ()
     annotations: Sequence[dict[str, Any]] = ()
     polls: int = 0
+    provider_fields: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -262,6 +266,7 @@ class _Renderer:
             ]
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
+        message.update(self.reply.provider_fields)
         if self.reply.annotations:
             message["annotations"] = [
                 {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
@@ -294,6 +299,8 @@ class _Renderer:
         if self.reply.reasoning is not None:
             for piece in _chunks(self.reply.reasoning, size):
                 yield chunk({"reasoning_content": piece})
+        if self.reply.provider_fields:
+            yield chunk(dict(self.reply.provider_fields))
         if self.reply.text is not None:
             for piece in _chunks(self.reply.text, size):
                 yield chunk({"content": piece})

@@ -7,8 +7,8 @@ is the client to use for local models.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._annotations import Annotation, TextSpanRegion
 from .._json import is_json_object
@@ -32,9 +32,29 @@ from ._shared import (
 from ._validate import checked_create, checked_events
 
 if TYPE_CHECKING:
-    pass
+    from openai.types.chat import ChatCompletionMessage
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
-__all__ = ["OpenAIChatCompletionClient"]
+__all__ = ["OpenAIChatCompletionClient", "OpenAIChatMessagePreparer", "OpenAIChatResponseContentsParser"]
+
+OpenAIChatResponseContentsParser: TypeAlias = Callable[
+    ["ChatCompletionMessage | ChoiceDelta", list[Content]], list[Content]
+]
+"""A hook that reads what a server sends outside the standard fields: ``(message_or_delta, contents) -> contents``.
+
+Called with the SDK's ``ChatCompletionMessage`` (a whole answer) or ``ChoiceDelta`` (each streamed delta) and
+the contents the client parsed from it, it returns the contents to use. Provider fields are attributes of the
+SDK object (``getattr(message, "reasoning_details", None)``). Returning the list unchanged changes nothing.
+The client already reads ``reasoning_content`` and ``reasoning`` as reasoning text.
+"""
+
+OpenAIChatMessagePreparer: TypeAlias = Callable[[Message, list[dict[str, Any]]], list[dict[str, Any]]]
+"""A hook that shapes what is sent for each message: ``(message, dicts) -> dicts``.
+
+Called once per :class:`Message` of the request (system messages included) with the Chat Completions message
+dicts the client built from it, it returns the dicts to send: the way to echo a provider's reasoning field back
+on later turns, as some servers require. Returning the list unchanged changes nothing.
+"""
 
 _API = "chat completions"
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
@@ -86,7 +106,23 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         timeout: Seconds to wait for an answer (the SDK's default when omitted).
         max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
         instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
+        response_parser: Reshapes the contents parsed from each answer or streamed delta
+            (:data:`OpenAIChatResponseContentsParser`), e.g. to surface a provider's own fields.
+        message_preparer: Reshapes the message dicts sent for each message (:data:`OpenAIChatMessagePreparer`),
+            e.g. to echo a provider's reasoning field back.
     """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        response_parser: OpenAIChatResponseContentsParser | None = None,
+        message_preparer: OpenAIChatMessagePreparer | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.response_parser = response_parser
+        self.message_preparer = message_preparer
 
     @staticmethod
     def get_web_search_tool(*, web_search_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -144,27 +180,35 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
 
     def _messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         wire: list[dict[str, Any]] = []
+        preparer = self.message_preparer
         for message in messages:
-            role = message.role
-            results = [c for c in message.contents if c.type == "function_result"]
-            others = [c for c in message.contents if c.type != "function_result"]
-            if role == "system":
-                wire.append({"role": self.instruction_role, "content": message.text})
-            elif role == "assistant":
-                wire.extend(self._assistant(message, others))
-            elif role == "user":
-                parts = self._user_parts(others)
-                if parts is not None:
-                    entry: dict[str, Any] = {"role": "user", "content": parts}
-                    if message.author_name:
-                        entry["name"] = _wire_name(message.author_name)
-                    wire.append(entry)
-            # Tool results are their own messages, whatever message carried them.
-            for result in results:
-                wire.append(
-                    {"role": "tool", "tool_call_id": result.call_id or "", "content": function_result_text(result)}
-                )
+            dicts = self._message_dicts(message)
+            wire.extend(dicts if preparer is None else preparer(message, dicts))
         return wire
+
+    def _message_dicts(self, message: Message) -> list[dict[str, Any]]:
+        """The Chat Completions messages one :class:`Message` becomes (none, one, or several)."""
+        role = message.role
+        results = [c for c in message.contents if c.type == "function_result"]
+        others = [c for c in message.contents if c.type != "function_result"]
+        dicts: list[dict[str, Any]] = []
+        if role == "system":
+            dicts.append({"role": self.instruction_role, "content": message.text})
+        elif role == "assistant":
+            dicts.extend(self._assistant(message, others))
+        elif role == "user":
+            parts = self._user_parts(others)
+            if parts is not None:
+                entry: dict[str, Any] = {"role": "user", "content": parts}
+                if message.author_name:
+                    entry["name"] = _wire_name(message.author_name)
+                dicts.append(entry)
+        # Tool results are their own messages, whatever message carried them.
+        for result in results:
+            dicts.append(
+                {"role": "tool", "tool_call_id": result.call_id or "", "content": function_result_text(result)}
+            )
+        return dicts
 
     def _assistant(self, message: Message, contents: list[Content]) -> list[dict[str, Any]]:
         text = "".join(c.text or "" for c in contents if c.type == "text")
@@ -251,6 +295,8 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 contents.append(
                     Content.from_function_call(call.id, function.name, function.arguments, raw_representation=call)
                 )
+            if self.response_parser is not None:
+                contents = list(self.response_parser(message, contents))
         usage = _usage(completion.usage)
         if finish_reason == "content_filter":
             raise content_filter_error(_API, partial_text="".join(c.text or "" for c in contents if c.type == "text"))
@@ -308,6 +354,8 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                     if choice.finish_reason:
                         chunk_finish = finish_reason = _finish_reason(choice.finish_reason)
                         contents.extend(_flush(calls))
+                    if self.response_parser is not None:
+                        contents = list(self.response_parser(delta, contents))
                 if chunk.usage is not None:
                     contents.append(Content.from_usage(_usage(chunk.usage) or {}))
                 if contents or chunk_finish:
