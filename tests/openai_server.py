@@ -102,6 +102,8 @@ class Reply:
         provider_fields: Chat Completions only: fields outside the SDK's types that some providers add to the
             assistant message (OpenRouter's ``reasoning_details``, ...); sent in the message, or streamed as a
             delta of their own before the text.
+        provider_deltas: Chat Completions streaming only: stream these deltas before the text instead of
+            ``provider_fields``' one (a field that arrives in fragments).
     """
 
     text: str | None = None
@@ -124,6 +126,7 @@ class Reply:
     annotations: Sequence[dict[str, Any]] = ()
     polls: int = 0
     provider_fields: dict[str, Any] = field(default_factory=dict)
+    provider_deltas: Sequence[dict[str, Any]] = ()
 
 
 @dataclass
@@ -299,7 +302,10 @@ class _Renderer:
         if self.reply.reasoning is not None:
             for piece in _chunks(self.reply.reasoning, size):
                 yield chunk({"reasoning_content": piece})
-        if self.reply.provider_fields:
+        if self.reply.provider_deltas:
+            for delta in self.reply.provider_deltas:
+                yield chunk(dict(delta))
+        elif self.reply.provider_fields:
             yield chunk(dict(self.reply.provider_fields))
         if self.reply.text is not None:
             for piece in _chunks(self.reply.text, size):

@@ -6,12 +6,13 @@ is the client to use for local models.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._annotations import Annotation, TextSpanRegion
-from .._json import is_json_object
+from .._json import is_json_array, is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._base import OpenAIClientBase
 from ._shared import (
@@ -44,8 +45,9 @@ OpenAIChatResponseContentsParser: TypeAlias = Callable[
 
 Called with the SDK's ``ChatCompletionMessage`` (a whole answer) or ``ChoiceDelta`` (each streamed delta) and
 the contents the client parsed from it, it returns the contents to use. Provider fields are attributes of the
-SDK object (``getattr(message, "reasoning_details", None)``). Returning the list unchanged changes nothing.
-The client already reads ``reasoning_content`` and ``reasoning`` as reasoning text.
+SDK object (``getattr(message, "thinking", None)``). Returning the list unchanged changes nothing.
+The client already reads ``reasoning_content`` and ``reasoning`` as reasoning text, and keeps
+``reasoning_details`` as the reasoning's protected data (sent back with the turn it came with).
 """
 
 OpenAIChatMessagePreparer: TypeAlias = Callable[[Message, list[dict[str, Any]]], list[dict[str, Any]]]
@@ -226,6 +228,11 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         entry: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             entry["tool_calls"] = calls
+        details = _sent_reasoning_details(contents)
+        if details:
+            # Providers that send reasoning_details (OpenRouter, ...) want them back with the turn they came
+            # with; some refuse the tool results of a reasoning turn without them.
+            entry["reasoning_details"] = details
         if message.author_name:
             entry["name"] = _wire_name(message.author_name)
         return [entry]
@@ -279,8 +286,11 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
             finish_reason = _finish_reason(choice.finish_reason)
             message = choice.message
             reasoning = _reasoning_of(message)
-            if reasoning:
-                contents.append(Content.from_reasoning(reasoning))
+            details = _reasoning_details_of(message)
+            if reasoning or details:
+                contents.append(
+                    Content.from_reasoning(reasoning, protected_data=json.dumps(details) if details else None)
+                )
             if message.content:
                 annotations = [a for raw in message.annotations or () if (a := _url_citation(raw)) is not None]
                 contents.append(
@@ -324,6 +334,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         # Tool-call fragments arrive by index (and parallel calls may interleave): assemble each call
         # whole and emit it when the choice finishes, so arguments are never split across contents.
         calls: dict[int, dict[str, str]] = {}
+        details: list[dict[str, Any]] = []  # reasoning_details fragments, joined when the choice finishes
         finish_reason: str | None = None
         text: list[str] = []
         response_id = model_id = None
@@ -340,6 +351,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                     reasoning = _reasoning_of(delta)
                     if reasoning:
                         contents.append(Content.from_reasoning(reasoning))
+                    details.extend(_reasoning_details_of(delta))
                     if delta.content:
                         text.append(delta.content)
                         contents.append(Content.from_text(delta.content))
@@ -353,6 +365,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                             call["arguments"] += fragment.function.arguments or ""
                     if choice.finish_reason:
                         chunk_finish = finish_reason = _finish_reason(choice.finish_reason)
+                        contents.extend(_flush_details(details))
                         contents.extend(_flush(calls))
                     if self.response_parser is not None:
                         contents = list(self.response_parser(delta, contents))
@@ -374,7 +387,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         finally:
             # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
             await stream.close()
-        leftover = _flush(calls)
+        leftover = [*_flush_details(details), *_flush(calls)]
         if leftover:  # servers that end the stream without a finish reason
             yield ChatResponseUpdate(
                 contents=leftover, role="assistant", response_id=response_id, message_id=response_id
@@ -404,6 +417,48 @@ def _reasoning_of(message: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _reasoning_details_of(message: Any) -> list[dict[str, Any]]:
+    """The ``reasoning_details`` entries some providers (OpenRouter, ...) add to a message or delta."""
+    extra: Mapping[str, Any] = getattr(message, "model_extra", None) or {}
+    value = extra.get("reasoning_details")
+    if not is_json_array(value):
+        return []
+    return [dict(entry) for entry in value if is_json_object(entry)]
+
+
+def _flush_details(fragments: list[dict[str, Any]]) -> list[Content]:
+    """Streamed ``reasoning_details`` fragments as one reasoning content that keeps them (joined by index)."""
+    if not fragments:
+        return []
+    joined: dict[Any, dict[str, Any]] = {}
+    for position, fragment in enumerate(fragments):
+        key = fragment.get("index", f"at {position}")
+        entry = joined.setdefault(key, {})
+        for field, value in fragment.items():
+            previous = entry.get(field)
+            if field in ("text", "summary") and isinstance(previous, str) and isinstance(value, str):
+                entry[field] = previous + value
+            elif value is not None:
+                entry[field] = value
+    fragments.clear()
+    return [Content.from_reasoning(None, protected_data=json.dumps(list(joined.values())))]
+
+
+def _sent_reasoning_details(contents: list[Content]) -> list[Any]:
+    """The ``reasoning_details`` kept in an assistant turn's reasoning contents (other providers' data skipped)."""
+    details: list[Any] = []
+    for content in contents:
+        if content.type != "text_reasoning" or not content.protected_data:
+            continue
+        try:
+            value = json.loads(content.protected_data)
+        except ValueError:  # a signature or encrypted reasoning from another API
+            continue
+        if is_json_array(value):
+            details.extend(value)
+    return details
 
 
 def _finish_reason(reason: str | None) -> str | None:

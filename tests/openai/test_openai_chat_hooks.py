@@ -1,12 +1,13 @@
 """OpenAIChatCompletionClient's conversion hooks, over real HTTP: ``response_parser`` and ``message_preparer``.
 
-The scripted provider answers like OpenRouter: besides the standard fields, the assistant message carries
-``reasoning_details``, which the SDK keeps as an extra attribute and the client does not read. A parser
-surfaces it as reasoning; a preparer sends it back on the next turn, where the server records it.
+The scripted provider puts its reasoning in a field of its own, ``thinking``, which the SDK keeps as an extra
+attribute and the client does not read (it reads ``reasoning_content``, ``reasoning`` and ``reasoning_details``).
+A parser surfaces it as reasoning; a preparer sends it back on the next turn, where the server records it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -23,28 +24,29 @@ from agentnb.openai import (
 )
 from tests.openai_server import OpenAIServer, Reply
 
-DETAILS = [{"type": "reasoning.text", "text": "Six times seven is 42.", "format": "unknown", "index": 0}]
+THOUGHT = "Six times seven is 42."
+DETAILS = [{"type": "reasoning.text", "text": "Rome is mild.", "format": "unknown", "index": 0}]
+# Marks the reasoning a parser surfaced, so the preparer echoes exactly that back.
+FIELD = "source_field"
 
 
-def surface_reasoning_details(message: ChatCompletionMessage | ChoiceDelta, contents: list[Content]) -> list[Content]:
-    """Reasoning text from OpenRouter's ``reasoning_details``, keeping the details to echo them back."""
-    details: list[dict[str, Any]] = getattr(message, "reasoning_details", None) or []
-    text = "".join(d.get("text", "") for d in details if d.get("type") == "reasoning.text")
-    if not text:
+def surface_thinking(message: ChatCompletionMessage | ChoiceDelta, contents: list[Content]) -> list[Content]:
+    """The provider's ``thinking`` as reasoning, marked with the field it came from."""
+    thinking = getattr(message, "thinking", None)
+    if not isinstance(thinking, str) or not thinking:
         return contents
-    return [Content.from_text_reasoning(text=text, additional_properties={"reasoning_details": details}), *contents]
+    return [Content.from_text_reasoning(text=thinking, additional_properties={FIELD: "thinking"}), *contents]
 
 
-def echo_reasoning_details(message: Message, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Send a message's ``reasoning_details`` back on its assistant dict, as the provider asks."""
-    details = [
-        detail
-        for content in message.contents
-        if content.type == "text_reasoning"
-        for detail in content.additional_properties.get("reasoning_details", ())
-    ]
-    if details and dicts and dicts[-1]["role"] == "assistant":
-        dicts[-1]["reasoning_details"] = details
+def echo_thinking(message: Message, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Send the surfaced reasoning back under the provider's field, on the assistant dict of its turn."""
+    fields: dict[str, str] = {}
+    for content in message.contents:
+        if content.type == "text_reasoning" and FIELD in content.additional_properties and content.text:
+            field = content.additional_properties[FIELD]
+            fields[field] = fields.get(field, "") + content.text
+    if fields and dicts and dicts[-1]["role"] == "assistant":
+        dicts[-1].update(fields)
     return dicts
 
 
@@ -59,7 +61,7 @@ async def ask(client: OpenAIChatCompletionClient, messages: Any, *, stream: bool
 
 def summary(response: ChatResponse) -> list[tuple[Any, ...]]:
     return [
-        (m.role, c.type, c.text, c.call_id, c.name, c.arguments, dict(c.additional_properties))
+        (m.role, c.type, c.text, c.protected_data, c.call_id, c.name, c.arguments, dict(c.additional_properties))
         for m in response.messages
         for c in m.contents
     ]
@@ -86,18 +88,18 @@ async def test_a_parser_surfaces_a_provider_field_as_reasoning(server: OpenAISer
 
     def parser(message: ChatCompletionMessage | ChoiceDelta, contents: list[Content]) -> list[Content]:
         seen.append(message)
-        return surface_reasoning_details(message, contents)
+        return surface_thinking(message, contents)
 
-    server.script(Reply(text="42.", provider_fields={"reasoning_details": DETAILS}))
-    server.script(Reply(text="42.", provider_fields={"reasoning_details": DETAILS}))
+    server.script(Reply(text="42.", provider_fields={"thinking": THOUGHT}))
+    server.script(Reply(text="42.", provider_fields={"thinking": THOUGHT}))
     plain = await make_client().get_response("What is 6 x 7?")
     parsed = await make_client(response_parser=parser).get_response("What is 6 x 7?")
 
     # Without a parser the field is not read; with it, it is reasoning beside the unchanged answer.
     assert [c.type for c in plain.messages[0].contents] == ["text"]
     reasoning, answer = parsed.messages[0].contents
-    assert reasoning.type == "text_reasoning" and reasoning.text == "Six times seven is 42."
-    assert reasoning.additional_properties["reasoning_details"] == DETAILS
+    assert reasoning.type == "text_reasoning" and reasoning.text == THOUGHT
+    assert reasoning.additional_properties == {FIELD: "thinking"}
     assert answer.type == "text" and parsed.text == "42."
     # Called once, with the SDK's message itself.
     (message,) = seen
@@ -109,9 +111,9 @@ async def test_a_parser_runs_on_every_streamed_delta(server: OpenAIServer, make_
 
     def parser(delta: ChatCompletionMessage | ChoiceDelta, contents: list[Content]) -> list[Content]:
         seen.append(delta)
-        return surface_reasoning_details(delta, contents)
+        return surface_thinking(delta, contents)
 
-    server.script(Reply(text="42 it is.", chunk_size=3, provider_fields={"reasoning_details": DETAILS}))
+    server.script(Reply(text="42 it is.", chunk_size=3, provider_fields={"thinking": THOUGHT}))
     stream = make_client(response_parser=parser).get_response("What is 6 x 7?", stream=True)
     updates = [update async for update in stream]
     final = await stream.get_final_response()
@@ -119,9 +121,9 @@ async def test_a_parser_runs_on_every_streamed_delta(server: OpenAIServer, make_
     # The role delta, the provider's delta, three text deltas and the finish delta (the usage chunk has none).
     assert len(seen) == 6 and all(isinstance(delta, ChoiceDelta) for delta in seen)
     surfaced = [c for u in updates for c in u.contents if c.type == "text_reasoning"]
-    assert [c.text for c in surfaced] == ["Six times seven is 42."]
+    assert [c.text for c in surfaced] == [THOUGHT]
     assert [c.type for c in final.messages[0].contents] == ["text_reasoning", "text"]
-    assert final.messages[0].contents[0].text == "Six times seven is 42."
+    assert final.messages[0].contents[0].text == THOUGHT
     assert final.text == "42 it is."
 
 
@@ -131,12 +133,12 @@ async def test_a_preparer_echoes_the_reasoning_on_the_next_turn(server: OpenAISe
 
     def preparer(message: Message, dicts: list[dict[str, Any]]) -> list[dict[str, Any]]:
         prepared.append((message.role, [dict(d) for d in dicts]))
-        return echo_reasoning_details(message, dicts)
+        return echo_thinking(message, dicts)
 
-    client = make_client(response_parser=surface_reasoning_details, message_preparer=preparer)
+    client = make_client(response_parser=surface_thinking, message_preparer=preparer)
     agent = Agent(client, instructions="Answer briefly.")
     session = agent.create_session()
-    server.script(Reply(text="42.", provider_fields={"reasoning_details": DETAILS}), Reply(text="84."))
+    server.script(Reply(text="42.", provider_fields={"thinking": THOUGHT}), Reply(text="84."))
     first = agent.run("What is 6 x 7?", session=session, stream=True) if stream else None
     if first is not None:
         async for _ in first:
@@ -157,7 +159,7 @@ async def test_a_preparer_echoes_the_reasoning_on_the_next_turn(server: OpenAISe
     assert second_sent == [
         {"role": "system", "content": "Answer briefly."},
         {"role": "user", "content": "What is 6 x 7?"},
-        {"role": "assistant", "content": "42.", "reasoning_details": DETAILS},
+        {"role": "assistant", "content": "42.", "thinking": THOUGHT},
         {"role": "user", "content": "And doubled?"},
     ]
     # Called once per message of each request, system included, with the default dicts.
@@ -198,7 +200,13 @@ async def test_hooks_that_return_their_input_change_nothing(server: OpenAIServer
     history = [
         Message("system", ["Use the tool."]),
         Message("user", ["Weather?"]),
-        Message("assistant", [Content.from_function_call("c1", "weather", {"city": "Oslo"})]),
+        Message(
+            "assistant",
+            [
+                Content.from_reasoning("Oslo needs a lookup.", protected_data=json.dumps(DETAILS)),
+                Content.from_function_call("c1", "weather", {"city": "Oslo"}),
+            ],
+        ),
         Message("tool", [Content.from_function_result("c1", result="snow")]),
         Message("user", ["And in Rome?"]),
     ]
@@ -208,20 +216,24 @@ async def test_hooks_that_return_their_input_change_nothing(server: OpenAIServer
     hooked = await ask(make_client(response_parser=same_contents, message_preparer=same_dicts), history, stream=stream)
 
     assert summary(hooked) == summary(plain)
-    assert [(c.type, c.text) for c in plain.messages[0].contents] == [
-        ("text_reasoning", "Rome is mild."),
-        ("text", "Cold."),
-    ]
+    # Streamed, the reasoning_details come whole when the answer finishes, in a reasoning content of their own.
+    kept = json.dumps(DETAILS)
+    assert [(c.type, c.text, c.protected_data) for c in plain.messages[0].contents] == (
+        [("text_reasoning", "Rome is mild.", None), ("text", "Cold.", None), ("text_reasoning", None, kept)]
+        if stream
+        else [("text_reasoning", "Rome is mild.", kept), ("text", "Cold.", None)]
+    )
     plain_body, hooked_body = (request.body for request in server.requests)
     assert hooked_body == plain_body
+    assert plain_body["messages"][2]["reasoning_details"] == DETAILS
     assert calls["preparer"] == len(history)
     # Once for the answer; streamed, once per delta: role, four reasoning pieces, the provider's, two text, finish.
     assert calls["parser"] == (9 if stream else 1)
 
 
 def test_the_hook_types_are_what_the_client_takes() -> None:
-    parser: OpenAIChatResponseContentsParser = surface_reasoning_details
-    preparer: OpenAIChatMessagePreparer = echo_reasoning_details
+    parser: OpenAIChatResponseContentsParser = surface_thinking
+    preparer: OpenAIChatMessagePreparer = echo_thinking
     client = OpenAIChatCompletionClient("m", base_url="http://localhost:1/v1", response_parser=parser)
     assert client.response_parser is parser and client.message_preparer is None
     client = OpenAIChatCompletionClient("m", base_url="http://localhost:1/v1", message_preparer=preparer)
