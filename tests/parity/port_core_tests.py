@@ -711,10 +711,7 @@ _APPROVALS_TOGETHER = (
     "auto-answered ones shown with their answers"
 )
 _LOST_TASKS = "deliberate: a task saved as running that no process of this provider runs is `lost`, not running"
-_USER_AGENT = (
-    "deliberate: agentnb's requests say they come from agentnb (`agentnb-python/<version>`, off with "
-    "`AGENTNB_USER_AGENT_DISABLED`)"
-)
+_USER_AGENT = "deliberate: agentnb's requests name agentnb in their User-Agent, not Agent Framework"
 _INSTRUMENTATION_OFF = "deliberate: instrumentation is off until something switches it on"
 _LAZY_STREAM = "deliberate: a chat stream does no work until it is read, so a client's error leaves the first read"
 _AWAIT_STREAM = "deliberate: awaiting a ResponseStream returns the final response, not the stream"
