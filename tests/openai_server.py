@@ -104,6 +104,8 @@ class Reply:
             delta of their own before the text.
         provider_deltas: Chat Completions streaming only: stream these deltas before the text instead of
             ``provider_fields``' one (a field that arrives in fragments).
+        null_finish_delta: Chat Completions streaming only: the finish chunk says ``"delta": null``, as Azure
+            and some gateways send it (the SDK's types want ``{}``; the rest of the chunk is still checked).
     """
 
     text: str | None = None
@@ -127,6 +129,7 @@ class Reply:
     polls: int = 0
     provider_fields: dict[str, Any] = field(default_factory=dict)
     provider_deltas: Sequence[dict[str, Any]] = ()
+    null_finish_delta: bool = False
 
 
 @dataclass
@@ -337,7 +340,10 @@ class _Renderer:
             code = self.reply.stream_error_code
             yield {"error": {"message": self.reply.stream_error, "type": code, "code": code}}
             return
-        yield chunk({}, self.chat_finish_reason())
+        finish = chunk({}, self.chat_finish_reason())
+        if self.reply.null_finish_delta:
+            finish["choices"][0]["delta"] = None
+        yield finish
         options = self.request.body.get("stream_options") or {}
         usage = self.chat_usage()
         if options.get("include_usage") and usage is not None:
@@ -783,7 +789,11 @@ class OpenAIServer:
             for payload in events:
                 # Failure events relay whatever code the upstream sent, as gateways do: not OpenAI's own list.
                 if self.validate and "error" not in payload and payload.get("type") != "response.failed":
-                    validate_payload("chat_chunk" if is_chat else "response_event", payload)
+                    checked = payload
+                    if is_chat and any(choice.get("delta", {}) is None for choice in payload["choices"]):
+                        # A null delta (Reply.null_finish_delta) is the one deviation sent on purpose.
+                        checked = {**payload, "choices": [{**c, "delta": c["delta"] or {}} for c in payload["choices"]]}
+                    validate_payload("chat_chunk" if is_chat else "response_event", checked)
                 data = json.dumps(payload)
                 yield (f"data: {data}\n\n" if is_chat else f"event: {payload['type']}\ndata: {data}\n\n").encode()
                 if delay:

@@ -325,6 +325,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         import openai
+        from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
         params = self._request(messages, options, stream=True)
         try:
@@ -348,6 +349,9 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 chunk_finish: str | None = None
                 for choice in chunk.choices[:1]:
                     delta = choice.delta
+                    # Azure and some gateways send "delta": null on the finish chunk; the SDK does not check.
+                    if delta is None:  # pyright: ignore[reportUnnecessaryComparison]
+                        delta = ChoiceDelta()
                     reasoning = _reasoning_of(delta)
                     if reasoning:
                         contents.append(Content.from_reasoning(reasoning))

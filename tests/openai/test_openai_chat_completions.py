@@ -322,6 +322,27 @@ async def test_reasoning_from_another_api_is_not_sent_as_reasoning_details(
     assert server.requests[0].body["messages"][1] == {"role": "assistant", "content": "Hello."}
 
 
+async def test_a_null_delta_on_the_finish_chunk_is_read_as_the_finish(
+    server: OpenAIServer, chat_client: OpenAIChatCompletionClient
+):
+    @tool
+    def get_weather(city: str) -> str:
+        """Return the weather for a city."""
+        return f"{city}: 20 C"
+
+    server.script(
+        Reply(tool_calls=[ToolCall("get_weather", {"city": "Oslo"}, "call_n")], null_finish_delta=True),
+        Reply(text="20 C in Oslo.", null_finish_delta=True),
+    )
+    response = await ask(chat_client, "Weather in Oslo?", stream=True, tools=[get_weather])
+    assert response.text == "20 C in Oslo." and response.finish_reason == "stop"
+    assert server.requests[1].body["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_n",
+        "content": "Oslo: 20 C",
+    }
+
+
 @pytest.mark.parametrize("stream", [False, True])
 async def test_length_finish_reason(server: OpenAIServer, chat_client: OpenAIChatCompletionClient, stream: bool):
     server.script(Reply(text="cut", finish_reason="length"))
