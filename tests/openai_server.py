@@ -106,6 +106,9 @@ class Reply:
             ``provider_fields``' one (a field that arrives in fragments).
         null_finish_delta: Chat Completions streaming only: the finish chunk says ``"delta": null``, as Azure
             and some gateways send it (the SDK's types want ``{}``; the rest of the chunk is still checked).
+        content_parts: Chat Completions only: the message's ``content`` as this list of typed parts instead of
+            text, as Mistral's reasoning models send it (the SDK's types want text: the payload is checked with
+            the content left out); streamed as one delta.
     """
 
     text: str | None = None
@@ -130,6 +133,7 @@ class Reply:
     provider_fields: dict[str, Any] = field(default_factory=dict)
     provider_deltas: Sequence[dict[str, Any]] = ()
     null_finish_delta: bool = False
+    content_parts: Sequence[dict[str, Any]] = ()
 
 
 @dataclass
@@ -225,6 +229,22 @@ def validate_request(path: str, body: dict[str, Any], extra_params: set[str] | f
     _materialize(adapter.validate_python(body))
 
 
+def _conforming(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions payload with the deviations a :class:`Reply` asks for undone (a null delta, typed-part
+    content), so that the rest of it is still checked against the SDK's types."""
+    choices: list[dict[str, Any]] = []
+    for choice in payload.get("choices") or ():
+        choice = dict(choice)
+        for key in ("delta", "message"):
+            if key in choice:
+                part = dict(choice[key] or {})
+                if isinstance(part.get("content"), list):
+                    part["content"] = None
+                choice[key] = part
+        choices.append(choice)
+    return {**payload, "choices": choices} if "choices" in payload else payload
+
+
 def validate_payload(kind: str, payload: dict[str, Any]) -> None:
     """Validate an outgoing payload against the SDK's response model of that kind."""
     _adapter(kind)[1].validate_python(payload)
@@ -273,6 +293,8 @@ class _Renderer:
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
         message.update(self.reply.provider_fields)
+        if self.reply.content_parts:
+            message["content"] = list(self.reply.content_parts)
         if self.reply.annotations:
             message["annotations"] = [
                 {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
@@ -310,6 +332,8 @@ class _Renderer:
                 yield chunk(dict(delta))
         elif self.reply.provider_fields:
             yield chunk(dict(self.reply.provider_fields))
+        if self.reply.content_parts:
+            yield chunk({"content": list(self.reply.content_parts)})
         if self.reply.text is not None:
             for piece in _chunks(self.reply.text, size):
                 yield chunk({"content": piece})
@@ -686,7 +710,7 @@ class OpenAIServer:
                 if payload is None:
                     payload = renderer.response(response_id, renderer.response_items(), renderer.final_status())
                 if server.validate:
-                    validate_payload("chat_completion" if is_chat else "response", payload)
+                    validate_payload("chat_completion" if is_chat else "response", _conforming(payload))
                 record.completed = True
                 return JSONResponse(payload)
             events = renderer.chat_chunks(response_id) if is_chat else renderer.response_events(response_id)
@@ -789,10 +813,7 @@ class OpenAIServer:
             for payload in events:
                 # Failure events relay whatever code the upstream sent, as gateways do: not OpenAI's own list.
                 if self.validate and "error" not in payload and payload.get("type") != "response.failed":
-                    checked = payload
-                    if is_chat and any(choice.get("delta", {}) is None for choice in payload["choices"]):
-                        # A null delta (Reply.null_finish_delta) is the one deviation sent on purpose.
-                        checked = {**payload, "choices": [{**c, "delta": c["delta"] or {}} for c in payload["choices"]]}
+                    checked = _conforming(payload) if is_chat else payload
                     validate_payload("chat_chunk" if is_chat else "response_event", checked)
                 data = json.dumps(payload)
                 yield (f"data: {data}\n\n" if is_chat else f"event: {payload['type']}\ndata: {data}\n\n").encode()

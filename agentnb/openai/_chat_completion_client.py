@@ -291,7 +291,8 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 contents.append(
                     Content.from_reasoning(reasoning, protected_data=json.dumps(details) if details else None)
                 )
-            if message.content:
+            # Text only: a list of typed parts (Mistral's reasoning models) is left to a response_parser.
+            if isinstance(message.content, str) and message.content:
                 annotations = [a for raw in message.annotations or () if (a := _url_citation(raw)) is not None]
                 contents.append(
                     Content.from_text(message.content, annotations=annotations or None, raw_representation=message)
@@ -356,7 +357,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                     if reasoning:
                         contents.append(Content.from_reasoning(reasoning))
                     details.extend(_reasoning_details_of(delta))
-                    if delta.content:
+                    if isinstance(delta.content, str) and delta.content:
                         text.append(delta.content)
                         contents.append(Content.from_text(delta.content))
                     if delta.refusal:

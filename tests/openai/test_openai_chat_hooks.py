@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from openai.types.chat import ChatCompletionMessage
@@ -238,3 +238,40 @@ def test_the_hook_types_are_what_the_client_takes() -> None:
     assert client.response_parser is parser and client.message_preparer is None
     client = OpenAIChatCompletionClient("m", base_url="http://localhost:1/v1", message_preparer=preparer)
     assert client.message_preparer is preparer and client.response_parser is None
+
+
+# Mistral's reasoning models answer with typed parts instead of text.
+PARTS = [
+    {"type": "thinking", "thinking": [{"type": "text", "text": "Six sevens."}]},
+    {"type": "text", "text": "42."},
+]
+
+
+def expand_parts(message: ChatCompletionMessage | ChoiceDelta, contents: list[Content]) -> list[Content]:
+    """Typed-part content as reasoning and text."""
+    parts: object = message.content
+    if not isinstance(parts, list):
+        return contents
+    expanded = list(contents)
+    for part in cast(list[dict[str, Any]], parts):
+        if part.get("type") == "thinking":
+            text = "".join(piece.get("text", "") for piece in part.get("thinking", []))
+            expanded.append(Content.from_text_reasoning(text=text))
+        elif part.get("type") == "text":
+            expanded.append(Content.from_text(part["text"]))
+    return expanded
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_parser_can_read_content_sent_as_typed_parts(server: OpenAIServer, make_client: Any, stream: bool):
+    server.script(Reply(content_parts=PARTS), Reply(content_parts=PARTS))
+    plain = await ask(make_client(), "6 x 7?", stream=stream)
+    parsed = await ask(make_client(response_parser=expand_parts), "6 x 7?", stream=stream)
+
+    # The client reads text only: typed parts are neither text nor an error until a parser reads them.
+    assert [c for m in plain.messages for c in m.contents] == [] and plain.text == ""
+    assert [(c.type, c.text) for c in parsed.messages[0].contents] == [
+        ("text_reasoning", "Six sevens."),
+        ("text", "42."),
+    ]
+    assert parsed.text == "42."
