@@ -102,6 +102,16 @@ RENAMES: dict[str, tuple[str, str]] = {
     "RawOpenAIChatClient": ("agentnb.openai.OpenAIChatClient", "one class; layers are built in"),
     "RawOpenAIChatCompletionClient": ("agentnb.openai.OpenAIChatCompletionClient", "one class; layers are built in"),
     "OpenAIContentFilterException": ("agentnb.exceptions.ContentFilterError", "renamed"),
+    "OpenAIChatResponseContentsParser": (
+        "agentnb.openai.OpenAIChatResponseContentsParser",
+        "`OpenAIChatCompletionClient(response_parser=...)`; the client already reads `reasoning_content` and "
+        "`reasoning` as reasoning text, so a parser that adds them again shows them twice",
+    ),
+    "OpenAIChatMessagePreparer": (
+        "agentnb.openai.OpenAIChatMessagePreparer",
+        "`OpenAIChatCompletionClient(message_preparer=...)`; agentnb sends no reasoning by default, so a preparer "
+        "adds the provider's field to the assistant dict rather than replacing a reasoning text dict",
+    ),
     "DEFAULT_MAX_ITERATIONS": (
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',
@@ -235,7 +245,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
     ),
     (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
-    (r"^OpenAIChat(MessagePreparer|ResponseContentsParser)$", "not yet: the OpenAI clients' conversion helpers"),
 )
 OTHER = "not in agentnb"
 

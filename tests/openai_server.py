@@ -99,6 +99,16 @@ class Reply:
             as ``response.output_text.annotation.added`` events.
         polls: Responses with ``background: true`` only: how many ``GET /v1/responses/{id}`` polls still see
             the response running before it is complete (a background response is answered ``queued`` at first).
+        provider_fields: Chat Completions only: fields outside the SDK's types that some providers add to the
+            assistant message (OpenRouter's ``reasoning_details``, ...); sent in the message, or streamed as a
+            delta of their own before the text.
+        provider_deltas: Chat Completions streaming only: stream these deltas before the text instead of
+            ``provider_fields``' one (a field that arrives in fragments).
+        null_finish_delta: Chat Completions streaming only: the finish chunk says ``"delta": null``, as Azure
+            and some gateways send it (the SDK's types want ``{}``; the rest of the chunk is still checked).
+        content_parts: Chat Completions only: the message's ``content`` as this list of typed parts instead of
+            text, as Mistral's reasoning models send it (the SDK's types want text: the payload is checked with
+            the content left out); streamed as one delta.
     """
 
     text: str | None = None
@@ -120,6 +130,10 @@ class Reply:
     hosted: Sequence[dict[str, Any]] = ()
     annotations: Sequence[dict[str, Any]] = ()
     polls: int = 0
+    provider_fields: dict[str, Any] = field(default_factory=dict)
+    provider_deltas: Sequence[dict[str, Any]] = ()
+    null_finish_delta: bool = False
+    content_parts: Sequence[dict[str, Any]] = ()
 
 
 @dataclass
@@ -215,6 +229,22 @@ def validate_request(path: str, body: dict[str, Any], extra_params: set[str] | f
     _materialize(adapter.validate_python(body))
 
 
+def _conforming(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions payload with the deviations a :class:`Reply` asks for undone (a null delta, typed-part
+    content), so that the rest of it is still checked against the SDK's types."""
+    choices: list[dict[str, Any]] = []
+    for choice in payload.get("choices") or ():
+        choice = dict(choice)
+        for key in ("delta", "message"):
+            if key in choice:
+                part = dict(choice[key] or {})
+                if isinstance(part.get("content"), list):
+                    part["content"] = None
+                choice[key] = part
+        choices.append(choice)
+    return {**payload, "choices": choices} if "choices" in payload else payload
+
+
 def validate_payload(kind: str, payload: dict[str, Any]) -> None:
     """Validate an outgoing payload against the SDK's response model of that kind."""
     _adapter(kind)[1].validate_python(payload)
@@ -262,6 +292,9 @@ class _Renderer:
             ]
         if self.reply.reasoning is not None:
             message["reasoning_content"] = self.reply.reasoning
+        message.update(self.reply.provider_fields)
+        if self.reply.content_parts:
+            message["content"] = list(self.reply.content_parts)
         if self.reply.annotations:
             message["annotations"] = [
                 {"type": "url_citation", "url_citation": {k: v for k, v in a.items() if k != "type"}}
@@ -294,6 +327,13 @@ class _Renderer:
         if self.reply.reasoning is not None:
             for piece in _chunks(self.reply.reasoning, size):
                 yield chunk({"reasoning_content": piece})
+        if self.reply.provider_deltas:
+            for delta in self.reply.provider_deltas:
+                yield chunk(dict(delta))
+        elif self.reply.provider_fields:
+            yield chunk(dict(self.reply.provider_fields))
+        if self.reply.content_parts:
+            yield chunk({"content": list(self.reply.content_parts)})
         if self.reply.text is not None:
             for piece in _chunks(self.reply.text, size):
                 yield chunk({"content": piece})
@@ -324,7 +364,10 @@ class _Renderer:
             code = self.reply.stream_error_code
             yield {"error": {"message": self.reply.stream_error, "type": code, "code": code}}
             return
-        yield chunk({}, self.chat_finish_reason())
+        finish = chunk({}, self.chat_finish_reason())
+        if self.reply.null_finish_delta:
+            finish["choices"][0]["delta"] = None
+        yield finish
         options = self.request.body.get("stream_options") or {}
         usage = self.chat_usage()
         if options.get("include_usage") and usage is not None:
@@ -667,7 +710,7 @@ class OpenAIServer:
                 if payload is None:
                     payload = renderer.response(response_id, renderer.response_items(), renderer.final_status())
                 if server.validate:
-                    validate_payload("chat_completion" if is_chat else "response", payload)
+                    validate_payload("chat_completion" if is_chat else "response", _conforming(payload))
                 record.completed = True
                 return JSONResponse(payload)
             events = renderer.chat_chunks(response_id) if is_chat else renderer.response_events(response_id)
@@ -770,7 +813,8 @@ class OpenAIServer:
             for payload in events:
                 # Failure events relay whatever code the upstream sent, as gateways do: not OpenAI's own list.
                 if self.validate and "error" not in payload and payload.get("type") != "response.failed":
-                    validate_payload("chat_chunk" if is_chat else "response_event", payload)
+                    checked = _conforming(payload) if is_chat else payload
+                    validate_payload("chat_chunk" if is_chat else "response_event", checked)
                 data = json.dumps(payload)
                 yield (f"data: {data}\n\n" if is_chat else f"event: {payload['type']}\ndata: {data}\n\n").encode()
                 if delay:

@@ -9,7 +9,11 @@ imported when the first client is created, so importing this package stays fast.
 from __future__ import annotations
 
 from .._extensions import OPENAI_CHAT_CLIENT as _OPENAI_CHAT_CLIENT
-from ._chat_completion_client import OpenAIChatCompletionClient
+from ._chat_completion_client import (
+    OpenAIChatCompletionClient,
+    OpenAIChatMessagePreparer,
+    OpenAIChatResponseContentsParser,
+)
 from ._embedding_client import OpenAIEmbeddingClient, OpenAIEmbeddingOptions
 from ._options import OpenAIChatCompletionOptions, OpenAIChatOptions, OpenAIContinuationToken
 from ._responses_client import OpenAIChatClient
@@ -20,7 +24,9 @@ __all__ = [
     "OpenAIChatClient",
     "OpenAIChatCompletionClient",
     "OpenAIChatCompletionOptions",
+    "OpenAIChatMessagePreparer",
     "OpenAIChatOptions",
+    "OpenAIChatResponseContentsParser",
     "OpenAIContinuationToken",
     "OpenAIEmbeddingClient",
     "OpenAIEmbeddingOptions",

@@ -6,12 +6,13 @@ is the client to use for local models.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .._annotations import Annotation, TextSpanRegion
-from .._json import is_json_object
+from .._json import is_json_array, is_json_object
 from .._types import ChatResponse, ChatResponseUpdate, Content, Message
 from ._base import OpenAIClientBase
 from ._shared import (
@@ -32,9 +33,30 @@ from ._shared import (
 from ._validate import checked_create, checked_events
 
 if TYPE_CHECKING:
-    pass
+    from openai.types.chat import ChatCompletionMessage
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
-__all__ = ["OpenAIChatCompletionClient"]
+__all__ = ["OpenAIChatCompletionClient", "OpenAIChatMessagePreparer", "OpenAIChatResponseContentsParser"]
+
+OpenAIChatResponseContentsParser: TypeAlias = Callable[
+    ["ChatCompletionMessage | ChoiceDelta", list[Content]], list[Content]
+]
+"""A hook that reads what a server sends outside the standard fields: ``(message_or_delta, contents) -> contents``.
+
+Called with the SDK's ``ChatCompletionMessage`` (a whole answer) or ``ChoiceDelta`` (each streamed delta) and
+the contents the client parsed from it, it returns the contents to use. Provider fields are attributes of the
+SDK object (``getattr(message, "thinking", None)``). Returning the list unchanged changes nothing.
+The client already reads ``reasoning_content`` and ``reasoning`` as reasoning text, and keeps
+``reasoning_details`` as the reasoning's protected data (sent back with the turn it came with).
+"""
+
+OpenAIChatMessagePreparer: TypeAlias = Callable[[Message, list[dict[str, Any]]], list[dict[str, Any]]]
+"""A hook that shapes what is sent for each message: ``(message, dicts) -> dicts``.
+
+Called once per :class:`Message` of the request (system messages included) with the Chat Completions message
+dicts the client built from it, it returns the dicts to send: the way to echo a provider's reasoning field back
+on later turns, as some servers require. Returning the list unchanged changes nothing.
+"""
 
 _API = "chat completions"
 _AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
@@ -86,7 +108,23 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         timeout: Seconds to wait for an answer (the SDK's default when omitted).
         max_retries: Retries on connection errors, 408/409/429 and 5xx (the SDK's default, 2, when omitted).
         instruction_role: The role system messages are sent with (``"developer"`` for o-series models).
+        response_parser: Reshapes the contents parsed from each answer or streamed delta
+            (:data:`OpenAIChatResponseContentsParser`), e.g. to surface a provider's own fields.
+        message_preparer: Reshapes the message dicts sent for each message (:data:`OpenAIChatMessagePreparer`),
+            e.g. to echo a provider's reasoning field back.
     """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        response_parser: OpenAIChatResponseContentsParser | None = None,
+        message_preparer: OpenAIChatMessagePreparer | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, **kwargs)
+        self.response_parser = response_parser
+        self.message_preparer = message_preparer
 
     @staticmethod
     def get_web_search_tool(*, web_search_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -144,27 +182,35 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
 
     def _messages(self, messages: list[Message]) -> list[dict[str, Any]]:
         wire: list[dict[str, Any]] = []
+        preparer = self.message_preparer
         for message in messages:
-            role = message.role
-            results = [c for c in message.contents if c.type == "function_result"]
-            others = [c for c in message.contents if c.type != "function_result"]
-            if role == "system":
-                wire.append({"role": self.instruction_role, "content": message.text})
-            elif role == "assistant":
-                wire.extend(self._assistant(message, others))
-            elif role == "user":
-                parts = self._user_parts(others)
-                if parts is not None:
-                    entry: dict[str, Any] = {"role": "user", "content": parts}
-                    if message.author_name:
-                        entry["name"] = _wire_name(message.author_name)
-                    wire.append(entry)
-            # Tool results are their own messages, whatever message carried them.
-            for result in results:
-                wire.append(
-                    {"role": "tool", "tool_call_id": result.call_id or "", "content": function_result_text(result)}
-                )
+            dicts = self._message_dicts(message)
+            wire.extend(dicts if preparer is None else preparer(message, dicts))
         return wire
+
+    def _message_dicts(self, message: Message) -> list[dict[str, Any]]:
+        """The Chat Completions messages one :class:`Message` becomes (none, one, or several)."""
+        role = message.role
+        results = [c for c in message.contents if c.type == "function_result"]
+        others = [c for c in message.contents if c.type != "function_result"]
+        dicts: list[dict[str, Any]] = []
+        if role == "system":
+            dicts.append({"role": self.instruction_role, "content": message.text})
+        elif role == "assistant":
+            dicts.extend(self._assistant(message, others))
+        elif role == "user":
+            parts = self._user_parts(others)
+            if parts is not None:
+                entry: dict[str, Any] = {"role": "user", "content": parts}
+                if message.author_name:
+                    entry["name"] = _wire_name(message.author_name)
+                dicts.append(entry)
+        # Tool results are their own messages, whatever message carried them.
+        for result in results:
+            dicts.append(
+                {"role": "tool", "tool_call_id": result.call_id or "", "content": function_result_text(result)}
+            )
+        return dicts
 
     def _assistant(self, message: Message, contents: list[Content]) -> list[dict[str, Any]]:
         text = "".join(c.text or "" for c in contents if c.type == "text")
@@ -182,6 +228,11 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         entry: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             entry["tool_calls"] = calls
+        details = _sent_reasoning_details(contents)
+        if details:
+            # Providers that send reasoning_details (OpenRouter, ...) want them back with the turn they came
+            # with; some refuse the tool results of a reasoning turn without them.
+            entry["reasoning_details"] = details
         if message.author_name:
             entry["name"] = _wire_name(message.author_name)
         return [entry]
@@ -235,9 +286,13 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
             finish_reason = _finish_reason(choice.finish_reason)
             message = choice.message
             reasoning = _reasoning_of(message)
-            if reasoning:
-                contents.append(Content.from_reasoning(reasoning))
-            if message.content:
+            details = _reasoning_details_of(message)
+            if reasoning or details:
+                contents.append(
+                    Content.from_reasoning(reasoning, protected_data=json.dumps(details) if details else None)
+                )
+            # Text only: a list of typed parts (Mistral's reasoning models) is left to a response_parser.
+            if isinstance(message.content, str) and message.content:
                 annotations = [a for raw in message.annotations or () if (a := _url_citation(raw)) is not None]
                 contents.append(
                     Content.from_text(message.content, annotations=annotations or None, raw_representation=message)
@@ -251,6 +306,8 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 contents.append(
                     Content.from_function_call(call.id, function.name, function.arguments, raw_representation=call)
                 )
+            if self.response_parser is not None:
+                contents = list(self.response_parser(message, contents))
         usage = _usage(completion.usage)
         if finish_reason == "content_filter":
             raise content_filter_error(_API, partial_text="".join(c.text or "" for c in contents if c.type == "text"))
@@ -269,6 +326,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         import openai
+        from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
         params = self._request(messages, options, stream=True)
         try:
@@ -278,6 +336,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         # Tool-call fragments arrive by index (and parallel calls may interleave): assemble each call
         # whole and emit it when the choice finishes, so arguments are never split across contents.
         calls: dict[int, dict[str, str]] = {}
+        details: list[dict[str, Any]] = []  # reasoning_details fragments, joined when the choice finishes
         finish_reason: str | None = None
         text: list[str] = []
         response_id = model_id = None
@@ -291,10 +350,14 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                 chunk_finish: str | None = None
                 for choice in chunk.choices[:1]:
                     delta = choice.delta
+                    # Azure and some gateways send "delta": null on the finish chunk; the SDK does not check.
+                    if delta is None:  # pyright: ignore[reportUnnecessaryComparison]
+                        delta = ChoiceDelta()
                     reasoning = _reasoning_of(delta)
                     if reasoning:
                         contents.append(Content.from_reasoning(reasoning))
-                    if delta.content:
+                    details.extend(_reasoning_details_of(delta))
+                    if isinstance(delta.content, str) and delta.content:
                         text.append(delta.content)
                         contents.append(Content.from_text(delta.content))
                     if delta.refusal:
@@ -307,7 +370,10 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
                             call["arguments"] += fragment.function.arguments or ""
                     if choice.finish_reason:
                         chunk_finish = finish_reason = _finish_reason(choice.finish_reason)
+                        contents.extend(_flush_details(details))
                         contents.extend(_flush(calls))
+                    if self.response_parser is not None:
+                        contents = list(self.response_parser(delta, contents))
                 if chunk.usage is not None:
                     contents.append(Content.from_usage(_usage(chunk.usage) or {}))
                 if contents or chunk_finish:
@@ -326,7 +392,7 @@ class OpenAIChatCompletionClient(OpenAIClientBase):
         finally:
             # Closing releases the HTTP stream: a cancelled or abandoned run hangs up on the server.
             await stream.close()
-        leftover = _flush(calls)
+        leftover = [*_flush_details(details), *_flush(calls)]
         if leftover:  # servers that end the stream without a finish reason
             yield ChatResponseUpdate(
                 contents=leftover, role="assistant", response_id=response_id, message_id=response_id
@@ -356,6 +422,48 @@ def _reasoning_of(message: Any) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _reasoning_details_of(message: Any) -> list[dict[str, Any]]:
+    """The ``reasoning_details`` entries some providers (OpenRouter, ...) add to a message or delta."""
+    extra: Mapping[str, Any] = getattr(message, "model_extra", None) or {}
+    value = extra.get("reasoning_details")
+    if not is_json_array(value):
+        return []
+    return [dict(entry) for entry in value if is_json_object(entry)]
+
+
+def _flush_details(fragments: list[dict[str, Any]]) -> list[Content]:
+    """Streamed ``reasoning_details`` fragments as one reasoning content that keeps them (joined by index)."""
+    if not fragments:
+        return []
+    joined: dict[Any, dict[str, Any]] = {}
+    for position, fragment in enumerate(fragments):
+        key = fragment.get("index", f"at {position}")
+        entry = joined.setdefault(key, {})
+        for field, value in fragment.items():
+            previous = entry.get(field)
+            if field in ("text", "summary") and isinstance(previous, str) and isinstance(value, str):
+                entry[field] = previous + value
+            elif value is not None:
+                entry[field] = value
+    fragments.clear()
+    return [Content.from_reasoning(None, protected_data=json.dumps(list(joined.values())))]
+
+
+def _sent_reasoning_details(contents: list[Content]) -> list[Any]:
+    """The ``reasoning_details`` kept in an assistant turn's reasoning contents (other providers' data skipped)."""
+    details: list[Any] = []
+    for content in contents:
+        if content.type != "text_reasoning" or not content.protected_data:
+            continue
+        try:
+            value = json.loads(content.protected_data)
+        except ValueError:  # a signature or encrypted reasoning from another API
+            continue
+        if is_json_array(value):
+            details.extend(value)
+    return details
 
 
 def _finish_reason(reason: str | None) -> str | None:

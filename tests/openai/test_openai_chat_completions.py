@@ -272,6 +272,77 @@ async def test_reasoning_content_from_local_servers(
     assert response.text == "42"  # reasoning is not part of the answer
 
 
+# OpenRouter's structured reasoning: kept as the reasoning's protected data and sent back with its turn.
+DETAILS = [
+    {"type": "reasoning.text", "text": "Paris first.", "format": "unknown", "index": 0},
+    {"type": "reasoning.encrypted", "data": "opaque==", "format": "unknown", "index": 1},
+]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_reasoning_details_go_back_with_the_tool_calls_they_came_with(
+    server: OpenAIServer, chat_client: OpenAIChatCompletionClient, stream: bool
+):
+    @tool
+    def get_weather(city: str) -> str:
+        """Return the weather for a city."""
+        return f"{city}: 20 C"
+
+    # Streamed, the details arrive in fragments: the text piece by piece, each fragment naming its entry.
+    fragments = [
+        {"reasoning_details": [{"type": "reasoning.text", "text": "Paris ", "format": "unknown", "index": 0}]},
+        {"reasoning_details": [{"type": "reasoning.text", "text": "first.", "index": 0}]},
+        {"reasoning_details": [DETAILS[1]]},
+    ]
+    server.script(
+        Reply(
+            reasoning="Need the weather.",
+            tool_calls=[ToolCall("get_weather", {"city": "Paris"}, "call_a")],
+            provider_fields={"reasoning_details": DETAILS},
+            provider_deltas=fragments,
+        ),
+        Reply(text="20 C in Paris."),
+    )
+    response = await ask(chat_client, "Weather in Paris?", stream=stream, tools=[get_weather])
+
+    assert response.text == "20 C in Paris."
+    kept = [json.loads(c.protected_data) for m in response.messages for c in m.contents if c.protected_data]
+    assert kept == [DETAILS]
+    assistant = server.requests[1].body["messages"][1]
+    assert assistant["role"] == "assistant" and assistant["tool_calls"][0]["id"] == "call_a"
+    assert assistant["reasoning_details"] == DETAILS
+
+
+async def test_reasoning_from_another_api_is_not_sent_as_reasoning_details(
+    server: OpenAIServer, chat_client: OpenAIChatCompletionClient
+):
+    server.script(Reply(text="Fine."))
+    signed = Content.from_reasoning("Thought.", protected_data="EqQBCkgIARABGAIiQL1x")  # e.g. a Claude signature
+    await chat_client.get_response([Message("user", ["Hi"]), Message("assistant", [signed, "Hello."]), "And?"])
+    assert server.requests[0].body["messages"][1] == {"role": "assistant", "content": "Hello."}
+
+
+async def test_a_null_delta_on_the_finish_chunk_is_read_as_the_finish(
+    server: OpenAIServer, chat_client: OpenAIChatCompletionClient
+):
+    @tool
+    def get_weather(city: str) -> str:
+        """Return the weather for a city."""
+        return f"{city}: 20 C"
+
+    server.script(
+        Reply(tool_calls=[ToolCall("get_weather", {"city": "Oslo"}, "call_n")], null_finish_delta=True),
+        Reply(text="20 C in Oslo.", null_finish_delta=True),
+    )
+    response = await ask(chat_client, "Weather in Oslo?", stream=True, tools=[get_weather])
+    assert response.text == "20 C in Oslo." and response.finish_reason == "stop"
+    assert server.requests[1].body["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_n",
+        "content": "Oslo: 20 C",
+    }
+
+
 @pytest.mark.parametrize("stream", [False, True])
 async def test_length_finish_reason(server: OpenAIServer, chat_client: OpenAIChatCompletionClient, stream: bool):
     server.script(Reply(text="cut", finish_reason="length"))
