@@ -80,7 +80,8 @@ class HandoffUserInputRequest:
     ``list[Message]``), or end the conversation with ``HandoffUserInputRequest.terminate()``.
 
     Attributes:
-        agent_name: The agent that answered last and will receive the reply.
+        agent_name: The agent that answered last; it receives the reply (unless the workflow sends every reply
+            to its start agent: ``HandoffBuilder.enable_return_to_previous(False)``).
         agent_response: What it said.
         conversation: The whole conversation so far.
 
@@ -216,6 +217,7 @@ class HandoffCoordinator(ConversationStart):
         autonomous: dict[str, int] | None = None,
         autonomous_prompt: str = AUTONOMOUS_PROMPT,
         autonomous_prompts: dict[str, str] | None = None,
+        return_to_previous: bool = True,
     ) -> None:
         super().__init__(COORDINATOR_ID)
         self.start_agent = start_agent
@@ -224,6 +226,7 @@ class HandoffCoordinator(ConversationStart):
         self.autonomous = dict(autonomous or {})
         self.autonomous_prompt = autonomous_prompt
         self.autonomous_prompts = dict(autonomous_prompts or {})  # per owner, instead of autonomous_prompt
+        self.return_to_previous = return_to_previous  # False: the start agent answers every user reply
         self._conversation: list[Message] = []
         self._owner = start_agent
         self._auto_turns = 0
@@ -282,6 +285,8 @@ class HandoffCoordinator(ConversationStart):
             return
         self._conversation.extend(messages)
         self._auto_turns = 0
+        if not self.return_to_previous:
+            self._owner = self.start_agent
         if await self._should_end():
             await self._finish(ctx, "termination_condition")
             return
@@ -667,6 +672,7 @@ class HandoffBuilder(OrchestrationBuilder):
         self._autonomous_prompt = AUTONOMOUS_PROMPT  # for the autonomous agents _autonomous_prompts leaves out
         self._autonomous_prompts: dict[str, str] = {}
         self._start: str | None = None
+        self._return_to_previous = True
         self._rules: dict[str, list[str]] = {}
         self._descriptions: dict[tuple[str, str], str] = {}  # (source, target) -> what the tool says of target
         tool_names = [handoff_tool_name(n) for n in self.participant_names]
@@ -717,6 +723,14 @@ class HandoffBuilder(OrchestrationBuilder):
         for name, config in zip(names, configs, strict=True):
             if config.description is not None or description is not None:
                 self._descriptions[src, name] = config.description or description or ""
+        return self
+
+    def enable_return_to_previous(self, enabled: bool = True) -> HandoffBuilder:
+        """Send each user reply to the agent that asked for it (the default), or with ``False`` to the start agent.
+
+        The start agent then decides again who should handle the conversation, handing it off if needed.
+        """
+        self._return_to_previous = bool(enabled)
         return self
 
     def with_termination_condition(self, condition: Condition) -> HandoffBuilder:
@@ -840,6 +854,7 @@ class HandoffBuilder(OrchestrationBuilder):
             autonomous=self._autonomous,
             autonomous_prompt=self._autonomous_prompt,
             autonomous_prompts=self._autonomous_prompts,
+            return_to_previous=self._return_to_previous,
         )
         builder = self._workflow_builder(
             coordinator, output_from=[coordinator], participants=executors, max_iterations=200
