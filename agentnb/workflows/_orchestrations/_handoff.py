@@ -67,6 +67,7 @@ __all__ = [
 COORDINATOR_ID = "handoff_coordinator"
 AUTONOMOUS_PROMPT = "The user did not respond. Continue on your own, or hand off if another agent should take over."
 HANDOFF_PREFIX = "handoff_to_"
+MAX_TOOL_NAME_LENGTH = 64  # the longest tool name model providers accept
 
 CoordinatorCtx = WorkflowContext[list[Message], list[Message]]
 UserReply = str | Message | list[Message]
@@ -129,8 +130,8 @@ class HandoffSentEvent:
 
 
 def handoff_tool_name(target: str) -> str:
-    """The name of the tool that hands the conversation to ``target``."""
-    return HANDOFF_PREFIX + tool_safe(target)
+    """The name of the tool that hands the conversation to ``target`` (cut to the 64 characters providers allow)."""
+    return (HANDOFF_PREFIX + tool_safe(target))[:MAX_TOOL_NAME_LENGTH]
 
 
 class HandoffConfiguration:

@@ -267,3 +267,16 @@ async def test_user_replies_go_back_to_the_agent_that_asked_unless_turned_off() 
     result = await workflow.run(responses={request.request_id: "Thanks"})
     (request,) = result.get_request_info_events()
     assert (request.data.agent_name, request.data.agent_response.text) == ("triage", "How can I help?")
+
+
+async def test_a_long_name_gives_a_handoff_tool_name_providers_accept() -> None:
+    long_name = "specialist_for_" + "x" * 60
+    seen: dict[str, list[list[str]]] = {}
+    triage = _recording("triage", lambda m, o: Content.from_function_call("c1", o["tools"][0].name), seen)
+    specialist = Agent(ScriptedChatClient(["On it."]), name=long_name)
+    result = await HandoffBuilder(participants=[triage, specialist]).build().run("help")
+    (tool_name,) = seen["triage"][0]
+    assert len(tool_name) == 64 and tool_name == f"handoff_to_{long_name}"[:64]
+    assert [(e.data.source, e.data.target) for e in result.get_events("handoff_sent")] == [("triage", long_name)]
+    with pytest.raises(ValueError, match="clashing handoff tool names"):
+        HandoffBuilder(participants=[specialist, Agent(ScriptedChatClient([]), name=long_name + "y")])
