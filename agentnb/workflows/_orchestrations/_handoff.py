@@ -1,20 +1,20 @@
 """Handoff: the agent that owns the conversation answers the user or hands it to another agent.
 
-Each participant runs in a :class:`HandoffAgentExecutor`, which offers its agent one generated tool per
-agent it may hand off to, named ``handoff_to_<name>`` (declaration-only: the agent's turn ends when it
-calls one). The ``handoff_coordinator`` executor (the
-start of a star graph) owns the conversation and the *current owner*: it runs the owner on the
-conversation; when the owner calls a handoff tool, the coordinator records the handoff (a tool result in
-the conversation and a ``handoff_sent`` event carrying a :class:`HandoffSentEvent`) and runs the target at
-once; when the owner answers without a handoff, the coordinator asks the workflow's caller for the user's
-next message through ``request_info``
-with a :class:`HandoffUserInputRequest`. The reply goes to the same owner. The conversation and the owner
-live in the coordinator's checkpoint state, so a paused conversation resumes in another process.
+Each participant runs in a :class:`HandoffAgentExecutor`, which offers its agent one generated tool per agent
+it may hand off to, named ``handoff_to_<name>`` (declaration-only: the agent's turn ends when it calls one).
+The ``handoff_coordinator`` executor (the start of a star graph) owns the conversation and the *current
+owner*: it runs the owner on the conversation; when the owner calls a handoff tool, the coordinator records
+the handoff (a tool result in the conversation and a ``handoff_sent`` event carrying a
+:class:`HandoffSentEvent`) and runs the target at once; when the owner answers without a handoff, the
+coordinator asks the workflow's caller for the user's next message through ``request_info`` with a
+:class:`HandoffUserInputRequest`. The reply goes to the same owner (to the start agent after
+``enable_return_to_previous(False)``). The conversation and the owner live in the coordinator's checkpoint
+state, so a paused conversation resumes in another process.
 
 The conversation ends (and is yielded as the workflow output) when the termination condition holds, or
 when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``). In autonomous mode
 (``with_autonomous_mode``) an owner that answers without a handoff is run again with a "continue" prompt
-instead of waiting for the user, up to a turn limit.
+instead of waiting for the user, up to its turn limit (each agent may have its own limit and prompt).
 
 ``HandoffAgentExecutor`` s wired to each other by hand (without the builder's coordinator) route by
 themselves, as the reference's handoff graphs do: see the class.
