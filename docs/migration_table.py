@@ -177,6 +177,13 @@ RENAMES: dict[str, tuple[str, str]] = {
         "these executors routes by itself as the reference's does. Handoff tools are declaration-only (the turn ends "
         "at the call) instead of an intercepting middleware on a cloned agent",
     ),
+    "HandoffBuilder": (
+        "agentnb.orchestrations.HandoffBuilder",
+        "the release's keywords and methods (`with_autonomous_mode(agents=, prompts=, turn_limits=)`, "
+        "`enable_return_to_previous`, ...); participants go to the constructor (no `.participants()` method) and "
+        "the start agent defaults to the first. The workflow's output is the final conversation, each reply an "
+        "`intermediate` event; `output_from=\"all\"` makes each reply an `output` as in the release",
+    ),
     "MagenticResetSignal": (
         "agentnb.orchestrations.MagenticResetSignal",
         "handled by `MagenticAgentExecutor`; agentnb's Magentic orchestrator replans without sending it",

@@ -164,6 +164,7 @@ SAMPLES: list[str] = [
     "02-agents/harness/harness_research.py",
     "02-agents/harness/harness_data_processing.py",
     "02-agents/background_responses.py",
+    "03-workflows/orchestrations/handoff_autonomous.py",
 ]
 
 # Files the ported samples read or import (skill folders, a shared script runner): ported the same way (which

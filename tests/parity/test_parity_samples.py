@@ -24,6 +24,7 @@ import pytest
 from parity_model import all_tool_results, call, last_tool_result, sent_text
 from regenerate import DATA, PORTS, SAMPLES, check
 
+from agentnb import Content
 from agentnb.compaction import find_encoding_file
 from agentnb.harness import JudgeVerdict
 from agentnb.workflows import GroupChatDecision, MagenticProgressLedger, MagenticTaskLedger
@@ -1720,6 +1721,64 @@ CASES.update(
             ],
         ),
     }
+)
+
+
+def _with_handoff(text: str, target: str, *, after: str = "") -> Any:
+    """A reply that says ``text`` and hands the conversation to ``target`` in the same message (only once the
+    model was sent ``after``; otherwise it says it does not know)."""
+
+    def answer(messages: list[Any], options: dict[str, Any]) -> Any:
+        if after not in sent_text(messages, options):
+            return "I don't know that."
+        return [Content.from_text(text), call(f"handoff_to_{target}")]
+
+    return answer
+
+
+_AUTONOMOUS_CONTINUE = "The user did not respond. Continue on your own, or hand off if another agent should take over."
+CASES["03-workflows/orchestrations/handoff_autonomous.py"] = Case(
+    script={
+        # The coordinator assigns research, then the summary, then (autonomously, as no one answers) wraps up
+        # until its fifth message ends the run.
+        "You are a coordinator": [
+            _with_handoff("Research first, then a summary.", "research_agent"),
+            _with_handoff("Now the summary.", "summary_agent", after="Research is complete."),
+            "The research and its summary are done.",
+            _saw(_AUTONOMOUS_CONTINUE, "Nothing is left to do."),
+            _saw(_AUTONOMOUS_CONTINUE, "Closing the task."),
+        ],
+        # The researcher keeps going on its own (autonomous mode) for three aspects, then hands back.
+        "research specialist": [
+            _saw("comprehensive research on Microsoft Agent Framework", "Aspect 1: agents and tools."),
+            _saw(_AUTONOMOUS_CONTINUE, "Aspect 2: workflows and checkpoints."),
+            _saw(_AUTONOMOUS_CONTINUE, "Aspect 3: orchestrations."),
+            _with_handoff("Research is complete.", "coordinator"),
+        ],
+        "You summarize research findings": [
+            _with_handoff("Summary: agents, workflows and orchestrations.", "coordinator", after="Aspect 3"),
+        ],
+    },
+    expected=[
+        "Request: Perform a comprehensive research on Microsoft Agent Framework.",
+        "Handoff Event: from coordinator to research_agent",
+        "Handoff Event: from research_agent to coordinator",
+        "Handoff Event: from coordinator to summary_agent",
+        "Handoff Event: from summary_agent to coordinator",
+        # agentnb's handoff output is the final conversation (each reply is an intermediate event), which the
+        # sample prints as its transcript.
+        "Final Conversation Transcript:",
+        "coordinator: Research first, then a summary.",
+        "research_agent: Aspect 1: agents and tools.",
+        f"user: {_AUTONOMOUS_CONTINUE}",
+        "research_agent: Aspect 2: workflows and checkpoints.",
+        "research_agent: Aspect 3: orchestrations.",
+        "research_agent: Research is complete.",
+        "coordinator: Now the summary.",
+        "summary_agent: Summary: agents, workflows and orchestrations.",
+        "coordinator: The research and its summary are done.",
+        "coordinator: Closing the task.",
+    ],
 )
 
 

@@ -1,20 +1,20 @@
 """Handoff: the agent that owns the conversation answers the user or hands it to another agent.
 
-Each participant runs in a :class:`HandoffAgentExecutor`, which offers its agent one generated tool per
-agent it may hand off to, named ``handoff_to_<name>`` (declaration-only: the agent's turn ends when it
-calls one). The ``handoff_coordinator`` executor (the
-start of a star graph) owns the conversation and the *current owner*: it runs the owner on the
-conversation; when the owner calls a handoff tool, the coordinator records the handoff (a tool result in
-the conversation and a ``handoff_sent`` event carrying a :class:`HandoffSentEvent`) and runs the target at
-once; when the owner answers without a handoff, the coordinator asks the workflow's caller for the user's
-next message through ``request_info``
-with a :class:`HandoffUserInputRequest`. The reply goes to the same owner. The conversation and the owner
-live in the coordinator's checkpoint state, so a paused conversation resumes in another process.
+Each participant runs in a :class:`HandoffAgentExecutor`, which offers its agent one generated tool per agent
+it may hand off to, named ``handoff_to_<name>`` (declaration-only: the agent's turn ends when it calls one).
+The ``handoff_coordinator`` executor (the start of a star graph) owns the conversation and the *current
+owner*: it runs the owner on the conversation; when the owner calls a handoff tool, the coordinator records
+the handoff (a tool result in the conversation and a ``handoff_sent`` event carrying a
+:class:`HandoffSentEvent`) and runs the target at once; when the owner answers without a handoff, the
+coordinator asks the workflow's caller for the user's next message through ``request_info`` with a
+:class:`HandoffUserInputRequest`. The reply goes to the same owner (to the start agent after
+``enable_return_to_previous(False)``). The conversation and the owner live in the coordinator's checkpoint
+state, so a paused conversation resumes in another process.
 
 The conversation ends (and is yielded as the workflow output) when the termination condition holds, or
 when the caller replies with an empty list (``HandoffUserInputRequest.terminate()``). In autonomous mode
 (``with_autonomous_mode``) an owner that answers without a handoff is run again with a "continue" prompt
-instead of waiting for the user, up to a turn limit.
+instead of waiting for the user, up to its turn limit (each agent may have its own limit and prompt).
 
 ``HandoffAgentExecutor`` s wired to each other by hand (without the builder's coordinator) route by
 themselves, as the reference's handoff graphs do: see the class.
@@ -22,7 +22,7 @@ themselves, as the reference's handoff graphs do: see the class.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -67,6 +67,7 @@ __all__ = [
 COORDINATOR_ID = "handoff_coordinator"
 AUTONOMOUS_PROMPT = "The user did not respond. Continue on your own, or hand off if another agent should take over."
 HANDOFF_PREFIX = "handoff_to_"
+MAX_TOOL_NAME_LENGTH = 64  # the longest tool name model providers accept
 
 CoordinatorCtx = WorkflowContext[list[Message], list[Message]]
 UserReply = str | Message | list[Message]
@@ -80,7 +81,8 @@ class HandoffUserInputRequest:
     ``list[Message]``), or end the conversation with ``HandoffUserInputRequest.terminate()``.
 
     Attributes:
-        agent_name: The agent that answered last and will receive the reply.
+        agent_name: The agent that answered last; it receives the reply (unless the workflow sends every reply
+            to its start agent: ``HandoffBuilder.enable_return_to_previous(False)``).
         agent_response: What it said.
         conversation: The whole conversation so far.
 
@@ -128,8 +130,8 @@ class HandoffSentEvent:
 
 
 def handoff_tool_name(target: str) -> str:
-    """The name of the tool that hands the conversation to ``target``."""
-    return HANDOFF_PREFIX + tool_safe(target)
+    """The name of the tool that hands the conversation to ``target`` (cut to the 64 characters providers allow)."""
+    return (HANDOFF_PREFIX + tool_safe(target))[:MAX_TOOL_NAME_LENGTH]
 
 
 class HandoffConfiguration:
@@ -215,6 +217,8 @@ class HandoffCoordinator(ConversationStart):
         termination_condition: Condition | None,
         autonomous: dict[str, int] | None = None,
         autonomous_prompt: str = AUTONOMOUS_PROMPT,
+        autonomous_prompts: dict[str, str] | None = None,
+        return_to_previous: bool = True,
     ) -> None:
         super().__init__(COORDINATOR_ID)
         self.start_agent = start_agent
@@ -222,6 +226,8 @@ class HandoffCoordinator(ConversationStart):
         self.termination_condition = termination_condition
         self.autonomous = dict(autonomous or {})
         self.autonomous_prompt = autonomous_prompt
+        self.autonomous_prompts = dict(autonomous_prompts or {})  # per owner, instead of autonomous_prompt
+        self.return_to_previous = return_to_previous  # False: the start agent answers every user reply
         self._conversation: list[Message] = []
         self._owner = start_agent
         self._auto_turns = 0
@@ -261,7 +267,8 @@ class HandoffCoordinator(ConversationStart):
         if limit is not None and self._auto_turns < limit:
             # Autonomous mode: the owner keeps working instead of waiting for the user, up to its turn limit.
             self._auto_turns += 1
-            self._conversation.append(Message("user", [self.autonomous_prompt]))
+            prompt = self.autonomous_prompts.get(self._owner, self.autonomous_prompt)
+            self._conversation.append(Message("user", [prompt]))
             await ctx.send_message(list(self._conversation), target_id=self._owner)
             return
         request = HandoffUserInputRequest(self._owner, answer.agent_response, list(self._conversation))
@@ -279,6 +286,8 @@ class HandoffCoordinator(ConversationStart):
             return
         self._conversation.extend(messages)
         self._auto_turns = 0
+        if not self.return_to_previous:
+            self._owner = self.start_agent
         if await self._should_end():
             await self._finish(ctx, "termination_condition")
             return
@@ -608,6 +617,15 @@ class HandoffAgentExecutor(AgentExecutor):
         self._autonomous_turns = int(state.get("autonomous_mode_turns", 0))
 
 
+def _check_one_value(keyword: str, value: object, mapping_keyword: str, example: dict[str, object]) -> None:
+    """Refuse a mapping passed to the one-value keyword of ``with_autonomous_mode`` (it has a per-agent twin)."""
+    if isinstance(value, Mapping):
+        raise TypeError(
+            f"{keyword} is one value for every agent, got a mapping; per-agent values go in {mapping_keyword}= "
+            f"(for example {mapping_keyword}={example!r})."
+        )
+
+
 class HandoffBuilder(OrchestrationBuilder):
     """Build a handoff conversation: agents pass the conversation to each other through generated tools.
 
@@ -652,8 +670,10 @@ class HandoffBuilder(OrchestrationBuilder):
             )
         self._termination_condition = termination_condition
         self._autonomous: dict[str, int] = {}
-        self._autonomous_prompt = AUTONOMOUS_PROMPT
+        self._autonomous_prompt = AUTONOMOUS_PROMPT  # for the autonomous agents _autonomous_prompts leaves out
+        self._autonomous_prompts: dict[str, str] = {}
         self._start: str | None = None
+        self._return_to_previous = True
         self._rules: dict[str, list[str]] = {}
         self._descriptions: dict[tuple[str, str], str] = {}  # (source, target) -> what the tool says of target
         tool_names = [handoff_tool_name(n) for n in self.participant_names]
@@ -706,6 +726,14 @@ class HandoffBuilder(OrchestrationBuilder):
                 self._descriptions[src, name] = config.description or description or ""
         return self
 
+    def enable_return_to_previous(self, enabled: bool = True) -> HandoffBuilder:
+        """Send each user reply to the agent that asked for it (the default), or with ``False`` to the start agent.
+
+        The start agent then decides again who should handle the conversation, handing it off if needed.
+        """
+        self._return_to_previous = bool(enabled)
+        return self
+
     def with_termination_condition(self, condition: Condition) -> HandoffBuilder:
         """End the conversation when ``condition(conversation)`` is true (checked after every turn)."""
         if not callable(condition):
@@ -717,23 +745,87 @@ class HandoffBuilder(OrchestrationBuilder):
         self,
         *,
         agents: Sequence[SupportsAgentRun | str] | None = None,
-        turn_limit: int = 50,
+        prompts: Mapping[str, str] | None = None,
+        turn_limits: Mapping[str, int] | None = None,
+        turn_limit: int | None = None,
         prompt: str | None = None,
     ) -> HandoffBuilder:
         """Let agents keep working without the user: instead of asking for input, re-run the owner.
 
+        Takes the reference's per-agent shape (``prompts`` / ``turn_limits`` keyed by agent name) and the
+        one-value shape (``prompt`` / ``turn_limit`` for every agent); given both, the one value is the default
+        and the mapping overrides it for the agents it names.
+
         Args:
-            agents: The agents that work autonomously (default: all).
-            turn_limit: Autonomous turns in a row per owner before asking the user after all.
-            prompt: The user message added before each autonomous turn.
+            agents: The agents that work autonomously (agents or names; default: all).
+            prompts: Agent name -> the user message added before each of its autonomous turns.
+            turn_limits: Agent name -> autonomous turns in a row before asking the user after all; ``0``
+                asks the user as soon as that agent answers without a handoff.
+            turn_limit: The limit (at least 1) for every agent ``turn_limits`` does not name (default 50).
+            prompt: The prompt for every agent ``prompts`` does not name.
+
+        Raises:
+            TypeError: A mapping given where one value belongs, or the other way round.
+            ValueError: A name that is not a participant, or one ``agents`` leaves out (its entry would
+                do nothing), or a limit out of range.
+
+        Example:
+            >>> from agentnb import Agent
+            >>> from agentnb.local import ScriptedChatClient
+            >>> a, b = (Agent(ScriptedChatClient([]), name=n) for n in ("a", "b"))
+            >>> builder = HandoffBuilder(participants=[a, b]).with_autonomous_mode(turn_limits={"a": 5, "b": 0})
+            >>> builder.autonomous_turn_limits()
+            {'a': 5, 'b': 0}
         """
-        if not isinstance(cast(object, turn_limit), int) or turn_limit < 1:
-            raise ValueError(f"turn_limit must be an int >= 1, got {turn_limit!r}.")
+        _check_one_value("turn_limit", turn_limit, "turn_limits", {"agent": 3})
+        _check_one_value("prompt", prompt, "prompts", {"agent": "Keep going."})
+        if turn_limit is not None and (not isinstance(cast(object, turn_limit), int) or turn_limit < 1):
+            raise ValueError(
+                f"turn_limit must be an int >= 1, got {turn_limit!r} (to stop one agent from continuing on its own, "
+                "give it 0 in turn_limits=)."
+            )
         names = self.participant_names if agents is None else [self.participant_by_name(a) for a in agents]
-        self._autonomous = dict.fromkeys(names, turn_limit)
+        limits = self._per_agent("turn_limits", turn_limits, names, "a limit")
+        for name, limit in limits.items():
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise ValueError(f"turn_limits[{name!r}] must be an int >= 0, got {limit!r}.")
+        texts = self._per_agent("prompts", prompts, names, "a prompt")
+        for name, text in texts.items():
+            if not isinstance(text, str):
+                raise TypeError(f"prompts[{name!r}] must be text, got {type(text).__name__}.")
+        default_limit = AUTONOMOUS_TURN_LIMIT if turn_limit is None else turn_limit
+        self._autonomous = {n: cast(int, limits.get(n, default_limit)) for n in names}
+        self._autonomous_prompts = cast(dict[str, str], texts)
         if prompt is not None:
             self._autonomous_prompt = prompt
         return self
+
+    def _per_agent(self, keyword: str, given: object, enabled: Sequence[str], what: str) -> dict[str, object]:
+        """A per-agent mapping of ``with_autonomous_mode`` keyed by participant name (agents may stand as keys)."""
+        if given is None:
+            return {}
+        if not isinstance(given, Mapping):
+            one = keyword.removesuffix("s")
+            raise TypeError(
+                f"{keyword} maps agent names to values, got {type(given).__name__}; to give every agent the same "
+                f"value pass {one}= instead."
+            )
+        resolved: dict[str, object] = {}
+        for key, value in cast("Mapping[object, object]", given).items():
+            name = self.participant_by_name(key)
+            if name in resolved:
+                raise ValueError(f"{keyword} names {name!r} twice.")
+            if name not in enabled:
+                raise ValueError(
+                    f"{keyword} gives {what} to {name!r}, which agents={list(enabled)} leaves out of autonomous "
+                    "mode; add it to agents= or drop the entry."
+                )
+            resolved[name] = value
+        return resolved
+
+    def autonomous_turn_limits(self) -> dict[str, int]:
+        """The agents in autonomous mode and their turn limits, as the built workflow will have them."""
+        return dict(self._autonomous)
 
     def handoff_targets(self) -> dict[str, list[str]]:
         """Who may hand off to whom, as the built workflow will have it."""
@@ -762,6 +854,8 @@ class HandoffBuilder(OrchestrationBuilder):
             termination_condition=self._termination_condition,
             autonomous=self._autonomous,
             autonomous_prompt=self._autonomous_prompt,
+            autonomous_prompts=self._autonomous_prompts,
+            return_to_previous=self._return_to_previous,
         )
         builder = self._workflow_builder(
             coordinator, output_from=[coordinator], participants=executors, max_iterations=200

@@ -244,3 +244,39 @@ def test_clean_conversation_for_handoff_keeps_text_only() -> None:
     ]
     assert all(c.type == "text" for m in cleaned for c in m.contents)
     assert conversation[3].contents[1].type == "function_call"  # the original is left as it was
+
+
+async def test_user_replies_go_back_to_the_agent_that_asked_unless_turned_off() -> None:
+    triage, billing, tech = handoff_agents()
+    builder = HandoffBuilder(participants=[triage, billing, tech]).with_start_agent(triage)
+    workflow = builder.enable_return_to_previous().build()
+    (request,) = (await workflow.run("I need a refund")).get_request_info_events()
+    assert request.data.agent_name == "billing"
+    result = await workflow.run(responses={request.request_id: "My router is broken"})
+    assert [(e.data.source, e.data.target) for e in result.get_events("handoff_sent")] == [("billing", "tech")]
+
+    workflow = builder.enable_return_to_previous(False).build()
+    (request,) = (await workflow.run("I need a refund")).get_request_info_events()
+    assert request.data.agent_name == "billing"
+    result = await workflow.run(responses={request.request_id: "My router is broken"})
+    # triage answers the reply and hands it on; billing is not run again.
+    assert [(e.data.source, e.data.target) for e in result.get_events("handoff_sent")] == [("triage", "tech")]
+    (request,) = result.get_request_info_events()
+    assert request.data.agent_name == "tech"
+    # A reply that needs no handoff is answered by triage itself, which then owns the conversation.
+    result = await workflow.run(responses={request.request_id: "Thanks"})
+    (request,) = result.get_request_info_events()
+    assert (request.data.agent_name, request.data.agent_response.text) == ("triage", "How can I help?")
+
+
+async def test_a_long_name_gives_a_handoff_tool_name_providers_accept() -> None:
+    long_name = "specialist_for_" + "x" * 60
+    seen: dict[str, list[list[str]]] = {}
+    triage = _recording("triage", lambda m, o: Content.from_function_call("c1", o["tools"][0].name), seen)
+    specialist = Agent(ScriptedChatClient(["On it."]), name=long_name)
+    result = await HandoffBuilder(participants=[triage, specialist]).build().run("help")
+    (tool_name,) = seen["triage"][0]
+    assert len(tool_name) == 64 and tool_name == f"handoff_to_{long_name}"[:64]
+    assert [(e.data.source, e.data.target) for e in result.get_events("handoff_sent")] == [("triage", long_name)]
+    with pytest.raises(ValueError, match="clashing handoff tool names"):
+        HandoffBuilder(participants=[specialist, Agent(ScriptedChatClient([]), name=long_name + "y")])
