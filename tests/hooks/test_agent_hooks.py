@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import re
 import sys
+import textwrap
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -415,3 +418,15 @@ def test_a_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     with pytest.raises(ModuleNotFoundError, match=r"agentnb\[hooks\]"):
         create_agent_hooks_middleware([Guard()])
+
+
+async def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text(encoding="utf-8").split("<!-- section: hooks -->", 1)[1].split("<!-- section:", 1)[0]
+    code = "\n".join(re.findall(r"```python\n(.*?)```", section, re.S))
+    namespace: dict[str, Any] = {}
+    exec("async def example():\n" + textwrap.indent(code, "    "), namespace)
+
+    await namespace["example"]()
+
+    assert capsys.readouterr().out.splitlines() == ["blocked: secret_in_output"]
