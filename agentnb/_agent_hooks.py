@@ -26,6 +26,7 @@ tools) never pass the function seam; their calls show in the ``post_model_call``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
@@ -178,14 +179,11 @@ def _message_wire(message: Message, *, input_role: bool = False) -> dict[str, An
 def _contents_from_wire(value: Any, point: str) -> list[Content]:
     if value is None:
         return []
-    items: list[Any] = (
-        [value]
-        if isinstance(value, str | Mapping)
-        else list(cast("list[Any]", value))
-        if isinstance(value, list)
-        else []
-    )
-    if not items and not isinstance(value, list):
+    if isinstance(value, str | Mapping):
+        items: list[Any] = [value]
+    elif isinstance(value, list):
+        items = cast("list[Any]", value)
+    else:
         raise AgentHooksError(f"agent-hooks {point} transform produced an unsupported content value.")
     out: list[Content] = []
     for item in items:
@@ -607,8 +605,10 @@ def _blocked_result(point: str, record: InterceptionRecord) -> dict[str, Any]:
 
 def _unwrap_halt(error: BaseException) -> NoReturn:
     """A run ended from the tool seam ends as the block itself (one deny surface at every point)."""
+    from agent_hooks import InterceptionBlocked
+
     cause = error.__cause__
-    if isinstance(error, _ToolSeamHalt) and cause is not None and type(cause).__name__ == "InterceptionBlocked":
+    if isinstance(error, _ToolSeamHalt) and isinstance(cause, InterceptionBlocked):
         error.__cause__ = None
         if error.__context__ is cause:
             error.__context__ = None
@@ -756,7 +756,7 @@ class _AgentSeam(_Seam, AgentMiddleware):
             raise
         except BaseException as error:
             gate.drop()
-            reason = "cancelled" if type(error).__name__ == "CancelledError" else "error"
+            reason = "cancelled" if isinstance(error, asyncio.CancelledError) else "error"
             raise
         finally:
             await self._shutdown(state, reason)
@@ -811,7 +811,7 @@ class _AgentSeam(_Seam, AgentMiddleware):
                 return updates, await inner.get_final_response()
             except BaseException as error:
                 gate.drop()
-                await self._shutdown(state, "cancelled" if type(error).__name__ == "CancelledError" else "error")
+                await self._shutdown(state, "cancelled" if isinstance(error, asyncio.CancelledError) else "error")
                 _unwrap_halt(error)
             finally:
                 _RUN.reset(token)
