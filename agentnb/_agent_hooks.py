@@ -166,7 +166,15 @@ def _contents_wire(contents: Sequence[Content]) -> str | list[dict[str, Any]]:
     """One text content as its string (so string guards fire); anything richer as content dictionaries."""
     if len(contents) == 1 and contents[0].type == "text":
         return contents[0].text or ""
-    return [cast("dict[str, Any]", jsonable(c.to_dict())) for c in contents]
+    return [_content_wire(c) for c in contents]
+
+
+def _content_wire(content: Content) -> dict[str, Any]:
+    """A content's dictionary; inline bytes as a ``data:`` URI (``uri``), the form interceptors see elsewhere."""
+    out = cast("dict[str, Any]", jsonable(content.to_dict()))
+    if content.type == "data" and out.pop("data", None) is not None:
+        out["uri"] = content.uri
+    return out
 
 
 def _message_wire(message: Message, *, input_role: bool = False) -> dict[str, Any]:
