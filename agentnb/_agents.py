@@ -14,7 +14,7 @@ import logging
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
@@ -430,6 +430,16 @@ class _Turn:
             session.service_session_id = chat.conversation_id
 
 
+async def _no_updates() -> AsyncIterator[AgentResponseUpdate]:
+    return
+    yield
+
+
+def _no_response(_updates: list[AgentResponseUpdate]) -> Any:
+    """The final response of a streamed run a middleware ended without one (``None``, as ``await run()`` gives)."""
+    return None
+
+
 def _conversation_handle(service_session_id: object) -> str:
     """A session's service conversation id as a chat client takes it (a string, never a structured id)."""
     if isinstance(service_session_id, str):
@@ -729,6 +739,8 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         # then passes the turn's stream through, so an update crosses no generator of its own here.
         async def opened() -> ResponseStream[AgentResponseUpdate, AgentResponse]:
             await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+            if turn.context.result is None:  # a middleware ended the run with nothing to send
+                return ResponseStream(_no_updates(), _no_response)
             return turn.context.hooked_result(turn.context.result)
 
         def originated(final: AgentResponse) -> None:

@@ -6,7 +6,7 @@ import builtins
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,13 @@ from agent_hooks import (
 
 from agentnb import (
     Agent,
+    AgentContext,
+    AgentMiddleware,
     AgentSession,
     Content,
     InMemoryHistoryProvider,
     Message,
+    MiddlewareTermination,
     create_agent_hooks_middleware,
     create_agent_hooks_middleware_from_emitter,
     tool,
@@ -448,3 +451,22 @@ async def test_the_readme_example_runs(capsys: pytest.CaptureFixture[str]) -> No
     await namespace["example"]()
 
     assert capsys.readouterr().out.splitlines() == ["blocked: secret_in_output"]
+
+
+async def test_a_streamed_run_a_middleware_ends_without_a_result_sends_nothing_and_closes_the_trail() -> None:
+    records: list[InterceptionRecord] = []
+
+    class EndsEarly(AgentMiddleware):
+        async def process(self, context: AgentContext, call_next: Callable[[], Awaitable[None]]) -> None:
+            raise MiddlewareTermination("nothing to say")
+
+    client = ScriptedChatClient(["never sent"])
+    agent = Agent(
+        client, middleware=[create_agent_hooks_middleware([Guard()], record_sink=records.append), EndsEarly()]
+    )
+
+    stream = agent.run("hi", stream=True)
+    assert [u async for u in stream] == []
+    assert await stream.get_final_response() is None  # as `await agent.run(...)` gives
+    assert points(records) == ["agent_startup", "input", "agent_shutdown"]
+    assert client.calls == []
