@@ -57,7 +57,7 @@ from ._types import (
     Message,
     ResponseStream,
 )
-from .exceptions import AgentnbError, MiddlewareTermination
+from .exceptions import AgentHooksError, MiddlewareTermination
 
 if TYPE_CHECKING:
     from agent_hooks import (
@@ -90,13 +90,6 @@ FOREIGN_BUNDLE = (
     "agent-hooks {seam} middleware found an active agent-hooks run owned by a different agent-hooks middleware "
     "bundle; install exactly one bundle per agent."
 )
-
-
-class AgentHooksError(AgentnbError):
-    """The enforcement could not be applied (a transform that cannot be written back, a result it cannot guard).
-
-    Raised rather than letting the run go on with what the interceptors did not approve.
-    """
 
 
 class _ToolSeamHalt(AgentHooksError):
