@@ -94,6 +94,7 @@ from ._types import (
 from .exceptions import AgentnbError, EvalNotPassedError, MiddlewareTermination, ValidationTypeEnum
 
 if TYPE_CHECKING:
+    from ._agent_hooks import create_agent_hooks_middleware, create_agent_hooks_middleware_from_emitter
     from ._annotations import Annotation, TextSpanRegion
     from ._chat_options import (
         ToolMode,
@@ -497,6 +498,8 @@ _LAZY_EXPORTS: dict[str, str] = {
     "compare": "agentnb.evals",
     "configure_otel_providers": "agentnb.observability",
     "cosine_similarity": "agentnb._embeddings",
+    "create_agent_hooks_middleware": "agentnb._agent_hooks",
+    "create_agent_hooks_middleware_from_emitter": "agentnb._agent_hooks",
     "create_harness_agent": "agentnb.harness",
     "detect_media_type_from_base64": "agentnb._media",
     "embed_column": "agentnb._embeddings",
@@ -779,6 +782,8 @@ __all__ = [
     "compare",
     "configure_otel_providers",
     "cosine_similarity",
+    "create_agent_hooks_middleware",
+    "create_agent_hooks_middleware_from_emitter",
     "create_always_approve_tool_response",
     "create_always_approve_tool_with_arguments_response",
     "create_harness_agent",

@@ -14,7 +14,7 @@ import logging
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, cast, overload, runtime_checkable
 
@@ -25,7 +25,14 @@ from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._layers import AgentMiddlewareLayer, AgentTelemetryLayer
 from ._listeners import AgentListener, current_listener, listening
-from ._middleware import AgentContext, AgentMiddleware, FunctionInvocationContext, run_pipeline, split_middleware
+from ._middleware import (
+    AgentContext,
+    AgentMiddleware,
+    FunctionInvocationContext,
+    MiddlewareBundle,
+    run_pipeline,
+    split_middleware,
+)
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._telemetry_layers import traced_agent_turn
@@ -89,7 +96,7 @@ class BaseAgent(ABC):
         name: str | None = None,
         description: str | None = None,
         context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
-        middleware: Sequence[Any] | None = None,
+        middleware: Sequence[Any] | MiddlewareBundle | None = None,
         additional_properties: dict[str, Any] | None = None,
     ) -> None:
         self._id = id
@@ -98,7 +105,7 @@ class BaseAgent(ABC):
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
-        self.middleware = list(middleware or [])
+        self.middleware = middleware or []
         self.additional_properties: dict[str, Any] = additional_properties or {}
 
     @property
@@ -107,8 +114,8 @@ class BaseAgent(ABC):
         return self._middleware
 
     @middleware.setter
-    def middleware(self, value: Sequence[Any]) -> None:
-        self._middleware = list(value)
+    def middleware(self, value: Sequence[Any] | MiddlewareBundle) -> None:
+        self._middleware = [value] if isinstance(value, MiddlewareBundle) else list(value)
         # By kind: (agent middleware, chat and function middleware), sorted on the next run that needs it.
         self._sorted_middleware: tuple[tuple[AgentMiddleware, ...], tuple[Any, ...]] | None = (
             None if self._middleware else ((), ())
@@ -377,18 +384,27 @@ class _Turn:
 
     async def finish(self, chat: ChatResponse) -> AgentResponse:
         response = self._response(chat)
-        agent, session, sc = self.agent, self.context.session, self._prepared_context()
+        sc = self._prepared_context()
         per_call = self.per_call
         if per_call is not None:
             await per_call.flush()  # the last model call's share; the history providers saved the rest already
             if not per_call.service_stores_history:
                 response.response_id = None  # a model call's id is no handle to resume this history from
+        gate = self.context.persistence_gate
+        if gate is None:
+            await self._after_run(sc)
+        else:  # a guard judges the run's output first (see PersistenceGate)
+            gate.hold(functools.partial(self._after_run, sc))
+        self._continue_on(chat)
+        return response
+
+    async def _after_run(self, sc: SessionContext) -> None:
+        """The context providers see the run's result (those the per-call saver covers saved already)."""
+        agent, session, per_call = self.agent, self.context.session, self.per_call
         for provider in reversed(self.providers):
             if per_call is not None and isinstance(provider, HistoryProvider):
                 continue
             await provider.after_run(agent=agent, session=session, context=sc, state=self._state(provider))
-        self._continue_on(chat)
-        return response
 
     def finished(self, chat: ChatResponse) -> AgentResponse:
         """:meth:`finish` for a turn without context providers (nothing to await)."""
@@ -412,6 +428,16 @@ class _Turn:
         session = self.context.session
         if session is not None and chat.conversation_id:
             session.service_session_id = chat.conversation_id
+
+
+async def _no_updates() -> AsyncIterator[AgentResponseUpdate]:
+    return
+    yield
+
+
+def _no_response(_updates: list[AgentResponseUpdate]) -> Any:
+    """The final response of a streamed run a middleware ended without one (``None``, as ``await run()`` gives)."""
+    return None
 
 
 def _conversation_handle(service_session_id: object) -> str:
@@ -462,7 +488,7 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         tools: Any = None,
         default_options: dict[str, Any] | None = None,
         context_providers: Sequence[ContextProvider] | ContextProvider | None = None,
-        middleware: Sequence[Any] | None = None,
+        middleware: Sequence[Any] | MiddlewareBundle | None = None,
         require_per_service_call_history_persistence: bool = False,
         compaction_strategy: CompactionStrategy | None = None,
         tokenizer: TokenizerProtocol | None = None,
@@ -713,6 +739,8 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         # then passes the turn's stream through, so an update crosses no generator of its own here.
         async def opened() -> ResponseStream[AgentResponseUpdate, AgentResponse]:
             await run_pipeline(agent_mw, turn.context, lambda ctx: self._stream_core(turn))
+            if turn.context.result is None:  # a middleware ended the run with nothing to send
+                return ResponseStream(_no_updates(), _no_response)
             return turn.context.hooked_result(turn.context.result)
 
         def originated(final: AgentResponse) -> None:

@@ -20,7 +20,7 @@ from ._json import is_list_or_tuple
 from .exceptions import MiddlewareError, MiddlewareTermination
 
 if TYPE_CHECKING:
-    from ._sessions import AgentSession
+    from ._sessions import AgentSession, PersistenceGate
     from ._tools import FunctionTool
     from ._types import Message
 
@@ -98,7 +98,10 @@ class AgentContext(_StreamHooks):
     """What agent middleware sees: the agent, the input messages, session, options and (after) the result.
 
     ``result`` is an ``AgentResponse`` for a normal run and a ``ResponseStream`` when ``stream`` is true.
+    ``persistence_gate``, when a middleware sets one, holds the run's history writes until it is flushed.
     """
+
+    persistence_gate: PersistenceGate | None = None
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import uuid
 from abc import abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
@@ -120,6 +120,36 @@ class AgentSession:
 
 # ``to_dict``'s type tag, and the one agentnb wrote before it used the reference's.
 _SESSION_TYPES = ("session", "agent_session")
+
+
+class PersistenceGate:
+    """Holds a run's history writes until a verdict on the run's content releases them, or drops them.
+
+    A content guard (the agent-hooks middleware) sets one on the run's ``AgentContext.persistence_gate``; the
+    run's context providers then save (``after_run``) on :meth:`flush`, after the guard has passed the output,
+    so denied content is never stored and transformed content is stored as transformed. A nested run (an
+    agent used as a tool, or run by a middleware) has a context of its own and saves at once.
+    """
+
+    def __init__(self) -> None:
+        self._writes: list[Callable[[], Awaitable[None]]] = []
+        self._dropped = False
+
+    def hold(self, write: Callable[[], Awaitable[None]]) -> None:
+        """Keep ``write`` for :meth:`flush` (nothing, once the gate has dropped what it held)."""
+        if not self._dropped:
+            self._writes.append(write)
+
+    async def flush(self) -> None:
+        """The verdict passed: run the writes held so far, in order."""
+        writes, self._writes = self._writes, []
+        for write in writes:
+            await write()
+
+    def drop(self) -> None:
+        """The verdict denied (or the run failed): forget the writes, and any held later."""
+        self._writes.clear()
+        self._dropped = True
 
 
 class SessionContext:

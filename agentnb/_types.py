@@ -2338,6 +2338,7 @@ class _GatedResponseStream(ResponseStream[_UpdateT, _FinalT]):
         self._sealed = False
         self._rederive_needed = False
         self._released: list[_UpdateT] | None = None
+        self._plain = False  # an outer stream must pull through the gate, never fuse onto its empty source
 
     def with_transform_hook(
         self, hook: Callable[[_UpdateT], _UpdateT | Awaitable[_UpdateT | None] | None]

@@ -29,6 +29,7 @@ AgentnbError
 │   └── ToolSchemaError              a tool's signature cannot be turned into a JSON schema
 ├── ApprovalError                    an approval answer that matches no pending request
 ├── MiddlewareTermination            middleware ended the run early (control flow, carries the result)
+├── AgentHooksError                  agent-hooks enforcement could not be applied (the run fails closed)
 ├── SerializationError               JSON (de)serialization with type tags failed
 ├── SessionError                     a session is missing where one is required, or cannot be loaded or saved
 │   ├── SessionCorruptError          a stored session is unreadable (the file is kept)
@@ -79,6 +80,7 @@ from typing import Any
 __all__ = [
     "A2AError",
     "AgentFrameworkException",
+    "AgentHooksError",
     "AgentnbError",
     "ApprovalError",
     "CassetteError",
@@ -331,6 +333,14 @@ class MiddlewareTermination(AgentnbError):
     def __init__(self, message: str = "Middleware terminated the run.", *, result: Any = None) -> None:
         super().__init__(message)
         self.result = result
+
+
+class AgentHooksError(AgentnbError):
+    """The agent-hooks middleware could not apply its enforcement, so the run ends instead of going on unguarded.
+
+    For example a transform that cannot be written back into the run, a result it cannot guard, or the bundle
+    installed in part. A verdict's own deny is ``agent_hooks.InterceptionBlocked``, not this.
+    """
 
 
 class SerializationError(AgentnbError):

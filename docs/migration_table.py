@@ -250,7 +250,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         "agentnb: `Workflow.run` runs supersteps itself and a `Workflow` is made by `WorkflowBuilder`, not from a "
         "runner context",
     ),
-    (r"hooks|^MiddlewareBundle$", "not yet: agent hooks; write an `AgentMiddleware`"),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
 )
 OTHER = "not in agentnb"

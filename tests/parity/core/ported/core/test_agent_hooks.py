@@ -9,11 +9,8 @@ from typing import Any, cast
 import pytest
 
 import agentnb as agent_framework
-from agentnb import Agent, AgentContext, AgentMiddleware, AgentResponse, AgentResponseUpdate, ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, Content, FunctionInvocationContext, FunctionMiddleware, Message, MiddlewareBundle, MiddlewareTermination, ResponseStream, tool
+from agentnb import Agent, AgentContext, AgentMiddleware, AgentResponse, AgentResponseUpdate, ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, Content, FunctionInvocationContext, FunctionMiddleware, Message, MiddlewareBundle, MiddlewareTermination, ResponseStream, create_agent_hooks_middleware, create_agent_hooks_middleware_from_emitter, tool
 from agentnb.exceptions import AgentnbError as MiddlewareException
-from tests.parity.core.missing import missing
-create_agent_hooks_middleware = missing("agentnb.create_agent_hooks_middleware")
-create_agent_hooks_middleware_from_emitter = missing("agentnb.create_agent_hooks_middleware_from_emitter")
 
 try:
     from agent_hooks import (
