@@ -448,8 +448,20 @@ class BaseChatClient(ABC, Generic[OptionsT]):
 
 @functools.cache
 def _takes_stream(cls: type[BaseChatClient[Any]]) -> bool:
-    """Whether ``cls`` implements the single-method seam (its ``_inner_get_response`` names ``stream``)."""
-    return "stream" in inspect.signature(cls._inner_get_response).parameters  # pyright: ignore[reportPrivateUsage]
+    """Whether ``cls`` implements the single-method seam (its ``_inner_get_response`` names ``stream``).
+
+    An override that only passes ``**kwargs`` on (a retry or logging wrapper calling ``super()``) says nothing
+    about the form, so the nearest ``_inner_get_response`` up the class hierarchy that names its parameters
+    decides.
+    """
+    for klass in cls.__mro__:
+        method = klass.__dict__.get("_inner_get_response")
+        if method is None:
+            continue
+        parameters = inspect.signature(method).parameters.values()
+        if any(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self" for p in parameters):
+            return any(p.name == "stream" for p in parameters)
+    return False
 
 
 def _as_stream(result: object) -> ResponseStream[ChatResponseUpdate, ChatResponse]:

@@ -172,3 +172,27 @@ def test_deepcopy_shares_the_raw_sdk_object_and_copies_the_rest() -> None:
     assert clone.messages[0] is not message and clone.messages[0].contents[0] is not message.contents[0]
     clone.messages[0].contents[0].text = "changed"
     assert message.text == "hi"
+
+
+class RetryOnce(SingleMethodClient):
+    """A wrapper override that names no parameters: the form is still the single-method one above it."""
+
+    def __init__(self) -> None:
+        super().__init__("response_stream")
+        self.attempts = 0
+
+    def _inner_get_response(self, **kwargs: Any) -> Any:
+        self.attempts += 1
+        return super()._inner_get_response(**kwargs)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_an_override_that_passes_keywords_on_keeps_the_single_method_form(stream: bool) -> None:
+    client = RetryOnce()
+    if stream:
+        response = await client.get_response("add 2 and 3", tools=[add], stream=True).get_final_response()
+    else:
+        response = await client.get_response("add 2 and 3", tools=[add])
+    assert response.text == "sum is 5"
+    assert client.attempts == 2
+    assert client.calls == [stream, stream]
