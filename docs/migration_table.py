@@ -177,6 +177,15 @@ RENAMES: dict[str, tuple[str, str]] = {
         "agentnb.declarative.ToolApprovalRequest",
         "InvokeMcpTool asks with the same request as InvokeFunctionTool",
     ),
+    "DefaultHttpRequestHandler": (
+        "agentnb.declarative.DefaultHttpRequestHandler",
+        "passed explicitly, never on by default; adds `allowed_urls=`; a JSON body arrives parsed (text in "
+        "`text`); a transport failure raises `ServiceConnectionError` / `ServiceTimeoutError`",
+    ),
+    "DefaultMCPToolHandler": (
+        "agentnb.declarative.DefaultMCPToolHandler",
+        "passed explicitly, never on by default; adds `allowed_urls=`; `tools/list` gives `outputSchema: null`",
+    ),
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)
@@ -192,10 +201,6 @@ MICROSOFT_CLOUD: tuple[tuple[str, str], ...] = (
 # ``tests/test_migration_doc.py`` requires every unmapped name outside MICROSOFT_CLOUD to be listed here.
 NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^AgentExternalInput", "not yet: the `externalLoop` input of agent actions"),
-    (
-        r"^DefaultHttpRequestHandler$|^DefaultMCPToolHandler$",
-        "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
-    ),
     (r"^ToolApproval|^MCPToolApprovalRequest$", "not yet: approval of declarative tool and MCP actions"),
     (
         r"Bedrock|Vertex",
