@@ -11,7 +11,7 @@ match exactly, and the path must equal the entry's path or continue it after a `
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..exceptions import DeclarativeActionError
 
@@ -32,10 +32,11 @@ def _parts(url: str) -> tuple[str, str, int, str] | None:
         return None
     segments: list[str] = []
     for segment in split.path.split("/")[1:]:
-        if segment == "..":
+        dots = unquote(segment)  # servers that decode ``%2e%2e`` before resolving it must not walk out either
+        if dots == "..":
             if segments:
                 segments.pop()
-        elif segment != ".":
+        elif dots != ".":
             segments.append(segment)
     path = "/" + "/".join(segments)
     return scheme, split.hostname.lower(), port or _DEFAULT_PORTS[scheme], path

@@ -102,9 +102,11 @@ class DefaultHttpRequestHandler:
         if not info.method:
             raise ValueError("HttpRequestInfo.method must not be empty")
         url_text = _with_query(info)
-        if self.allowed_urls is not None:
-            self.allowed_urls.check(url_text, what="DefaultHttpRequestHandler")
         url = httpx.URL(url_text)
+        if self.allowed_urls is not None:
+            # Both the URL as written and as httpx will send it: a parser disagreement cannot slip past.
+            self.allowed_urls.check(url_text, what="DefaultHttpRequestHandler")
+            self.allowed_urls.check(str(url), what="DefaultHttpRequestHandler")
         snapshot = HttpRequestInfo(
             method=info.method,
             url=str(url),

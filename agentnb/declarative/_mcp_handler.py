@@ -150,6 +150,8 @@ class DefaultMCPToolHandler:
                 await tool.connect()
             except BaseException:
                 await tool.close()
+                async with self._lock:
+                    self._opening.pop(key, None)
                 raise
             evicted: list[MCPStreamableHTTPTool] = []
             async with self._lock:

@@ -3,8 +3,8 @@
 Routes: ``/echo`` (the request as JSON: method, raw path, headers, body; ``?status=N`` sets the status),
 ``/text``, ``/set-cookie``, ``/redirect?to=URL``, ``/big?size=N`` (N bytes of ``a``), ``/gzip?size=N`` and
 ``/gzip-gzip?size=N`` (N zero bytes gzipped once or twice), ``/deflate`` and ``/raw-deflate`` (JSON,
-zlib-wrapped or raw deflate), ``/br`` (claims brotli). Every request's raw path and headers are kept in
-``requests``.
+zlib-wrapped or raw deflate), ``/br`` (claims brotli), ``/slow?seconds=S``. Every request's raw path and
+headers are kept in ``requests``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
@@ -68,6 +69,9 @@ class _Handler(BaseHTTPRequestHandler):
             packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
             data = packer.compress(json.dumps({"packed": "raw"}).encode()) + packer.flush()
             self._reply(200, data, [("Content-Type", "application/json"), ("Content-Encoding", "deflate")])
+        elif route == "/slow":
+            time.sleep(float(query["seconds"]))
+            self._reply(200, b"late", [("Content-Type", "text/plain")])
         elif route == "/br":
             self._reply(200, b"\x0b\x02\x80hi\x03", [("Content-Type", "text/plain"), ("Content-Encoding", "br")])
         else:

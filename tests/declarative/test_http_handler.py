@@ -14,7 +14,7 @@ from agentnb.declarative import (
     HttpRequestInfo,
     WorkflowFactory,
 )
-from agentnb.exceptions import ServiceConnectionError
+from agentnb.exceptions import ServiceConnectionError, ServiceTimeoutError
 from tests.declarative.local_http_server import LocalHTTPServer
 from tests.mcp.mcp_helpers import free_port
 
@@ -175,6 +175,13 @@ async def test_concurrent_first_requests_share_one_owned_client_and_aclose_close
     await http.aclose()
 
 
+async def test_timeout_ms_bounds_the_request(server: LocalHTTPServer) -> None:
+    async with DefaultHttpRequestHandler() as http:
+        with pytest.raises(ServiceTimeoutError, match="/slow"):
+            await http(HttpRequestInfo("GET", f"{server.base_url}/slow?seconds=1", timeout_ms=200))
+        assert (await http(HttpRequestInfo("GET", f"{server.base_url}/slow?seconds=0", timeout_ms=2000))).body == "late"
+
+
 async def test_transport_failures_raise() -> None:
     port = free_port()  # nothing listens here
     async with DefaultHttpRequestHandler() as http:
@@ -191,6 +198,7 @@ async def test_allowed_urls_admits_prefixes_and_refuses_everything_else_by_name(
         refused = [
             f"{server.base_url}/echoes",  # not a path-segment continuation
             f"{server.base_url}/echo/../text",  # dot segments are resolved before comparing
+            f"{server.base_url}/echo/%2e%2E/text",  # encoded ones too
             f"http://localhost:{server.port}/echo",  # another host name
             f"https://127.0.0.1:{server.port}/echo",  # another scheme
             f"http://127.0.0.1:{server.port}@169.254.169.254/echo",  # credentials trick
