@@ -120,7 +120,7 @@ class DefaultHttpRequestHandler:
         names = {name.lower() for name in headers}
         if content is not None and "content-type" not in names:
             headers["Content-Type"] = content_type
-        if "accept-encoding" not in names:
+        if "accept-encoding" not in names and not _decodable(client.headers.get("accept-encoding")):
             headers["Accept-Encoding"] = "gzip, deflate"  # only what the bounded reader decodes
         timeout: Any = httpx.Timeout(info.timeout_ms / 1000) if info.timeout_ms else httpx.USE_CLIENT_DEFAULT
         outgoing = client.build_request(
@@ -203,6 +203,14 @@ def _with_query(info: HttpRequestInfo) -> str:
     return base + ("?" + quote(query, safe=_QUERY_SAFE) if query else "")
 
 
+def _decodable(accept_encoding: str | None) -> bool:
+    """Whether a client's own Accept-Encoding asks only for encodings the bounded reader decodes."""
+    if not accept_encoding:
+        return False
+    offered = {part.split(";", 1)[0].strip().lower() for part in accept_encoding.split(",")}
+    return offered <= {"gzip", "x-gzip", "deflate", "identity"}
+
+
 def _encode_body(body: Any) -> tuple[bytes | str | None, str]:
     """The bytes to send and their default content type: text as is, data as JSON."""
     if body is None:
@@ -261,6 +269,8 @@ async def _read_bounded(response: httpx.Response, limit: int) -> bytes:
             body.extend(chunk)
             if len(body) > limit:
                 raise _too_big(limit)
+        if not received:
+            return b""  # an empty body needs no decoding, whatever its Content-Encoding says
         for index, decoder in enumerate(decoders):
             tail = decoder.finish()
             for later in decoders[index + 1 :]:

@@ -103,6 +103,15 @@ async def test_a_gzip_bomb_over_the_cap_is_refused_though_small_on_the_wire(serv
     assert ok.text is not None and len(ok.text) == 1024 * 1024
 
 
+async def test_a_clients_own_accept_encoding_is_kept_when_the_handler_can_decode_it(server: LocalHTTPServer) -> None:
+    async with httpx.AsyncClient(headers={"Accept-Encoding": "identity"}) as plain:
+        await DefaultHttpRequestHandler(client=plain)(HttpRequestInfo("GET", f"{server.base_url}/text"))
+    assert server.requests[-1]["headers"]["Accept-Encoding"] == "identity"
+    async with httpx.AsyncClient(headers={"Accept-Encoding": "br, gzip"}) as wider:
+        await DefaultHttpRequestHandler(client=wider)(HttpRequestInfo("GET", f"{server.base_url}/text"))
+    assert server.requests[-1]["headers"]["Accept-Encoding"] == "gzip, deflate"
+
+
 async def test_the_cap_holds_on_the_wire_and_other_encodings_are_refused(server: LocalHTTPServer) -> None:
     async with DefaultHttpRequestHandler(max_response_body_bytes=1000) as http:
         assert (await http(HttpRequestInfo("GET", f"{server.base_url}/big?size=1000"))).body == "a" * 1000
