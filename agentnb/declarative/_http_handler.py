@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from ..exceptions import DeclarativeActionError, ServiceConnectionError, ServiceTimeoutError
 from ._actions import HttpRequestInfo, HttpRequestResult
@@ -115,6 +115,7 @@ class DefaultHttpRequestHandler:
             timeout_ms=info.timeout_ms,
         )
         client = await self._pick_client(snapshot)
+        url = _with_client_params(url, client)
         content, content_type = _encode_body(info.body)
         headers = dict(info.headers)
         names = {name.lower() for name in headers}
@@ -201,6 +202,16 @@ def _with_query(info: HttpRequestInfo) -> str:
         query += ("&" if query else "") + urlencode(extra, quote_via=quote)
     base = info.url.split("#", 1)[0].split("?", 1)[0]
     return base + ("?" + quote(query, safe=_QUERY_SAFE) if query else "")
+
+
+def _with_client_params(url: httpx.URL, client: httpx.AsyncClient) -> httpx.URL:
+    """``url`` with the client's default query params appended for keys the request does not set."""
+    present = {key for key, _ in parse_qsl(url.query.decode("ascii"), keep_blank_values=True)}
+    defaults = [(key, value) for key, value in client.params.multi_items() if key not in present]
+    if not defaults:
+        return url
+    query = url.query + (b"&" if url.query else b"") + urlencode(defaults, quote_via=quote).encode("ascii")
+    return url.copy_with(query=query)
 
 
 def _decodable(accept_encoding: str | None) -> bool:

@@ -67,6 +67,12 @@ async def test_query_parameters_are_appended_and_the_authored_query_kept_byte_fo
     assert result.body["path"] == "/echo?a=1&flag&b=%2F&a=2&list[]=x&q=caf%C3%A9%20%26%20co&a=3"
 
 
+async def test_a_clients_default_params_fill_in_keys_the_request_does_not_set(server: LocalHTTPServer) -> None:
+    async with httpx.AsyncClient(params={"api-version": "2", "a": "client"}) as client:
+        result = await DefaultHttpRequestHandler(client=client)(HttpRequestInfo("GET", f"{server.base_url}/echo?a=1"))
+    assert result.body["path"] == "/echo?a=1&api-version=2"
+
+
 @pytest.mark.parametrize(
     "url", ["ftp://127.0.0.1/x", "/relative/path", "127.0.0.1:80/echo", "file:///etc/passwd", "http:///nohost"]
 )
@@ -275,3 +281,18 @@ async def test_a_workflow_reaches_http_through_the_default_handler(server: Local
             await outside.create_workflow_from_yaml(WORKFLOW).run({"city": "x", "trace": "t", "payload": "p"})
     assert f"'http://localhost:{server.port}/echo?city=x'" in str(failure.value)
     assert len(server.requests) == count
+
+
+async def test_a_workflows_request_timeout_reaches_the_handler(server: LocalHTTPServer) -> None:
+    slow = """\
+name: slow
+actions:
+  - kind: HttpRequestAction
+    url: =Concatenate(Env.BASE, "/slow?seconds=1")
+    requestTimeoutInMilliseconds: 150
+    response: Local.reply
+"""
+    async with DefaultHttpRequestHandler() as http:
+        workflow = WorkflowFactory(http_request_handler=http, configuration={"BASE": server.base_url})
+        with pytest.raises(ServiceTimeoutError, match="/slow"):
+            await workflow.create_workflow_from_yaml(slow).run({})
