@@ -2,20 +2,39 @@
 
 ``python tests/declarative/mcp_session_server.py PORT`` serves ``/mcp`` on ``127.0.0.1:PORT``. Tools: ``whoami``
 (the ``x-token`` header and the client's port of this request's TCP connection, as JSON: calls a client makes
-over its kept-alive connection share the port, another client's calls do not), ``add``, ``fail`` (a tool error).
+over its kept-alive connection share the port, another client's calls do not), ``add``, ``fail`` (a tool error),
+``method_counts`` (how often clients have called each MCP method: one ``server/discover`` per connecting client).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import sys
+from typing import Any
 
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
+methods: collections.Counter[str] = collections.Counter()
+
+
+class CountMethods:
+    """Server middleware that counts the MCP methods clients call."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        methods[ctx.method] += 1
+        return await call_next(ctx)
+
 
 def build() -> MCPServer:
-    server = MCPServer("sessions", log_level="WARNING")
+    server = MCPServer("sessions", middleware=[CountMethods()], log_level="WARNING")
+
+    @server.tool()
+    def method_counts() -> str:
+        """How many times clients have called each MCP method, as JSON."""
+        return json.dumps(dict(methods))
 
     @server.tool()
     def whoami(ctx: Context) -> str:

@@ -101,7 +101,7 @@ async def test_tools_list_returns_the_catalog_as_json_text(mcp_url: str) -> None
         with_arguments = await mcp(MCPToolInvocation(mcp_url, "tools/list", {"cursor": "x"}))
     catalog = json.loads(result.content)
     tools = {tool["name"]: tool for tool in catalog["tools"]}
-    assert set(tools) == {"whoami", "add", "fail"}
+    assert set(tools) == {"whoami", "add", "fail", "method_counts"}
     assert list(tools["add"]) == ["name", "description", "inputSchema", "outputSchema"]
     assert tools["add"]["description"] == "Add two integers."
     assert set(tools["add"]["inputSchema"]["properties"]) == {"a", "b"}
@@ -118,6 +118,21 @@ async def test_one_cached_client_per_server_and_header_set(mcp_url: str) -> None
     # The same cached client's kept-alive connection carries alice's calls; bob's token gets its own client.
     assert first["port"] == again["port"] == other_case["port"]
     assert bob["port"] != first["port"]
+
+
+async def test_concurrent_first_calls_open_one_connection_per_key(mcp_url: str) -> None:
+    async with DefaultMCPToolHandler() as probe:
+
+        async def handshakes() -> int:
+            result = await probe(MCPToolInvocation(mcp_url, "method_counts", {}))
+            return json.loads(result.content)["server/discover"]
+
+        before = await handshakes()
+        async with DefaultMCPToolHandler() as mcp:
+            calls = [whoami(mcp, mcp_url, "erin") for _ in range(5)] + [whoami(mcp, mcp_url, "frank")]
+            results = await asyncio.gather(*calls)
+        assert [r["token"] for r in results] == ["erin"] * 5 + ["frank"]
+        assert await handshakes() == before + 2  # one per header set, not one per call
 
 
 async def test_eviction_and_aclose_close_the_owned_clients(mcp_url: str) -> None:
@@ -226,4 +241,4 @@ async def test_a_workflow_reaches_mcp_through_the_default_handler(mcp_url: str) 
     who, _, total = who_text.partition(" | ")
     assert json.loads(who)["token"] == "dave"
     assert total == "42"
-    assert {tool["name"] for tool in json.loads(catalog_text)["tools"]} == {"whoami", "add", "fail"}
+    assert {tool["name"] for tool in json.loads(catalog_text)["tools"]} == {"whoami", "add", "fail", "method_counts"}
