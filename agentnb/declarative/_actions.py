@@ -723,6 +723,8 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
             timeout_ms=_timeout_ms(self.value(scopes, "requestTimeoutInMilliseconds")),
         )
         result = cast(HttpRequestResult, await _maybe_await(handler_(request)))
+        if not result.is_success_status_code:  # as the reference: an error page is not the response the file wants
+            raise self.fail(f"HTTP {request.method} {request.url!r} failed with status code {result.status_code}")
         target = self.spec.get("response") or _output_spec(self.spec).get("result")
         if target:
             scopes.set(str(target), result.body)

@@ -296,3 +296,18 @@ actions:
         workflow = WorkflowFactory(http_request_handler=http, configuration={"BASE": server.base_url})
         with pytest.raises(ServiceTimeoutError, match="/slow"):
             await workflow.create_workflow_from_yaml(slow).run({})
+
+
+async def test_a_non_2xx_status_fails_the_action_naming_url_and_status(server: LocalHTTPServer) -> None:
+    failing = """\
+name: failing
+actions:
+  - kind: HttpRequestAction
+    id: fetch
+    url: =Concatenate(Env.BASE, "/echo?status=503")
+    response: Local.reply
+"""
+    async with DefaultHttpRequestHandler() as http:
+        workflow = WorkflowFactory(http_request_handler=http, configuration={"BASE": server.base_url})
+        with pytest.raises(DeclarativeActionError, match=r"'fetch'.*/echo\?status=503' failed with status code 503"):
+            await workflow.create_workflow_from_yaml(failing).run({})
