@@ -706,6 +706,28 @@ def _timeout_ms(value: Any) -> int | None:
     return int(value)
 
 
+_JSON_BODY = frozenset({"json", "JsonRequestContent"})
+_RAW_BODY = frozenset({"raw", "RawRequestContent"})
+_NO_BODY = frozenset({"none", "NoRequestContent"})
+
+
+def _request_body(value: Any) -> tuple[Any, str | None]:
+    """The body to send and its content type: the reference's ``{kind: json | raw | none, content, contentType}``
+    form as that executor sends it, any other value (text, or data a handler sends as JSON) as it is."""
+    if not isinstance(value, Mapping):
+        return value, None
+    spec = cast("Mapping[str, Any]", value)
+    kind = spec.get("kind", spec.get("$kind"))
+    if not isinstance(kind, str) or kind not in _JSON_BODY | _RAW_BODY | _NO_BODY:
+        return spec, None
+    content = spec.get("content")
+    if kind in _NO_BODY or content is None:
+        return None, None
+    if kind in _JSON_BODY:
+        return json.dumps(content, default=str), "application/json"
+    return str(content), str(spec.get("contentType") or "text/plain")
+
+
 class HttpRequestExecutor(DeclarativeActionExecutor):
     """HttpRequestAction: send a request through the caller's ``http_request_handler``."""
 
@@ -713,12 +735,15 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
         handler_ = self.services.http_request_handler
         if handler_ is None:  # the factory refuses this at build time; kept for restored graphs
             raise self.fail("no http_request_handler was passed to WorkflowFactory")
-        headers = cast("Mapping[str, Any]", self.value(scopes, "headers") or {})
+        headers = {str(k): str(v) for k, v in cast("Mapping[str, Any]", self.value(scopes, "headers") or {}).items()}
+        body, content_type = _request_body(self.value(scopes, "body"))
+        if content_type and not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = content_type
         request = HttpRequestInfo(
             method=str(self.value(scopes, "method") or "GET").upper(),
             url=str(self.value(scopes, "url")),
-            headers={str(k): str(v) for k, v in headers.items()},
-            body=self.value(scopes, "body"),
+            headers=headers,
+            body=body,
             query_parameters=_text_map(self.value(scopes, "queryParameters")),
             timeout_ms=_timeout_ms(self.value(scopes, "requestTimeoutInMilliseconds")),
         )

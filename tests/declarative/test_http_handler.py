@@ -311,3 +311,44 @@ actions:
         workflow = WorkflowFactory(http_request_handler=http, configuration={"BASE": server.base_url})
         with pytest.raises(DeclarativeActionError, match=r"'fetch'.*/echo\?status=503' failed with status code 503"):
             await workflow.create_workflow_from_yaml(failing).run({})
+
+
+async def test_the_references_body_kinds_are_sent_as_its_executor_sends_them(server: LocalHTTPServer) -> None:
+    bodies = """\
+name: bodies
+actions:
+  - kind: HttpRequestAction
+    method: POST
+    url: =Concatenate(Env.BASE, "/echo")
+    body:
+      kind: json
+      content:
+        city: =inputs.city
+        days: 3
+    response: Local.json
+  - kind: HttpRequestAction
+    method: POST
+    url: =Concatenate(Env.BASE, "/echo")
+    body:
+      kind: RawRequestContent
+      content: =Concat("city=", inputs.city)
+      contentType: application/x-www-form-urlencoded
+    response: Local.raw
+  - kind: HttpRequestAction
+    method: POST
+    url: =Concatenate(Env.BASE, "/echo")
+    body:
+      kind: none
+    response: Local.none
+  - kind: SendActivity
+    activity:
+      text: =Concat(Local.json.body, " | ", Local.raw.body, " | ", Local.raw.headers.accept, " | ", Local.none.body)
+"""
+    async with DefaultHttpRequestHandler() as http:
+        workflow = WorkflowFactory(http_request_handler=http, configuration={"BASE": server.base_url})
+        result = await workflow.create_workflow_from_yaml(bodies).run({"city": "Oslo"})
+    assert result.get_outputs() == ['{"city": "Oslo", "days": 3} | city=Oslo | */* | ']
+    json_request, raw_request, none_request = server.requests[-3:]
+    assert json_request["headers"]["Content-Type"] == "application/json"
+    assert raw_request["headers"]["Content-Type"] == "application/x-www-form-urlencoded"
+    assert "Content-Type" not in none_request["headers"]
