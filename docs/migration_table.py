@@ -214,6 +214,15 @@ RENAMES: dict[str, tuple[str, str]] = {
         "same isolation flags; `extra_run_args` refuses options that loosen them, `unsafe_extra_run_args` passes "
         "them as given; `never_require` needs `acknowledge_unsafe=True` once the isolation is loosened",
     ),
+    "DefaultHttpRequestHandler": (
+        "agentnb.declarative.DefaultHttpRequestHandler",
+        "passed explicitly, never on by default; adds `allowed_urls=`; a JSON body arrives parsed (text in "
+        "`text`); a transport failure raises `ServiceConnectionError` / `ServiceTimeoutError`",
+    ),
+    "DefaultMCPToolHandler": (
+        "agentnb.declarative.DefaultMCPToolHandler",
+        "passed explicitly, never on by default; adds `allowed_urls=`; `tools/list` gives `outputSchema: null`",
+    ),
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)
@@ -229,10 +238,6 @@ MICROSOFT_CLOUD: tuple[tuple[str, str], ...] = (
 # ``tests/test_migration_doc.py`` requires every unmapped name outside MICROSOFT_CLOUD to be listed here.
 NOT_YET: tuple[tuple[str, str], ...] = (
     (r"^AgentExternalInput", "not yet: the `externalLoop` input of agent actions"),
-    (
-        r"^DefaultHttpRequestHandler$|^DefaultMCPToolHandler$",
-        "no default handlers: a workflow file reaches HTTP and MCP only through handlers the caller passes",
-    ),
     (r"^ToolApproval|^MCPToolApprovalRequest$", "not yet: approval of declarative tool and MCP actions"),
     (
         r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",

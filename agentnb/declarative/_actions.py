@@ -94,31 +94,49 @@ _ANSWER_TYPE: Any = str | ExternalInputResponse
 
 @dataclass
 class HttpRequestInfo:
-    """What an HttpRequestAction asks the caller's ``http_request_handler`` to send."""
+    """What an HttpRequestAction asks the caller's ``http_request_handler`` to send.
+
+    ``body`` is the evaluated value (text, or data a handler sends as JSON); ``query_parameters`` come from the
+    action's ``queryParameters`` and are appended to ``url``; ``timeout_ms`` from ``requestTimeoutInMilliseconds``.
+    """
 
     method: str
     url: str
     headers: dict[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
     body: Any = None
+    query_parameters: dict[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
+    timeout_ms: int | None = None
 
 
 @dataclass
 class HttpRequestResult:
-    """What the caller's ``http_request_handler`` got back."""
+    """What the caller's ``http_request_handler`` got back.
+
+    ``body`` is what the workflow stores (the default handler parses JSON and keeps other text as text);
+    ``text`` is the decoded body as received, when the handler keeps it.
+    """
 
     status_code: int
     body: Any = None
     headers: dict[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
+    text: str | None = None
+
+    @property
+    def is_success_status_code(self) -> bool:
+        """Whether the status is 2xx (a handler returns other statuses as results, not errors)."""
+        return 200 <= self.status_code < 300
 
 
 @dataclass
 class MCPToolInvocation:
-    """What an InvokeMcpTool action asks the caller's ``mcp_tool_handler`` to call."""
+    """What an InvokeMcpTool action asks the caller's ``mcp_tool_handler`` to call (``headers`` from the
+    action's ``headers``, for example an ``Authorization`` header)."""
 
     server_url: str
     tool_name: str
     arguments: dict[str, Any]
     server_label: str | None = None
+    headers: dict[str, str] = field(default_factory=lambda: cast(dict[str, str], {}))
 
 
 @dataclass
@@ -673,6 +691,43 @@ class InvokeFunctionToolExecutor(_ApprovableToolExecutor):
             await ctx.yield_output(result if isinstance(result, str) else _plain(result))
 
 
+def _text_map(value: Any) -> dict[str, str]:
+    """A mapping of evaluated header or query values as text, leaving out blank ones (as the reference does)."""
+    if not isinstance(value, Mapping):
+        return {}
+    pairs = cast("Mapping[Any, Any]", value).items()
+    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in pairs if v is not None and v != ""}
+
+
+def _timeout_ms(value: Any) -> int | None:
+    """``requestTimeoutInMilliseconds`` as a positive int; anything else means the handler's default."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return int(value)
+
+
+_JSON_BODY = frozenset({"json", "JsonRequestContent"})
+_RAW_BODY = frozenset({"raw", "RawRequestContent"})
+_NO_BODY = frozenset({"none", "NoRequestContent"})
+
+
+def _request_body(value: Any) -> tuple[Any, str | None]:
+    """The body to send and its content type: the reference's ``{kind: json | raw | none, content, contentType}``
+    form as that executor sends it, any other value (text, or data a handler sends as JSON) as it is."""
+    if not isinstance(value, Mapping):
+        return value, None
+    spec = cast("Mapping[str, Any]", value)
+    kind = spec.get("kind", spec.get("$kind"))
+    if not isinstance(kind, str) or kind not in _JSON_BODY | _RAW_BODY | _NO_BODY:
+        return spec, None
+    content = spec.get("content")
+    if kind in _NO_BODY or content is None:
+        return None, None
+    if kind in _JSON_BODY:
+        return json.dumps(content, default=str), "application/json"
+    return str(content), str(spec.get("contentType") or "text/plain")
+
+
 class HttpRequestExecutor(DeclarativeActionExecutor):
     """HttpRequestAction: send a request through the caller's ``http_request_handler``."""
 
@@ -680,14 +735,21 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
         handler_ = self.services.http_request_handler
         if handler_ is None:  # the factory refuses this at build time; kept for restored graphs
             raise self.fail("no http_request_handler was passed to WorkflowFactory")
-        headers = cast("Mapping[str, Any]", self.value(scopes, "headers") or {})
+        headers = {str(k): str(v) for k, v in cast("Mapping[str, Any]", self.value(scopes, "headers") or {}).items()}
+        body, content_type = _request_body(self.value(scopes, "body"))
+        if content_type and not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = content_type
         request = HttpRequestInfo(
             method=str(self.value(scopes, "method") or "GET").upper(),
             url=str(self.value(scopes, "url")),
-            headers={str(k): str(v) for k, v in headers.items()},
-            body=self.value(scopes, "body"),
+            headers=headers,
+            body=body,
+            query_parameters=_text_map(self.value(scopes, "queryParameters")),
+            timeout_ms=_timeout_ms(self.value(scopes, "requestTimeoutInMilliseconds")),
         )
         result = cast(HttpRequestResult, await _maybe_await(handler_(request)))
+        if not result.is_success_status_code:  # as the reference: an error page is not the response the file wants
+            raise self.fail(f"HTTP {request.method} {request.url!r} failed with status code {result.status_code}")
         target = self.spec.get("response") or _output_spec(self.spec).get("result")
         if target:
             scopes.set(str(target), result.body)
@@ -711,6 +773,7 @@ class InvokeMcpToolExecutor(_ApprovableToolExecutor):
             tool_name=name,
             arguments=arguments,
             server_label=self.value(scopes, "serverLabel"),
+            headers=_text_map(self.value(scopes, "headers")),
         )
         result = cast(MCPToolResult, await _maybe_await(handler_(invocation)))
         if result.is_error:
