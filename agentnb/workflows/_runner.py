@@ -22,12 +22,12 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._provenance import run_metadata
-from ..exceptions import SerializationError, WorkflowRunError
+from ..exceptions import CheckpointMismatchError, SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
 from ._eager import gather_eagerly
@@ -38,12 +38,15 @@ from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
     from ..store import Store
+    from ._edge_runner import EdgeRunner
+    from ._edges import EdgeGroup, WorkflowMessage
     from ._executor import Executor
     from ._functional import FunctionalWorkflow
     from ._handlers import HandlerSpec
+    from ._runner_context import RunnerContext
     from ._workflow import Workflow
 
-__all__ = ["Delivery", "Invocation", "RunContext", "StoreRecorder"]
+__all__ = ["Delivery", "Invocation", "RunContext", "Runner", "StoreRecorder"]
 
 logger = logging.getLogger("agentnb.workflows")
 
@@ -356,6 +359,17 @@ class RunContext:
                     f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
                     f"{type(inv.error).__name__}: {inv.error}",
                 ) from inv.error
+        self.commit(invocations)
+        checkpoint_id = None
+        if self.storage is not None and (step % workflow.checkpoint_every == 0):
+            checkpoint_id = await self._checkpoint()
+        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
+        if self.recorder is not None:
+            await self._record(self.recorder.flush())
+        return True
+
+    def commit(self, invocations: Sequence[Invocation]) -> None:
+        """Apply what ``invocations`` produced, in order: their messages, shared-state writes and requests."""
         pending = self.pending
         shared = self.shared_state
         for inv in invocations:
@@ -369,13 +383,6 @@ class RunContext:
                     shared[key] = value
             for request in inv.requests:
                 self.pending_requests[request.request_id] = request
-        checkpoint_id = None
-        if self.storage is not None and (step % workflow.checkpoint_every == 0):
-            checkpoint_id = await self._checkpoint()
-        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
-        if self.recorder is not None:
-            await self._record(self.recorder.flush())
-        return True
 
     async def invoke_alone(
         self, executor: Executor, deliveries: Sequence[Delivery], sink: Callable[[WorkflowEvent], Any]
@@ -517,10 +524,10 @@ class RunContext:
             self.responses = []
         pending, self.pending = self.pending, []
         self._out = out
-        groups_by_source = self.workflow.groups_by_source
+        runners_by_source = self.workflow.edge_runners_by_source
         for index, msg in enumerate(pending):
             source = msg.source_id
-            groups = None if source is None else groups_by_source.get(source)
+            groups = None if source is None else runners_by_source.get(source)
             if source is None or groups is None:
                 self._route_unlinked(msg)
                 continue
@@ -542,7 +549,7 @@ class RunContext:
         """Finish :meth:`_route` from message ``index``, whose group ``at`` answered with ``taken``."""
         msg = pending[index]
         assert msg.source_id is not None
-        groups = self.workflow.groups_by_source[msg.source_id]
+        groups = self.workflow.edge_runners_by_source[msg.source_id]
         delivered = await taken or delivered
         for group in groups[at + 1 :]:
             routed = group.route(msg.data, msg.source_id, msg.target_id, self)
@@ -552,7 +559,7 @@ class RunContext:
             self._undelivered(msg)
         for msg in pending[index + 1 :]:
             source = msg.source_id
-            groups = None if source is None else self.workflow.groups_by_source.get(source)
+            groups = None if source is None else self.workflow.edge_runners_by_source.get(source)
             if source is None or groups is None:
                 self._route_unlinked(msg)
                 continue
@@ -643,6 +650,223 @@ class RunContext:
         self.last_checkpoint_id = checkpoint.checkpoint_id
         self.last_checkpointed_step = self.step
         return checkpoint.checkpoint_id
+
+
+class Runner:
+    """The superstep loop over explicit parts: edge groups, executors, shared state and a runner context.
+
+    ``Workflow.run`` runs a built graph; a ``Runner`` runs the same supersteps (the same :class:`RunContext`)
+    for code written against the reference's runner. Messages wait in ``ctx`` between supersteps (send the
+    first ones with ``await ctx.send_message(WorkflowMessage(data, source_id=..., target_id=...))``; a sender
+    that is not one of ``executors`` makes it an input, delivered straight to its target), each superstep's
+    events go through ``ctx`` to :meth:`run_until_convergence`'s caller, shared-state writes land in
+    ``state``, and a checkpoint is written after every superstep when ``ctx`` has a checkpoint storage.
+
+    Example:
+        >>> from agentnb.workflows import InProcRunnerContext
+        >>> Runner([], {}, {}, InProcRunnerContext()).context.has_checkpointing()
+        False
+    """
+
+    def __init__(
+        self,
+        edge_groups: Sequence[EdgeGroup],
+        executors: dict[str, Executor],
+        state: dict[str, Any] | None = None,
+        ctx: RunnerContext | None = None,
+        workflow_name: str = "workflow",
+        graph_signature_hash: str | None = None,
+        max_iterations: int = 100,
+    ) -> None:
+        from ._edges import graph_signature
+        from ._runner_context import InProcRunnerContext
+        from ._workflow import Workflow  # the workflow module imports this one
+
+        start = next(iter(executors), "")
+        signature = graph_signature_hash or graph_signature(
+            start, {k: type(e).__qualname__ for k, e in executors.items()}, edge_groups
+        )
+        self.workflow = Workflow(
+            executors=dict(executors),
+            edge_groups=edge_groups,
+            start_executor_id=start,
+            name=workflow_name,
+            description=None,
+            max_iterations=max_iterations,
+            checkpoint_storage=None,
+            checkpoint_every=1,
+            output_from=None,
+            intermediate_output_from=None,
+            run_store=None,
+            graph_signature=signature,
+        )
+        self._ctx: RunnerContext = ctx if ctx is not None else InProcRunnerContext()
+        self._state: dict[str, Any] = state if state is not None else {}
+        self._run = RunContext(self.workflow, storage=None, store=None, streaming=self._ctx.is_streaming())
+        self._run.shared_state = self._state
+        self._run.state = WorkflowRunState.IN_PROGRESS
+
+    @property
+    def context(self) -> RunnerContext:
+        """The runner context messages, events and checkpoints go through."""
+        return self._ctx
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The shared state executors read and write (``ctx.get_state`` / ``ctx.set_state``)."""
+        return self._state
+
+    @property
+    def iteration(self) -> int:
+        """How many supersteps ran since the runner was made (or :meth:`reset_iteration_count`)."""
+        return self._run.steps_this_run
+
+    @property
+    def previous_checkpoint_id(self) -> str | None:
+        """The checkpoint the next one will name as its parent (the last written or restored)."""
+        return self._run.last_checkpoint_id
+
+    def bind(self, state: dict[str, Any] | None, ctx: RunnerContext | None) -> None:
+        """Use ``state`` and ``ctx`` (when given) from now on."""
+        if state is not None and state is not self._state:
+            self._state = self._run.shared_state = state
+        if ctx is not None:
+            self._ctx = ctx
+
+    def reset_iteration_count(self) -> None:
+        """Count supersteps from zero again (``max_iterations`` applies from here)."""
+        self._run.steps_this_run = 0
+
+    async def run_until_convergence(self) -> AsyncIterator[WorkflowEvent]:
+        """Run supersteps until no message is left, yielding each superstep's events as it ends.
+
+        Raises:
+            WorkflowRunError: An executor failed (after its ``executor_failed`` event was yielded), or messages
+                were still waiting after ``max_iterations`` supersteps.
+        """
+        ctx, run = self._ctx, self._run
+        for event in await ctx.drain_events():
+            yield event
+        await self._take_messages()
+        events: list[WorkflowEvent] = []
+        run._sink = events.append  # pyright: ignore[reportPrivateUsage]  # same module: the run's own sink
+        run.storage = ctx.checkpoint_storage
+        try:
+            while True:
+                try:
+                    more = await run._superstep()  # pyright: ignore[reportPrivateUsage]
+                finally:
+                    for event in events:
+                        await ctx.add_event(event)
+                    events.clear()
+                for event in await ctx.drain_events():
+                    yield event
+                await self._give_messages()
+                if not more or not await ctx.has_messages():
+                    break
+                await self._take_messages()
+        except WorkflowRunError:
+            for event in await ctx.drain_events():
+                yield event
+            raise
+        finally:
+            run._sink = _drop  # pyright: ignore[reportPrivateUsage]
+
+    async def deliver_through(self, edge_runner: EdgeRunner, message: WorkflowMessage) -> bool:
+        """Route ``message`` through ``edge_runner`` now and run the executors that receive it (committed).
+
+        What they send goes to the context as messages, their events as events. Returns whether the group
+        took the message.
+
+        Raises:
+            WorkflowRunError: A receiving executor failed.
+        """
+        run = self._run
+        run._out = []  # pyright: ignore[reportPrivateUsage]
+        events: list[WorkflowEvent] = []
+        run._sink = events.append  # pyright: ignore[reportPrivateUsage]
+        try:
+            taken = edge_runner.route(message.data, message.source_id, message.target_id, run)
+            if taken is not True and taken is not False:
+                taken = await taken
+            executors = self.workflow.executors
+            for delivery in run._out:  # pyright: ignore[reportPrivateUsage]
+                inv = await run.invoke_alone(executors[delivery.target_id], [delivery], events.append)
+                if inv.error is not None:
+                    raise run_failure(
+                        inv.error,
+                        f"Executor {inv.executor_id!r} failed: {type(inv.error).__name__}: {inv.error}",
+                    ) from inv.error
+                run.commit([inv])
+                await self._give_messages()
+        finally:
+            run._sink = _drop  # pyright: ignore[reportPrivateUsage]
+            for event in events:
+                await self._ctx.add_event(event)
+        return bool(taken)
+
+    # -- checkpoints --------------------------------------------------------------------------------------
+    async def build_checkpoint(self) -> WorkflowCheckpoint:
+        """The current state (queued messages included, left queued) as a checkpoint, written nowhere."""
+        await self._take_messages()
+        try:
+            return await self._run.snapshot()
+        finally:
+            await self._give_messages()
+
+    async def restore_checkpoint(self, checkpoint: WorkflowCheckpoint) -> None:
+        """Take over ``checkpoint``'s state: shared state, executor states, fan-in buffers and its messages.
+
+        Raises:
+            CheckpointMismatchError: The checkpoint was written by a different graph.
+        """
+        if checkpoint.graph_signature != self.workflow.graph_signature:
+            raise CheckpointMismatchError(
+                f"Checkpoint {checkpoint.checkpoint_id!r} was written by a different graph (signature "
+                f"{checkpoint.graph_signature[:12]}…, this runner's {self.workflow.graph_signature[:12]}…)."
+            )
+        run = self._run
+        await self._ctx.drain_messages()
+        await run.restore(checkpoint)
+        self._state.clear()
+        self._state.update(run.shared_state)
+        run.shared_state = self._state
+        await self._give_messages()
+
+    async def restore_from_checkpoint(
+        self, checkpoint_id: str, checkpoint_storage: CheckpointStorage | None = None
+    ) -> None:
+        """Load ``checkpoint_id`` (from ``checkpoint_storage``, else the context's storage) and restore it.
+
+        Raises:
+            ValueError: Neither ``checkpoint_storage`` nor the context has a storage.
+            CheckpointNotFoundError: No such checkpoint.
+            CheckpointMismatchError: The checkpoint was written by a different graph.
+        """
+        if checkpoint_storage is not None:
+            checkpoint = await checkpoint_storage.load(checkpoint_id)
+        else:
+            checkpoint = await self._ctx.load_checkpoint(checkpoint_id)
+        await self.restore_checkpoint(checkpoint)
+
+    # -- the message queue --------------------------------------------------------------------------------
+    async def _take_messages(self) -> None:
+        """Move the context's queued messages into the run (a sender that is no executor: an input)."""
+        executors = self.workflow.executors
+        pending = self._run.pending
+        for source, messages in (await self._ctx.drain_messages()).items():
+            sender = source if source in executors else None
+            for message in messages:
+                pending.append(PendingMessage(sender, message.data, message.target_id))
+
+    async def _give_messages(self) -> None:
+        """Move the run's waiting messages to the context (an input is listed under its target's input name)."""
+        from ._edges import INTERNAL_SOURCE_ID, WorkflowMessage
+
+        pending, self._run.pending = self._run.pending, []
+        for msg in pending:
+            source = msg.source_id if msg.source_id is not None else INTERNAL_SOURCE_ID(msg.target_id or "")
+            await self._ctx.send_message(WorkflowMessage(data=msg.data, source_id=source, target_id=msg.target_id))
 
 
 def _drop(event: WorkflowEvent) -> None:

@@ -34,6 +34,7 @@ from .._serialization import type_id
 from .._types import ResponseStream
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
+from ._edge_runner import EdgeRunner, create_edge_runner
 from ._edges import EdgeGroup, WorkflowMessage
 from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
 from ._executor import Executor, FunctionExecutor
@@ -95,9 +96,13 @@ class Workflow:
         self.run_store = run_store
         self.graph_signature = graph_signature
         self.groups_by_source: dict[str, list[EdgeGroup]] = {}
+        # What a run routes each source's messages through: its groups, bound to the executors.
+        self.edge_runners_by_source: dict[str, list[EdgeRunner]] = {}
         for group in self.edge_groups:
+            edge_runner = create_edge_runner(group, executors)
             for source in group.sources:
                 self.groups_by_source.setdefault(source, []).append(group)
+                self.edge_runners_by_source.setdefault(source, []).append(edge_runner)
         self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
         self._all_output = output_from is None and intermediate_output_from is None
         self._output_kinds: dict[str, str | None] = {}
