@@ -33,7 +33,7 @@ from ._context import DELETED, WorkflowContext
 from ._eager import gather_eagerly
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState, step_event
 from ._failure import run_failure
-from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run
+from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run, tracing_on
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
@@ -337,21 +337,37 @@ class RunContext:
         self.steps_this_run += 1
         self.step += 1
         step = self.step
-        batches: dict[str, list[Delivery]]
-        if len(deliveries) == 1:  # a chain's step: the routed list is the one batch
-            batches = {deliveries[0].target_id: deliveries}
+        emit = self._emitter()
+        invocations: Sequence[Invocation]
+        if len(deliveries) == 1 and not tracing_on():
+            # A chain's step, untraced: the one delivery is handled in this frame (what _invoke does for a
+            # batch, without a coroutine of its own), with the same events in the same order.
+            d = deliveries[0]
+            eid = d.target_id
+            executor = workflow.executors[eid]
+            emit(step_event("superstep_started", [eid], None, step))
+            inv = Invocation(self, executor)
+            emit(step_event("executor_invoked", d.payload, eid, step))
+            try:
+                pending = self._call(executor, inv, d)
+                if pending is not None:
+                    await pending
+            except Exception as e:
+                self._failed(inv, e, emit)
+            else:
+                emit(step_event("executor_completed", None, eid, step))
+            invocations = (inv,)
         else:
-            batches = {}
+            batches: dict[str, list[Delivery]] = {}
             for d in deliveries:
                 batch = batches.get(d.target_id)
                 if batch is None:
                     batches[d.target_id] = [d]
                 else:
                     batch.append(d)
-        emit = self._emitter()
-        emit(step_event("superstep_started", list(batches), None, step))
-        done = await self._invoke_all(batches, RunContext._call)
-        invocations = [done] if isinstance(done, Invocation) else done
+            emit(step_event("superstep_started", list(batches), None, step))
+            done = await self._invoke_all(batches, RunContext._call)
+            invocations = [done] if isinstance(done, Invocation) else done
         for inv in invocations:
             if inv.error is not None:
                 raise run_failure(
@@ -436,18 +452,23 @@ class RunContext:
                 if pending is not None:
                     await pending
             except Exception as e:
-                inv.error = e
-                emit(
-                    WorkflowEvent(
-                        "executor_failed",
-                        WorkflowErrorDetails.from_exception(e, executor_id=eid),
-                        executor_id=eid,
-                        step=step,
-                    )
-                )
+                self._failed(inv, e, emit)
                 break
             emit(step_event("executor_completed", None, eid, step))
         return inv
+
+    def _failed(self, inv: Invocation, error: Exception, emit: Callable[[WorkflowEvent], Any]) -> None:
+        """Record that ``inv``'s executor raised ``error`` (its ``executor_failed`` event; the step fails)."""
+        inv.error = error
+        eid = inv.executor_id
+        emit(
+            WorkflowEvent(
+                "executor_failed",
+                WorkflowErrorDetails.from_exception(error, executor_id=eid),
+                executor_id=eid,
+                step=self.step,
+            )
+        )
 
     def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> Awaitable[object] | None:
         """Handle ``d``: ``None`` when that is done, else what the caller awaits to finish it.
@@ -600,7 +621,10 @@ class RunContext:
 
     def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
         """The buffer of fan-in group ``group_id``, part of the run state (Router)."""
-        return self.fan_in_buffers.setdefault(group_id, {})
+        buffer = self.fan_in_buffers.get(group_id)  # no empty dict made per message, as setdefault would
+        if buffer is None:
+            buffer = self.fan_in_buffers[group_id] = {}
+        return buffer
 
     def warn(self, text: str) -> None:
         """Report a routing problem as a ``warning`` event (Router)."""
