@@ -474,9 +474,29 @@ class RunContext:
         """Handle ``d``: ``None`` when that is done, else what the caller awaits to finish it.
 
         A plain call, so a delivery costs no coroutine of the runner's own: an async handler whose return
-        value is not a message hands back its own coroutine.
+        value is not a message hands back its own coroutine. A message's handler is called here directly (one
+        call per delivery); an answer to a request goes through :meth:`_answer`.
         """
-        spec, result = self._dispatch(executor, inv, d)
+        if d.request is None:
+            payload = d.payload
+            spec = executor.find_handler(payload)
+            if spec is None:
+                accepted = ", ".join(describe(t) for t in executor.input_types) or "nothing"
+                raise TypeError(
+                    f"Executor {executor.id!r} has no handler for a message of type {type(payload).__qualname__}; "
+                    f"it accepts {accepted}."
+                )
+            func = spec.func
+            if spec.takes_ctx:
+                if spec.undeclared_context:
+                    ctx = WorkflowContext(inv, d.source_id, None, None)
+                else:
+                    ctx = WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types)
+                result = func(payload, ctx) if spec.bound else func(executor, payload, ctx)
+            else:
+                result = func(payload) if spec.bound else func(executor, payload)
+        else:
+            spec, result = self._answer(executor, inv, d)
         if result.__class__ is CoroutineType or inspect.isawaitable(result):
             return self._send_returned(executor, inv, spec, result) if spec.returns_message else result
         if spec.returns_message and result is not None:
@@ -490,27 +510,18 @@ class RunContext:
         if result is not None:
             self._returned(executor, inv, spec, result)
 
-    def _dispatch(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
-        """Call the handler for ``d``: its spec and what it returned (awaited by the caller)."""
-        spec: HandlerSpec | None
-        if d.request is not None:
-            spec = executor.find_response_handler(d.request.request_data, d.payload)
-            if spec is None:
-                raise TypeError(
-                    f"Executor {executor.id!r} has no @response_handler for request data of type "
-                    f"{type(d.request.request_data).__qualname__} and a response of type "
-                    f"{type(d.payload).__qualname__}."
-                )
-            args: tuple[Any, ...] = (d.request.request_data, d.payload)
-        else:
-            spec = executor.find_handler(d.payload)
-            if spec is None:
-                accepted = ", ".join(describe(t) for t in executor.input_types) or "nothing"
-                raise TypeError(
-                    f"Executor {executor.id!r} has no handler for a message of type {type(d.payload).__qualname__}; "
-                    f"it accepts {accepted}."
-                )
-            args = (d.payload,)
+    def _answer(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
+        """Call the ``@response_handler`` for the answer ``d``: its spec and what it returned."""
+        request = d.request
+        assert request is not None
+        spec = executor.find_response_handler(request.request_data, d.payload)
+        if spec is None:
+            raise TypeError(
+                f"Executor {executor.id!r} has no @response_handler for request data of type "
+                f"{type(request.request_data).__qualname__} and a response of type "
+                f"{type(d.payload).__qualname__}."
+            )
+        args: tuple[Any, ...] = (request.request_data, d.payload)
         if spec.takes_ctx:
             if spec.undeclared_context:
                 args = (*args, WorkflowContext(inv, d.source_id, None, None))
