@@ -356,7 +356,14 @@ class RunContext:
                 self._failed(inv, e, emit)
             else:
                 emit(step_event("executor_completed", None, eid, step))
-            invocations = (inv,)
+            if inv.error is None and not (inv.state_writes or inv.requests):
+                # What it sent is all there is to commit: no commit() call, nothing left to check.
+                pending_messages = self.pending
+                for data, target in inv.outbox:
+                    pending_messages.append(PendingMessage(eid, data, target))
+                invocations = ()
+            else:
+                invocations = (inv,)
         else:
             batches: dict[str, list[Delivery]] = {}
             for d in deliveries:
@@ -375,7 +382,8 @@ class RunContext:
                     f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
                     f"{type(inv.error).__name__}: {inv.error}",
                 ) from inv.error
-        self.commit(invocations)
+        if invocations:
+            self.commit(invocations)
         checkpoint_id = None
         if self.storage is not None and (step % workflow.checkpoint_every == 0):
             checkpoint_id = await self._checkpoint()

@@ -104,6 +104,8 @@ class Workflow:
                 self.groups_by_source.setdefault(source, []).append(group)
                 self.edge_runners_by_source.setdefault(source, []).append(edge_runner)
         self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
+        # A fresh run resets only executors with a reset of their own (the base class's does nothing).
+        self._resettable = [e for e in executors.values() if _resets(e)]
         self._all_output = output_from is None and intermediate_output_from is None
         self._output_kinds: dict[str, str | None] = {}
         for executor_id in executors:
@@ -411,7 +413,7 @@ class Workflow:
                     accepted=accepted,
                     got=type(message).__qualname__,
                 )
-            for executor in self.executors.values():
+            for executor in self._resettable:
                 executor.reset()
             run.start_fresh(message)
         else:
@@ -563,6 +565,15 @@ class Workflow:
     def state(self) -> WorkflowRunState | None:
         """The state of the last run in this process (``None`` before the first run)."""
         return None if self._last is None else self._last.state
+
+
+def _resets(executor: Executor) -> bool:
+    """Whether ``executor.reset`` is more than the base class's no-op (overridden, or set on the instance).
+
+    Asked through the bound method, not ``vars(executor)``: reading an object's ``__dict__`` makes CPython keep
+    its attributes in a dict from then on, which slows every attribute read of that executor in a run.
+    """
+    return getattr(executor.reset, "__func__", None) is not Executor.reset
 
 
 def _nobody() -> None:

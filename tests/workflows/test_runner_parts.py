@@ -476,3 +476,22 @@ async def test_a_built_workflow_routes_through_the_edge_runners_of_its_groups() 
     result = await workflow.run(Num(0))
     assert first.seen == [0] and second.seen == [] and last.seen == []
     assert any(e.type == "warning" for e in result)
+
+
+async def test_a_fresh_run_resets_the_executors_that_have_a_reset_of_their_own() -> None:
+    class Resetting(Counter):
+        def __init__(self, id: str) -> None:
+            super().__init__(id)
+            self.resets = 0
+
+        def reset(self) -> None:
+            self.resets += 1
+
+    first, middle, last = Resetting("first"), Counter("middle"), Counter("last")
+    calls: list[str] = []
+    middle.reset = lambda: calls.append("middle")  # set on the instance: still called
+    workflow = WorkflowBuilder(start_executor=first).add_chain([first, middle, last]).build()
+    await workflow.run(Num(8))
+    await workflow.run(Num(9))
+    assert first.resets == 2
+    assert calls == ["middle", "middle"]
