@@ -14,6 +14,10 @@ The run ends when no messages are left (``idle``), when only unanswered requests
 (``idle_with_pending_requests``), when an executor fails (``failed``, raising ``WorkflowRunError``), or when
 ``max_iterations`` supersteps ran (a guard against cycles that never exit). Events go to a *sink*: a
 list for ``await workflow.run(...)``, a queue for ``stream=True``; both paths share this one implementation.
+
+:class:`Runner` runs the same supersteps over explicit parts (edge groups, executors, a shared-state dict)
+with a :class:`~agentnb.workflows.RunnerContext` holding the waiting messages and the events between them,
+the reference's way of driving a workflow runner.
 """
 
 from __future__ import annotations
@@ -549,8 +553,8 @@ class RunContext:
 
     # -- routing ------------------------------------------------------------------------------------------
     # The run is the edge groups' Router (see agentnb.workflows.Router): routing a message costs a lookup of
-    # its source's groups (precomputed by the workflow) and one call per group, with nothing allocated but
-    # the deliveries.
+    # its source's edge runners (precomputed by the workflow) and one call per runner, with nothing allocated
+    # but the deliveries.
     def _route(self) -> list[Delivery] | Awaitable[list[Delivery]]:
         """The deliveries of the next superstep; an awaitable only once an edge condition is async.
 
