@@ -54,6 +54,9 @@ __all__ = ["Delivery", "Invocation", "RunContext", "Runner", "StoreRecorder"]
 
 logger = logging.getLogger("agentnb.workflows")
 
+# How RunContext._supersteps ended: no message left, one superstep run (``once``), or stopped by the gate.
+IDLE, STEPPED, STOPPED = 0, 1, 2
+
 DeliveryCall = Callable[["RunContext", "Executor", "Invocation", "Delivery"], "Awaitable[object] | None"]
 """How a superstep handles one delivery: :meth:`RunContext._call`, or the telemetry layer's wrapping of it."""
 
@@ -296,11 +299,7 @@ class RunContext:
                 )
             if fresh and self.storage is not None:
                 await self._checkpoint()
-            stopped = False
-            while await self._superstep():
-                if self.gate is not None and not await self.gate():
-                    stopped = True
-                    break
+            stopped = await self._supersteps() == STOPPED
             if self.storage is not None and self.last_checkpointed_step != self.step:
                 await self._checkpoint()
             if stopped:  # the reader left: the run ends here and can resume from its last checkpoint
@@ -326,75 +325,84 @@ class RunContext:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
 
-    async def _superstep(self) -> bool:
-        routed = self._route()
-        deliveries = routed if isinstance(routed, list) else await routed
-        if not deliveries:
-            return False
-        workflow = self.workflow
-        if self.steps_this_run >= workflow.max_iterations:
-            raise WorkflowRunError(
-                f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
-                f"supersteps (messages are still pending for {sorted({d.target_id for d in deliveries})}); a cycle "
-                "probably has no exit. Add a condition that ends it, or raise max_iterations in WorkflowBuilder."
-            )
-        self.steps_this_run += 1
-        self.step += 1
-        step = self.step
-        emit = self._emitter()
-        invocations: Sequence[Invocation]
-        if len(deliveries) == 1 and not tracing_on():
-            # A chain's step, untraced: the one delivery is handled in this frame (what _invoke does for a
-            # batch, without a coroutine of its own), with the same events in the same order.
-            d = deliveries[0]
-            eid = d.target_id
-            executor = workflow.executors[eid]
-            emit(step_event("superstep_started", [eid], None, step))
-            inv = Invocation(self, executor)
-            emit(step_event("executor_invoked", d.payload, eid, step))
-            try:
-                pending = self._call(executor, inv, d)
-                if pending is not None:
-                    await pending
-            except Exception as e:
-                self._failed(inv, e, emit)
-            else:
-                emit(step_event("executor_completed", None, eid, step))
-            if inv.error is None and not (inv.state_writes or inv.requests):
-                # What it sent is all there is to commit: no commit() call, nothing left to check.
-                pending_messages = self.pending
-                for data, target in inv.outbox:
-                    pending_messages.append(PendingMessage(eid, data, target))
-                invocations = ()
-            else:
-                invocations = (inv,)
-        else:
-            batches: dict[str, list[Delivery]] = {}
-            for d in deliveries:
-                batch = batches.get(d.target_id)
-                if batch is None:
-                    batches[d.target_id] = [d]
+    async def _supersteps(self, once: bool = False) -> int:
+        """Run supersteps until no message is left (``IDLE``) or the gate says stop (``STOPPED``).
+
+        With ``once``, run at most one (``STEPPED`` when it ran). One coroutine for the whole run, not one per
+        superstep.
+        """
+        while True:
+            routed = self._route()
+            deliveries = routed if isinstance(routed, list) else await routed
+            if not deliveries:
+                return IDLE
+            workflow = self.workflow
+            if self.steps_this_run >= workflow.max_iterations:
+                raise WorkflowRunError(
+                    f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
+                    f"supersteps (messages are still pending for {sorted({d.target_id for d in deliveries})}); a cycle "
+                    "probably has no exit. Add a condition that ends it, or raise max_iterations in WorkflowBuilder."
+                )
+            self.steps_this_run += 1
+            self.step += 1
+            step = self.step
+            emit = self._emitter()
+            invocations: Sequence[Invocation]
+            if len(deliveries) == 1 and not tracing_on():
+                # A chain's step, untraced: the one delivery is handled in this frame (what _invoke does for a
+                # batch, without a coroutine of its own), with the same events in the same order.
+                d = deliveries[0]
+                eid = d.target_id
+                executor = workflow.executors[eid]
+                emit(step_event("superstep_started", [eid], None, step))
+                inv = Invocation(self, executor)
+                emit(step_event("executor_invoked", d.payload, eid, step))
+                try:
+                    pending = self._call(executor, inv, d)
+                    if pending is not None:
+                        await pending
+                except Exception as e:
+                    self._failed(inv, e, emit)
                 else:
-                    batch.append(d)
-            emit(step_event("superstep_started", list(batches), None, step))
-            done = await self._invoke_all(batches, RunContext._call)
-            invocations = [done] if isinstance(done, Invocation) else done
-        for inv in invocations:
-            if inv.error is not None:
-                raise run_failure(
-                    inv.error,
-                    f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
-                    f"{type(inv.error).__name__}: {inv.error}",
-                ) from inv.error
-        if invocations:
-            self.commit(invocations)
-        checkpoint_id = None
-        if self.storage is not None and (step % workflow.checkpoint_every == 0):
-            checkpoint_id = await self._checkpoint()
-        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
-        if self.recorder is not None:
-            await self._record(self.recorder.flush())
-        return True
+                    emit(step_event("executor_completed", None, eid, step))
+                if inv.error is None and not (inv.state_writes or inv.requests):
+                    # What it sent is all there is to commit: no commit() call, nothing left to check.
+                    pending_messages = self.pending
+                    for data, target in inv.outbox:
+                        pending_messages.append(PendingMessage(eid, data, target))
+                    invocations = ()
+                else:
+                    invocations = (inv,)
+            else:
+                batches: dict[str, list[Delivery]] = {}
+                for d in deliveries:
+                    batch = batches.get(d.target_id)
+                    if batch is None:
+                        batches[d.target_id] = [d]
+                    else:
+                        batch.append(d)
+                emit(step_event("superstep_started", list(batches), None, step))
+                done = await self._invoke_all(batches, RunContext._call)
+                invocations = [done] if isinstance(done, Invocation) else done
+            for inv in invocations:
+                if inv.error is not None:
+                    raise run_failure(
+                        inv.error,
+                        f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
+                        f"{type(inv.error).__name__}: {inv.error}",
+                    ) from inv.error
+            if invocations:
+                self.commit(invocations)
+            checkpoint_id = None
+            if self.storage is not None and (step % workflow.checkpoint_every == 0):
+                checkpoint_id = await self._checkpoint()
+            emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
+            if self.recorder is not None:
+                await self._record(self.recorder.flush())
+            if once:
+                return STEPPED
+            if self.gate is not None and not await self.gate():
+                return STOPPED
 
     def commit(self, invocations: Sequence[Invocation]) -> None:
         """Apply what ``invocations`` produced, in order: their messages, shared-state writes and requests."""
@@ -801,7 +809,7 @@ class Runner:
         try:
             while True:
                 try:
-                    more = await run._superstep()  # pyright: ignore[reportPrivateUsage]
+                    more = await run._supersteps(once=True) == STEPPED  # pyright: ignore[reportPrivateUsage]
                 finally:
                     for event in events:
                         await ctx.add_event(event)
