@@ -113,7 +113,7 @@ RENAMES: dict[str, tuple[str, str]] = {
     ),
     "RunnerContext": (
         "agentnb.RunnerContext",
-        "messages, events and checkpoint storage; requests are answered through `Workflow.run(responses=...)`",
+        "messages, events and checkpoint storage; a request is answered with `Runner.send_request_info_response`",
     ),
     "create_edge_runner": (
         "agentnb.create_edge_runner",

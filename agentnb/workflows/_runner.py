@@ -781,6 +781,20 @@ class Runner:
         """The checkpoint the next one will name as its parent (the last written or restored)."""
         return self._run.last_checkpoint_id
 
+    @property
+    def pending_requests(self) -> dict[str, PendingRequest]:
+        """The ``request_info`` requests waiting for an answer, by request id."""
+        return self._run.pending_requests
+
+    def send_request_info_response(self, request_id: str, response: Any) -> None:
+        """Answer a pending request; its ``@response_handler`` runs in the next superstep.
+
+        Raises:
+            ValueError: No such pending request.
+            TypeError: ``response`` is not of the type the request asked for.
+        """
+        self._run.apply_responses({request_id: response})
+
     def bind(self, state: dict[str, Any] | None, ctx: RunnerContext | None) -> None:
         """Use ``state`` and ``ctx`` (when given) from now on."""
         if state is not None and state is not self._state:

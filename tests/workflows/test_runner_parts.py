@@ -27,6 +27,7 @@ from agentnb.workflows import (
     WorkflowEvent,
     WorkflowRunState,
     handler,
+    response_handler,
 )
 
 
@@ -495,3 +496,33 @@ async def test_a_fresh_run_resets_the_executors_that_have_a_reset_of_their_own()
     await workflow.run(Num(9))
     assert first.resets == 2
     assert calls == ["middle", "middle"]
+
+
+async def test_a_runners_request_is_answered_through_the_runner() -> None:
+    class Asker(Executor):
+        def __init__(self, id: str) -> None:
+            super().__init__(id=id)
+            self.answers: list[tuple[str, int]] = []
+
+        @handler
+        async def on_text(self, question: str, ctx: WorkflowContext[Any]) -> None:
+            await ctx.request_info(request_data=question, response_type=int)
+
+        @response_handler
+        async def on_answer(self, question: str, answer: int, ctx: WorkflowContext[Any, int]) -> None:
+            self.answers.append((question, answer))
+            await ctx.yield_output(answer)
+
+    asker = Asker("asker")
+    runner = Runner([], {"asker": asker})
+    await runner.context.send_message(WorkflowMessage(data="how many?", source_id="START", target_id="asker"))
+    events = [e async for e in runner.run_until_convergence()]
+    (request,) = [e for e in events if e.type == "request_info"]
+    assert list(runner.pending_requests) == [request.request_id]
+    with pytest.raises(TypeError):
+        runner.send_request_info_response(request.request_id, "not an int")
+    runner.send_request_info_response(request.request_id, 3)
+    outputs = [e.data async for e in runner.run_until_convergence() if e.type == "output"]
+    assert outputs == [3]
+    assert asker.answers == [("how many?", 3)]
+    assert runner.pending_requests == {}
