@@ -331,12 +331,15 @@ class RunContext:
         With ``once``, run at most one (``STEPPED`` when it ran). One coroutine for the whole run, not one per
         superstep.
         """
+        workflow = self.workflow
+        # Chosen once: a run store that fails mid-run is dropped, and emit() itself then skips it.
+        emit = self._emitter()
+        executors = workflow.executors
         while True:
             routed = self._route()
             deliveries = routed if isinstance(routed, list) else await routed
             if not deliveries:
                 return IDLE
-            workflow = self.workflow
             if self.steps_this_run >= workflow.max_iterations:
                 raise WorkflowRunError(
                     f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
@@ -346,14 +349,13 @@ class RunContext:
             self.steps_this_run += 1
             self.step += 1
             step = self.step
-            emit = self._emitter()
             invocations: Sequence[Invocation]
             if len(deliveries) == 1 and not tracing_on():
                 # A chain's step, untraced: the one delivery is handled in this frame (what _invoke does for a
                 # batch, without a coroutine of its own), with the same events in the same order.
                 d = deliveries[0]
                 eid = d.target_id
-                executor = workflow.executors[eid]
+                executor = executors[eid]
                 emit(step_event("superstep_started", [eid], None, step))
                 inv = Invocation(self, executor)
                 emit(step_event("executor_invoked", d.payload, eid, step))
