@@ -116,6 +116,19 @@ RENAMES: dict[str, tuple[str, str]] = {
         "agentnb.BaseChatClient",
         '`function_invocation_configuration["max_iterations"]` (or `max_iterations=`) on the client, default 40',
     ),
+    # The runner's parts: the same supersteps `Workflow.run` runs, over explicit edge groups and executors.
+    "Runner": (
+        "agentnb.Runner",
+        "`state` is a dict; a message whose sender is not one of its executors is an input; yields agentnb's events",
+    ),
+    "RunnerContext": (
+        "agentnb.RunnerContext",
+        "messages, events and checkpoint storage; a request is answered with `Runner.send_request_info_response`",
+    ),
+    "create_edge_runner": (
+        "agentnb.create_edge_runner",
+        "what a `Workflow` routes each group's messages through; `send_message` runs the receiving executors",
+    ),
     # Reference exceptions with no class of their own in agentnb: the nearest class to catch.
     "ChatClientInvalidRequestException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
     "ChatClientInvalidResponseException": ("agentnb.exceptions.ServiceResponseError", "catch this instead"),
@@ -248,12 +261,6 @@ NOT_YET: tuple[tuple[str, str], ...] = (
         r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$",
         "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
         "`agentnb.exceptions.WorkflowValidationError`",
-    ),
-    (
-        r"^Runner|^InProcRunnerContext$|^create_edge_runner$|^WorkflowEventSource$",
-        "not yet: the workflow runner's internals (runner, runner context, edge runners) are not pluggable in "
-        "agentnb: `Workflow.run` runs supersteps itself and a `Workflow` is made by `WorkflowBuilder`, not from a "
-        "runner context",
     ),
     (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
 )

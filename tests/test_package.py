@@ -43,7 +43,7 @@ WORKFLOW_MODULES = {
     "agentnb._provenance",
     "agentnb.workflows",
     *(f"agentnb.workflows.{m}" for m in (
-        "_builder", "_checkpoints", "_context", "_eager", "_edges", "_events", "_executor", "_failure",
+        "_builder", "_checkpoints", "_context", "_eager", "_edge_runner", "_edges", "_events", "_executor", "_failure",
         "_handlers", "_runner", "_tracing", "_typing_utils", "_validation", "_workflow",
     )),
 }  # fmt: skip

@@ -90,6 +90,7 @@ from ._workflow import Workflow
 
 if TYPE_CHECKING:
     from ._agent_executor import AgentExecutor, AgentExecutorRequest, AgentExecutorResponse, resolve_agent_id
+    from ._edge_runner import EdgeRunner, create_edge_runner
     from ._functional import FunctionalWorkflow, FunctionalWorkflowDefinition, StepWrapper, step, workflow
     from ._functional_agent import FunctionalWorkflowAgent
     from ._functional_run import RunContext, get_run_context
@@ -133,6 +134,8 @@ if TYPE_CHECKING:
         clean_conversation_for_handoff,
     )
     from ._rerun import EdgeMessage, ExecutorActivity, RerunChange, RerunResult, editable_input, parse_rerun_input
+    from ._runner import Runner
+    from ._runner_context import InProcRunnerContext, RunnerContext
     from ._timetravel import (
         CheckpointDiff,
         CheckpointHistory,
@@ -163,6 +166,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "CheckpointNode": "agentnb.workflows._timetravel",
     "ConcurrentBuilder": "agentnb.workflows._orchestrations",
     "EdgeMessage": "agentnb.workflows._rerun",
+    "EdgeRunner": "agentnb.workflows._edge_runner",
     "ExecutorActivity": "agentnb.workflows._rerun",
     "ForkEdits": "agentnb.workflows._timetravel",
     "FunctionalWorkflow": "agentnb.workflows._functional",
@@ -182,6 +186,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "HandoffConfiguration": "agentnb.workflows._orchestrations",
     "HandoffSentEvent": "agentnb.workflows._orchestrations",
     "HandoffUserInputRequest": "agentnb.workflows._orchestrations",
+    "InProcRunnerContext": "agentnb.workflows._runner_context",
     "MagenticAgentExecutor": "agentnb.workflows._orchestrations",
     "MagenticBuilder": "agentnb.workflows._orchestrations",
     "MagenticContext": "agentnb.workflows._orchestrations",
@@ -200,6 +205,8 @@ _LAZY_EXPORTS: dict[str, str] = {
     "RerunChange": "agentnb.workflows._rerun",
     "RerunResult": "agentnb.workflows._rerun",
     "RunContext": "agentnb.workflows._functional_run",
+    "Runner": "agentnb.workflows._runner",
+    "RunnerContext": "agentnb.workflows._runner_context",
     "SequentialBuilder": "agentnb.workflows._orchestrations",
     "StandardMagenticManager": "agentnb.workflows._orchestrations",
     "StepCallState": "agentnb.workflows._functional_view",
@@ -215,6 +222,7 @@ _LAZY_EXPORTS: dict[str, str] = {
     "check_pending_message": "agentnb.workflows._timetravel",
     "checkpoint_tree_svg": "agentnb.workflows._viz",
     "clean_conversation_for_handoff": "agentnb.workflows._orchestrations",
+    "create_edge_runner": "agentnb.workflows._edge_runner",
     "editable_input": "agentnb.workflows._rerun",
     "editable_state": "agentnb.workflows._timetravel",
     "get_run_context": "agentnb.workflows._functional_run",
@@ -245,6 +253,7 @@ __all__ = [
     "EdgeCondition",
     "EdgeGroup",
     "EdgeMessage",
+    "EdgeRunner",
     "Executor",
     "ExecutorActivity",
     "FanInEdgeGroup",
@@ -270,6 +279,7 @@ __all__ = [
     "HandoffSentEvent",
     "HandoffUserInputRequest",
     "InMemoryCheckpointStorage",
+    "InProcRunnerContext",
     "MagenticAgentExecutor",
     "MagenticBuilder",
     "MagenticContext",
@@ -291,6 +301,8 @@ __all__ = [
     "RerunResult",
     "RunContext",
     "RunStoreCheckpointStorage",
+    "Runner",
+    "RunnerContext",
     "SQLiteCheckpointStorage",
     "SequentialBuilder",
     "SingleEdgeGroup",
@@ -322,6 +334,7 @@ __all__ = [
     "check_pending_message",
     "checkpoint_tree_svg",
     "clean_conversation_for_handoff",
+    "create_edge_runner",
     "editable_input",
     "editable_state",
     "executor",

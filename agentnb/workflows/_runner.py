@@ -14,6 +14,10 @@ The run ends when no messages are left (``idle``), when only unanswered requests
 (``idle_with_pending_requests``), when an executor fails (``failed``, raising ``WorkflowRunError``), or when
 ``max_iterations`` supersteps ran (a guard against cycles that never exit). Events go to a *sink*: a
 list for ``await workflow.run(...)``, a queue for ``stream=True``; both paths share this one implementation.
+
+:class:`Runner` runs the same supersteps over explicit parts (edge groups, executors, a shared-state dict)
+with a :class:`~agentnb.workflows.RunnerContext` holding the waiting messages and the events between them,
+the reference's way of driving a workflow runner.
 """
 
 from __future__ import annotations
@@ -22,30 +26,36 @@ import asyncio
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 from .._provenance import run_metadata
-from ..exceptions import SerializationError, WorkflowRunError
+from ..exceptions import CheckpointMismatchError, SerializationError, WorkflowRunError
 from ._checkpoints import CheckpointStorage, PendingMessage, PendingRequest, WorkflowCheckpoint, new_id, utc_now
 from ._context import DELETED, WorkflowContext
 from ._eager import gather_eagerly
 from ._events import WorkflowErrorDetails, WorkflowEvent, WorkflowRunState, step_event
 from ._failure import run_failure
-from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run
+from ._tracing import traced_executor_call, traced_superstep, traced_workflow_run, tracing_on
 from ._typing_utils import describe, matches
 
 if TYPE_CHECKING:
     from ..store import Store
+    from ._edge_runner import EdgeRunner
+    from ._edges import EdgeGroup, WorkflowMessage
     from ._executor import Executor
     from ._functional import FunctionalWorkflow
     from ._handlers import HandlerSpec
+    from ._runner_context import RunnerContext
     from ._workflow import Workflow
 
-__all__ = ["Delivery", "Invocation", "RunContext", "StoreRecorder"]
+__all__ = ["Delivery", "Invocation", "RunContext", "Runner", "StoreRecorder"]
 
 logger = logging.getLogger("agentnb.workflows")
+
+# How RunContext._supersteps ended: no message left, one superstep run (``once``), or stopped by the gate.
+IDLE, STEPPED, STOPPED = 0, 1, 2
 
 DeliveryCall = Callable[["RunContext", "Executor", "Invocation", "Delivery"], "Awaitable[object] | None"]
 """How a superstep handles one delivery: :meth:`RunContext._call`, or the telemetry layer's wrapping of it."""
@@ -289,11 +299,7 @@ class RunContext:
                 )
             if fresh and self.storage is not None:
                 await self._checkpoint()
-            stopped = False
-            while await self._superstep():
-                if self.gate is not None and not await self.gate():
-                    stopped = True
-                    break
+            stopped = await self._supersteps() == STOPPED
             if self.storage is not None and self.last_checkpointed_step != self.step:
                 await self._checkpoint()
             if stopped:  # the reader left: the run ends here and can resume from its last checkpoint
@@ -319,43 +325,89 @@ class RunContext:
             if self.recorder is not None:
                 await self.recorder.close(status, error)
 
-    async def _superstep(self) -> bool:
-        routed = self._route()
-        deliveries = routed if isinstance(routed, list) else await routed
-        if not deliveries:
-            return False
+    async def _supersteps(self, once: bool = False) -> int:
+        """Run supersteps until no message is left (``IDLE``) or the gate says stop (``STOPPED``).
+
+        With ``once``, run at most one (``STEPPED`` when it ran). One coroutine for the whole run, not one per
+        superstep.
+        """
         workflow = self.workflow
-        if self.steps_this_run >= workflow.max_iterations:
-            raise WorkflowRunError(
-                f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
-                f"supersteps (messages are still pending for {sorted({d.target_id for d in deliveries})}); a cycle "
-                "probably has no exit. Add a condition that ends it, or raise max_iterations in WorkflowBuilder."
-            )
-        self.steps_this_run += 1
-        self.step += 1
-        step = self.step
-        batches: dict[str, list[Delivery]]
-        if len(deliveries) == 1:  # a chain's step: the routed list is the one batch
-            batches = {deliveries[0].target_id: deliveries}
-        else:
-            batches = {}
-            for d in deliveries:
-                batch = batches.get(d.target_id)
-                if batch is None:
-                    batches[d.target_id] = [d]
-                else:
-                    batch.append(d)
+        # Chosen once: a run store that fails mid-run is dropped, and emit() itself then skips it.
         emit = self._emitter()
-        emit(step_event("superstep_started", list(batches), None, step))
-        done = await self._invoke_all(batches, RunContext._call)
-        invocations = [done] if isinstance(done, Invocation) else done
-        for inv in invocations:
-            if inv.error is not None:
-                raise run_failure(
-                    inv.error,
-                    f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
-                    f"{type(inv.error).__name__}: {inv.error}",
-                ) from inv.error
+        executors = workflow.executors
+        while True:
+            routed = self._route()
+            deliveries = routed if isinstance(routed, list) else await routed
+            if not deliveries:
+                return IDLE
+            if self.steps_this_run >= workflow.max_iterations:
+                raise WorkflowRunError(
+                    f"Workflow {workflow.name!r} did not finish within max_iterations={workflow.max_iterations} "
+                    f"supersteps (messages are still pending for {sorted({d.target_id for d in deliveries})}); a cycle "
+                    "probably has no exit. Add a condition that ends it, or raise max_iterations in WorkflowBuilder."
+                )
+            self.steps_this_run += 1
+            self.step += 1
+            step = self.step
+            invocations: Sequence[Invocation]
+            if len(deliveries) == 1 and not tracing_on():
+                # A chain's step, untraced: the one delivery is handled in this frame (what _invoke does for a
+                # batch, without a coroutine of its own), with the same events in the same order.
+                d = deliveries[0]
+                eid = d.target_id
+                executor = executors[eid]
+                emit(step_event("superstep_started", [eid], None, step))
+                inv = Invocation(self, executor)
+                emit(step_event("executor_invoked", d.payload, eid, step))
+                try:
+                    pending = self._call(executor, inv, d)
+                    if pending is not None:
+                        await pending
+                except Exception as e:
+                    self._failed(inv, e, emit)
+                else:
+                    emit(step_event("executor_completed", None, eid, step))
+                if inv.error is None and not (inv.state_writes or inv.requests):
+                    # What it sent is all there is to commit: no commit() call, nothing left to check.
+                    pending_messages = self.pending
+                    for data, target in inv.outbox:
+                        pending_messages.append(PendingMessage(eid, data, target))
+                    invocations = ()
+                else:
+                    invocations = (inv,)
+            else:
+                batches: dict[str, list[Delivery]] = {}
+                for d in deliveries:
+                    batch = batches.get(d.target_id)
+                    if batch is None:
+                        batches[d.target_id] = [d]
+                    else:
+                        batch.append(d)
+                emit(step_event("superstep_started", list(batches), None, step))
+                done = await self._invoke_all(batches, RunContext._call)
+                invocations = [done] if isinstance(done, Invocation) else done
+            for inv in invocations:
+                if inv.error is not None:
+                    raise run_failure(
+                        inv.error,
+                        f"Executor {inv.executor_id!r} failed in superstep {step} of workflow {workflow.name!r}: "
+                        f"{type(inv.error).__name__}: {inv.error}",
+                    ) from inv.error
+            if invocations:
+                self.commit(invocations)
+            checkpoint_id = None
+            if self.storage is not None and (step % workflow.checkpoint_every == 0):
+                checkpoint_id = await self._checkpoint()
+            emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
+            if self.recorder is not None:
+                await self._record(self.recorder.flush())
+            if once:
+                return STEPPED
+            if self.gate is not None and not await self.gate():
+                return STOPPED
+
+    def commit(self, invocations: Sequence[Invocation]) -> None:
+        """Apply what ``invocations`` produced, in order: their messages, shared-state writes and requests."""
         pending = self.pending
         shared = self.shared_state
         for inv in invocations:
@@ -369,13 +421,6 @@ class RunContext:
                     shared[key] = value
             for request in inv.requests:
                 self.pending_requests[request.request_id] = request
-        checkpoint_id = None
-        if self.storage is not None and (step % workflow.checkpoint_every == 0):
-            checkpoint_id = await self._checkpoint()
-        emit(step_event("superstep_completed", {"checkpoint_id": checkpoint_id}, None, step))
-        if self.recorder is not None:
-            await self._record(self.recorder.flush())
-        return True
 
     async def invoke_alone(
         self, executor: Executor, deliveries: Sequence[Delivery], sink: Callable[[WorkflowEvent], Any]
@@ -429,26 +474,51 @@ class RunContext:
                 if pending is not None:
                     await pending
             except Exception as e:
-                inv.error = e
-                emit(
-                    WorkflowEvent(
-                        "executor_failed",
-                        WorkflowErrorDetails.from_exception(e, executor_id=eid),
-                        executor_id=eid,
-                        step=step,
-                    )
-                )
+                self._failed(inv, e, emit)
                 break
             emit(step_event("executor_completed", None, eid, step))
         return inv
+
+    def _failed(self, inv: Invocation, error: Exception, emit: Callable[[WorkflowEvent], Any]) -> None:
+        """Record that ``inv``'s executor raised ``error`` (its ``executor_failed`` event; the step fails)."""
+        inv.error = error
+        eid = inv.executor_id
+        emit(
+            WorkflowEvent(
+                "executor_failed",
+                WorkflowErrorDetails.from_exception(error, executor_id=eid),
+                executor_id=eid,
+                step=self.step,
+            )
+        )
 
     def _call(self, executor: Executor, inv: Invocation, d: Delivery) -> Awaitable[object] | None:
         """Handle ``d``: ``None`` when that is done, else what the caller awaits to finish it.
 
         A plain call, so a delivery costs no coroutine of the runner's own: an async handler whose return
-        value is not a message hands back its own coroutine.
+        value is not a message hands back its own coroutine. A message's handler is called here directly (one
+        call per delivery); an answer to a request goes through :meth:`_answer`.
         """
-        spec, result = self._dispatch(executor, inv, d)
+        if d.request is None:
+            payload = d.payload
+            spec = executor.find_handler(payload)
+            if spec is None:
+                accepted = ", ".join(describe(t) for t in executor.input_types) or "nothing"
+                raise TypeError(
+                    f"Executor {executor.id!r} has no handler for a message of type {type(payload).__qualname__}; "
+                    f"it accepts {accepted}."
+                )
+            func = spec.func
+            if spec.takes_ctx:
+                if spec.undeclared_context:
+                    ctx = WorkflowContext(inv, d.source_id, None, None)
+                else:
+                    ctx = WorkflowContext(inv, d.source_id, spec.output_types, spec.workflow_output_types)
+                result = func(payload, ctx) if spec.bound else func(executor, payload, ctx)
+            else:
+                result = func(payload) if spec.bound else func(executor, payload)
+        else:
+            spec, result = self._answer(executor, inv, d)
         if result.__class__ is CoroutineType or inspect.isawaitable(result):
             return self._send_returned(executor, inv, spec, result) if spec.returns_message else result
         if spec.returns_message and result is not None:
@@ -462,27 +532,18 @@ class RunContext:
         if result is not None:
             self._returned(executor, inv, spec, result)
 
-    def _dispatch(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
-        """Call the handler for ``d``: its spec and what it returned (awaited by the caller)."""
-        spec: HandlerSpec | None
-        if d.request is not None:
-            spec = executor.find_response_handler(d.request.request_data, d.payload)
-            if spec is None:
-                raise TypeError(
-                    f"Executor {executor.id!r} has no @response_handler for request data of type "
-                    f"{type(d.request.request_data).__qualname__} and a response of type "
-                    f"{type(d.payload).__qualname__}."
-                )
-            args: tuple[Any, ...] = (d.request.request_data, d.payload)
-        else:
-            spec = executor.find_handler(d.payload)
-            if spec is None:
-                accepted = ", ".join(describe(t) for t in executor.input_types) or "nothing"
-                raise TypeError(
-                    f"Executor {executor.id!r} has no handler for a message of type {type(d.payload).__qualname__}; "
-                    f"it accepts {accepted}."
-                )
-            args = (d.payload,)
+    def _answer(self, executor: Executor, inv: Invocation, d: Delivery) -> tuple[HandlerSpec, Any]:
+        """Call the ``@response_handler`` for the answer ``d``: its spec and what it returned."""
+        request = d.request
+        assert request is not None
+        spec = executor.find_response_handler(request.request_data, d.payload)
+        if spec is None:
+            raise TypeError(
+                f"Executor {executor.id!r} has no @response_handler for request data of type "
+                f"{type(request.request_data).__qualname__} and a response of type "
+                f"{type(d.payload).__qualname__}."
+            )
+        args: tuple[Any, ...] = (request.request_data, d.payload)
         if spec.takes_ctx:
             if spec.undeclared_context:
                 args = (*args, WorkflowContext(inv, d.source_id, None, None))
@@ -502,8 +563,8 @@ class RunContext:
 
     # -- routing ------------------------------------------------------------------------------------------
     # The run is the edge groups' Router (see agentnb.workflows.Router): routing a message costs a lookup of
-    # its source's groups (precomputed by the workflow) and one call per group, with nothing allocated but
-    # the deliveries.
+    # its source's edge runners (precomputed by the workflow) and one call per runner, with nothing allocated
+    # but the deliveries.
     def _route(self) -> list[Delivery] | Awaitable[list[Delivery]]:
         """The deliveries of the next superstep; an awaitable only once an edge condition is async.
 
@@ -517,10 +578,10 @@ class RunContext:
             self.responses = []
         pending, self.pending = self.pending, []
         self._out = out
-        groups_by_source = self.workflow.groups_by_source
+        runners_by_source = self.workflow.edge_runners_by_source
         for index, msg in enumerate(pending):
             source = msg.source_id
-            groups = None if source is None else groups_by_source.get(source)
+            groups = None if source is None else runners_by_source.get(source)
             if source is None or groups is None:
                 self._route_unlinked(msg)
                 continue
@@ -542,7 +603,7 @@ class RunContext:
         """Finish :meth:`_route` from message ``index``, whose group ``at`` answered with ``taken``."""
         msg = pending[index]
         assert msg.source_id is not None
-        groups = self.workflow.groups_by_source[msg.source_id]
+        groups = self.workflow.edge_runners_by_source[msg.source_id]
         delivered = await taken or delivered
         for group in groups[at + 1 :]:
             routed = group.route(msg.data, msg.source_id, msg.target_id, self)
@@ -552,7 +613,7 @@ class RunContext:
             self._undelivered(msg)
         for msg in pending[index + 1 :]:
             source = msg.source_id
-            groups = None if source is None else self.workflow.groups_by_source.get(source)
+            groups = None if source is None else self.workflow.edge_runners_by_source.get(source)
             if source is None or groups is None:
                 self._route_unlinked(msg)
                 continue
@@ -593,7 +654,10 @@ class RunContext:
 
     def fan_in_buffer(self, group_id: str) -> dict[str, list[Any]]:
         """The buffer of fan-in group ``group_id``, part of the run state (Router)."""
-        return self.fan_in_buffers.setdefault(group_id, {})
+        buffer = self.fan_in_buffers.get(group_id)  # no empty dict made per message, as setdefault would
+        if buffer is None:
+            buffer = self.fan_in_buffers[group_id] = {}
+        return buffer
 
     def warn(self, text: str) -> None:
         """Report a routing problem as a ``warning`` event (Router)."""
@@ -643,6 +707,237 @@ class RunContext:
         self.last_checkpoint_id = checkpoint.checkpoint_id
         self.last_checkpointed_step = self.step
         return checkpoint.checkpoint_id
+
+
+class Runner:
+    """The superstep loop over explicit parts: edge groups, executors, shared state and a runner context.
+
+    ``Workflow.run`` runs a built graph; a ``Runner`` runs the same supersteps (the same :class:`RunContext`)
+    for code written against the reference's runner. Messages wait in ``ctx`` between supersteps (send the
+    first ones with ``await ctx.send_message(WorkflowMessage(data, source_id=..., target_id=...))``; a sender
+    that is not one of ``executors`` makes it an input, delivered straight to its target), each superstep's
+    events go through ``ctx`` to :meth:`run_until_convergence`'s caller, shared-state writes land in
+    ``state``, and a checkpoint is written after every superstep when ``ctx`` has a checkpoint storage.
+
+    Example:
+        >>> from agentnb.workflows import InProcRunnerContext
+        >>> Runner([], {}, {}, InProcRunnerContext()).context.has_checkpointing()
+        False
+    """
+
+    def __init__(
+        self,
+        edge_groups: Sequence[EdgeGroup],
+        executors: dict[str, Executor],
+        state: dict[str, Any] | None = None,
+        ctx: RunnerContext | None = None,
+        workflow_name: str = "workflow",
+        graph_signature_hash: str | None = None,
+        max_iterations: int = 100,
+    ) -> None:
+        from ._edges import graph_signature
+        from ._runner_context import InProcRunnerContext
+        from ._workflow import Workflow  # the workflow module imports this one
+
+        start = next(iter(executors), "")
+        signature = graph_signature_hash or graph_signature(
+            start, {k: type(e).__qualname__ for k, e in executors.items()}, edge_groups
+        )
+        self.workflow = Workflow(
+            executors=dict(executors),
+            edge_groups=edge_groups,
+            start_executor_id=start,
+            name=workflow_name,
+            description=None,
+            max_iterations=max_iterations,
+            checkpoint_storage=None,
+            checkpoint_every=1,
+            output_from=None,
+            intermediate_output_from=None,
+            run_store=None,
+            graph_signature=signature,
+        )
+        self._ctx: RunnerContext = ctx if ctx is not None else InProcRunnerContext()
+        self._state: dict[str, Any] = state if state is not None else {}
+        self._run = RunContext(self.workflow, storage=None, store=None, streaming=self._ctx.is_streaming())
+        self._run.shared_state = self._state
+        self._run.state = WorkflowRunState.IN_PROGRESS
+
+    @property
+    def context(self) -> RunnerContext:
+        """The runner context messages, events and checkpoints go through."""
+        return self._ctx
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The shared state executors read and write (``ctx.get_state`` / ``ctx.set_state``)."""
+        return self._state
+
+    @property
+    def iteration(self) -> int:
+        """How many supersteps ran since the runner was made (or :meth:`reset_iteration_count`)."""
+        return self._run.steps_this_run
+
+    @property
+    def previous_checkpoint_id(self) -> str | None:
+        """The checkpoint the next one will name as its parent (the last written or restored)."""
+        return self._run.last_checkpoint_id
+
+    @property
+    def pending_requests(self) -> dict[str, PendingRequest]:
+        """The ``request_info`` requests waiting for an answer, by request id."""
+        return self._run.pending_requests
+
+    def send_request_info_response(self, request_id: str, response: Any) -> None:
+        """Answer a pending request; its ``@response_handler`` runs in the next superstep.
+
+        Raises:
+            ValueError: No such pending request.
+            TypeError: ``response`` is not of the type the request asked for.
+        """
+        self._run.apply_responses({request_id: response})
+
+    def bind(self, state: dict[str, Any] | None, ctx: RunnerContext | None) -> None:
+        """Use ``state`` and ``ctx`` (when given) from now on."""
+        if state is not None and state is not self._state:
+            self._state = self._run.shared_state = state
+        if ctx is not None:
+            self._ctx = ctx
+
+    def reset_iteration_count(self) -> None:
+        """Count supersteps from zero again (``max_iterations`` applies from here)."""
+        self._run.steps_this_run = 0
+
+    async def run_until_convergence(self) -> AsyncIterator[WorkflowEvent]:
+        """Run supersteps until no message is left, yielding each superstep's events as it ends.
+
+        Raises:
+            WorkflowRunError: An executor failed (after its ``executor_failed`` event was yielded), or messages
+                were still waiting after ``max_iterations`` supersteps.
+        """
+        ctx, run = self._ctx, self._run
+        for event in await ctx.drain_events():
+            yield event
+        await self._take_messages()
+        events: list[WorkflowEvent] = []
+        run._sink = events.append  # pyright: ignore[reportPrivateUsage]  # same module: the run's own sink
+        run.storage = ctx.checkpoint_storage
+        try:
+            while True:
+                try:
+                    more = await run._supersteps(once=True) == STEPPED  # pyright: ignore[reportPrivateUsage]
+                finally:
+                    for event in events:
+                        await ctx.add_event(event)
+                    events.clear()
+                for event in await ctx.drain_events():
+                    yield event
+                await self._give_messages()
+                if not more or not await ctx.has_messages():
+                    break
+                await self._take_messages()
+        except WorkflowRunError:
+            for event in await ctx.drain_events():
+                yield event
+            raise
+        finally:
+            run._sink = _drop  # pyright: ignore[reportPrivateUsage]
+
+    async def deliver_through(self, edge_runner: EdgeRunner, message: WorkflowMessage) -> bool:
+        """Route ``message`` through ``edge_runner`` now and run the executors that receive it (committed).
+
+        What they send goes to the context as messages, their events as events. Returns whether the group
+        took the message.
+
+        Raises:
+            WorkflowRunError: A receiving executor failed.
+        """
+        run = self._run
+        run._out = []  # pyright: ignore[reportPrivateUsage]
+        events: list[WorkflowEvent] = []
+        run._sink = events.append  # pyright: ignore[reportPrivateUsage]
+        try:
+            taken = edge_runner.route(message.data, message.source_id, message.target_id, run)
+            if taken is not True and taken is not False:
+                taken = await taken
+            executors = self.workflow.executors
+            for delivery in run._out:  # pyright: ignore[reportPrivateUsage]
+                inv = await run.invoke_alone(executors[delivery.target_id], [delivery], events.append)
+                if inv.error is not None:
+                    raise run_failure(
+                        inv.error,
+                        f"Executor {inv.executor_id!r} failed: {type(inv.error).__name__}: {inv.error}",
+                    ) from inv.error
+                run.commit([inv])
+                await self._give_messages()
+        finally:
+            run._sink = _drop  # pyright: ignore[reportPrivateUsage]
+            for event in events:
+                await self._ctx.add_event(event)
+        return bool(taken)
+
+    # -- checkpoints --------------------------------------------------------------------------------------
+    async def build_checkpoint(self) -> WorkflowCheckpoint:
+        """The current state (queued messages included, left queued) as a checkpoint, written nowhere."""
+        await self._take_messages()
+        try:
+            return await self._run.snapshot()
+        finally:
+            await self._give_messages()
+
+    async def restore_checkpoint(self, checkpoint: WorkflowCheckpoint) -> None:
+        """Take over ``checkpoint``'s state: shared state, executor states, fan-in buffers and its messages.
+
+        Raises:
+            CheckpointMismatchError: The checkpoint was written by a different graph.
+        """
+        if checkpoint.graph_signature != self.workflow.graph_signature:
+            raise CheckpointMismatchError(
+                f"Checkpoint {checkpoint.checkpoint_id!r} was written by a different graph (signature "
+                f"{checkpoint.graph_signature[:12]}…, this runner's {self.workflow.graph_signature[:12]}…)."
+            )
+        run = self._run
+        await self._ctx.drain_messages()
+        await run.restore(checkpoint)
+        self._state.clear()
+        self._state.update(run.shared_state)
+        run.shared_state = self._state
+        await self._give_messages()
+
+    async def restore_from_checkpoint(
+        self, checkpoint_id: str, checkpoint_storage: CheckpointStorage | None = None
+    ) -> None:
+        """Load ``checkpoint_id`` (from ``checkpoint_storage``, else the context's storage) and restore it.
+
+        Raises:
+            ValueError: Neither ``checkpoint_storage`` nor the context has a storage.
+            CheckpointNotFoundError: No such checkpoint.
+            CheckpointMismatchError: The checkpoint was written by a different graph.
+        """
+        if checkpoint_storage is not None:
+            checkpoint = await checkpoint_storage.load(checkpoint_id)
+        else:
+            checkpoint = await self._ctx.load_checkpoint(checkpoint_id)
+        await self.restore_checkpoint(checkpoint)
+
+    # -- the message queue --------------------------------------------------------------------------------
+    async def _take_messages(self) -> None:
+        """Move the context's queued messages into the run (a sender that is no executor: an input)."""
+        executors = self.workflow.executors
+        pending = self._run.pending
+        for source, messages in (await self._ctx.drain_messages()).items():
+            sender = source if source in executors else None
+            for message in messages:
+                pending.append(PendingMessage(sender, message.data, message.target_id))
+
+    async def _give_messages(self) -> None:
+        """Move the run's waiting messages to the context (an input is listed under its target's input name)."""
+        from ._edges import INTERNAL_SOURCE_ID, WorkflowMessage
+
+        pending, self._run.pending = self._run.pending, []
+        for msg in pending:
+            source = msg.source_id if msg.source_id is not None else INTERNAL_SOURCE_ID(msg.target_id or "")
+            await self._ctx.send_message(WorkflowMessage(data=msg.data, source_id=source, target_id=msg.target_id))
 
 
 def _drop(event: WorkflowEvent) -> None:

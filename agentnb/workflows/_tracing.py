@@ -30,7 +30,14 @@ from .. import _telemetry as tel
 if TYPE_CHECKING:
     from ._executor import Executor
 
-__all__ = ["traced_build", "traced_executor_call", "traced_step_call", "traced_superstep", "traced_workflow_run"]
+__all__ = [
+    "traced_build",
+    "traced_executor_call",
+    "traced_step_call",
+    "traced_superstep",
+    "traced_workflow_run",
+    "tracing_on",
+]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _C = TypeVar("_C", bound=Callable[..., "Awaitable[object] | None"])
@@ -165,6 +172,11 @@ async def _superstep(
             return await invoke_all(run, batches, functools.partial(_executor_call, call))
     finally:
         tel.end_span(span)
+
+
+#: Whether runs are traced right now (the telemetry switch itself, no call of its own): an untraced superstep
+#: with one delivery handles it without going through :func:`traced_superstep`'s layer.
+tracing_on: Callable[[], bool] = tel.is_enabled
 
 
 def traced_superstep(invoke_all: _F) -> _F:

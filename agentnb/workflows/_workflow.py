@@ -34,6 +34,7 @@ from .._serialization import type_id
 from .._types import ResponseStream
 from ..exceptions import CheckpointMismatchError, ExecutorInputError, WorkflowError
 from ._checkpoints import CheckpointStorage
+from ._edge_runner import EdgeRunner, create_edge_runner
 from ._edges import EdgeGroup, WorkflowMessage
 from ._events import WorkflowEvent, WorkflowRunResult, WorkflowRunState
 from ._executor import Executor, FunctionExecutor
@@ -95,10 +96,16 @@ class Workflow:
         self.run_store = run_store
         self.graph_signature = graph_signature
         self.groups_by_source: dict[str, list[EdgeGroup]] = {}
+        # What a run routes each source's messages through: its groups, bound to the executors.
+        self.edge_runners_by_source: dict[str, list[EdgeRunner]] = {}
         for group in self.edge_groups:
+            edge_runner = create_edge_runner(group, executors)
             for source in group.sources:
                 self.groups_by_source.setdefault(source, []).append(group)
+                self.edge_runners_by_source.setdefault(source, []).append(edge_runner)
         self.stateful_executors = [e for e in executors.values() if e.has_checkpoint_state]
+        # A fresh run resets only executors with a reset of their own (the base class's does nothing).
+        self._resettable = [e for e in executors.values() if _resets(e)]
         self._all_output = output_from is None and intermediate_output_from is None
         self._output_kinds: dict[str, str | None] = {}
         for executor_id in executors:
@@ -406,7 +413,7 @@ class Workflow:
                     accepted=accepted,
                     got=type(message).__qualname__,
                 )
-            for executor in self.executors.values():
+            for executor in self._resettable:
                 executor.reset()
             run.start_fresh(message)
         else:
@@ -558,6 +565,15 @@ class Workflow:
     def state(self) -> WorkflowRunState | None:
         """The state of the last run in this process (``None`` before the first run)."""
         return None if self._last is None else self._last.state
+
+
+def _resets(executor: Executor) -> bool:
+    """Whether ``executor.reset`` is more than the base class's no-op (overridden, or set on the instance).
+
+    Asked through the bound method, not ``vars(executor)``: reading an object's ``__dict__`` makes CPython keep
+    its attributes in a dict from then on, which slows every attribute read of that executor in a run.
+    """
+    return getattr(executor.reset, "__func__", None) is not Executor.reset
 
 
 def _nobody() -> None:

@@ -7,12 +7,9 @@ from unittest.mock import patch
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from agentnb import Executor, WorkflowContext, WorkflowMessage, handler
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
+from agentnb import Executor, InProcRunnerContext, WorkflowContext, WorkflowMessage, handler
 from agentnb.workflows import Edge, FanInEdgeGroup, FanOutEdgeGroup, SingleEdgeGroup, SwitchCaseEdgeGroup, SwitchCaseEdgeGroupCase, SwitchCaseEdgeGroupDefault
-from tests.parity.core.missing import missing
-create_edge_runner = missing("agentnb.create_edge_runner")
+from agentnb import create_edge_runner
 from agentnb.observability import EdgeGroupDeliveryStatus
 
 

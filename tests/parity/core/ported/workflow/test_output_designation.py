@@ -16,8 +16,7 @@ from typing_extensions import Never
 
 from agentnb import Message, WorkflowBuilder, WorkflowContext, executor
 from agentnb.exceptions import WorkflowValidationError
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
+from agentnb import InProcRunnerContext
 from agentnb import Workflow
 
 # ---------------------------------------------------------------------------

@@ -4,9 +4,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from agentnb import FileCheckpointStorage, InMemoryCheckpointStorage, WorkflowBuilder, WorkflowRunState
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
+from agentnb import FileCheckpointStorage, InMemoryCheckpointStorage, InProcRunnerContext, WorkflowBuilder, WorkflowRunState
 from agentnb import WorkflowEvent
 
 from .test_request_info_and_response import CalculationRequest, UserApprovalRequest

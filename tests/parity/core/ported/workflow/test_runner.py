@@ -10,12 +10,8 @@ import pytest
 from agentnb import AgentExecutorResponse, AgentResponse, Executor, InMemoryCheckpointStorage, WorkflowCheckpoint, WorkflowContext, WorkflowEvent, WorkflowRunState, handler
 from agentnb.exceptions import WorkflowCheckpointException, WorkflowRunError as WorkflowConvergenceException
 from agentnb.workflows import FanOutEdgeGroup, SingleEdgeGroup
-from tests.parity.core.missing import missing
-Runner = missing("agentnb.Runner")
-from agentnb import WorkflowMessage
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
-RunnerContext = missing("agentnb.RunnerContext")
+from agentnb import Runner
+from agentnb import InProcRunnerContext, RunnerContext, WorkflowMessage
 
 
 @dataclass

@@ -11,10 +11,8 @@ from uuid import uuid4
 
 import pytest
 
-from agentnb import AgentExecutor, AgentResponse, AgentResponseUpdate, AgentRunInputs, AgentSession, BaseAgent, Content, Executor, FileCheckpointStorage, Message, ResponseStream, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowMessage, WorkflowRunResult, WorkflowRunState, handler, response_handler
+from agentnb import AgentExecutor, AgentResponse, AgentResponseUpdate, AgentRunInputs, AgentSession, BaseAgent, Content, Executor, FileCheckpointStorage, InProcRunnerContext, Message, ResponseStream, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowMessage, WorkflowRunResult, WorkflowRunState, handler, response_handler
 from agentnb.exceptions import WorkflowCheckpointException, WorkflowRunError as WorkflowConvergenceException, WorkflowException
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 
 
 @dataclass

@@ -13,8 +13,7 @@ from agentnb import Executor, WorkflowBuilder, WorkflowContext, WorkflowEvent, W
 if TYPE_CHECKING:
     from _pytest.logging import LogCaptureFixture
 
-    from tests.parity.core.missing import missing
-    InProcRunnerContext = missing("agentnb.InProcRunnerContext")
+    from agentnb import InProcRunnerContext
 
 
 class MockExecutor(Executor):

@@ -8,9 +8,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from agentnb import InMemoryCheckpointStorage, WorkflowBuilder
 from agentnb import Executor, handler
-from agentnb import WorkflowMessage
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
+from agentnb import InProcRunnerContext, WorkflowMessage
 from agentnb import Workflow
 from agentnb import WorkflowContext
 from agentnb.observability import OtelAttr, create_processing_span, create_workflow_span

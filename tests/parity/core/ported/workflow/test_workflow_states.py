@@ -5,10 +5,8 @@ from typing import Any
 import pytest
 from typing_extensions import Never
 
-from agentnb import Executor, Workflow, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowRunResult, WorkflowRunState, handler
+from agentnb import Executor, InProcRunnerContext, Workflow, WorkflowBuilder, WorkflowContext, WorkflowEvent, WorkflowRunResult, WorkflowRunState, handler
 from agentnb.workflows import WorkflowEventSource
-from tests.parity.core.missing import missing
-InProcRunnerContext = missing("agentnb.InProcRunnerContext")
 
 
 class FailingExecutor(Executor):
