@@ -195,7 +195,7 @@ RENAMES: dict[str, tuple[str, str]] = {
         "the release's keywords and methods (`with_autonomous_mode(agents=, prompts=, turn_limits=)`, "
         "`enable_return_to_previous`, ...); participants go to the constructor (no `.participants()` method) and "
         "the start agent defaults to the first. The workflow's output is the final conversation, each reply an "
-        "`intermediate` event; `output_from=\"all\"` makes each reply an `output` as in the release",
+        '`intermediate` event; `output_from="all"` makes each reply an `output` as in the release',
     ),
     "MagenticResetSignal": (
         "agentnb.orchestrations.MagenticResetSignal",
@@ -239,6 +239,7 @@ RENAMES: dict[str, tuple[str, str]] = {
 }
 
 # Names tied to a Microsoft cloud service: agentnb has no counterpart on purpose. (pattern, note naming the service)
+# Every other reference name has a counterpart; ``tests/test_migration_doc.py`` fails on one that does not.
 MICROSOFT_CLOUD: tuple[tuple[str, str], ...] = (
     (
         r"Foundry",
@@ -247,23 +248,6 @@ MICROSOFT_CLOUD: tuple[tuple[str, str], ...] = (
     ),
 )
 
-# Names agentnb does not have yet, by the first pattern that matches: what is missing and what to use meanwhile.
-# ``tests/test_migration_doc.py`` requires every unmapped name outside MICROSOFT_CLOUD to be listed here.
-NOT_YET: tuple[tuple[str, str], ...] = (
-    (r"^AgentExternalInput", "not yet: the `externalLoop` input of agent actions"),
-    (r"^ToolApproval|^MCPToolApprovalRequest$", "not yet: approval of declarative tool and MCP actions"),
-    (
-        r"CodeInterpreter|FileSearchTool|ImageGeneration|WebSearch|ShellTool|SupportsMCPTool|HostedMCP",
-        "not yet: provider-hosted tools; use function tools or `agentnb.mcp`",
-    ),
-    (r"ContinuationToken", "not yet: background responses and continuation tokens"),
-    (
-        r"Error$|^Edge|^SwitchCase|^validate_workflow_graph$",
-        "not yet: the graph-validation and edge names; `WorkflowBuilder.build()` raises "
-        "`agentnb.exceptions.WorkflowValidationError`",
-    ),
-    (r"^SKIP_PARSING$", "not yet: a tool's `result_parser` sentinel"),
-)
 OTHER = "not in agentnb"
 
 
@@ -321,7 +305,7 @@ def counterpart(name: str, area: Area) -> tuple[str | None, str]:
         if found is not None and (not name.startswith("_") or name == "__version__"):
             real = getattr(found, "__name__", name)
             return path, (f"alias of `{real}`" if isinstance(found, type) and real != name else "")
-    for pattern, note in (*MICROSOFT_CLOUD, *NOT_YET):
+    for pattern, note in MICROSOFT_CLOUD:
         if re.search(pattern, name):
             return None, note
     return None, OTHER
