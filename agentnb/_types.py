@@ -1254,7 +1254,15 @@ class _UpdateBase(_LazyProperties, _JsonForm):
         model: str | None = None,
         continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
-        self.contents = _to_contents(contents)
+        if contents.__class__ is list:  # every streamed chunk's: _to_contents inline (a copy, checked)
+            copied: list[Any] = list(contents)  # pyright: ignore[reportArgumentType, reportUnknownVariableType]
+            for item in copied:
+                if not isinstance(item, Content):
+                    copied = _to_contents(contents)
+                    break
+            self.contents = copied
+        else:
+            self.contents = _to_contents(contents)
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
         self.role = role
@@ -1293,7 +1301,11 @@ class _UpdateBase(_LazyProperties, _JsonForm):
     @property
     def text(self) -> str:
         """The text in this update."""
-        return _joined_text(self.contents)
+        contents = self.contents
+        if len(contents) == 1:  # a streamed chunk (read once per chunk by most consumers): _joined_text inline
+            only = contents[0]
+            return (only.text or "") if only.type == "text" else ""
+        return _joined_text(contents)
 
     @property
     def user_input_requests(self) -> list[Content]:
@@ -1431,22 +1443,27 @@ def relabel_chat_update(
     relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
     relabelled.agent_id = agent_id
     relabelled.raw_representation = update
-    # The fields a chat update stores only when given (see _UpdateBase.__init__).
-    if update.response_id is not None:
-        relabelled.response_id = update.response_id
-    if update.message_id is not None:
-        relabelled.message_id = update.message_id
-    if update.conversation_id is not None:
-        relabelled.conversation_id = update.conversation_id
-    if update.model_id is not None:
-        relabelled.model_id = update.model_id
-    if update.created_at is not None:
-        relabelled.created_at = update.created_at
-    if update.finish_reason is not None:
-        relabelled.finish_reason = update.finish_reason
-    if update.continuation_token is not None:
-        relabelled.continuation_token = update.continuation_token
+    # The fields a chat update stores only when given (see _UpdateBase.__init__), read in one C call: each read
+    # of a field left to the class default is a slow lookup, and most chunks give none of them.
+    given = _OPTIONAL_UPDATE_FIELDS(update)
+    if given != _NONE_GIVEN:
+        for name, value in zip(_OPTIONAL_UPDATE_NAMES, given, strict=True):
+            if value is not None:
+                setattr(relabelled, name, value)
     return relabelled
+
+
+_OPTIONAL_UPDATE_NAMES = (
+    "response_id",
+    "message_id",
+    "conversation_id",
+    "model_id",
+    "created_at",
+    "finish_reason",
+    "continuation_token",
+)
+_OPTIONAL_UPDATE_FIELDS: Callable[[_UpdateBase], tuple[Any, ...]] = attrgetter(*_OPTIONAL_UPDATE_NAMES)
+_NONE_GIVEN = (None,) * len(_OPTIONAL_UPDATE_NAMES)
 
 
 def map_chat_to_agent_update(update: ChatResponseUpdate, agent_name: str | None) -> AgentResponseUpdate:
