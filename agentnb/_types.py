@@ -1266,28 +1266,20 @@ class _UpdateBase(_LazyProperties, _JsonForm):
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
         self.role = role
-        if additional_properties:
-            self._properties = additional_properties
-        # Only what is given is stored (see the class attributes): a stream makes one update per chunk.
-        if author_name is not None:
-            self.author_name = author_name
-        if response_id is not None:
-            self.response_id = response_id
-        if message_id is not None:
-            self.message_id = message_id
-        if conversation_id is not None:
-            self.conversation_id = conversation_id
-        if model_id is not None or model is not None:
-            self.model_id = model_id if model_id is not None else model
-        if created_at is not None:
-            self.created_at = created_at
-        if finish_reason is not None:
-            self.finish_reason = finish_reason
-        if raw_representation is not None:
-            self.raw_representation = raw_representation
-        if continuation_token is not None:
-            # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
-            self.continuation_token = continuation_token
+        # Every field is stored, given or not: each update is read field by field (relabelled for an agent,
+        # assembled), and a field left to its class default reads several times slower than one the instance
+        # holds. Additional properties stay lazy (see _LazyProperties).
+        self._properties = additional_properties or None
+        self.author_name = author_name
+        self.response_id = response_id
+        self.message_id = message_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id if model_id is not None else model
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.raw_representation = raw_representation
+        # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
+        self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -1433,37 +1425,24 @@ def relabel_chat_update(
     """
     if update.__class__ is not ChatResponseUpdate:
         return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author_name)
-    # The same fields, copied without the keywords. Attribute writes, not ``__dict__``: reading an instance's
-    # ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its updates.
+    # The fields the constructor stores, copied without the keywords. Attribute writes, not ``__dict__``: reading an
+    # instance's ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its
+    # updates.
     relabelled = object.__new__(AgentResponseUpdate)
     relabelled.contents = list(update.contents)
     relabelled.role = role = update.role
-    if properties := update._properties:  # pyright: ignore[reportPrivateUsage]
-        relabelled._properties = properties  # pyright: ignore[reportPrivateUsage]
+    relabelled._properties = update._properties or None  # pyright: ignore[reportPrivateUsage]
     relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
-    relabelled.agent_id = agent_id
+    relabelled.response_id = update.response_id
+    relabelled.message_id = update.message_id
+    relabelled.conversation_id = update.conversation_id
+    relabelled.model_id = update.model_id
+    relabelled.created_at = update.created_at
+    relabelled.finish_reason = update.finish_reason
     relabelled.raw_representation = update
-    # The fields a chat update stores only when given (see _UpdateBase.__init__), read in one C call: each read
-    # of a field left to the class default is a slow lookup, and most chunks give none of them.
-    given = _OPTIONAL_UPDATE_FIELDS(update)
-    if given != _NONE_GIVEN:
-        for name, value in zip(_OPTIONAL_UPDATE_NAMES, given, strict=True):
-            if value is not None:
-                setattr(relabelled, name, value)
+    relabelled.continuation_token = update.continuation_token
+    relabelled.agent_id = agent_id
     return relabelled
-
-
-_OPTIONAL_UPDATE_NAMES = (
-    "response_id",
-    "message_id",
-    "conversation_id",
-    "model_id",
-    "created_at",
-    "finish_reason",
-    "continuation_token",
-)
-_OPTIONAL_UPDATE_FIELDS: Callable[[_UpdateBase], tuple[Any, ...]] = attrgetter(*_OPTIONAL_UPDATE_NAMES)
-_NONE_GIVEN = (None,) * len(_OPTIONAL_UPDATE_NAMES)
 
 
 def map_chat_to_agent_update(update: ChatResponseUpdate, agent_name: str | None) -> AgentResponseUpdate:
