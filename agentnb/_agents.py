@@ -25,7 +25,14 @@ from ._extensions import AGENT_MCP_SERVER
 from ._json import is_list_or_tuple
 from ._layers import AgentMiddlewareLayer, AgentTelemetryLayer
 from ._listeners import AgentListener, current_listener, listening
-from ._middleware import AgentContext, AgentMiddleware, FunctionInvocationContext, run_pipeline, split_middleware
+from ._middleware import (
+    AgentContext,
+    AgentMiddleware,
+    FunctionInvocationContext,
+    agent_context,
+    run_pipeline,
+    split_middleware,
+)
 from ._origin import attach_origin
 from ._sessions import AgentSession, ContextProvider, HistoryProvider, InMemoryHistoryProvider, SessionContext
 from ._telemetry_layers import traced_agent_turn
@@ -633,14 +640,8 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         opts = {**self.default_options, **options} if options else {**self.default_options}
         if None in opts.values():  # a None is unset: the agent's value stays, and None is never sent
             opts = self._options_set(options)
-        context = AgentContext(
-            agent=self,
-            messages=normalize_messages(messages),
-            session=session,
-            options=opts,
-            stream=stream,
-            kwargs=kwargs,
-            function_invocation_kwargs=function_invocation_kwargs,
+        context = agent_context(
+            self, normalize_messages(messages), session, opts, stream, kwargs, function_invocation_kwargs
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         own_agent_mw, own_client_mw = self._sorted_middleware or self._sort_middleware()
