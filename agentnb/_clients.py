@@ -406,17 +406,17 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         compaction: RequestCompactor | None = None
         if strategy is not None or counter is not None:
             compaction = REQUEST_COMPACTION.get()(strategy, counter)
-        loop = _FunctionInvocationLoop(
+        loop = _FunctionInvocationLoop(  # positional: a class called with keywords passes them through a dict
             self,
             self._model_call,
             normalize_messages(messages),
             options,
-            chat_middleware=chat_mw,
-            function_middleware=function_mw,
-            session=session,
-            function_kwargs=function_invocation_kwargs or {},
-            kwargs=kwargs,
-            compaction=compaction,
+            chat_mw,
+            function_mw,
+            session,
+            function_invocation_kwargs or {},
+            kwargs,
+            compaction,
         )
         if stream:
             updates = cast("AsyncIterator[ChatResponseUpdate]", loop.run(stream=True))  # splices are its own
@@ -613,7 +613,6 @@ class _FunctionInvocationLoop:
         model_call: Callable[[ChatContext], Awaitable[None]],
         messages: list[Message],
         options: dict[str, Any],
-        *,
         chat_middleware: list[ChatMiddleware],
         function_middleware: list[FunctionMiddleware],
         session: AgentSession | None,
