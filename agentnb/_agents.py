@@ -30,6 +30,7 @@ from ._middleware import (
     AgentMiddleware,
     FunctionInvocationContext,
     MiddlewareBundle,
+    agent_context,
     run_pipeline,
     split_middleware,
 )
@@ -659,14 +660,8 @@ class Agent(AgentMiddlewareLayer, AgentTelemetryLayer, BaseAgent, Generic[Option
         opts = {**self.default_options, **options} if options else {**self.default_options}
         if None in opts.values():  # a None is unset: the agent's value stays, and None is never sent
             opts = self._options_set(options)
-        context = AgentContext(
-            agent=self,
-            messages=normalize_messages(messages),
-            session=session,
-            options=opts,
-            stream=stream,
-            kwargs=kwargs,
-            function_invocation_kwargs=function_invocation_kwargs,
+        context = agent_context(
+            self, normalize_messages(messages), session, opts, stream, kwargs, function_invocation_kwargs
         )
         run_tools = list(tools) if is_list_or_tuple(tools) else ([tools] if tools else [])
         own_agent_mw, own_client_mw = self._sorted_middleware or self._sort_middleware()

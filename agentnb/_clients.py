@@ -55,6 +55,8 @@ from ._middleware import (
     FunctionInvocationContext,
     FunctionMiddleware,
     MiddlewareType,
+    chat_context,
+    function_context,
     run_pipeline,
     split_middleware,
 )
@@ -404,17 +406,17 @@ class BaseChatClient(ABC, Generic[OptionsT]):
         compaction: RequestCompactor | None = None
         if strategy is not None or counter is not None:
             compaction = REQUEST_COMPACTION.get()(strategy, counter)
-        loop = _FunctionInvocationLoop(
+        loop = _FunctionInvocationLoop(  # positional: a class called with keywords passes them through a dict
             self,
             self._model_call,
             normalize_messages(messages),
             options,
-            chat_middleware=chat_mw,
-            function_middleware=function_mw,
-            session=session,
-            function_kwargs=function_invocation_kwargs or {},
-            kwargs=kwargs,
-            compaction=compaction,
+            chat_mw,
+            function_mw,
+            session,
+            function_invocation_kwargs or {},
+            kwargs,
+            compaction,
         )
         if stream:
             updates = cast("AsyncIterator[ChatResponseUpdate]", loop.run(stream=True))  # splices are its own
@@ -623,7 +625,6 @@ class _FunctionInvocationLoop:
         model_call: Callable[[ChatContext], Awaitable[None]],
         messages: list[Message],
         options: dict[str, Any],
-        *,
         chat_middleware: list[ChatMiddleware],
         function_middleware: list[FunctionMiddleware],
         session: AgentSession | None,
@@ -858,15 +859,7 @@ class _FunctionInvocationLoop:
             sent = for_model(await self.compaction.prepare(conversation))
             if self.instructions:
                 sent = [*self.instructions, *sent]
-        context = ChatContext(
-            client=self.client,
-            messages=sent,
-            options=options,
-            stream=stream,
-            kwargs=self.kwargs,
-            session=self.session,
-            function_invocation_kwargs=self.function_kwargs,
-        )
+        context = chat_context(self.client, sent, options, stream, self.kwargs, self.session, self.function_kwargs)
         if self.instructions:
             context.metadata[INSTRUCTIONS_METADATA] = self.instructions  # the chat span records them apart
         if self.compaction is not None and self.compaction.reports:
@@ -940,14 +933,7 @@ class _FunctionInvocationLoop:
             arguments = call_arguments(call)
         except ValueError as e:
             return self._arguments_failed(call_id, e), False
-        context = FunctionInvocationContext(
-            function=tool,
-            arguments=arguments,
-            call_id=call_id,
-            session=self.session,
-            tools=self.tools,
-            kwargs=dict(self.function_kwargs),
-        )
+        context = function_context(tool, arguments, call_id, self.session, self.tools, dict(self.function_kwargs))
 
         async def invoke(ctx: FunctionInvocationContext) -> None:
             ctx.result = await ctx.function.invoke_raw(arguments=ctx.arguments, context=ctx)

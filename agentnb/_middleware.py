@@ -127,6 +127,32 @@ class AgentContext(_StreamHooks):
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
 
 
+def agent_context(
+    agent: Any,
+    messages: list[Message],
+    session: AgentSession | None,
+    options: dict[str, Any],
+    stream: bool,
+    kwargs: dict[str, Any],
+    function_invocation_kwargs: dict[str, Any] | None,
+) -> AgentContext:
+    """``AgentContext(...)`` with these values, positional and without its keyword passing: one per agent run.
+
+    Writes exactly the fields the constructor writes (a test compares them).
+    """
+    context: AgentContext = object.__new__(AgentContext)
+    context.agent = agent
+    context.function_invocation_kwargs = function_invocation_kwargs or {}
+    context.messages = messages
+    context.session = session
+    context.options = options
+    context.stream = stream
+    context.kwargs = kwargs or {}
+    context.result = None
+    context.metadata = {}
+    return context
+
+
 class ChatContext(_StreamHooks):
     """What chat middleware sees for one model call: messages, options and (after) the response.
 
@@ -156,6 +182,32 @@ class ChatContext(_StreamHooks):
         self.function_invocation_kwargs: dict[str, Any] = function_invocation_kwargs or {}
         self.result: Any = None
         self.metadata: dict[str, Any] = metadata if metadata is not None else {}
+
+
+def chat_context(
+    client: Any,
+    messages: list[Message],
+    options: dict[str, Any],
+    stream: bool,
+    kwargs: dict[str, Any],
+    session: AgentSession | None,
+    function_invocation_kwargs: dict[str, Any],
+) -> ChatContext:
+    """``ChatContext(...)`` with these values, positional and without its keyword passing: one per model call.
+
+    Writes exactly the fields the constructor writes (a test compares them).
+    """
+    context: ChatContext = object.__new__(ChatContext)
+    context.client = client
+    context.session = session
+    context.messages = messages
+    context.options = options
+    context.stream = stream
+    context.kwargs = kwargs or {}
+    context.function_invocation_kwargs = function_invocation_kwargs or {}
+    context.result = None
+    context.metadata = {}
+    return context
 
 
 class FunctionInvocationContext:
@@ -229,6 +281,30 @@ class _Middleware(ABC, Generic[_ContextT]):
     @abstractmethod
     async def process(self, context: _ContextT, call_next: CallNext) -> None:
         """Do work around ``await call_next()``; set ``context.result`` to replace the outcome."""
+
+
+def function_context(
+    function: FunctionTool,
+    arguments: dict[str, Any],
+    call_id: str | None,
+    session: AgentSession | None,
+    tools: list[FunctionTool] | None,
+    kwargs: dict[str, Any],
+) -> FunctionInvocationContext:
+    """``FunctionInvocationContext(...)`` with these values, positional and without its keyword passing: one per
+    tool call. Writes exactly the fields the constructor writes (a test compares them)."""
+    context: FunctionInvocationContext = object.__new__(FunctionInvocationContext)
+    context.function = function
+    context.arguments = arguments
+    context.call_id = call_id
+    context.session = session
+    context.tools = tools
+    context.kwargs = kwargs or {}
+    context.result = None
+    context.exception = None
+    context.metadata = {}
+    context.terminate = False
+    return context
 
 
 class AgentMiddleware(_Middleware[AgentContext]):

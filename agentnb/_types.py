@@ -461,9 +461,14 @@ class Content(_LazyProperties):
         """Plain text."""
         if kwargs:
             return cls("text", text=text, **kwargs)
-        content = object.__new__(cls)  # the per-chunk path of every stream: two writes
+        content = object.__new__(cls)  # the per-chunk path of every stream: a few writes
         content.type = "text"
         content.text = text
+        # Assembling a stream reads these of every chunk: an instance reads its own fields several times faster
+        # than the class defaults, so a chunk holds them (as None) although it stores nothing else it does not use.
+        content._properties = None
+        content.protected_data = None
+        content._hosted = None
         return content
 
     @classmethod
@@ -1254,32 +1259,32 @@ class _UpdateBase(_LazyProperties, _JsonForm):
         model: str | None = None,
         continuation_token: Mapping[str, Any] | None = None,
     ) -> None:
-        self.contents = _to_contents(contents)
+        if contents.__class__ is list:  # every streamed chunk's: _to_contents inline (a copy, checked)
+            copied: list[Any] = list(contents)  # pyright: ignore[reportArgumentType, reportUnknownVariableType]
+            for item in copied:
+                if not isinstance(item, Content):
+                    copied = _to_contents(contents)
+                    break
+            self.contents = copied
+        else:
+            self.contents = _to_contents(contents)
         if text is not None:
             self.contents.insert(0, Content.from_text(text))
         self.role = role
-        if additional_properties:
-            self._properties = additional_properties
-        # Only what is given is stored (see the class attributes): a stream makes one update per chunk.
-        if author_name is not None:
-            self.author_name = author_name
-        if response_id is not None:
-            self.response_id = response_id
-        if message_id is not None:
-            self.message_id = message_id
-        if conversation_id is not None:
-            self.conversation_id = conversation_id
-        if model_id is not None or model is not None:
-            self.model_id = model_id if model_id is not None else model
-        if created_at is not None:
-            self.created_at = created_at
-        if finish_reason is not None:
-            self.finish_reason = finish_reason
-        if raw_representation is not None:
-            self.raw_representation = raw_representation
-        if continuation_token is not None:
-            # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
-            self.continuation_token = continuation_token
+        # Every field is stored, given or not: each update is read field by field (relabelled for an agent,
+        # assembled), and a field left to its class default reads several times slower than one the instance
+        # holds. Additional properties stay lazy (see _LazyProperties).
+        self._properties = additional_properties or None
+        self.author_name = author_name
+        self.response_id = response_id
+        self.message_id = message_id
+        self.conversation_id = conversation_id
+        self.model_id = model_id if model_id is not None else model
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.raw_representation = raw_representation
+        # Set while the work goes on elsewhere (a background response, a remote task): resume or poll with it.
+        self.continuation_token = continuation_token
 
     @property
     def model(self) -> str | None:
@@ -1293,7 +1298,11 @@ class _UpdateBase(_LazyProperties, _JsonForm):
     @property
     def text(self) -> str:
         """The text in this update."""
-        return _joined_text(self.contents)
+        contents = self.contents
+        if len(contents) == 1:  # a streamed chunk (read once per chunk by most consumers): _joined_text inline
+            only = contents[0]
+            return (only.text or "") if only.type == "text" else ""
+        return _joined_text(contents)
 
     @property
     def user_input_requests(self) -> list[Content]:
@@ -1421,31 +1430,23 @@ def relabel_chat_update(
     """
     if update.__class__ is not ChatResponseUpdate:
         return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author_name)
-    # The same fields, copied without the keywords. Attribute writes, not ``__dict__``: reading an instance's
-    # ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its updates.
+    # The fields the constructor stores, copied without the keywords. Attribute writes, not ``__dict__``: reading an
+    # instance's ``__dict__`` makes it a separate dict for the update's lifetime, and every streamed turn keeps its
+    # updates.
     relabelled = object.__new__(AgentResponseUpdate)
     relabelled.contents = list(update.contents)
     relabelled.role = role = update.role
-    if properties := update._properties:  # pyright: ignore[reportPrivateUsage]
-        relabelled._properties = properties  # pyright: ignore[reportPrivateUsage]
+    relabelled._properties = update._properties or None  # pyright: ignore[reportPrivateUsage]
     relabelled.author_name = update.author_name or (author_name if role == "assistant" else None)
-    relabelled.agent_id = agent_id
+    relabelled.response_id = update.response_id
+    relabelled.message_id = update.message_id
+    relabelled.conversation_id = update.conversation_id
+    relabelled.model_id = update.model_id
+    relabelled.created_at = update.created_at
+    relabelled.finish_reason = update.finish_reason
     relabelled.raw_representation = update
-    # The fields a chat update stores only when given (see _UpdateBase.__init__).
-    if update.response_id is not None:
-        relabelled.response_id = update.response_id
-    if update.message_id is not None:
-        relabelled.message_id = update.message_id
-    if update.conversation_id is not None:
-        relabelled.conversation_id = update.conversation_id
-    if update.model_id is not None:
-        relabelled.model_id = update.model_id
-    if update.created_at is not None:
-        relabelled.created_at = update.created_at
-    if update.finish_reason is not None:
-        relabelled.finish_reason = update.finish_reason
-    if update.continuation_token is not None:
-        relabelled.continuation_token = update.continuation_token
+    relabelled.continuation_token = update.continuation_token
+    relabelled.agent_id = agent_id
     return relabelled
 
 
@@ -1868,6 +1869,9 @@ class AgentResponse(_ResponseBase[ResponseModelT]):
         return cls(**cls._kwargs_from_dict(data))
 
 
+_UPDATE_CLASSES = frozenset((ChatResponseUpdate, AgentResponseUpdate))
+"""A map's usual results, known not to be awaitable (a transform may return an awaitable of the update)."""
+
 _NOT_PULLED: Any = object()
 """``ResponseStream._next_slowly``'s "nothing pulled yet" (``None`` may be an update)."""
 
@@ -2103,7 +2107,7 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
         for transform, record in self._steps:
             if transform is not None:
                 update = transform(update)
-                if hasattr(update, "__await__"):
+                if update.__class__ not in _UPDATE_CLASSES and hasattr(update, "__await__"):
                     update = await update
             record(update)
         return update
@@ -2128,12 +2132,13 @@ class ResponseStream(Generic[_UpdateT, _FinalT]):
             for transform, record in self._steps:  # the fused layers (see _through_layers), inline: per chunk
                 if transform is not None:
                     update = transform(update)
-                    if hasattr(update, "__await__"):
+                    if update.__class__ not in _UPDATE_CLASSES and hasattr(update, "__await__"):
                         update = await cast("Awaitable[Any]", update)
                 record(update)
             if self._map is not None:
                 update = self._map(update)
-                if hasattr(update, "__await__"):  # isinstance(.., Awaitable) asks the ABC: slow for every chunk
+                # isinstance(.., Awaitable) asks the ABC, and hasattr looks through every class: slow per chunk.
+                if update.__class__ not in _UPDATE_CLASSES and hasattr(update, "__await__"):
                     update = await cast("Awaitable[_UpdateT]", update)
             self._updates.append(update)
             return update

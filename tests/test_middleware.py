@@ -18,7 +18,7 @@ from agentnb import (
     function_middleware,
     tool,
 )
-from agentnb._middleware import split_middleware
+from agentnb._middleware import agent_context, chat_context, function_context, split_middleware
 from agentnb.exceptions import MiddlewareError
 from agentnb.local import ScriptedChatClient
 
@@ -159,3 +159,47 @@ def test_a_decorated_middleware_must_take_context_and_call_next_of_its_kind() ->
     with pytest.raises(MiddlewareError, match="type mismatch"):
         agent_middleware(tool_context)
     assert isinstance(function_middleware(tool_context), FunctionMiddleware)
+
+
+@pytest.mark.parametrize("given", [{}, {"k": 1}])
+def test_the_positional_context_factories_write_exactly_the_constructors_fields(given: dict[str, int]) -> None:
+    client = ScriptedChatClient(["Hi"])
+    agent = Agent(client)
+    messages = [Message("user", ["q"])]
+    session = agent.create_session()
+    chat = chat_context(client, messages, {"temperature": 0}, True, dict(given), session, dict(given))
+    built_chat = ChatContext(
+        client=client,
+        messages=messages,
+        options={"temperature": 0},
+        stream=True,
+        kwargs=dict(given),
+        session=session,
+        function_invocation_kwargs=dict(given),
+    )
+    assert vars(chat) == vars(built_chat)
+    made = agent_context(agent, messages, session, {"x": 1}, False, dict(given), given or None)
+    built = AgentContext(
+        agent=agent,
+        messages=messages,
+        session=session,
+        options={"x": 1},
+        stream=False,
+        kwargs=dict(given),
+        function_invocation_kwargs=given or None,
+    )
+    assert vars(made) == vars(built)
+
+    @tool
+    def lookup(a: int) -> str:
+        """Look up."""
+        return "x"
+
+    call = function_context(lookup, {"a": 1}, "c1", session, [lookup], dict(given))
+    built_call = FunctionInvocationContext(
+        function=lookup, arguments={"a": 1}, call_id="c1", session=session, tools=[lookup], kwargs=dict(given)
+    )
+    assert vars(call) == vars(built_call)
+    # Fresh containers, as the constructor makes them: an empty one given is not shared.
+    empty: dict[str, int] = {}
+    assert chat_context(client, messages, {}, False, empty, None, empty).kwargs is not empty

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -17,7 +18,14 @@ from agentnb import (
     Message,
     ResponseStream,
 )
-from agentnb._types import StreamSplice, add_usage_details, call_arguments, normalize_messages, request_response
+from agentnb._types import (
+    StreamSplice,
+    add_usage_details,
+    call_arguments,
+    normalize_messages,
+    relabel_chat_update,
+    request_response,
+)
 from agentnb.exceptions import StructuredOutputError
 
 texts = st.text(max_size=40)
@@ -630,3 +638,46 @@ def test_a_function_result_of_contents_keeps_them_as_items_and_their_text_as_res
     assert Content.from_function_result("c2", result="done").items == [Content.from_text("done")]
     assert Content.from_function_result("c3", result={"a": 1}).result == {"a": 1}
     assert Content.from_function_result("c4", result=[]).result == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"finish_reason": "stop"},
+        {
+            "author_name": "Bo",
+            "response_id": "r",
+            "message_id": "m",
+            "conversation_id": "c",
+            "model_id": "gpt",
+            "created_at": 1.0,
+            "finish_reason": "stop",
+            "additional_properties": {"k": 1},
+            "continuation_token": {"token": "t"},
+        },
+    ],
+)
+def test_a_relabelled_chunk_has_exactly_the_constructors_fields(fields: dict[str, Any]) -> None:
+    chunk = ChatResponseUpdate(contents=[Content.from_text("x")], **fields)
+    relabelled = relabel_chat_update("a1", "Ann", chunk)
+    built = AgentResponseUpdate(
+        contents=[Content.from_text("x")],
+        role="assistant",
+        agent_id="a1",
+        raw_representation=chunk,
+        **{**fields, "author_name": fields.get("author_name", "Ann")},
+    )
+    assert vars(relabelled) == vars(built)  # the per-chunk fast path writes the same fields, no more, no fewer
+    assert relabelled.contents is not chunk.contents and relabelled.text == "x"
+
+
+def test_an_update_copies_its_contents_list_and_converts_what_is_not_content() -> None:
+    listed: list[Any] = [Content.from_text("a")]
+    update = ChatResponseUpdate(contents=listed)
+    assert update.contents == listed and update.contents is not listed
+    mixed = ChatResponseUpdate(contents=[Content.from_text("a"), "b", {"type": "text", "text": "c"}])
+    assert [c.text for c in mixed.contents] == ["a", "b", "c"]
+    assert all(isinstance(c, Content) for c in mixed.contents)
+    assert mixed.text == "abc" and ChatResponseUpdate(contents=["only"]).text == "only"
+    assert ChatResponseUpdate(contents=[Content.from_reasoning("r")]).text == ""
