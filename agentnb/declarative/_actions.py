@@ -799,17 +799,24 @@ class InvokeMcpToolExecutor(_ApprovableToolExecutor):
 
 
 async def _call_mcp_handler(handler_: MCPToolHandler, invocation: MCPToolInvocation) -> MCPToolResult:
-    """The handler's result, with a failed tool call or transport (a typed tool, MCP, service or httpx error) turned
-    into an error result as the reference does; any other exception is a bug and propagates."""
+    """The handler's result, with a failed tool call or transport (a typed tool, MCP or service error, the mcp SDK's
+    MCPError, an httpx error) turned into an error result as the reference does; any other exception is a bug and
+    propagates."""
     try:
         return cast(MCPToolResult, await _maybe_await(handler_(invocation)))
     except (ToolExecutionError, MCPError, ServiceConnectionError, ServiceTimeoutError) as exc:
         return MCPToolResult(content=str(exc) or type(exc).__name__, is_error=True)
     except Exception as exc:
-        httpx = sys.modules.get("httpx")  # only a handler that imported httpx can raise its errors
-        if httpx is None or not isinstance(exc, httpx.HTTPError):
-            raise
-        return MCPToolResult(content=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, is_error=True)
+        # Only a handler that imported httpx or the mcp SDK can raise their errors; neither is imported here.
+        httpx = sys.modules.get("httpx")
+        if httpx is not None and isinstance(exc, httpx.HTTPError):
+            return MCPToolResult(
+                content=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, is_error=True
+            )
+        sdk_error = getattr(sys.modules.get("mcp.shared.exceptions"), "MCPError", None)
+        if isinstance(sdk_error, type) and isinstance(exc, sdk_error):
+            return MCPToolResult(content=str(exc) or type(exc).__name__, is_error=True)
+        raise
 
 
 def _error_text(content: Any) -> str:
