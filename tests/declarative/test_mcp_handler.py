@@ -105,6 +105,11 @@ async def test_tools_list_returns_the_catalog_as_json_text(mcp_url: str) -> None
     assert list(tools["add"]) == ["name", "description", "inputSchema", "outputSchema"]
     assert tools["add"]["description"] == "Add two integers."
     assert set(tools["add"]["inputSchema"]["properties"]) == {"a", "b"}
+    # The server's declared output schema (the SDK wraps an int result as {"result": integer}); none for "fail".
+    assert tools["add"]["outputSchema"]["properties"]["result"]["type"] == "integer"
+    assert tools["add"]["outputSchema"]["required"] == ["result"]
+    assert tools["whoami"]["outputSchema"]["properties"]["result"]["type"] == "string"
+    assert tools["fail"]["outputSchema"] is None
     assert with_arguments.is_error and "takes no arguments" in with_arguments.content
 
 
@@ -300,6 +305,10 @@ async def test_transport_and_tool_exceptions_from_a_handler_become_error_results
         if invocation.tool_name == "http":  # a refused connection, raised as httpx's own error
             async with httpx.AsyncClient() as client:
                 await client.post(dead, json={})
+        if invocation.tool_name == "sdk":  # the mcp SDK's own error type, as a handler on the bare SDK raises it
+            from mcp.shared.exceptions import MCPError as SDKError
+
+            raise SDKError(-32000, "session lost")
         tool = MCPStreamableHTTPTool("sessions", invocation.server_url, request_timeout=5)
         try:  # a tool error from the real server, or MCPConnectionError from the dead URL, raised as they come
             return MCPToolResult(content=await tool.call_tool(invocation.tool_name, invocation.arguments))
@@ -319,19 +328,24 @@ actions:
     arguments: {a: 1, b: 1}
     output: {result: Local.mcp}
   - kind: InvokeMcpTool
+    serverUrl: =Env.DEAD
+    toolName: sdk
+    output: {result: Local.sdk}
+  - kind: InvokeMcpTool
     serverUrl: =Env.MCP_URL
     toolName: fail
     arguments: {reason: quota}
     output: {result: Local.tool}
   - kind: SendActivity
     activity:
-      text: =Concat(Local.http, " | ", Local.mcp, " | ", Local.tool)
+      text: =Concat(Local.http, " | ", Local.mcp, " | ", Local.sdk, " | ", Local.tool)
 """
     factory = WorkflowFactory(mcp_tool_handler=raising, configuration={"MCP_URL": mcp_url, "DEAD": dead})
     (text,) = (await factory.create_workflow_from_yaml(workflow_yaml).run({})).get_outputs()
-    http_error, mcp_error, tool_error = text.split(" | ")
+    http_error, mcp_error, sdk_error, tool_error = text.split(" | ")
     assert http_error.startswith("Error: ConnectError: ")
     assert mcp_error.startswith("Error: ") and "sessions" in mcp_error
+    assert sdk_error == "Error: session lost"
     assert tool_error.startswith("Error: ") and "quota" in tool_error
 
     def buggy(invocation: MCPToolInvocation) -> MCPToolResult:
