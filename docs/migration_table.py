@@ -234,7 +234,7 @@ RENAMES: dict[str, tuple[str, str]] = {
     ),
     "DefaultMCPToolHandler": (
         "agentnb.declarative.DefaultMCPToolHandler",
-        "passed explicitly, never on by default; adds `allowed_urls=`; `tools/list` gives `outputSchema: null`",
+        "passed explicitly, never on by default; adds `allowed_urls=`",
     ),
 }
 

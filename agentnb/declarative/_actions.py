@@ -11,13 +11,20 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import sys
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from .._serialization import register_type
-from ..exceptions import DeclarativeActionError
+from ..exceptions import (
+    DeclarativeActionError,
+    MCPError,
+    ServiceConnectionError,
+    ServiceTimeoutError,
+    ToolExecutionError,
+)
 from ..workflows import Executor, WorkflowContext, handler, response_handler
 from ._expressions import ExpressionError, evaluate, is_expression, truthy
 
@@ -759,7 +766,11 @@ class HttpRequestExecutor(DeclarativeActionExecutor):
 
 
 class InvokeMcpToolExecutor(_ApprovableToolExecutor):
-    """InvokeMcpTool: call an MCP tool through the caller's ``mcp_tool_handler``."""
+    """InvokeMcpTool: call an MCP tool through the caller's ``mcp_tool_handler``.
+
+    A failed call stores ``"Error: <message>"`` in ``output.result`` and the workflow goes on (as the reference);
+    a typed tool/MCP/service error or an httpx error raised by the handler counts as a failed call.
+    """
 
     def prepare(self, scopes: Scopes) -> tuple[str, dict[str, Any]]:
         return str(self.value(scopes, "toolName")), dict(self.value(scopes, "arguments") or {})
@@ -775,11 +786,41 @@ class InvokeMcpToolExecutor(_ApprovableToolExecutor):
             server_label=self.value(scopes, "serverLabel"),
             headers=_text_map(self.value(scopes, "headers")),
         )
-        result = cast(MCPToolResult, await _maybe_await(handler_(invocation)))
-        if result.is_error:
-            raise self.fail(f"MCP tool {invocation.tool_name!r} failed: {result.content}")
+        result = await _call_mcp_handler(handler_, invocation)
         output = _output_spec(self.spec)
+        if result.is_error:  # as the reference (.NET AssignErrorAsync): store the error text and go on
+            if output.get("result"):
+                scopes.set(str(output["result"]), _error_text(result.content))
+            return
         if output.get("result"):
             scopes.set(str(output["result"]), result.content)
         if output.get("autoSend") and result.content is not None:
             await ctx.yield_output(_plain(result.content))
+
+
+async def _call_mcp_handler(handler_: MCPToolHandler, invocation: MCPToolInvocation) -> MCPToolResult:
+    """The handler's result, with a failed tool call or transport (a typed tool, MCP or service error, the mcp SDK's
+    MCPError, an httpx error) turned into an error result as the reference does; any other exception is a bug and
+    propagates."""
+    try:
+        return cast(MCPToolResult, await _maybe_await(handler_(invocation)))
+    except (ToolExecutionError, MCPError, ServiceConnectionError, ServiceTimeoutError) as exc:
+        return MCPToolResult(content=str(exc) or type(exc).__name__, is_error=True)
+    except Exception as exc:
+        # Only a handler that imported httpx or the mcp SDK can raise their errors; neither is imported here.
+        httpx = sys.modules.get("httpx")
+        if httpx is not None and isinstance(exc, httpx.HTTPError):
+            return MCPToolResult(
+                content=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, is_error=True
+            )
+        sdk_error = getattr(sys.modules.get("mcp.shared.exceptions"), "MCPError", None)
+        if isinstance(sdk_error, type) and isinstance(exc, sdk_error):
+            return MCPToolResult(content=str(exc) or type(exc).__name__, is_error=True)
+        raise
+
+
+def _error_text(content: Any) -> str:
+    """``"Error: <message>"`` for an error result, without doubling the prefix a handler may already have added."""
+    text = "" if content is None else content if isinstance(content, str) else json.dumps(_plain(content), default=str)
+    text = text or "MCP tool invocation failed."
+    return text if text.startswith("Error: ") else f"Error: {text}"

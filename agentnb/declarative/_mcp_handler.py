@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..exceptions import MCPError, ToolExecutionError
 from ._actions import MCPToolInvocation, MCPToolResult
@@ -197,13 +197,16 @@ def _error(message: str) -> MCPToolResult:
 async def _catalog(tool: MCPStreamableHTTPTool) -> str:
     """The server's tools as the JSON text ``tools/list`` returns (every page; remote names)."""
     functions = await tool.get_tools()
-    entries = [
-        {
-            "name": function.additional_properties.get("mcp_tool_name", function.name),
-            "description": function.description,
-            "inputSchema": function.parameters(),
-            "outputSchema": None,
-        }
-        for function in functions
-    ]
+    output_schemas = tool.output_schemas
+    entries: list[dict[str, Any]] = []
+    for function in functions:
+        name = function.additional_properties.get("mcp_tool_name", function.name)
+        entries.append(
+            {
+                "name": name,
+                "description": function.description,
+                "inputSchema": function.parameters(),
+                "outputSchema": output_schemas.get(name),
+            }
+        )
     return json.dumps({"tools": entries}, indent=2, allow_nan=False)

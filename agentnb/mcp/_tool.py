@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib
 import json
 import logging
@@ -255,6 +256,17 @@ class MCPTool:
     def all_functions(self) -> list[FunctionTool]:
         """Every allowed tool of the server as a FunctionTool, offered or not (empty before ``get_tools()``)."""
         return list(self._functions)
+
+    @property
+    def output_schemas(self) -> dict[str, dict[str, Any]]:
+        """The ``outputSchema`` each listed server tool declares, by its remote name (a copy; tools declaring none
+        are left out; empty before ``get_tools()``): the shape of its structured result, which a FunctionTool's
+        input schema cannot carry."""
+        return {
+            name: copy.deepcopy(dict(tool.output_schema))
+            for name, tool in self._remote_tools.items()
+            if tool.output_schema is not None
+        }
 
     def _get_lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()

@@ -2,8 +2,9 @@
 
 ``python tests/declarative/mcp_session_server.py PORT`` serves ``/mcp`` on ``127.0.0.1:PORT``. Tools: ``whoami``
 (the ``x-token`` header and the client's port of this request's TCP connection, as JSON: calls a client makes
-over its kept-alive connection share the port, another client's calls do not), ``add``, ``fail`` (a tool error),
-``method_counts`` (how often clients have called each MCP method: one ``server/discover`` per connecting client).
+over its kept-alive connection share the port, another client's calls do not), ``add``, ``fail`` (a tool
+error; the only tool declaring no output schema), ``method_counts`` (how often clients have called each MCP
+method: one ``server/discover`` per connecting client).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def build() -> MCPServer:
         """Add two integers."""
         return a + b
 
-    @server.tool()
+    @server.tool(structured_output=False)  # lists no outputSchema
     def fail(reason: str) -> str:
         """Always fails with the given reason."""
         raise ToolError(reason)

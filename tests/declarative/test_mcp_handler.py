@@ -105,6 +105,11 @@ async def test_tools_list_returns_the_catalog_as_json_text(mcp_url: str) -> None
     assert list(tools["add"]) == ["name", "description", "inputSchema", "outputSchema"]
     assert tools["add"]["description"] == "Add two integers."
     assert set(tools["add"]["inputSchema"]["properties"]) == {"a", "b"}
+    # The server's declared output schema (the SDK wraps an int result as {"result": integer}); none for "fail".
+    assert tools["add"]["outputSchema"]["properties"]["result"]["type"] == "integer"
+    assert tools["add"]["outputSchema"]["required"] == ["result"]
+    assert tools["whoami"]["outputSchema"]["properties"]["result"]["type"] == "string"
+    assert tools["fail"]["outputSchema"] is None
     assert with_arguments.is_error and "takes no arguments" in with_arguments.content
 
 
@@ -242,3 +247,110 @@ async def test_a_workflow_reaches_mcp_through_the_default_handler(mcp_url: str) 
     assert json.loads(who)["token"] == "dave"
     assert total == "42"
     assert {tool["name"] for tool in json.loads(catalog_text)["tools"]} == {"whoami", "add", "fail", "method_counts"}
+
+
+ERRORS_WORKFLOW = """
+name: mcp-errors
+actions:
+  - kind: InvokeMcpTool
+    id: broken
+    serverUrl: =Env.MCP_URL
+    toolName: fail
+    arguments:
+      reason: disk full
+    output:
+      result: Local.failed
+      autoSend: true
+  - kind: InvokeMcpTool
+    id: unreachable
+    serverUrl: =Env.NOWHERE
+    toolName: add
+    arguments: {a: 1, b: 1}
+    output:
+      result: Local.nowhere
+  - kind: InvokeMcpTool
+    id: sum
+    serverUrl: =Env.MCP_URL
+    toolName: add
+    arguments: {a: 2, b: 3}
+    output:
+      result: Local.sum
+  - kind: SendActivity
+    activity:
+      text: =Concat(Local.failed, " | ", Local.nowhere, " | ", Text(Local.sum))
+"""
+
+
+async def test_an_error_result_is_stored_in_the_result_and_the_workflow_goes_on(mcp_url: str) -> None:
+    # As the reference's executor (the .NET AssignErrorAsync): "Error: <message>" in output.result, nothing sent.
+    nowhere = f"http://127.0.0.1:{free_port()}/mcp"
+    async with DefaultMCPToolHandler(connect_timeout=5) as mcp:
+        factory = WorkflowFactory(mcp_tool_handler=mcp, configuration={"MCP_URL": mcp_url, "NOWHERE": nowhere})
+        result = await factory.create_workflow_from_yaml(ERRORS_WORKFLOW).run({})
+    (text,) = result.get_outputs()
+    failed, unreachable, total = text.split(" | ")
+    assert failed.startswith("Error: ") and "disk full" in failed and not failed.startswith("Error: Error:")
+    assert unreachable.startswith("Error: Failed to connect to MCP server")
+    assert total == "5"
+
+
+async def test_transport_and_tool_exceptions_from_a_handler_become_error_results(mcp_url: str) -> None:
+    # The reference turns a handler's tool, MCP and httpx exceptions into error results; any other one propagates.
+    from agentnb.declarative import MCPToolResult
+    from agentnb.mcp import MCPStreamableHTTPTool
+
+    dead = f"http://127.0.0.1:{free_port()}/mcp"
+
+    async def raising(invocation: MCPToolInvocation) -> MCPToolResult:
+        if invocation.tool_name == "http":  # a refused connection, raised as httpx's own error
+            async with httpx.AsyncClient() as client:
+                await client.post(dead, json={})
+        if invocation.tool_name == "sdk":  # the mcp SDK's own error type, as a handler on the bare SDK raises it
+            from mcp.shared.exceptions import MCPError as SDKError
+
+            raise SDKError(-32000, "session lost")
+        tool = MCPStreamableHTTPTool("sessions", invocation.server_url, request_timeout=5)
+        try:  # a tool error from the real server, or MCPConnectionError from the dead URL, raised as they come
+            return MCPToolResult(content=await tool.call_tool(invocation.tool_name, invocation.arguments))
+        finally:
+            await tool.close()
+
+    workflow_yaml = """
+name: raising
+actions:
+  - kind: InvokeMcpTool
+    serverUrl: =Env.DEAD
+    toolName: http
+    output: {result: Local.http}
+  - kind: InvokeMcpTool
+    serverUrl: =Env.DEAD
+    toolName: add
+    arguments: {a: 1, b: 1}
+    output: {result: Local.mcp}
+  - kind: InvokeMcpTool
+    serverUrl: =Env.DEAD
+    toolName: sdk
+    output: {result: Local.sdk}
+  - kind: InvokeMcpTool
+    serverUrl: =Env.MCP_URL
+    toolName: fail
+    arguments: {reason: quota}
+    output: {result: Local.tool}
+  - kind: SendActivity
+    activity:
+      text: =Concat(Local.http, " | ", Local.mcp, " | ", Local.sdk, " | ", Local.tool)
+"""
+    factory = WorkflowFactory(mcp_tool_handler=raising, configuration={"MCP_URL": mcp_url, "DEAD": dead})
+    (text,) = (await factory.create_workflow_from_yaml(workflow_yaml).run({})).get_outputs()
+    http_error, mcp_error, sdk_error, tool_error = text.split(" | ")
+    assert http_error.startswith("Error: ConnectError: ")
+    assert mcp_error.startswith("Error: ") and "sessions" in mcp_error
+    assert sdk_error == "Error: session lost"
+    assert tool_error.startswith("Error: ") and "quota" in tool_error
+
+    def buggy(invocation: MCPToolInvocation) -> MCPToolResult:
+        raise TypeError("a bug in the handler")
+
+    factory = WorkflowFactory(mcp_tool_handler=buggy, configuration={"MCP_URL": mcp_url, "DEAD": dead})
+    with pytest.raises(TypeError, match="a bug in the handler"):
+        await factory.create_workflow_from_yaml(workflow_yaml).run({})

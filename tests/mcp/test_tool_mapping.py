@@ -107,3 +107,21 @@ async def test_maf_style_approval_mapping(http_server: HTTPServer) -> None:
     finally:
         await server.close()
     assert modes == {"add": "never_require", "echo_args": "always_require", "pid": "never_require"}
+
+
+async def test_output_schemas_are_the_servers_declared_ones_by_remote_name(http_server: HTTPServer) -> None:
+    tool = http_server.tool("demo", allowed_tools=["add"], tool_name_prefix="demo")
+    try:
+        assert tool.output_schemas == {}  # nothing listed yet
+        (function,) = await tool.get_tools()
+        schemas = tool.output_schemas
+        # Every listed tool, allowed or not, under its remote name (the SDK wraps an int result as {"result": int});
+        # tools answering with images or content blocks declare no schema and are left out.
+        assert function.name == "demo_add" and {"add", "echo_args", "pid"} <= set(schemas)
+        assert "get_image" not in schemas and "get_report" not in schemas
+        assert schemas["add"]["properties"]["result"]["type"] == "integer"
+        assert schemas["echo_args"]["properties"]["result"]["type"] == "string"
+        schemas["add"]["properties"].clear()  # a copy: the tool's own listing is unchanged
+        assert tool.output_schemas["add"]["properties"]["result"]["type"] == "integer"
+    finally:
+        await tool.close()
