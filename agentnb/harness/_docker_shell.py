@@ -43,6 +43,7 @@ from ._shell import (
     ShellResult,
     ShellSession,
     run_stateless,
+    shell_function,
 )
 
 __all__ = ["DOCKER_DEFAULT_IMAGE", "DockerShellTool", "is_docker_available"]
@@ -545,16 +546,8 @@ class DockerShellTool:
 
         A name an auto-approval rule matches for another tool would auto-approve this one too: keep it unique.
         """
-
-        async def run_shell(command: str) -> str:
-            try:
-                result = await self.run(command)
-            except ShellCommandError as e:
-                return str(e)
-            return result.format_for_model()
-
         text = description or (_PERSISTENT_DESCRIPTION if self.mode == "persistent" else _STATELESS_DESCRIPTION)
-        return FunctionTool(run_shell, name=name, description=text, approval_mode=self.approval_mode)
+        return shell_function(self.run, name=name, description=text, approval_mode=self.approval_mode)
 
     def __repr__(self) -> str:
         return (

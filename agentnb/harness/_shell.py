@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -440,6 +440,25 @@ class ShellSession:
             )
 
 
+def shell_function(
+    run: Callable[[str], Awaitable[ShellResult]],
+    *,
+    name: str,
+    description: str,
+    approval_mode: Literal["always_require", "never_require"],
+) -> FunctionTool:
+    """The model-facing tool of a shell (local or container): a refused command comes back as its reason."""
+
+    async def run_shell(command: str) -> str:
+        try:
+            result = await run(command)
+        except ShellCommandError as e:
+            return str(e)
+        return result.format_for_model()
+
+    return FunctionTool(run_shell, name=name, description=description, approval_mode=approval_mode)
+
+
 def _quote_posix(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
@@ -591,16 +610,8 @@ class LocalShellTool:
 
         A name an auto-approval rule matches for another tool would auto-approve this one too: keep it unique.
         """
-
-        async def run_shell(command: str) -> str:
-            try:
-                result = await self.run(command)
-            except ShellCommandError as e:
-                return str(e)
-            return result.format_for_model()
-
         text = description or (_PERSISTENT_DESCRIPTION if self.mode == "persistent" else _STATELESS_DESCRIPTION)
-        return FunctionTool(run_shell, name=name, description=text, approval_mode=self.approval_mode)
+        return shell_function(self.run, name=name, description=text, approval_mode=self.approval_mode)
 
     def __repr__(self) -> str:
         return f"LocalShellTool(mode={self.mode!r}, workdir={self.workdir!r}, approval_mode={self.approval_mode!r})"
