@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from .._settings import SecretString, load_settings
 from ..exceptions import ServiceInitializationError
-from ._client import AnthropicClient, sdk_options
+from ._client import AnthropicClient, given_or_built, sdk_options
 
 if TYPE_CHECKING:
     from anthropic.lib.bedrock import AsyncAnthropicBedrock
@@ -112,16 +112,12 @@ class AnthropicBedrockClient(AnthropicClient):
             env_file_path=env_file_path,
             env_file_encoding=env_file_encoding,
         )
-        if anthropic_client is not None:
-            given = [name for name, value in connection.items() if value is not None]
-            if given:
-                raise ValueError(
-                    f"AnthropicBedrockClient: pass either anthropic_client=... or {', '.join(given)}, not both; "
-                    "configure the AsyncAnthropicBedrock instance itself."
-                )
-            sdk_client = anthropic_client
-        else:
-            sdk_client = _build_bedrock_client(settings, sdk_options(timeout, max_retries))
+        sdk_client = given_or_built(
+            "AnthropicBedrockClient",
+            anthropic_client,
+            connection,
+            lambda: _build_bedrock_client(settings, sdk_options(timeout, max_retries)),
+        )
         super().__init__(
             model=settings.get("anthropic_chat_model"),
             anthropic_client=sdk_client,

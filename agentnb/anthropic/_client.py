@@ -48,6 +48,7 @@ __all__ = [
     "AnthropicChatOptions",
     "AnthropicClient",
     "ThinkingConfig",
+    "given_or_built",
     "map_anthropic_error",
     "sdk_options",
 ]
@@ -73,6 +74,7 @@ class ThinkingConfig(TypedDict, total=False):
 
 
 ResponseModelT = TypeVar("ResponseModelT", default=Any)
+SDKClientT = TypeVar("SDKClientT")
 
 
 class AnthropicChatOptions(ChatOptions[ResponseModelT], Generic[ResponseModelT], total=False):
@@ -384,6 +386,22 @@ def _build_client(
     if url is not None:
         kwargs["base_url"] = url
     return AsyncAnthropic(**kwargs)
+
+
+def given_or_built(
+    owner: str, given: SDKClientT | None, connection: Mapping[str, object], build: Callable[[], SDKClientT]
+) -> SDKClientT:
+    """The SDK client passed in, or one ``build`` makes from the connection settings; both at once is an error,
+    since the given client's own configuration would silently win."""
+    if given is None:
+        return build()
+    named = [name for name, value in connection.items() if value is not None]
+    if named:
+        raise ValueError(
+            f"{owner}: pass either anthropic_client=... or {', '.join(named)}, not both; "
+            f"configure the {type(given).__name__} instance itself."
+        )
+    return given
 
 
 def sdk_options(timeout: float | None, max_retries: int | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from .._settings import SecretString, load_settings
 from ..exceptions import ServiceInitializationError
-from ._client import AnthropicClient, sdk_options
+from ._client import AnthropicClient, given_or_built, sdk_options
 
 if TYPE_CHECKING:
     from anthropic.lib.vertex import AsyncAnthropicVertex
@@ -101,17 +101,13 @@ class AnthropicVertexClient(AnthropicClient):
             env_file_path=env_file_path,
             env_file_encoding=env_file_encoding,
         )
-        if anthropic_client is not None:
-            given = [name for name, value in connection.items() if value is not None]
-            if given:
-                raise ValueError(
-                    f"AnthropicVertexClient: pass either anthropic_client=... or {', '.join(given)}, not both; "
-                    "configure the AsyncAnthropicVertex instance itself."
-                )
-            sdk_client = anthropic_client
-        else:
-            token = access_token.get_secret_value() if isinstance(access_token, SecretString) else access_token
-            sdk_client = _build_vertex_client(settings, token, credentials, sdk_options(timeout, max_retries))
+        token = access_token.get_secret_value() if isinstance(access_token, SecretString) else access_token
+        sdk_client = given_or_built(
+            "AnthropicVertexClient",
+            anthropic_client,
+            connection,
+            lambda: _build_vertex_client(settings, token, credentials, sdk_options(timeout, max_retries)),
+        )
         super().__init__(
             model=settings.get("anthropic_chat_model"),
             anthropic_client=sdk_client,
